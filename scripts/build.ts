@@ -1,0 +1,20 @@
+/**
+ * Compile the single `dist/memsearch` executable. Bytecode + ESM make start-up ~2× faster;
+ * a user's .env / bunfig.toml in the working directory must never change our behaviour.
+ */
+import { $ } from "bun";
+import { join } from "node:path";
+
+export const COMPILE_FLAGS = ["--compile", "--minify", "--bytecode", "--format=esm", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
+
+export async function build(outfile = join(import.meta.dir, "..", "dist", "memsearch"), target?: string): Promise<string> {
+  const entry = join(import.meta.dir, "..", "src", "cli.ts");
+  const targetFlag = target ? [`--target=${target}`] : [];
+  await $`${process.execPath} build ${COMPILE_FLAGS} ${targetFlag} ${entry} --outfile ${outfile}`.quiet();
+  return outfile;
+}
+
+if (import.meta.main) {
+  const out = await build(process.argv[2]);
+  console.log(`built ${out}`);
+}

@@ -1,0 +1,111 @@
+import type { Argv, CommandModule } from "yargs";
+import { existsSync } from "node:fs";
+import { CONFIG_KEYS, globalConfigPath, isConfigKey, projectConfigPath, readConfigFile, toToml, writeConfigKey, type ConfigKey } from "../core/config.ts";
+import { loadContext } from "../core/context.ts";
+import { UsageError } from "../core/errors.ts";
+import { atomicWrite } from "../core/fsutil.ts";
+import { resolveProjectRoot } from "../core/project.ts";
+import { jsonFlag } from "./common.ts";
+import { action, print, printJson } from "./output.ts";
+
+const scopeFlag = <T>(y: Argv<T>) => y.option("project", { type: "boolean", default: false, describe: "Use the project's .memsearch.toml instead of ~/.memsearch/config.toml" });
+
+function target(project: boolean): { path: string; scope: "global" | "project" } {
+  return project ? { path: projectConfigPath(resolveProjectRoot()), scope: "project" } : { path: globalConfigPath(), scope: "global" };
+}
+
+function show(v: unknown): string {
+  if (Array.isArray(v)) return JSON.stringify(v);
+  return String(v);
+}
+
+const init: CommandModule<{}, { project: boolean; force: boolean }> = {
+  command: "init",
+  describe: "Write a config file with every key at its default",
+  builder: (y) => scopeFlag(y).option("force", { type: "boolean", default: false, describe: "Overwrite an existing file" }) as never,
+  handler: action((a: { project: boolean; force: boolean }) => {
+    const { path, scope } = target(a.project);
+    if (existsSync(path) && !a.force) throw new UsageError(`${path} already exists (use --force to overwrite)`);
+    const vals: Record<string, unknown> = {};
+    for (const k of Object.keys(CONFIG_KEYS) as ConfigKey[]) {
+      if (scope === "project" && !("project" in CONFIG_KEYS[k])) continue;
+      vals[k] = CONFIG_KEYS[k].default;
+    }
+    atomicWrite(path, `# memsearch configuration (${scope}). See 'memsearch config list --resolved'.\n` + toToml(vals as never));
+    print(`Wrote ${path}`);
+  }),
+};
+
+const get: CommandModule<{}, { key: string }> = {
+  command: "get <key>",
+  describe: "Print the resolved value of one key",
+  handler: action((a: { key: string }) => {
+    if (!isConfigKey(a.key)) throw new UsageError(`unknown config key "${a.key}" (see 'memsearch config list --resolved')`);
+    print(show(loadContext().config[a.key]));
+  }),
+};
+
+const set: CommandModule<{}, { key: string; value: string; project: boolean }> = {
+  command: "set <key> <value>",
+  describe: "Set a key in the global (or --project) config file",
+  builder: (y) => scopeFlag(y) as never,
+  handler: action((a: { key: string; value: string; project: boolean }) => {
+    const { path, scope } = target(a.project);
+    const v = writeConfigKey(path, scope, a.key, String(a.value));
+    print(`Set ${a.key} = ${show(v)} in ${path}`);
+  }),
+};
+
+interface ListArgs {
+  resolved: boolean;
+  global: boolean;
+  project: boolean;
+  jsonOutput: boolean;
+}
+
+const list: CommandModule<{}, ListArgs> = {
+  command: "list",
+  describe: "Show configuration: resolved (default, with each value's source), --global or --project",
+  builder: (y) =>
+    jsonFlag(y)
+      .option("resolved", { type: "boolean", default: false, describe: "All layers merged, with where each value came from" })
+      .option("global", { type: "boolean", default: false })
+      .option("project", { type: "boolean", default: false })
+      .conflicts("global", ["project", "resolved"]) as never,
+  handler: action((a: ListArgs) => {
+    if (a.global || (a.project && !a.resolved)) {
+      const { path, scope } = target(a.project);
+      const vals = readConfigFile(path, scope);
+      if (a.jsonOutput) return print(JSON.stringify(vals));
+      print(`# ${scope === "global" ? "Global" : "Project"} (${path})\n` + (Object.keys(vals).length ? toToml(vals) : "(empty)"));
+      return;
+    }
+    const ctx = loadContext();
+    if (a.jsonOutput) {
+      const out: Record<string, { value: unknown; source: string; detail?: string }> = {};
+      for (const k of Object.keys(ctx.config) as ConfigKey[]) out[k] = { value: ctx.config[k], ...ctx.resolved.sources[k] };
+      return printJson(out);
+    }
+    // TOML, each value annotated with the layer it came from.
+    const lines = ["# Resolved (all sources merged)"];
+    let section = "";
+    for (const k of Object.keys(ctx.config) as ConfigKey[]) {
+      const [sec, name] = [k.slice(0, k.indexOf(".")), k.slice(k.indexOf(".") + 1)];
+      if (sec !== section) {
+        lines.push("", `[${sec}]`);
+        section = sec;
+      }
+      const src = ctx.resolved.sources[k];
+      const value = toToml({ [k]: ctx.config[k] }).split("\n")[1]!.slice(name.length + 3);
+      lines.push(`${name} = ${value}  # ${src.source}${src.detail && src.source !== "default" ? `: ${src.detail}` : ""}`);
+    }
+    print(lines.join("\n"));
+  }),
+};
+
+export const configCommand: CommandModule = {
+  command: "config",
+  describe: "Read and write configuration (init, get, set, list)",
+  builder: (y) => y.command(init).command(get).command(set).command(list).demandCommand(1, "Give a config subcommand: init, get, set or list"),
+  handler: () => {},
+};

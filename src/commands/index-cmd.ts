@@ -1,0 +1,57 @@
+import type { CommandModule } from "yargs";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { embedderFor, loadContext } from "../core/context.ts";
+import { NotFoundError } from "../core/errors.ts";
+import { indexPaths, type IndexReport } from "../core/indexer.ts";
+import { embeddingFlags, embeddingOverrides, jsonFlag, type EmbeddingArgs } from "./common.ts";
+import { action, notice, print, printJson } from "./output.ts";
+
+interface Args extends EmbeddingArgs {
+  paths: string[];
+  force: boolean;
+  ignoreFile?: string[];
+  exclude?: string[];
+  maxChunkSize?: number;
+  jsonOutput: boolean;
+}
+
+export const indexCommand: CommandModule<{}, Args> = {
+  command: "index [paths..]",
+  describe: "Index markdown files or folders (default: the project's memory folder)",
+  builder: (y) =>
+    jsonFlag(embeddingFlags(y))
+      .positional("paths", { type: "string", array: true, default: [] as string[] })
+      .option("force", { type: "boolean", default: false, describe: "Rebuild the index from scratch" })
+      .option("ignore-file", { type: "string", array: true, describe: "Ignore file to honour in each folder (repeatable), e.g. .gitignore" })
+      .option("exclude", { type: "string", array: true, describe: "Root-relative gitignore pattern to skip (repeatable)" })
+      .option("max-chunk-size", { type: "number", describe: "Largest chunk in characters" }) as never,
+  handler: action(async (a: Args) => {
+    const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
+    const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
+    for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
+    const report = await indexPaths({
+      paths,
+      indexDir: ctx.project.indexDir,
+      config: ctx.config,
+      embedder: embedderFor(ctx.config),
+      force: a.force,
+      ignoreFiles: a.ignoreFile,
+      exclude: a.exclude,
+    });
+    for (const line of indexNotices(report, ctx.config["embedding.model"])) notice(line);
+    if (a.jsonOutput) printJson(report);
+    else print(`Indexed ${report.indexedChunks} chunks.`);
+  }),
+};
+
+/** One line each: a rebuilt index, files that failed, vectors missing and why. */
+export function indexNotices(r: IndexReport, model: string): string[] {
+  const out: string[] = [];
+  if (r.rebuilt) out.push(`Notice: ${r.rebuilt}`);
+  for (const f of r.failedFiles) out.push(`Warning: could not index ${f.path}: ${f.error}`);
+  if (r.vectors === "off") out.push("Notice: embeddings are off (embedding.provider = none); search uses BM25 only");
+  else if (r.embedderWarning) out.push(`Warning: ${r.embedderWarning}; ${r.missingVectors} chunks indexed for keyword search only, vectors will be added by the next index run`);
+  else if (r.missingVectors > 0) out.push(`Warning: ${r.missingVectors} chunks have no '${model}' vector yet`);
+  return out;
+}

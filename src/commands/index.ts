@@ -1,0 +1,10 @@
+import type { CommandModule } from "yargs";
+import { configCommand } from "./config.ts";
+import { expandCommand } from "./expand.ts";
+import { indexCommand } from "./index-cmd.ts";
+import { resetCommand } from "./reset.ts";
+import { searchCommand } from "./search.ts";
+import { statsCommand } from "./stats.ts";
+
+/** Every subcommand; one file each. */
+export const commands: CommandModule<any, any>[] = [indexCommand, searchCommand, expandCommand, statsCommand, resetCommand, configCommand];

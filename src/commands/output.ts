@@ -1,0 +1,39 @@
+import { MemsearchError, oneLine } from "../core/errors.ts";
+
+/**
+ * stdout belongs to command results only, so `--json-output` stays valid JSON; the embedder
+ * keeps the ollama client's stray console.log off stdout while it runs.
+ */
+export function print(text = ""): void {
+  process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+}
+
+export function printJson(value: unknown): void {
+  print(JSON.stringify(value, null, 2));
+}
+
+/** One-line notice for the user on stderr (never mixed into results). */
+export function notice(text: string): void {
+  process.stderr.write(text + "\n");
+}
+
+/** Wrap a command handler: typed errors become `Error: …` on stderr and their exit code. */
+export function action<A>(fn: (args: A) => Promise<void> | void): (args: A) => Promise<void> {
+  return async (args: A) => {
+    try {
+      await fn(args);
+    } catch (e) {
+      process.exitCode = fail(e);
+    }
+  };
+}
+
+export function fail(e: unknown): number {
+  if (e instanceof MemsearchError) {
+    notice(`Error: ${oneLine(e)}`);
+    return e.exitCode;
+  }
+  notice(`Error: ${oneLine(e)}`);
+  if (process.env.MEMSEARCH_DEBUG) notice(String((e as Error)?.stack ?? e));
+  return 1;
+}

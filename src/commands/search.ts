@@ -1,0 +1,79 @@
+import type { CommandModule } from "yargs";
+import { resolve } from "node:path";
+import { embedderFor, loadContext } from "../core/context.ts";
+import { UsageError } from "../core/errors.ts";
+import { searchChunks, type SearchResponse } from "../core/search.ts";
+import { Store } from "../core/store.ts";
+import { embeddingFlags, embeddingOverrides, jsonFlag, type EmbeddingArgs } from "./common.ts";
+import { action, notice, print, printJson } from "./output.ts";
+
+interface Args extends EmbeddingArgs {
+  query: string;
+  topK?: number;
+  sourcePrefix?: string;
+  jsonOutput: boolean;
+}
+
+const PREVIEW = 500;
+
+export const searchCommand: CommandModule<{}, Args> = {
+  command: "search <query>",
+  describe: "Search memory (hybrid BM25 + vectors; BM25 alone when Ollama is unavailable)",
+  builder: (y) =>
+    jsonFlag(embeddingFlags(y))
+      .positional("query", { type: "string", demandOption: true })
+      .option("top-k", { alias: "k", type: "number", describe: "Number of results (default 5)" })
+      .option("source-prefix", { type: "string", describe: "Only chunks whose source path starts with this" }) as never,
+  handler: action(async (a: Args) => {
+    if (a.topK !== undefined && (!Number.isInteger(a.topK) || a.topK < 1)) throw new UsageError("--top-k must be a whole number ≥ 1");
+    const ctx = loadContext({ ...embeddingOverrides(a), "search.top_k": a.topK });
+    const { store, rebuilt } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
+    if (rebuilt) notice(`Notice: ${rebuilt.replace("rebuilding from the markdown", "run 'memsearch index' to rebuild it")}`);
+    const res = await searchChunks({
+      query: String(a.query),
+      topK: ctx.config["search.top_k"],
+      sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined,
+      store,
+      config: ctx.config,
+      embedder: embedderFor(ctx.config, "query"),
+    });
+    if (res.warning) notice(`Warning: ${res.warning}; results use BM25 only`);
+    if (a.jsonOutput) printJson(toJson(res));
+    else print(formatText(res, ctx.config["embedding.model"]));
+  }),
+};
+
+/** The reference's JSON shape, plus which signals ranked each result. */
+export function toJson(res: SearchResponse) {
+  return res.results.map((r) => ({
+    content: r.chunk.content,
+    source: r.chunk.source,
+    heading: r.chunk.heading,
+    chunk_hash: r.chunk.chunkHash,
+    heading_level: r.chunk.headingLevel,
+    start_line: r.chunk.startLine,
+    end_line: r.chunk.endLine,
+    score: round(r.score),
+    bm25_score: round(r.bm25),
+    vector_score: r.cosine === undefined ? null : round(r.cosine),
+    mode: res.mode,
+  }));
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e4) / 1e4;
+}
+
+export function formatText(res: SearchResponse, model: string): string {
+  const mode = res.mode === "hybrid" ? `hybrid (BM25 + ${model} vectors)` : "BM25 only (no vectors)";
+  if (res.results.length === 0) return `Search mode: ${mode}\nNo results found.`;
+  const parts = [`Search mode: ${mode}`];
+  res.results.forEach((r, i) => {
+    const c = r.chunk;
+    const body = c.content.length > PREVIEW ? `${c.content.slice(0, PREVIEW)}  ... [truncated, run 'memsearch expand ${c.chunkHash}' for full content]` : c.content;
+    parts.push(`\n--- Result ${i + 1} (score: ${r.score.toFixed(4)}) ---`, `Source: ${c.source}`);
+    if (c.heading) parts.push(`Heading: ${c.heading}`);
+    parts.push(`Chunk: ${c.chunkHash}`, body);
+  });
+  return parts.join("\n");
+}

@@ -1,0 +1,40 @@
+import type { CommandModule } from "yargs";
+import { loadContext } from "../core/context.ts";
+import { Store } from "../core/store.ts";
+import { jsonFlag } from "./common.ts";
+import { action, print, printJson } from "./output.ts";
+
+interface Args {
+  jsonOutput: boolean;
+}
+
+export const statsCommand: CommandModule<{}, Args> = {
+  command: "stats",
+  describe: "Show what the project's index holds",
+  builder: (y) => jsonFlag(y) as never,
+  handler: action((a: Args) => {
+    const ctx = loadContext();
+    // Only the header is read: stats stays instant at any index size.
+    const meta = Store.peek(ctx.project.indexDir);
+    const data = {
+      total_chunks: meta?.chunks ?? 0,
+      files: meta ? Object.keys(meta.files).length : 0,
+      vectors: meta?.vectors ?? 0,
+      embedding_model: meta?.model ?? ctx.config["embedding.model"],
+      dimension: meta?.dim ?? null,
+      index_path: ctx.project.indexDir,
+      index_bytes: meta?.bytes ?? 0,
+      updated_at: meta?.updatedAt ?? null,
+      memory_dir: ctx.project.memoryDir,
+    };
+    if (a.jsonOutput) return printJson(data);
+    print(
+      [
+        `Total indexed chunks: ${data.total_chunks}`,
+        `Files: ${data.files}`,
+        `Chunks with vectors: ${data.vectors}${data.dimension ? ` (${data.embedding_model}, ${data.dimension}-d)` : ""}`,
+        `Index: ${data.index_path} (${(data.index_bytes / 1048576).toFixed(1)} MiB${data.updated_at ? `, updated ${data.updated_at}` : ", not built yet"})`,
+      ].join("\n"),
+    );
+  }),
+};

@@ -1,0 +1,57 @@
+/**
+ * Typed errors thrown by the core. The command layer turns them into a one-line
+ * message and an exit code; the core itself never prints.
+ */
+export class MemsearchError extends Error {
+  /** Process exit code the CLI should use. */
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.name = new.target.name;
+    this.exitCode = exitCode;
+  }
+}
+
+/** Bad flag, bad value, missing argument. */
+export class UsageError extends MemsearchError {
+  constructor(message: string) {
+    super(message, 2);
+  }
+}
+
+/** Malformed or invalid configuration (TOML syntax, unknown key, wrong type). */
+export class ConfigError extends MemsearchError {}
+
+/** A path, chunk or transcript the user named does not exist. */
+export class NotFoundError extends MemsearchError {}
+
+/** The input exists but cannot be read as what it should be. */
+export class InputError extends MemsearchError {}
+
+/** The transcript is not a Claude Code transcript (the reference exits 3 here). */
+export class UnrecognisedFormatError extends MemsearchError {
+  constructor(message: string) {
+    super(message, 3);
+  }
+}
+
+/** Writing to disk failed (disk full, permissions); nothing already written was replaced. */
+export class StorageError extends MemsearchError {}
+
+/** Message of any thrown value, on one line. */
+export function oneLine(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.replace(/\s*\n\s*/g, " ").trim();
+}
+
+/** What went wrong talking to Ollama; each kind has its own fix for the user. */
+export type EmbedderErrorKind = "down" | "model-missing" | "http" | "timeout" | "dimension" | "bad-response";
+
+/** Ollama could not embed: the message is one line naming the fix. */
+export class EmbedderError extends MemsearchError {
+  readonly kind: EmbedderErrorKind;
+  constructor(kind: EmbedderErrorKind, message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}

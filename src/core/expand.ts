@@ -1,0 +1,76 @@
+import { readFileSync } from "node:fs";
+import { headingsOf } from "./chunker.ts";
+import { NotFoundError, UsageError } from "./errors.ts";
+import type { Store } from "./store.ts";
+import type { StoredChunk } from "./types.ts";
+
+export interface Anchor {
+  session: string;
+  turn: string;
+  transcript: string;
+}
+
+export interface Expansion {
+  chunk: StoredChunk;
+  /** 1-based inclusive lines of what is returned. */
+  startLine: number;
+  endLine: number;
+  content: string;
+  anchor?: Anchor;
+}
+
+const ANCHOR_RE = /<!--\s*session:(\S+)\s+turn:(\S+)\s+transcript:(\S+)\s*-->/;
+
+/** Read a `<!-- session:… turn:… transcript:… -->` anchor; the transcript path is stored percent-encoded. */
+export function parseAnchorIn(text: string): Anchor | undefined {
+  const m = ANCHOR_RE.exec(text);
+  if (!m) return undefined;
+  let transcript = m[3]!;
+  try {
+    transcript = decodeURIComponent(transcript);
+  } catch {}
+  return { session: m[1]!, turn: m[2]!, transcript };
+}
+
+/** The chunk for a full hash or an unambiguous prefix of one. */
+export function resolveChunk(store: Store, hash: string): StoredChunk {
+  const h = hash.trim().toLowerCase();
+  if (!/^[0-9a-f]{4,64}$/.test(h)) throw new UsageError(`not a chunk hash: "${hash}" (16 hex characters, as printed by search)`);
+  const exact = store.getChunk(h);
+  if (exact) return exact;
+  const found = h.length < 16 ? store.findByPrefix(h) : [];
+  if (found.length === 1) return found[0]!;
+  if (found.length > 1) throw new UsageError(`chunk hash prefix "${hash}" is ambiguous (${found.length} chunks); give more characters`);
+  throw new NotFoundError(`Chunk not found: ${hash}`);
+}
+
+/**
+ * The chunk's own section: from its heading to the next heading of the same or a higher
+ * level (the reference walked back one section too far and returned the previous sibling).
+ * With `lines`, the chunk's lines plus that many lines of context on each side instead.
+ */
+export function expandChunk(chunk: StoredChunk, lines?: number): Expansion {
+  let text: string;
+  try {
+    text = new TextDecoder().decode(readFileSync(chunk.source));
+  } catch {
+    throw new NotFoundError(`Source file not found: ${chunk.source}`);
+  }
+  const all = text.replace(/\r\n?/g, "\n").split("\n");
+  let start: number;
+  let end: number;
+  if (lines !== undefined) {
+    start = Math.max(1, chunk.startLine - lines);
+    end = Math.min(all.length, chunk.endLine + lines);
+  } else {
+    const heads = headingsOf(text);
+    // A chunk's heading is the last heading at or before its first line (split sections have none inside).
+    const own = chunk.headingLevel === 0 ? undefined : heads.filter((h) => h.line <= chunk.startLine).pop();
+    start = own ? own.line : chunk.startLine;
+    const next = heads.find((h) => h.line > start && (!own || h.level <= own.level));
+    end = Math.max(next ? next.line - 1 : all.length, Math.min(chunk.endLine, all.length));
+  }
+  while (end > start && all[end - 1]!.trim() === "") end--;
+  const content = all.slice(start - 1, end).join("\n");
+  return { chunk, startLine: start, endLine: end, content, anchor: parseAnchorIn(content) };
+}

@@ -1,0 +1,32 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { StorageError } from "./errors.ts";
+
+/**
+ * Write a file so that readers see the old content or the new, never a torn one:
+ * temp file in the same directory, fsync, rename. On failure (disk full…) the
+ * temp file is removed and the old file is untouched.
+ */
+export function atomicWrite(path: string, data: string | Uint8Array | Uint8Array[]): void {
+  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  let fd: number | undefined;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    fd = openSync(tmp, "w", 0o644);
+    for (const part of Array.isArray(data) ? data : [data]) {
+      const buf = typeof part === "string" ? Buffer.from(part) : part;
+      let off = 0;
+      while (off < buf.byteLength) off += writeSync(fd, buf, off, buf.byteLength - off);
+    }
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, path);
+  } catch (e) {
+    if (fd !== undefined) try { closeSync(fd); } catch {}
+    rmSync(tmp, { force: true });
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "ENOSPC" ? "disk full" : code === "EACCES" || code === "EPERM" ? "permission denied" : (e as Error).message;
+    throw new StorageError(`cannot write ${path}: ${why}; the previous file is unchanged`);
+  }
+}

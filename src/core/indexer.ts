@@ -1,0 +1,224 @@
+import { readFileSync, statSync } from "node:fs";
+import { chunkHash, chunkMarkdown, embeddingText } from "./chunker.ts";
+import type { Config } from "./config.ts";
+import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
+import { MemsearchError } from "./errors.ts";
+import { scanPaths } from "./scanner.ts";
+import { Store } from "./store.ts";
+import type { StoredChunk } from "./types.ts";
+
+/** What embeds documents; null when embeddings are turned off. */
+export type DocumentEmbedder = Pick<OllamaEmbedder, "embedDocuments" | "model" | "reportedDim">;
+
+export interface IndexRequest {
+  paths: string[];
+  indexDir: string;
+  config: Config;
+  embedder: DocumentEmbedder | null;
+  force?: boolean;
+  /** Extra ignore rules given on the command line (after config values). */
+  ignoreFiles?: string[];
+  exclude?: string[];
+}
+
+export interface IndexReport {
+  /** Chunks added or replaced in this run. */
+  indexedChunks: number;
+  removedChunks: number;
+  totalChunks: number;
+  totalFiles: number;
+  /** Files read and chunked this run (changed or new). */
+  indexedFiles: number;
+  failedFiles: { path: string; error: string }[];
+  /** Chunks embedded in this run, and chunks the index still holds without a vector. */
+  embedded: number;
+  missingVectors: number;
+  vectors: "on" | "off";
+  /** One line on why vectors are off or incomplete (Ollama down, model missing…). */
+  embedderWarning?: string;
+  /** Why the existing index was thrown away and rebuilt. */
+  rebuilt?: string;
+}
+
+interface PendingFile {
+  path: string;
+  mtimeMs: number;
+  size: number;
+  chunks: StoredChunk[];
+}
+
+/** Read markdown as UTF-8; invalid bytes become U+FFFD rather than failing the file. */
+const decoder = new TextDecoder("utf-8", { fatal: false });
+function readMarkdown(path: string): string {
+  return decoder.decode(readFileSync(path));
+}
+
+/**
+ * Bring the index in line with the markdown under `paths`. The markdown is never written.
+ * Unchanged files cost a stat; unchanged chunks keep their vectors; a chunk whose content
+ * was embedded before (moved, renamed, re-numbered) reuses the cached vector.
+ */
+export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
+  const { config } = req;
+  const model = req.embedder?.model ?? config["embedding.model"];
+  let { store, rebuilt } = req.force ? { store: Store.empty(req.indexDir, model), rebuilt: undefined } : Store.open(req.indexDir, model);
+
+  const scan = scanPaths(req.paths, {
+    ignoreFiles: dedupe([...config["indexing.ignore_files"], ...(req.ignoreFiles ?? [])]),
+    exclude: dedupe([...config["indexing.exclude"], ...(req.exclude ?? [])]),
+  });
+
+  const report: IndexReport = {
+    indexedChunks: 0,
+    removedChunks: 0,
+    totalChunks: 0,
+    totalFiles: scan.files.length,
+    indexedFiles: 0,
+    failedFiles: [],
+    embedded: 0,
+    missingVectors: 0,
+    vectors: req.embedder ? "on" : "off",
+    rebuilt,
+  };
+
+  // Files gone from a scanned directory root leave the index; explicit file arguments never prune.
+  const seen = new Set(scan.files.map((f) => f.path));
+  const dirRoots = scan.roots.filter((r) => isDirectory(r));
+  for (const source of store.sources()) {
+    if (!seen.has(source) && dirRoots.some((r) => isUnder(source, r))) report.removedChunks += store.removeFile(source);
+  }
+
+  const pending: PendingFile[] = [];
+  for (const f of scan.files) {
+    const known = store.meta.files[f.path];
+    if (known && known.mtimeMs === f.mtimeMs && known.size === f.size) continue;
+    try {
+      const text = readMarkdown(f.path);
+      const chunks = chunkMarkdown(text, f.path, {
+        maxChunkSize: config["chunking.max_chunk_size"],
+        overlapLines: config["chunking.overlap_lines"],
+      }).map((c) => ({ ...c, chunkHash: chunkHash(c, model) }));
+      pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, chunks });
+    } catch (e) {
+      report.failedFiles.push({ path: f.path, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
+    }
+  }
+
+  // Work out which contents need a vector: new chunks, plus old ones stored while Ollama was down.
+  let cache = store.vectorsByContent();
+  const needed = new Map<string, string>(); // contentHash → text to embed
+  if (req.embedder) {
+    for (const p of pending) for (const c of p.chunks) if (!cache.has(c.contentHash)) needed.set(c.contentHash, embeddingText(c.content));
+    for (const c of store.chunksMissingVectors()) if (!cache.has(c.contentHash)) needed.set(c.contentHash, embeddingText(c.content));
+  }
+
+  if (req.embedder && needed.size > 0) {
+    const result = await embedAll(req.embedder, needed, store.dim);
+    if (result.dimensionChange) {
+      // Same model name, other vector size (re-pulled or replaced model): never mix, rebuild.
+      rebuilt = `Ollama now returns ${result.dimensionChange}-d vectors for '${model}' but the index holds ${store.dim}-d ones; rebuilding from the markdown`;
+      const again = await indexPaths({ ...req, force: true });
+      return { ...again, rebuilt };
+    }
+    if (result.vectors.size > 0 && store.dim === null) store.setDimension(result.dim!, result.vectors);
+    for (const [h, v] of result.vectors) cache.set(h, v);
+    report.embedded = result.vectors.size;
+    if (result.error) report.embedderWarning = result.error.message;
+  }
+
+  for (const p of pending) {
+    const { added, removed } = store.replaceFile(p.path, p, p.chunks, (h) => cache.get(h));
+    report.indexedChunks += added;
+    report.removedChunks += removed;
+    report.indexedFiles++;
+  }
+  // Old chunks of unchanged files that just got their vector.
+  if (report.embedded > 0) {
+    for (const c of store.chunksMissingVectors()) {
+      const v = cache.get(c.contentHash);
+      const rec = store.meta.files[c.source];
+      if (v && rec) store.replaceFile(c.source, rec, chunksOf(store, rec.chunks), (h) => cache.get(h));
+    }
+  }
+  // Unchanged files whose stat moved (touched, copied back) only update their stat.
+  for (const f of scan.files) store.touchFile(f.path, f);
+
+  report.totalChunks = store.size;
+  report.missingVectors = req.embedder ? store.chunksMissingVectors().length : 0;
+  if (store.isDirty) store.save();
+  cache = new Map();
+  return report;
+}
+
+function chunksOf(store: Store, ids: string[]): StoredChunk[] {
+  return ids.map((id) => store.getChunk(id)).filter((c): c is StoredChunk => c !== undefined);
+}
+
+interface EmbedResult {
+  vectors: Map<string, Float32Array>;
+  dim?: number;
+  /** Set when Ollama answers consistently with another dimension than the index holds. */
+  dimensionChange?: number;
+  error?: EmbedderError;
+}
+
+/**
+ * Embed in batches. The first failure that means "Ollama is not usable now" (down, model
+ * missing, timeout, HTTP error) stops embedding for this run: what was embedded is kept,
+ * the rest stays BM25-only and is filled in by a later run.
+ */
+async function embedAll(embedder: DocumentEmbedder, needed: Map<string, string>, storeDim: number | null): Promise<EmbedResult> {
+  const hashes = [...needed.keys()];
+  const out: EmbedResult = { vectors: new Map() };
+  const step = 256;
+  for (let i = 0; i < hashes.length; i += step) {
+    const part = hashes.slice(i, i + step);
+    let vecs: Float32Array[];
+    try {
+      vecs = await embedder.embedDocuments(part.map((h) => needed.get(h)!));
+    } catch (e) {
+      if (e instanceof EmbedderError) {
+        out.error = e;
+        return out;
+      }
+      throw e;
+    }
+    for (let j = 0; j < part.length; j++) {
+      const v = vecs[j]!;
+      if (out.dim === undefined) {
+        out.dim = v.length;
+        if (storeDim !== null && storeDim !== v.length) {
+          // A real model change shows in the model's metadata too; a server that contradicts
+          // its own metadata is broken, and its vectors are not let in.
+          const reported = await embedder.reportedDim();
+          if (reported !== undefined && reported !== v.length) {
+            return { vectors: new Map(), error: new EmbedderError("dimension", `Ollama returned ${v.length}-d vectors but '${embedder.model}' reports ${reported} dimensions and the index holds ${storeDim}-d ones; vectors left out (check the model with 'ollama show ${embedder.model}')`) };
+          }
+          return { vectors: new Map(), dimensionChange: v.length };
+        }
+      } else if (v.length !== out.dim) {
+        throw new MemsearchError(`Ollama returned vectors of different sizes (${out.dim} and ${v.length}) for one model; index left unchanged`);
+      }
+      out.vectors.set(part[j]!, v);
+    }
+  }
+  return out;
+}
+
+function dedupe(xs: string[]): string[] {
+  return [...new Set(xs)];
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Path-boundary containment: `/a/docs2/x.md` is not under `/a/docs`. */
+export function isUnder(path: string, root: string): boolean {
+  const r = root.endsWith("/") ? root : root + "/";
+  return path === root || path.startsWith(r);
+}

@@ -1,0 +1,461 @@
+import { create, count, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
+import { load, save } from "@orama/orama";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { MemsearchError } from "./errors.ts";
+import { atomicWrite } from "./fsutil.ts";
+import { createTokenizer } from "./tokenizer.ts";
+import type { StoredChunk } from "./types.ts";
+
+/** Bumped whenever the on-disk layout or the tokenizer changes: an old index is rebuilt. */
+export const SCHEMA_VERSION = 1;
+const MAGIC = "MEMSEARCH-INDEX\n";
+export const INDEX_FILE = "index.bin";
+
+/** What we remember per markdown file so an unchanged file costs one stat. */
+export interface FileRecord {
+  mtimeMs: number;
+  size: number;
+  chunks: string[];
+}
+
+export interface StoreMeta {
+  schemaVersion: number;
+  model: string;
+  /** Dimension of stored vectors; null until a vector has been stored. */
+  dim: number | null;
+  updatedAt: string;
+  files: Record<string, FileRecord>;
+}
+
+/** The document as Orama holds it. Only source/heading/text/embedding are indexed. */
+interface Doc {
+  id: string;
+  source: string;
+  heading: string;
+  text: string;
+  embedding?: number[] | null;
+  content: string;
+  headingLevel: number;
+  startLine: number;
+  endLine: number;
+  contentHash: string;
+}
+
+export interface OpenResult {
+  store: Store;
+  /** Why an existing index was discarded (corrupt, other model, other dimension, old schema). */
+  rebuilt?: string;
+}
+
+export interface Hit {
+  chunk: StoredChunk;
+  /** BM25 score, 0 when the chunk was found by vector only. */
+  bm25: number;
+  /** Cosine similarity, undefined when not found by vector. */
+  cosine?: number;
+}
+
+function schemaFor(dim: number | null) {
+  return dim ? ({ source: "enum", heading: "string", text: "string", embedding: `vector[${dim}]` } as const) : ({ source: "enum", heading: "string", text: "string" } as const);
+}
+
+function newDb(dim: number | null): AnyOrama {
+  return create({
+    schema: schemaFor(dim) as never,
+    sort: { enabled: false },
+    components: { tokenizer: createTokenizer() },
+  }) as AnyOrama;
+}
+
+/**
+ * One project's index: an Orama database (BM25 over heading + text, cosine over embeddings)
+ * plus the per-file bookkeeping, persisted as one file written atomically.
+ *
+ * On disk: MAGIC, a u32 length, a JSON header (meta + vector layout), the JSON of Orama's
+ * save() with the vector index emptied, then the vectors as one Float32 block. Stock
+ * persistence stored every vector twice as msgpack doubles (3× larger, 2× slower to load).
+ */
+export class Store {
+  private db: AnyOrama;
+  meta: StoreMeta;
+  readonly path: string;
+  private dirty = false;
+
+  private constructor(path: string, meta: StoreMeta, db: AnyOrama) {
+    this.path = path;
+    this.meta = meta;
+    this.db = db;
+  }
+
+  static empty(indexDir: string, model: string, dim: number | null = null): Store {
+    const meta: StoreMeta = { schemaVersion: SCHEMA_VERSION, model, dim, updatedAt: new Date().toISOString(), files: {} };
+    const s = new Store(join(indexDir, INDEX_FILE), meta, newDb(dim));
+    s.dirty = true;
+    return s;
+  }
+
+  /**
+   * Open the index for `model`. A missing file gives an empty store; a corrupt file or one
+   * built with another model or schema gives an empty store plus the reason, so the caller
+   * rebuilds from the markdown instead of mixing or crashing.
+   */
+  static open(indexDir: string, model: string): OpenResult {
+    const path = join(indexDir, INDEX_FILE);
+    if (!existsSync(path)) return { store: Store.empty(indexDir, model) };
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(path);
+    } catch (e) {
+      throw new MemsearchError(`cannot read index ${path}: ${(e as NodeJS.ErrnoException).code ?? e}`);
+    }
+    let decoded: { meta: StoreMeta; db: AnyOrama };
+    try {
+      decoded = decode(bytes);
+    } catch (e) {
+      return { store: Store.empty(indexDir, model), rebuilt: `index file was unreadable (${(e as Error).message}); rebuilding from the markdown` };
+    }
+    const { meta } = decoded;
+    if (meta.schemaVersion !== SCHEMA_VERSION) {
+      return { store: Store.empty(indexDir, model), rebuilt: `index format changed (v${meta.schemaVersion} → v${SCHEMA_VERSION}); rebuilding from the markdown` };
+    }
+    if (meta.model !== model) {
+      return { store: Store.empty(indexDir, model), rebuilt: `index was built with embedding model '${meta.model}', now '${model}'; rebuilding from the markdown` };
+    }
+    return { store: new Store(path, meta, decoded.db) };
+  }
+
+  /** Read only the header: stats, status lines and no-op re-index must not load the whole index. */
+  static peek(indexDir: string): (StoreMeta & { chunks: number; vectors: number; bytes: number }) | undefined {
+    const path = join(indexDir, INDEX_FILE);
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch {
+      return undefined;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      const head = Buffer.alloc(MAGIC.length + 4);
+      readSync(fd, head, 0, head.length, 0);
+      if (head.toString("latin1", 0, MAGIC.length) !== MAGIC) return undefined;
+      const len = head.readUInt32LE(MAGIC.length);
+      if (head.length + len > size) return undefined;
+      const body = Buffer.alloc(len);
+      readSync(fd, body, 0, len, head.length);
+      const header = JSON.parse(body.toString("utf8")) as Header;
+      return { ...header.meta, chunks: header.count, vectors: header.vectorIds.length, bytes: size };
+    } catch {
+      return undefined;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  get dim(): number | null {
+    return this.meta.dim;
+  }
+  get size(): number {
+    return count(this.db);
+  }
+  get isDirty(): boolean {
+    return this.dirty;
+  }
+
+  /** All vectors by content hash: the embedding cache (an unchanged chunk is never re-embedded). */
+  vectorsByContent(): Map<string, Float32Array> {
+    const out = new Map<string, Float32Array>();
+    const vi = this.vectorIndex();
+    if (!vi) return out;
+    const docs = this.docs();
+    for (const [internalId, [, vec]] of vi.vectors) {
+      const d = docs[internalId];
+      if (d) out.set(d.contentHash, vec);
+    }
+    return out;
+  }
+
+  /** Chunks without a vector (indexed while Ollama was down): the next run fills them in. */
+  chunksMissingVectors(): StoredChunk[] {
+    const vi = this.vectorIndex();
+    const docs = this.docs();
+    const out: StoredChunk[] = [];
+    for (const [internalId, d] of Object.entries(docs)) {
+      if (!vi || !vi.vectors.has(Number(internalId))) out.push(toChunk(d));
+    }
+    return out;
+  }
+
+  /**
+   * Switch to vectors of `dim`. Orama fixes a vector field's size at creation, so the
+   * database is recreated and every document re-inserted (their vectors come from `vectors`).
+   */
+  setDimension(dim: number, vectors: Map<string, Float32Array>): void {
+    if (this.meta.dim === dim) return;
+    const old = Object.values(this.docs()).map(toChunk);
+    this.db = newDb(dim);
+    this.meta.dim = dim;
+    for (const c of old) this.insertChunk(c, vectors.get(c.contentHash));
+    this.dirty = true;
+  }
+
+  hasChunk(chunkHash: string): boolean {
+    return this.getDoc(chunkHash) !== undefined;
+  }
+
+  getChunk(chunkHash: string): StoredChunk | undefined {
+    const d = this.getDoc(chunkHash);
+    return d ? toChunk(d) : undefined;
+  }
+
+  /** Every stored chunk whose hash starts with `prefix` (expand accepts unambiguous prefixes). */
+  findByPrefix(prefix: string): StoredChunk[] {
+    const out: StoredChunk[] = [];
+    for (const d of Object.values(this.docs())) if (d.id.startsWith(prefix)) out.push(toChunk(d));
+    return out;
+  }
+
+  /** Replace the chunks of one file. Chunks already stored with the same hash are kept as they are. */
+  replaceFile(source: string, rec: { mtimeMs: number; size: number }, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
+    const keep = new Set(chunks.map((c) => c.chunkHash));
+    const prev = this.meta.files[source]?.chunks ?? [];
+    let removed = 0;
+    for (const id of prev) {
+      if (!keep.has(id) && remove(this.db, id) === true) removed++;
+    }
+    let added = 0;
+    for (const c of chunks) {
+      if (this.getDoc(c.chunkHash)) {
+        // Fill in a vector that was missing (Ollama was down last time).
+        const v = vectorOf(c.contentHash);
+        if (v && this.meta.dim && !this.vectorIndex()?.vectors.has(this.internalId(c.chunkHash)!)) {
+          remove(this.db, c.chunkHash);
+          this.insertChunk(c, v);
+        }
+        continue;
+      }
+      this.insertChunk(c, vectorOf(c.contentHash));
+      added++;
+    }
+    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: chunks.map((c) => c.chunkHash) };
+    this.dirty = true;
+    return { added, removed };
+  }
+
+  /** Update only the stat of a file whose chunks did not change. */
+  touchFile(source: string, rec: { mtimeMs: number; size: number }): void {
+    const f = this.meta.files[source];
+    if (f && (f.mtimeMs !== rec.mtimeMs || f.size !== rec.size)) {
+      f.mtimeMs = rec.mtimeMs;
+      f.size = rec.size;
+      this.dirty = true;
+    }
+  }
+
+  removeFile(source: string): number {
+    const f = this.meta.files[source];
+    if (!f) return 0;
+    let n = 0;
+    // One remove() per id: removeMultiple() returns before it is done (see the Orama traps).
+    for (const id of f.chunks) if (remove(this.db, id) === true) n++;
+    delete this.meta.files[source];
+    this.dirty = true;
+    return n;
+  }
+
+  sources(): string[] {
+    return Object.keys(this.meta.files);
+  }
+
+  private insertChunk(c: StoredChunk, vec: Float32Array | undefined): void {
+    const doc: Doc = {
+      id: c.chunkHash,
+      source: c.source,
+      heading: c.heading,
+      text: c.content,
+      content: c.content,
+      headingLevel: c.headingLevel,
+      startLine: c.startLine,
+      endLine: c.endLine,
+      contentHash: c.contentHash,
+    };
+    const useVec = vec && this.meta.dim && vec.length === this.meta.dim;
+    // Orama validates vectors with Array.isArray, so a plain array goes in; then the doc's copy is
+    // dropped (set to null, not deleted, so remove() still clears the vector index).
+    if (useVec) doc.embedding = Array.from(vec);
+    insert(this.db, doc as never);
+    if (useVec) {
+      doc.embedding = null;
+      // Keep the caller's Float32Array (shared with the cache) instead of Orama's copy.
+      const id = this.internalId(c.chunkHash)!;
+      const entry = this.vectorIndex()!.vectors.get(id);
+      if (entry) entry[1] = vec;
+    }
+  }
+
+  /** Full-text (BM25) candidates. */
+  searchText(term: string, limit: number, sourcePrefix?: string): Hit[] {
+    const where = this.whereSource(sourcePrefix);
+    if (where === null) return [];
+    const res = search(this.db, {
+      term,
+      properties: ["heading", "text"],
+      boost: { heading: 1.5 },
+      limit,
+      ...(where ? { where } : {}),
+    }) as Results<Doc>;
+    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: h.score }));
+  }
+
+  /** Vector candidates above `similarity`. */
+  searchVector(vector: Float32Array, limit: number, similarity: number, sourcePrefix?: string): Hit[] {
+    if (!this.meta.dim || vector.length !== this.meta.dim) return [];
+    const where = this.whereSource(sourcePrefix);
+    if (where === null) return [];
+    const res = search(this.db, {
+      mode: "vector",
+      vector: { value: vector, property: "embedding" },
+      similarity,
+      limit,
+      includeVectors: false,
+      ...(where ? { where } : {}),
+    } as never) as Results<Doc>;
+    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: 0, cosine: h.score }));
+  }
+
+  get vectorCount(): number {
+    return this.vectorIndex()?.vectors.size ?? 0;
+  }
+
+  /**
+   * Filter by path prefix on the enum field: Orama filters before scoring, so a narrow prefix
+   * is also a faster search. undefined = no filter, null = no source matches.
+   */
+  private whereSource(prefix?: string): Record<string, unknown> | undefined | null {
+    if (!prefix) return undefined;
+    const matching = this.sources().filter((s) => s === prefix || s.startsWith(prefix));
+    if (matching.length === 0) return null;
+    return { source: { in: matching } };
+  }
+
+  save(): void {
+    this.meta.updatedAt = new Date().toISOString();
+    atomicWrite(this.path, encode(this.meta, this.db));
+    this.dirty = false;
+  }
+
+  /** Remove the index file (reset). */
+  static destroy(indexDir: string): boolean {
+    const path = join(indexDir, INDEX_FILE);
+    const had = existsSync(path);
+    rmSync(path, { force: true });
+    return had;
+  }
+
+  private docs(): Record<number, Doc> {
+    return (this.db.data.docs as { docs: Record<number, Doc> }).docs;
+  }
+  private getDoc(id: string): Doc | undefined {
+    const internal = this.internalId(id);
+    return internal === undefined ? undefined : this.docs()[internal];
+  }
+  private internalId(id: string): number | undefined {
+    return (this.db.internalDocumentIDStore as { idToInternalId: Map<string, number> }).idToInternalId.get(id);
+  }
+  private vectorIndex(): { vectors: VectorMap } | undefined {
+    const vectors = vectorMapOf(this.db);
+    return vectors ? { vectors } : undefined;
+  }
+}
+
+type VectorMap = Map<number, [number, Float32Array]>;
+
+/** Orama's vector index internals: internal doc id → [magnitude, vector]. */
+function vectorMapOf(db: AnyOrama): VectorMap | undefined {
+  const index = db.data.index as unknown as { vectorIndexes?: Record<string, { node: { vectors: VectorMap } }> };
+  return index.vectorIndexes?.embedding?.node.vectors;
+}
+
+function toChunk(d: Doc): StoredChunk {
+  return {
+    chunkHash: d.id,
+    content: d.content,
+    source: d.source,
+    heading: d.heading,
+    headingLevel: d.headingLevel,
+    startLine: d.startLine,
+    endLine: d.endLine,
+    contentHash: d.contentHash,
+  };
+}
+
+interface Header {
+  meta: StoreMeta;
+  count: number;
+  jsonBytes: number;
+  /** Internal ids of the vectors, in block order. */
+  vectorIds: number[];
+  magnitudes: number[];
+}
+
+function encode(meta: StoreMeta, db: AnyOrama): Uint8Array[] {
+  const raw = save(db) as { index: { vectorIndexes: Record<string, { size: number; vectors: unknown[] }> } };
+  const vectors = vectorMapOf(db);
+  const vectorIds: number[] = [];
+  const magnitudes: number[] = [];
+  const dim = meta.dim ?? 0;
+  const block = new Float32Array((vectors?.size ?? 0) * dim);
+  if (vectors) {
+    let i = 0;
+    for (const [id, [mag, vec]] of vectors) {
+      vectorIds.push(id);
+      magnitudes.push(mag);
+      block.set(vec, i * dim);
+      i++;
+    }
+    // save() copied every vector into a number[]; the block replaces them.
+    raw.index.vectorIndexes.embedding = { size: dim, vectors: [] };
+  }
+  const json = Buffer.from(JSON.stringify(raw));
+  const header: Header = { meta, count: count(db), jsonBytes: json.byteLength, vectorIds, magnitudes };
+  const headerBytes = Buffer.from(JSON.stringify(header));
+  const prefix = Buffer.alloc(MAGIC.length + 4);
+  prefix.write(MAGIC, 0, "latin1");
+  prefix.writeUInt32LE(headerBytes.byteLength, MAGIC.length);
+  // Pad so the Float32 block starts 4-byte aligned and can be viewed without a copy.
+  const used = prefix.byteLength + headerBytes.byteLength + json.byteLength;
+  const pad = Buffer.alloc((4 - (used % 4)) % 4, 0x20);
+  return [prefix, headerBytes, json, pad, new Uint8Array(block.buffer)];
+}
+
+function readHeader(bytes: Uint8Array): { header: Header; offset: number } {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buf.byteLength < MAGIC.length + 4 || buf.toString("latin1", 0, MAGIC.length) !== MAGIC) throw new Error("not a memsearch index");
+  const len = buf.readUInt32LE(MAGIC.length);
+  const start = MAGIC.length + 4;
+  if (start + len > buf.byteLength) throw new Error("truncated header");
+  const header = JSON.parse(buf.toString("utf8", start, start + len)) as Header;
+  return { header, offset: start + len };
+}
+
+function decode(bytes: Uint8Array): { meta: StoreMeta; db: AnyOrama } {
+  const { header, offset } = readHeader(bytes);
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (offset + header.jsonBytes > buf.byteLength) throw new Error("truncated body");
+  const raw = JSON.parse(buf.toString("utf8", offset, offset + header.jsonBytes));
+  const dim = header.meta.dim ?? 0;
+  let blockStart = offset + header.jsonBytes;
+  blockStart += (4 - (blockStart % 4)) % 4;
+  const n = header.vectorIds.length;
+  if (blockStart + n * dim * 4 !== buf.byteLength) throw new Error("vector block size does not match the header");
+  const db = newDb(header.meta.dim);
+  // Load the vector index empty, then fill it with views into the block (no per-vector copy).
+  load(db, raw);
+  if (dim) {
+    const block = new Float32Array(bytes.buffer, bytes.byteOffset + blockStart, n * dim);
+    const vectors = vectorMapOf(db)!;
+    for (let i = 0; i < n; i++) vectors.set(header.vectorIds[i]!, [header.magnitudes[i]!, block.subarray(i * dim, (i + 1) * dim)]);
+  }
+  if (count(db) !== header.count) throw new Error("document count does not match the header");
+  return { meta: header.meta, db };
+}

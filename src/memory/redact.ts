@@ -1,0 +1,162 @@
+/**
+ * Keeps secrets and private text out of everything memsearch sends to a summariser or writes
+ * to the journal. Memory files live in the project and may be committed; a key pasted into a
+ * prompt must not end up there.
+ *
+ * Every pattern starts on a literal prefix and uses bounded quantifiers only, so each is one
+ * linear scan: a 1 MB tool output costs milliseconds and crafted input cannot make a backtracking
+ * engine go quadratic.
+ */
+
+const PRIVATE_TAG = /<(\/?)private(?:\s[^<>]{0,200})?\s*>/gi;
+
+/**
+ * Replaces everything inside `<private>…</private>` (tags included) with `[private]`.
+ * Case-insensitive, multi-line, nesting-aware; an unclosed `<private>` hides the rest of the text,
+ * since leaking the tail of a block the user marked private is the worse mistake.
+ */
+export function stripPrivate(text: string): string {
+  if (!/<private/i.test(text)) return text;
+  let out = "";
+  let depth = 0;
+  let from = 0; // start of the text not yet copied (meaningful at depth 0)
+  PRIVATE_TAG.lastIndex = 0;
+  for (let m = PRIVATE_TAG.exec(text); m; m = PRIVATE_TAG.exec(text)) {
+    const closing = m[1] === "/";
+    if (!closing) {
+      if (depth === 0) out += `${text.slice(from, m.index)}[private]`;
+      depth++;
+    } else if (depth > 0 && --depth === 0) {
+      from = m.index + m[0].length;
+    }
+    // A stray closing tag outside any block is left as it is.
+  }
+  return depth > 0 ? out : out + text.slice(from);
+}
+
+type Replacer = (match: string, ...groups: string[]) => string;
+
+interface Rule {
+  kind: string;
+  pattern: RegExp;
+  /** Default: the whole match becomes `[REDACTED:kind]`. */
+  replace?: Replacer;
+}
+
+const tag = (kind: string) => `[REDACTED:${kind}]`;
+
+// Key names whose value is a credential. Only the name is matched (not what precedes it), so
+// `DB_PASSWORD`, `client_secret` and `GITHUB_TOKEN` all hit without an unbounded prefix.
+const SECRET_NAME = "(password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key)";
+// Value shapes: quoted (JSON, YAML, code) or bare (env files, shell, query strings).
+const VALUE = `(?:"([^"\\\\\\r\\n]{8,300})"|'([^'\\\\\\r\\n]{8,300})'|([^\\s"'\`,;<>&]{8,300}))`;
+
+function kindOfName(name: string): string {
+  const n = name.toLowerCase();
+  if (n.startsWith("pass")) return "password";
+  if (n === "token") return "token";
+  if (n.includes("api")) return "api-key";
+  return "secret";
+}
+
+/** A bare value that is code or a reference (`getToken()`, `self.token`, `$TOKEN`) is not a secret. */
+function looksLikeReference(value: string): boolean {
+  if (/^[$%{[(<]/.test(value)) return true;
+  if (/[()]/.test(value)) return true;
+  if (/^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(value)) return true; // member access
+  return /^(?:null|undefined|none|true|false|required|optional|string|redacted)$/i.test(value);
+}
+
+const assignment: Replacer = (match, name, sep, dq, sq, bare) => {
+  const value = dq ?? sq ?? bare ?? "";
+  if (value.startsWith("[REDACTED") || value.startsWith("[private]")) return match;
+  if (bare !== undefined) {
+    if (looksLikeReference(bare)) return match;
+    // `Password: incorrect` is prose, `password: hunter2!` in YAML is a secret.
+    if (sep!.includes(":") && !/[^A-Za-z]/.test(bare)) return match;
+  }
+  // The value is the tail of the match, before the closing quote when there is one.
+  const end = bare === undefined ? match.length - 1 : match.length;
+  return match.slice(0, end - value.length) + tag(kindOfName(name!)) + match.slice(end);
+};
+
+const RULES: Rule[] = [
+  // PEM blocks first: their base64 body would otherwise be chewed by the rules below.
+  {
+    kind: "private-key",
+    pattern: /-----BEGIN ([A-Z0-9]{1,20} ){0,3}PRIVATE KEY( BLOCK)?-----[\s\S]{0,20000}?-----END ([A-Z0-9]{1,20} ){0,3}PRIVATE KEY( BLOCK)?-----/g,
+  },
+  // A clipped tool output can hold the start of a key without its end: take the base64 lines.
+  {
+    kind: "private-key",
+    pattern: /-----BEGIN ([A-Z0-9]{1,20} ){0,3}PRIVATE KEY( BLOCK)?-----(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]{1,200})*/g,
+  },
+  { kind: "aws-key", pattern: /\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|AROA|ANPA|ANVA)[A-Z0-9]{16}\b/g },
+  {
+    kind: "aws-secret",
+    pattern: /(aws_secret_access_key["']?\s{0,5}[:=]\s{0,5}["']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/gi,
+    replace: (_m, head) => head + tag("aws-secret"),
+  },
+  { kind: "github-token", pattern: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}\b/g },
+  { kind: "github-token", pattern: /\bgithub_pat_[A-Za-z0-9_]{22,255}\b/g },
+  { kind: "anthropic-key", pattern: /\bsk-ant-[A-Za-z0-9_-]{20,300}/g },
+  {
+    kind: "openai-key",
+    pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,300}/g,
+    // Real keys are random base62 and carry digits; `sk-some-long-kebab-slug` is a name.
+    replace: (m) => (/\d/.test(m) ? tag("openai-key") : m),
+  },
+  { kind: "stripe-key", pattern: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,250}\b/g },
+  { kind: "slack-token", pattern: /\bxox[baprs]-[A-Za-z0-9-]{10,250}/g },
+  { kind: "slack-token", pattern: /\bxapp-\d-[A-Za-z0-9-]{10,250}/g },
+  { kind: "google-api-key", pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
+  { kind: "npm-token", pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
+  { kind: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{10,2000}/g },
+  // scheme://user:pass@host: the user name helps recall, the password never does.
+  {
+    kind: "url-password",
+    pattern: /\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@"'<>]{1,100}:)([^\s/@"'<>]{1,200})@/gi,
+    replace: (m, head, pass) => (pass.startsWith("[REDACTED") ? m : `${head}${tag("url-password")}@`),
+  },
+  {
+    kind: "bearer",
+    pattern: /\b(Authorization["']?\s{0,5}[:=]\s{0,5}["']?(?:Bearer|Basic|Token)\s{1,5})[A-Za-z0-9._~+/-]{8,4000}=*/gi,
+    replace: (_m, head) => head + tag("bearer"),
+  },
+  {
+    kind: "bearer",
+    pattern: /\b(Bearer\s{1,5})[A-Za-z0-9._~+/-]{16,4000}=*/g,
+    replace: (_m, head) => head + tag("bearer"),
+  },
+  // --password xyz / --token xyz on a command line.
+  {
+    kind: "cli-secret",
+    pattern: /(--(password|passwd|token|secret|api-key|apikey)[ ](?!-))([^\s"'`;|&]{8,300})/gi,
+    replace: (m, head, name, value) => (looksLikeReference(value) || value.startsWith("[REDACTED") ? m : head + tag(kindOfName(name))),
+  },
+  // name = value, name: value, "name": "value" (env, shell, JSON, YAML, code).
+  {
+    kind: "assignment",
+    pattern: new RegExp(`${SECRET_NAME}(?:[_-]?(?:key|token))?["']?(\\s{0,5}[:=]\\s{0,5})${VALUE}`, "gi"),
+    replace: assignment,
+  },
+];
+
+/**
+ * Replaces credentials with `[REDACTED:kind]`. Git SHAs, UUIDs and ordinary words are left alone:
+ * every rule needs a vendor prefix or a credential-named key.
+ */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const rule of RULES) {
+    rule.pattern.lastIndex = 0;
+    const replace = rule.replace;
+    out = replace ? out.replace(rule.pattern, replace as (m: string, ...g: any[]) => string) : out.replace(rule.pattern, tag(rule.kind));
+  }
+  return out;
+}
+
+/** What every text goes through before it leaves the process or reaches the journal. */
+export function sanitize(text: string): string {
+  return redactSecrets(stripPrivate(text));
+}

@@ -1,0 +1,340 @@
+/**
+ * Turns the last turn of a session into 2–6 third-person bullet notes. The configured provider
+ * (`claude -p` or a local Ollama chat model) is tried first; whatever goes wrong, a deterministic
+ * extract is written instead, so a turn is never lost. Text is sanitised before it is sent
+ * anywhere and the bullets again when they come back.
+ */
+import { Ollama } from "ollama";
+import { tmpdir } from "node:os";
+import type { LastTurn, ToolCall } from "../transcript/types.ts";
+import { sanitize } from "./redact.ts";
+
+export type SummarizerProvider = "claude" | "ollama" | "extract";
+
+export interface SummarizeOptions {
+  provider: SummarizerProvider;
+  claudeModel: string;
+  ollamaHost: string;
+  ollamaModel: string;
+  timeoutMs: number;
+  /** Default `claude`, looked up on the PATH of `env`. */
+  claudeBin?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Summary {
+  bullets: string[];
+  provider: SummarizerProvider;
+  /** Why the configured provider was not used (then `provider` is `extract`). */
+  fallbackReason?: string;
+}
+
+const MAX_BULLETS = 6;
+const BULLET_MAX_CHARS = 500;
+// claude takes 200k tokens; the turn goes on stdin, so only sanity bounds it.
+const CLAUDE_MAX_INPUT = 400_000;
+// Ollama's default context is a few thousand tokens and it truncates silently from the front,
+// which would drop our instructions: keep the input well inside it.
+const OLLAMA_MAX_INPUT = 12_000;
+
+/** Why a provider produced nothing usable; the message becomes `fallbackReason`. */
+class SummarizerFailure extends Error {}
+
+// ---------------------------------------------------------------------------------------------
+// Prompt
+
+export const SUMMARY_INSTRUCTIONS = `You are a note-taker. You read the transcript of ONE turn of a conversation between a User and an AI coding assistant called Claude Code, and you write notes about it for a project journal. You observe from outside: you are not Claude Code, you do not answer the User, do not continue the conversation, do not give advice and do not ask questions.
+
+Write between 2 and 6 bullet lines. Every line starts with "- ". Output the bullet lines and nothing else: no title, no introduction, no closing remark.
+
+- The first bullet says, in one sentence, what the User asked for.
+- The following bullets say what Claude Code did, found, changed or decided, and anything left unfinished. Name the specific files, commands, errors, results and decisions. Prefer the outcome the User saw over the mechanics of how it was reached.
+- Write in the third person ("User asked…", "Claude Code changed…").
+- Write in the primary language of the [User] text. If the User wrote in Chinese, write the notes in Chinese; if in English, in English.
+- Content shown as [REDACTED:…] or [private] stays hidden; do not guess it.`;
+
+export function buildPrompt(turnText: string, maxChars = CLAUDE_MAX_INPUT): string {
+  return `${SUMMARY_INSTRUCTIONS}\n\nTranscript:\n${clipMiddle(turnText, maxChars)}\n`;
+}
+
+/** Keeps the start (the request) and the end (the outcome) of an over-long turn. */
+export function clipMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = Math.floor(max / 3);
+  const tail = max - head;
+  return `${text.slice(0, head)}\n[… ${text.length - max} characters omitted …]\n${text.slice(-tail)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing model output
+
+/**
+ * Bullet lines of a model's answer, normalised to `- `, at most 6. Prose, headings and a
+ * reasoning model's `<think>` block are dropped.
+ */
+export function parseBullets(output: string): string[] {
+  const text = output.replace(/<think>[\s\S]*?<\/think>/gi, "");
+  const out: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*[-*•]\s+(.*\S)/.exec(line);
+    if (!m) continue;
+    out.push(`- ${m[1]}`);
+    if (out.length === MAX_BULLETS) break;
+  }
+  return out;
+}
+
+function finishBullets(bullets: string[]): string[] {
+  return bullets.map((b) => {
+    const clean = sanitize(b).replace(/\s+/g, " ").trim();
+    return clip(clean, BULLET_MAX_CHARS);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// claude -p
+
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))}s`;
+}
+
+/** The environment of the summariser's claude: our own hooks switched off, not nested. */
+export function claudeEnv(base: NodeJS.ProcessEnv): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
+  // The child's Stop hook would summarise the summariser's own turn, forever (memsearch#604).
+  env.MEMSEARCH_DISABLE = "1";
+  env.MEMSEARCH_NO_WATCH = "1";
+  // Set inside Claude Code; a nested claude refuses or behaves as a sub-agent when it sees it.
+  delete env.CLAUDECODE;
+  return env;
+}
+
+export function claudeArgs(model: string): string[] {
+  // No tools, no MCP servers, no saved session: a pure text-in, text-out call.
+  return ["-p", "--strict-mcp-config", "--tools", "", "--model", model, "--no-session-persistence"];
+}
+
+async function summarizeWithClaude(prompt: string, opts: SummarizeOptions): Promise<string[]> {
+  const env = claudeEnv(opts.env ?? process.env);
+  const bin = opts.claudeBin ?? "claude";
+  const path = Bun.which(bin, { PATH: env.PATH ?? "" });
+  if (!path) throw new SummarizerFailure(`${bin.includes("/") ? bin : "claude"} not found${bin.includes("/") ? "" : " on PATH"}`);
+  const run = await runWithTimeout([path, ...claudeArgs(opts.claudeModel)], prompt, env, opts.timeoutMs);
+  if (run.timedOut) throw new SummarizerFailure(`claude timed out after ${seconds(opts.timeoutMs)}`);
+  if (run.signal) throw new SummarizerFailure(`claude was killed by ${run.signal}`);
+  if (run.exitCode !== 0) {
+    const why = firstLine(run.stderr) || firstLine(run.stdout);
+    throw new SummarizerFailure(`claude exited with status ${run.exitCode}${why ? `: ${clip(why, 200)}` : ""}`);
+  }
+  const bullets = parseBullets(run.stdout);
+  if (bullets.length === 0) throw new SummarizerFailure("claude returned no bullets");
+  return bullets;
+}
+
+interface RunResult {
+  exitCode: number | null;
+  signal?: string;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/**
+ * Runs a command with `input` on stdin (turns can exceed argv limits) in its own process group,
+ * so a timeout kills the whole tree and leaves no orphans behind.
+ */
+async function runWithTimeout(cmd: string[], input: string, env: Record<string, string>, timeoutMs: number): Promise<RunResult> {
+  const proc = Bun.spawn(cmd, {
+    stdin: new TextEncoder().encode(input),
+    stdout: "pipe",
+    stderr: "pipe",
+    env,
+    // Outside the project: the summariser needs no CLAUDE.md and must not run project hooks.
+    cwd: tmpdir(),
+    detached: true,
+  });
+  let timedOut = false;
+  const killGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-proc.pid, signal);
+    } catch {
+      try {
+        proc.kill(signal);
+      } catch {}
+    }
+  };
+  let hardKill: ReturnType<typeof setTimeout> | undefined;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup("SIGTERM");
+    // A child that ignores SIGTERM still goes.
+    hardKill = setTimeout(() => killGroup("SIGKILL"), 1_000);
+  }, timeoutMs);
+  try {
+    const [stdout, stderr, exitCode] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    const signal = proc.signalCode == null ? undefined : String(proc.signalCode);
+    return { exitCode, signal, stdout, stderr, timedOut };
+  } finally {
+    clearTimeout(timer);
+    if (hardKill) clearTimeout(hardKill);
+    // Whatever the leader left running in its group (a grandchild) goes with it.
+    if (timedOut) killGroup("SIGKILL");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ollama
+
+async function summarizeWithOllama(turnText: string, opts: SummarizeOptions): Promise<string[]> {
+  const client = new Ollama({ host: opts.ollamaHost, fetch: timedFetch(opts.timeoutMs) as typeof fetch });
+  let content: string;
+  try {
+    const res = await client.chat({
+      model: opts.ollamaModel,
+      messages: [
+        { role: "system", content: SUMMARY_INSTRUCTIONS },
+        { role: "user", content: `Transcript:\n${clipMiddle(turnText, OLLAMA_MAX_INPUT)}` },
+      ],
+      stream: false,
+    });
+    content = String(res?.message?.content ?? "");
+  } catch (e) {
+    throw new SummarizerFailure(`ollama: ${describeOllamaError(e, opts)}`);
+  }
+  const bullets = parseBullets(content);
+  if (bullets.length === 0) throw new SummarizerFailure("ollama returned no bullets");
+  return bullets;
+}
+
+/**
+ * The client's chat() takes no AbortSignal, so the timeout goes into fetch. Non-JSON error bodies
+ * are turned into JSON ones because the client console.logs on those, which would corrupt a hook's
+ * JSON on stdout.
+ */
+function timedFetch(timeoutMs: number) {
+  return async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    if (res.ok || res.headers.get("content-type")?.includes("application/json")) return res;
+    const text = await res.text().catch(() => "");
+    return Response.json({ error: text || `HTTP ${res.status}` }, { status: res.status, statusText: res.statusText });
+  };
+}
+
+function describeOllamaError(err: unknown, opts: SummarizeOptions): string {
+  const e = err as { name?: string; code?: string; cause?: { code?: string }; status_code?: number; message?: string };
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return `timed out after ${seconds(opts.timeoutMs)}`;
+  const code = e?.code ?? e?.cause?.code;
+  if (code && /ECONNREFUSED|ConnectionRefused|ENOTFOUND|EHOSTUNREACH|FailedToOpenSocket|ECONNRESET/.test(code)) {
+    return `not reachable at ${opts.ollamaHost}`;
+  }
+  const message = firstLine(String(e?.message ?? err));
+  if (e?.status_code === 404 && /not found/i.test(message)) {
+    return `model '${opts.ollamaModel}' not found (run 'ollama pull ${opts.ollamaModel}')`;
+  }
+  return clip(e?.status_code ? `HTTP ${e.status_code}: ${message}` : message, 200);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deterministic extract
+
+function firstLine(text: string): string {
+  return (
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? ""
+  );
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** First sentence of the first non-empty line, at most `max` characters. */
+export function firstSentence(text: string, max = 200): string {
+  const line = firstLine(text);
+  const m = /^(.+?[.!?。！？])(?:\s|$)/u.exec(line);
+  return clip((m ? m[1]! : line).trim(), max);
+}
+
+const PATH_KEYS = ["file_path", "path", "notebook_path"];
+const PATH_TOOLS = new Set(["Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead"]);
+
+/** A file path a tool call names, if its input holds one. */
+function pathOf(tool: ToolCall): string | undefined {
+  const input = tool.input.trim();
+  if (input.startsWith("{")) {
+    try {
+      const args = JSON.parse(input) as Record<string, unknown>;
+      for (const key of PATH_KEYS) if (typeof args[key] === "string" && args[key]) return args[key] as string;
+    } catch {}
+    return undefined;
+  }
+  // The reader renders file tools' input as the bare path.
+  if (PATH_TOOLS.has(tool.name) && /^[^\s]+$/.test(input) && /[/\\.]/.test(input)) return input;
+  return undefined;
+}
+
+/** Paths shown relative to their common directory, so notes stay short and machine-neutral. */
+function shortPaths(paths: string[]): string[] {
+  if (paths.length === 1) return [paths[0]!.split(/[/\\]/).pop() || paths[0]!];
+  const dirs = paths.map((p) => p.split("/").slice(0, -1));
+  let common = 0;
+  while (dirs.every((d) => common < d.length && d[common] === dirs[0]![common])) common++;
+  return paths.map((p) => p.split("/").slice(common).join("/"));
+}
+
+/** Request, tools run, files touched, outcome: from the turn itself, no model involved. */
+export function extractBullets(turn: LastTurn): string[] {
+  const bullets: string[] = [];
+  const asked = firstSentence(sanitize(turn.userText ?? ""));
+  bullets.push(`- User asked: ${asked || "(no text)"}`);
+  const counts = new Map<string, number>();
+  for (const t of turn.tools ?? []) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+  if (counts.size > 0) {
+    bullets.push(`- Tools run: ${[...counts].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)).join(", ")}`);
+  }
+  const paths = [...new Set((turn.tools ?? []).map(pathOf).filter((p): p is string => !!p))];
+  if (paths.length > 0) {
+    const shown = shortPaths(paths).slice(0, 8);
+    const more = paths.length > 8 ? ` and ${paths.length - 8} more` : "";
+    bullets.push(`- Files touched: ${shown.join(", ")}${more}`);
+  }
+  const texts = (turn.assistantTexts ?? []).filter((t) => t.trim());
+  if (texts.length > 0) bullets.push(`- Outcome: ${firstSentence(sanitize(texts[texts.length - 1]!))}`);
+  return finishBullets(bullets);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Summarises one turn. Never throws: a failing provider falls back to the extract, with the
+ * reason in `fallbackReason`.
+ */
+export async function summarizeTurn(turn: LastTurn, opts: SummarizeOptions): Promise<Summary> {
+  const text = sanitize(turn.text ?? "");
+  let fallbackReason: string | undefined;
+  try {
+    if (opts.provider === "claude") {
+      return { bullets: finishBullets(await summarizeWithClaude(buildPrompt(text), opts)), provider: "claude" };
+    }
+    if (opts.provider === "ollama") {
+      return { bullets: finishBullets(await summarizeWithOllama(text, opts)), provider: "ollama" };
+    }
+  } catch (e) {
+    fallbackReason = e instanceof SummarizerFailure ? e.message : `${opts.provider}: ${clip(firstLine(String((e as Error)?.message ?? e)), 200)}`;
+  }
+  let bullets: string[];
+  try {
+    bullets = extractBullets(turn);
+  } catch {
+    // A malformed turn object still yields a note rather than nothing.
+    bullets = ["- User asked: (unreadable turn)"];
+  }
+  return fallbackReason ? { bullets, provider: "extract", fallbackReason } : { bullets, provider: "extract" };
+}

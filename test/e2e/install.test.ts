@@ -1,0 +1,211 @@
+/**
+ * scripts/install.sh against a real host release (built once into a temp dir): installs from an
+ * archive, a bare binary and an http URL; refuses a checksum mismatch and then changes nothing.
+ * Always HOME=<temp dir>, never the real home. Run with `sh` (dash on Debian) to keep it POSIX.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+
+const ROOT = resolve(import.meta.dir, "..", "..");
+const INSTALL = join(ROOT, "scripts", "install.sh");
+const PLATFORMS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"]; // install.sh is for POSIX hosts
+const HOST = `${process.platform}-${process.arch}`;
+const V = pkg.version;
+const ARCHIVE = `memsearch-${V}-${HOST}.tar.gz`;
+const BARE = `memsearch-${V}-${HOST}`;
+
+const tmps: string[] = [];
+function tmp(prefix: string): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  tmps.push(d);
+  return d;
+}
+
+type Result = { code: number; stdout: string; stderr: string; all: string };
+async function install(args: string[], home: string, extraEnv: Record<string, string> = {}): Promise<Result> {
+  const p = Bun.spawn(["sh", INSTALL, ...args], {
+    cwd: home,
+    env: { ...process.env, HOME: home, ...extraEnv },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, stdout, stderr, all: stdout + stderr };
+}
+
+function version(bin: string): string {
+  const p = Bun.spawnSync([bin, "--version"], { stdout: "pipe", stderr: "pipe" });
+  expect(p.exitCode).toBe(0);
+  return (p.stdout.toString() + p.stderr.toString()).trim(); // the CLI writes --version to stderr
+}
+
+let rel: string;
+
+beforeAll(() => {
+  rel = tmp("memsearch-install-rel-");
+  if (!PLATFORMS.includes(HOST)) return;
+  const p = Bun.spawnSync([process.execPath, join(ROOT, "scripts", "release.ts"), "--host", "--out", rel], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (p.exitCode !== 0) throw new Error(`release --host failed: ${p.stderr.toString()}`);
+}, 240_000);
+
+afterAll(() => {
+  for (const d of tmps) rmSync(d, { recursive: true, force: true });
+});
+
+describe.skipIf(!PLATFORMS.includes(HOST))("install.sh", () => {
+  test("installs the binary and the plugin from a release archive, and prints the two Claude Code commands", async () => {
+    const home = tmp("memsearch-install-home-");
+    const r = await install([join(rel, ARCHIVE)], home, { PATH: "/usr/bin:/bin" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`checksum OK: ${ARCHIVE}`);
+
+    const bin = join(home, ".local", "bin", "memsearch");
+    expect(version(bin)).toBe(`memsearch, version ${V}`);
+    const pluginDir = join(home, ".memsearch", "plugin");
+    expect(version(join(pluginDir, "bin", "memsearch"))).toBe(`memsearch, version ${V}`);
+
+    // A local marketplace next to the plugin, pointing at it.
+    const mp = JSON.parse(readFileSync(join(home, ".memsearch", ".claude-plugin", "marketplace.json"), "utf8"));
+    expect(mp.name).toBe("memsearch");
+    expect(mp.owner.name).toBe("memsearch");
+    expect(mp.plugins).toEqual([expect.objectContaining({ name: "memsearch", source: "./plugin" })]);
+    expect(resolve(home, ".memsearch", mp.plugins[0].source)).toBe(pluginDir);
+
+    expect(r.stdout).toContain(`claude plugin marketplace add ${join(home, ".memsearch")}\n`);
+    expect(r.stdout).toContain("claude plugin install memsearch@memsearch\n");
+    // ~/.local/bin is not on that PATH
+    expect(r.stderr).toContain("is not on your PATH");
+    // no staging leftovers
+    expect(readdirSync(join(home, ".local", "bin"))).toEqual(["memsearch"]);
+    expect(readdirSync(join(home, ".memsearch")).sort()).toEqual([".claude-plugin", "plugin"]);
+  }, 60_000);
+
+  test("honours --prefix and --plugin-dir, and an upgrade replaces the old install cleanly", async () => {
+    const home = tmp("memsearch-install-home-");
+    const prefix = join(home, "opt", "bin");
+    const pluginDir = join(home, "cc", "mem-plugin");
+    mkdirSync(join(pluginDir, "bin"), { recursive: true });
+    writeFileSync(join(pluginDir, "stale-file"), "from an older version");
+    const r = await install(["--prefix", prefix, `--plugin-dir=${pluginDir}`, join(rel, ARCHIVE)], home, {
+      PATH: `${prefix}:/usr/bin:/bin`,
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain("is not on your PATH");
+    expect(version(join(prefix, "memsearch"))).toBe(`memsearch, version ${V}`);
+    expect(version(join(pluginDir, "bin", "memsearch"))).toBe(`memsearch, version ${V}`);
+    expect(existsSync(join(pluginDir, "stale-file"))).toBe(false);
+    const mp = JSON.parse(readFileSync(join(home, "cc", ".claude-plugin", "marketplace.json"), "utf8"));
+    expect(mp.plugins[0].source).toBe("./mem-plugin");
+    expect(r.stdout).toContain(`claude plugin marketplace add ${join(home, "cc")}\n`);
+    expect(readdirSync(join(home, "cc")).sort()).toEqual([".claude-plugin", "mem-plugin"]);
+  }, 60_000);
+
+  test("a tampered archive is refused with a checksum message, and nothing is changed", async () => {
+    const home = tmp("memsearch-install-home-");
+    const dl = tmp("memsearch-install-dl-");
+    copyFileSync(join(rel, ARCHIVE), join(dl, ARCHIVE));
+    copyFileSync(join(rel, "SHA256SUMS"), join(dl, "SHA256SUMS"));
+    appendFileSync(join(dl, ARCHIVE), "x");
+    const prefix = join(home, ".local", "bin");
+    mkdirSync(prefix, { recursive: true });
+    writeFileSync(join(prefix, "memsearch"), "#!/bin/sh\necho old\n", { mode: 0o755 });
+
+    const r = await install([join(dl, ARCHIVE)], home);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("checksum mismatch");
+    expect(r.stderr).toContain("nothing was changed");
+    expect(readFileSync(join(prefix, "memsearch"), "utf8")).toBe("#!/bin/sh\necho old\n");
+    expect(readdirSync(prefix)).toEqual(["memsearch"]);
+    expect(existsSync(join(home, ".memsearch"))).toBe(false);
+  });
+
+  test("a wrong or missing SHA256SUMS entry is refused before the prefix exists", async () => {
+    const home = tmp("memsearch-install-home-");
+    const sums = join(home, "SUMS");
+    writeFileSync(sums, `${"0".repeat(64)}  ${ARCHIVE}\n`);
+    const wrong = await install(["--sums", sums, join(rel, ARCHIVE)], home);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("checksum mismatch");
+
+    writeFileSync(sums, `${"0".repeat(64)}  some-other-file.tar.gz\n`);
+    const missing = await install(["--sums", sums, join(rel, ARCHIVE)], home);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`no checksum entry for ${ARCHIVE}`);
+
+    const dl = tmp("memsearch-install-dl-");
+    copyFileSync(join(rel, ARCHIVE), join(dl, ARCHIVE)); // no SHA256SUMS beside it
+    const noSums = await install([join(dl, ARCHIVE)], home);
+    expect(noSums.code).toBe(1);
+    expect(noSums.stderr).toContain("checksum file not found");
+
+    expect(existsSync(join(home, ".local"))).toBe(false);
+    expect(existsSync(join(home, ".memsearch"))).toBe(false);
+  });
+
+  test("installs a bare binary (no plugin), and refreshes an installed plugin's copy", async () => {
+    const home = tmp("memsearch-install-home-");
+    const r = await install([join(rel, BARE)], home);
+    expect(r.code).toBe(0);
+    expect(version(join(home, ".local", "bin", "memsearch"))).toBe(`memsearch, version ${V}`);
+    expect(existsSync(join(home, ".memsearch"))).toBe(false);
+    expect(r.stdout).toContain("bare binary carries no Claude Code plugin");
+    expect(r.stdout).not.toContain("claude plugin install");
+
+    const pluginBin = join(home, ".memsearch", "plugin", "bin");
+    mkdirSync(pluginBin, { recursive: true });
+    writeFileSync(join(pluginBin, "memsearch"), "old");
+    const again = await install([join(rel, BARE)], home);
+    expect(again.code).toBe(0);
+    expect(version(join(pluginBin, "memsearch"))).toBe(`memsearch, version ${V}`);
+    expect(again.stdout).toContain("claude plugin install memsearch@memsearch");
+  }, 60_000);
+
+  test("installs from an http URL, with SHA256SUMS fetched from the same URL folder", async () => {
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(req) {
+        const name = new URL(req.url).pathname.replace(/^\/rel\//, "");
+        const path = join(rel, name);
+        return name && !name.includes("/") && existsSync(path) ? new Response(Bun.file(path)) : new Response("nope", { status: 404 });
+      },
+    });
+    try {
+      const home = tmp("memsearch-install-home-");
+      const r = await install([`http://127.0.0.1:${server.port}/rel/${ARCHIVE}`], home);
+      expect(r.code).toBe(0);
+      expect(version(join(home, ".local", "bin", "memsearch"))).toBe(`memsearch, version ${V}`);
+      expect(existsSync(join(home, ".memsearch", "plugin", "bin", "memsearch"))).toBe(true);
+
+      const missing = await install([`http://127.0.0.1:${server.port}/rel/nothing-${ARCHIVE}`], home);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain("download failed");
+    } finally {
+      server.stop(true);
+    }
+  }, 60_000);
+
+  test("a missing or absent SOURCE gives a clear error", async () => {
+    const home = tmp("memsearch-install-home-");
+    const r = await install([join(home, "no-such.tar.gz")], home);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`source not found: ${join(home, "no-such.tar.gz")}`);
+
+    const none = await install([], home);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("no SOURCE given");
+    expect(none.stderr).toContain("usage: install.sh");
+
+    const help = await install(["--help"], home);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("--plugin-dir DIR");
+    expect(readdirSync(home)).toEqual([]);
+  });
+});

@@ -1,0 +1,166 @@
+import { describe, expect, test } from "bun:test";
+import { redactSecrets, sanitize, stripPrivate } from "../../src/memory/redact.ts";
+
+// Test secrets are assembled at run time so the repository never holds a string that a secret
+// scanner (or a reviewer) would take for a real credential.
+const rep = (s: string, n: number) => s.repeat(n);
+
+describe("stripPrivate", () => {
+  test("removes a block, multi-line and case-insensitive", () => {
+    expect(stripPrivate("a <private>x\ny</private> b")).toBe("a [private] b");
+    expect(stripPrivate("a <PRIVATE>x</Private> b")).toBe("a [private] b");
+  });
+  test("several blocks, nested blocks", () => {
+    expect(stripPrivate("<private>1</private> 2 <private>3</private>")).toBe("[private] 2 [private]");
+    expect(stripPrivate("a <private>1<private>2</private>3</private> b")).toBe("a [private] b");
+  });
+  test("an unclosed block hides the rest of the text", () => {
+    expect(stripPrivate("keep <private>secret\nmore secret")).toBe("keep [private]");
+  });
+  test("text without tags, or with look-alikes, is untouched", () => {
+    expect(stripPrivate("no tags here")).toBe("no tags here");
+    expect(stripPrivate("<privateer> and </private> stray")).toBe("<privateer> and </private> stray");
+  });
+});
+
+const SECRETS: [kind: string, secret: string][] = [
+  ["aws-key", "AKIA" + "IOSFODNN7EXAMPLE"],
+  ["aws-key", "ASIA" + "Y34FZKBOKMUTVV7A"],
+  ["github-token", "ghp_" + rep("aB3d", 9)],
+  ["github-token", "gho_" + rep("Zx9Q", 9)],
+  ["github-token", "ghs_" + rep("k2Lm", 9)],
+  ["github-token", "github_pat_" + "11ABCDEFG0" + rep("aZ_9", 15)],
+  ["anthropic-key", "sk-ant-api03-" + rep("Qw3-Er5_", 10)],
+  ["openai-key", "sk-proj-" + rep("Ab1Cd2", 8)],
+  ["openai-key", "sk-" + rep("T3BlbkFJ", 6)],
+  ["slack-token", "xoxb-" + "123456789012-" + rep("AbCd", 6)],
+  ["google-api-key", "AIza" + "SyD" + rep("x1_Y", 8)],
+  ["stripe-key", "sk_live_" + rep("4eC39Hq", 4)],
+  ["stripe-key", "rk_live_" + rep("51HzQ", 5)],
+  ["jwt", "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"],
+  ["npm-token", "npm_" + rep("a1B2c3", 6)],
+];
+
+describe("redactSecrets: vendor tokens", () => {
+  for (const [kind, secret] of SECRETS) {
+    test(`${kind}: ${secret.slice(0, 8)}…`, () => {
+      const out = redactSecrets(`before ${secret} after`);
+      expect(out).toBe(`before [REDACTED:${kind}] after`);
+      expect(out).not.toContain(secret);
+    });
+  }
+});
+
+describe("redactSecrets: structured secrets", () => {
+  test("PEM private key block, and a clipped one without its END line", () => {
+    const body = "MIIEowIBAAKCAQEA" + rep("q83vEjRW", 8) + "\n" + rep("Zm9vYmFy", 8) + "==";
+    const pem = `-----BEGIN RSA PRIVATE KEY-----\n${body}\n-----END RSA PRIVATE KEY-----`;
+    const out = redactSecrets(`key:\n${pem}\ndone`);
+    expect(out).toBe("key:\n[REDACTED:private-key]\ndone");
+    const clipped = redactSecrets(`-----BEGIN OPENSSH PRIVATE KEY-----\n${body}\n[output clipped]`);
+    expect(clipped).toBe("[REDACTED:private-key]\n[output clipped]");
+    // A public key or certificate is not a secret.
+    const cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
+    expect(redactSecrets(cert)).toBe(cert);
+  });
+
+  test("AWS secret access key assignment", () => {
+    const secret = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY";
+    expect(redactSecrets(`aws_secret_access_key = ${secret}`)).toBe("aws_secret_access_key = [REDACTED:aws-secret]");
+    expect(redactSecrets(`AWS_SECRET_ACCESS_KEY=${secret}`)).toBe("AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret]");
+  });
+
+  test("password in a URL keeps the user", () => {
+    expect(redactSecrets("postgres://admin:" + "s3cr3t-pw" + "@db.local:5432/app")).toBe(
+      "postgres://admin:[REDACTED:url-password]@db.local:5432/app",
+    );
+    expect(redactSecrets("https://user@example.com/x")).toBe("https://user@example.com/x");
+    expect(redactSecrets("http://localhost:8080/a@b")).toBe("http://localhost:8080/a@b");
+  });
+
+  test("Authorization headers", () => {
+    expect(redactSecrets("Authorization: Bearer " + "abcDEF1234567890xyz")).toBe("Authorization: Bearer [REDACTED:bearer]");
+    expect(redactSecrets(`-H "Authorization: Basic ${"dXNlcjpwYXNz"}"`)).toBe('-H "Authorization: Basic [REDACTED:bearer]"');
+    // A shell variable is a reference, not a secret.
+    expect(redactSecrets("-H 'Authorization: Bearer $TOKEN'")).toBe("-H 'Authorization: Bearer $TOKEN'");
+  });
+
+  test("generic assignments in env, JSON, YAML and CLI styles", () => {
+    expect(redactSecrets("DB_PASSWORD=" + "hunter2hunter2")).toBe("DB_PASSWORD=[REDACTED:password]");
+    expect(redactSecrets('{"password": "' + "correct horse" + '", "user": "bob"}')).toBe(
+      '{"password": "[REDACTED:password]", "user": "bob"}',
+    );
+    expect(redactSecrets("client_secret: '" + "abcdefgh1234" + "'")).toBe("client_secret: '[REDACTED:secret]'");
+    expect(redactSecrets("api_key: " + "abc123def456")).toBe("api_key: [REDACTED:api-key]");
+    expect(redactSecrets("export GITHUB_TOKEN=" + "plainvalue99")).toBe("export GITHUB_TOKEN=[REDACTED:token]");
+    expect(redactSecrets("curl 'https://x.test/?token=" + "abcdefgh123" + "&page=2'")).toBe(
+      "curl 'https://x.test/?token=[REDACTED:token]&page=2'",
+    );
+    expect(redactSecrets("mysql --password " + "hunter2hunter2" + " db")).toBe("mysql --password [REDACTED:password] db");
+  });
+
+  test("short values and code references are not secrets", () => {
+    for (const s of [
+      "password=short",
+      "token = getToken()",
+      "token = self.token_value",
+      "export GITHUB_TOKEN=${GH_TOKEN}",
+      "tokenizer = AutoTokenizer.from_pretrained('bert')",
+      "Password: incorrect",
+      "the secret: nothing special",
+      'password: "none"',
+    ]) {
+      expect(redactSecrets(s)).toBe(s);
+    }
+  });
+});
+
+describe("redactSecrets: no false positives", () => {
+  test("git SHAs, UUIDs, hashes, prose and code pass through", () => {
+    const text = [
+      "commit 3f786850e387550fdab836ed7e6dc881de23001b (HEAD -> main)",
+      "session 123e4567-e89b-12d3-a456-426614174000 turn 9b2f0c4e-1d3a-4b5c-8e7f-0a1b2c3d4e5f",
+      "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+      "The secret to a good token budget is a small prompt; tokens are cheap.",
+      "Use sk-learn or the disk-usage-report-for-all-servers script; ask-questions-first.",
+      "const apiKey = config.get('api.key'); if (!password) throw new Error('no password');",
+      "See https://github.com/org/repo/pull/123 and git@github.com:org/repo.git",
+      "AKIA is the prefix of AWS keys; eyJ starts base64 JSON.",
+    ].join("\n");
+    expect(redactSecrets(text)).toBe(text);
+  });
+
+  test("already redacted text is stable", () => {
+    const once = redactSecrets("token=" + "ghp_" + rep("aB3d", 9));
+    expect(once).toBe("token=[REDACTED:github-token]");
+    expect(redactSecrets(once)).toBe(once);
+  });
+});
+
+describe("sanitize", () => {
+  test("strips private blocks and redacts what is left", () => {
+    const key = "AKIA" + "IOSFODNN7EXAMPLE";
+    expect(sanitize(`<private>${key}</private> and ${key}`)).toBe("[private] and [REDACTED:aws-key]");
+  });
+});
+
+describe("linear time", () => {
+  const MB = 1 << 20;
+  const inputs: [string, string][] = [
+    ["prose with secrets", (rep("The quick brown fox edits src/app.ts; password=hunter2hunter2 ", 100) + "ghp_" + rep("aB3d", 9) + "\n").repeat(Math.ceil(MB / 6400))],
+    ["one long word", rep("a", MB)],
+    ["repeated key names", rep("password=", MB / 9)],
+    ["unclosed PEM headers", rep("-----BEGIN RSA PRIVATE KEY-----", MB / 31)],
+    ["unclosed private tags", rep("<private ", MB / 9)],
+    ["JWT-like prefixes", rep("eyJabcde.eyJ", MB / 12)],
+    ["URL-like", rep("http://aaaa:", MB / 12)],
+    ["base64 soup", rep("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=", MB / 36)],
+  ];
+  for (const [name, input] of inputs) {
+    test(`1 MB of ${name}`, () => {
+      const t0 = performance.now();
+      sanitize(input);
+      expect(performance.now() - t0).toBeLessThan(1500);
+    });
+  }
+});

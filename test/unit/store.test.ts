@@ -1,0 +1,76 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { INDEX_FILE, Store } from "../../src/core/store.ts";
+import type { StoredChunk } from "../../src/core/types.ts";
+
+function chunk(id: string, source: string, content: string, line = 1): StoredChunk {
+  return { chunkHash: id, contentHash: "c" + id, source, content, heading: content.split("\n")[0]!, headingLevel: 2, startLine: line, endLine: line + 2 };
+}
+function vec(...xs: number[]): Float32Array {
+  const v = new Float32Array(4);
+  xs.forEach((x, i) => (v[i] = x));
+  return v;
+}
+
+describe("Store", () => {
+  test("round-trips text, vectors and bookkeeping through the compact file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const s = Store.empty(dir, "m", 4);
+    const vs = new Map([["ca", vec(1, 0, 0, 0)], ["cb", vec(0, 1, 0, 0)]]);
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 10 }, [chunk("a", "/p/a.md", "## Redis cache\nwe chose redis for caching"), chunk("b", "/p/a.md", "## Deploy\nkubernetes rollout failed", 5)], (h) => vs.get(h));
+    s.save();
+    const { store, rebuilt } = Store.open(dir, "m");
+    expect(rebuilt).toBeUndefined();
+    expect(store.size).toBe(2);
+    expect(store.vectorCount).toBe(2);
+    expect(store.searchText("redis", 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
+    const v = store.searchVector(vec(0, 1, 0.1, 0), 5, 0.5);
+    expect(v[0]!.chunk.chunkHash).toBe("b");
+    expect(v[0]!.cosine!).toBeGreaterThan(0.9);
+    expect(store.vectorsByContent().get("ca")![0]).toBe(1);
+    // remove still works after a reload (vector and text both gone)
+    expect(store.removeFile("/p/a.md")).toBe(2);
+    expect(store.searchText("redis", 5)).toEqual([]);
+    expect(store.searchVector(vec(0, 1, 0, 0), 5, 0)).toEqual([]);
+    expect(store.vectorCount).toBe(0);
+  });
+
+  test("a corrupt or other-model index is discarded with a reason, never mixed", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const s = Store.empty(dir, "m", 4);
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, [chunk("a", "/p/a.md", "## x\nhello world")], () => vec(1));
+    s.save();
+    const other = Store.open(dir, "other-model");
+    expect(other.rebuilt).toContain("'m'");
+    expect(other.store.size).toBe(0);
+    const bytes = readFileSync(join(dir, INDEX_FILE));
+    writeFileSync(join(dir, INDEX_FILE), bytes.subarray(0, bytes.length - 7));
+    const cut = Store.open(dir, "m");
+    expect(cut.rebuilt).toContain("unreadable");
+    writeFileSync(join(dir, INDEX_FILE), "garbage");
+    expect(Store.open(dir, "m").rebuilt).toContain("unreadable");
+  });
+
+  test("chunks stored without vectors are reported and filled in later", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const s = Store.empty(dir, "m");
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, [chunk("a", "/p/a.md", "## x\nhello world")], () => undefined);
+    expect(s.chunksMissingVectors().length).toBe(1);
+    s.setDimension(4, new Map());
+    s.replaceFile("/p/a.md", { mtimeMs: 2, size: 1 }, [chunk("a", "/p/a.md", "## x\nhello world")], () => vec(0, 0, 1));
+    expect(s.chunksMissingVectors().length).toBe(0);
+    expect(s.searchVector(vec(0, 0, 1), 3, 0.5).length).toBe(1);
+    expect(s.searchText("hello", 3).length).toBe(1);
+  });
+
+  test("source prefix filters by path, not by token", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const s = Store.empty(dir, "m");
+    s.replaceFile("/p/docs/a.md", { mtimeMs: 1, size: 1 }, [chunk("a", "/p/docs/a.md", "## x\nshared words")], () => undefined);
+    s.replaceFile("/p/docs2/b.md", { mtimeMs: 1, size: 1 }, [chunk("b", "/p/docs2/b.md", "## y\nshared words")], () => undefined);
+    expect(s.searchText("shared", 5, "/p/docs/").map((h) => h.chunk.chunkHash)).toEqual(["a"]);
+    expect(s.searchText("shared", 5, "/nope")).toEqual([]);
+  });
+});
