@@ -150,8 +150,10 @@ else
 fi
 
 # --- 4. install the binary: temp name in the prefix, prove it runs, then an atomic rename ---------
-created_prefix=""
-[ -d "$prefix" ] || created_prefix=1
+# The outermost folder this step creates, so a binary that won't run leaves no trace.
+created=""
+d=$prefix
+while [ -n "$d" ] && [ ! -d "$d" ]; do created=$d; d=${d%/*}; done
 mkdir -p "$prefix" || die "cannot create $prefix"
 dest="$prefix/memsearch$exe"
 new="$prefix/.memsearch$exe.new.$$"
@@ -159,7 +161,7 @@ cp "$bin_src" "$new" || { rm -f "$new"; die "cannot write to $prefix"; }
 chmod 755 "$new"
 if ! version=$("$new" --version 2>&1); then
   rm -f "$new"
-  [ -z "$created_prefix" ] || rmdir "$prefix" 2>/dev/null || true
+  [ -z "$created" ] || rm -rf "$created"
   die "the binary does not run on this machine (wrong platform? $(uname -sm 2>/dev/null)): ${version:-no output} (nothing was changed)"
 fi
 mv -f "$new" "$dest" || { rm -f "$new"; die "cannot move the binary into $dest"; }

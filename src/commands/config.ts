@@ -57,9 +57,9 @@ const set: CommandModule<{}, { key: string; value: string; project: boolean }> =
 };
 
 interface ListArgs {
-  resolved: boolean;
-  global: boolean;
-  project: boolean;
+  resolved?: boolean;
+  global?: boolean;
+  project?: boolean;
   jsonOutput: boolean;
 }
 
@@ -68,13 +68,12 @@ const list: CommandModule<{}, ListArgs> = {
   describe: "Show configuration: resolved (default, with each value's source), --global or --project",
   builder: (y) =>
     jsonFlag(y)
-      .option("resolved", { type: "boolean", default: false, describe: "All layers merged, with where each value came from" })
-      .option("global", { type: "boolean", default: false })
-      .option("project", { type: "boolean", default: false })
-      .conflicts("global", ["project", "resolved"]) as never,
+      .option("resolved", { type: "boolean", describe: "All layers merged, with where each value came from (default)" })
+      .option("global", { type: "boolean", describe: "Only ~/.memsearch/config.toml" })
+      .option("project", { type: "boolean", describe: "Only the project's .memsearch.toml" }) as never,
   handler: action((a: ListArgs) => {
     if (a.global || (a.project && !a.resolved)) {
-      const { path, scope } = target(a.project);
+      const { path, scope } = target(!!a.project);
       const vals = readConfigFile(path, scope);
       if (a.jsonOutput) return print(JSON.stringify(vals));
       print(`# ${scope === "global" ? "Global" : "Project"} (${path})\n` + (Object.keys(vals).length ? toToml(vals) : "(empty)"));

@@ -3,9 +3,10 @@
  * to the journal. Memory files live in the project and may be committed; a key pasted into a
  * prompt must not end up there.
  *
- * Every pattern starts on a literal prefix and uses bounded quantifiers only, so each is one
- * linear scan: a 1 MB tool output costs milliseconds and crafted input cannot make a backtracking
- * engine go quadratic.
+ * Every pattern starts on a literal prefix (token patterns only where a token-character run
+ * starts) and uses bounded quantifiers, and PEM blocks are found by one forward scan, so a 1 MB
+ * tool output costs milliseconds and crafted input cannot make the backtracking engine go
+ * quadratic (the unit tests feed it such input).
  */
 
 const PRIVATE_TAG = /<(\/?)private(?:\s[^<>]{0,200})?\s*>/gi;
@@ -81,16 +82,6 @@ const assignment: Replacer = (match, name, sep, dq, sq, bare) => {
 };
 
 const RULES: Rule[] = [
-  // PEM blocks first: their base64 body would otherwise be chewed by the rules below.
-  {
-    kind: "private-key",
-    pattern: /-----BEGIN ([A-Z0-9]{1,20} ){0,3}PRIVATE KEY( BLOCK)?-----[\s\S]{0,20000}?-----END ([A-Z0-9]{1,20} ){0,3}PRIVATE KEY( BLOCK)?-----/g,
-  },
-  // A clipped tool output can hold the start of a key without its end: take the base64 lines.
-  {
-    kind: "private-key",
-    pattern: /-----BEGIN ([A-Z0-9]{1,20} ){0,3}PRIVATE KEY( BLOCK)?-----(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]{1,200})*/g,
-  },
   { kind: "aws-key", pattern: /\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|AROA|ANPA|ANVA)[A-Z0-9]{16}\b/g },
   {
     kind: "aws-secret",
@@ -99,19 +90,21 @@ const RULES: Rule[] = [
   },
   { kind: "github-token", pattern: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}\b/g },
   { kind: "github-token", pattern: /\bgithub_pat_[A-Za-z0-9_]{22,255}\b/g },
-  { kind: "anthropic-key", pattern: /\bsk-ant-[A-Za-z0-9_-]{20,300}/g },
+  { kind: "anthropic-key", pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,300}/g },
   {
     kind: "openai-key",
-    pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,300}/g,
+    pattern: /(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,300}/g,
     // Real keys are random base62 and carry digits; `sk-some-long-kebab-slug` is a name.
     replace: (m) => (/\d/.test(m) ? tag("openai-key") : m),
   },
   { kind: "stripe-key", pattern: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,250}\b/g },
-  { kind: "slack-token", pattern: /\bxox[baprs]-[A-Za-z0-9-]{10,250}/g },
-  { kind: "slack-token", pattern: /\bxapp-\d-[A-Za-z0-9-]{10,250}/g },
-  { kind: "google-api-key", pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
+  { kind: "slack-token", pattern: /(?<![A-Za-z0-9-])xox[baprs]-[A-Za-z0-9-]{10,250}/g },
+  { kind: "slack-token", pattern: /(?<![A-Za-z0-9-])xapp-\d-[A-Za-z0-9-]{10,250}/g },
+  { kind: "google-api-key", pattern: /(?<![0-9A-Za-z_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
   { kind: "npm-token", pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
-  { kind: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{10,2000}/g },
+  // Starts only where a base64url run starts, so a run of `eyJ-eyJ-…` is not rescanned from every
+  // `eyJ` in it (that would be quadratic).
+  { kind: "jwt", pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{10,2000}/g },
   // scheme://user:pass@host: the user name helps recall, the password never does.
   {
     kind: "url-password",
@@ -142,12 +135,47 @@ const RULES: Rule[] = [
   },
 ];
 
+// PEM blocks are handled by one forward scan over BEGIN/END markers: a lazy `BEGIN[\s\S]*?END`
+// regex rescans the text after every unclosed BEGIN, which is quadratic on crafted input.
+const PEM_MARKER = /-----(BEGIN|END) (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----/g;
+// After an unclosed BEGIN (a clipped tool output), the base64 lines that follow it.
+// Whole lines only: the text after a clipped key must not lose its first word.
+const PEM_BODY = /(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]+(?=\r?\n|\\n|$))*/y;
+
+function redactPem(text: string): string {
+  if (!text.includes("PRIVATE KEY-----")) return text;
+  let out = "";
+  let from = 0;
+  let open: RegExpExecArray | undefined;
+  const closeUnfinished = () => {
+    PEM_BODY.lastIndex = open!.index + open![0].length;
+    PEM_BODY.exec(text);
+    out += `${text.slice(from, open!.index)}${tag("private-key")}`;
+    from = PEM_BODY.lastIndex;
+    open = undefined;
+  };
+  PEM_MARKER.lastIndex = 0;
+  for (let m = PEM_MARKER.exec(text); m; m = PEM_MARKER.exec(text)) {
+    if (m[1] === "BEGIN") {
+      if (open) closeUnfinished();
+      if (m.index >= from) open = m;
+    } else if (open) {
+      out += `${text.slice(from, open.index)}${tag("private-key")}`;
+      from = m.index + m[0].length;
+      open = undefined;
+    }
+  }
+  if (open) closeUnfinished();
+  return out + text.slice(from);
+}
+
 /**
  * Replaces credentials with `[REDACTED:kind]`. Git SHAs, UUIDs and ordinary words are left alone:
  * every rule needs a vendor prefix or a credential-named key.
  */
 export function redactSecrets(text: string): string {
-  let out = text;
+  // PEM blocks first: their base64 body would otherwise be chewed by the rules below.
+  let out = redactPem(text);
   for (const rule of RULES) {
     rule.pattern.lastIndex = 0;
     const replace = rule.replace;

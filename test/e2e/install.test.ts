@@ -149,6 +149,24 @@ describe.skipIf(!PLATFORMS.includes(HOST))("install.sh", () => {
     expect(existsSync(join(home, ".memsearch"))).toBe(false);
   });
 
+  test("an archive whose binary can't run here (wrong platform) is refused and leaves no trace", async () => {
+    const home = tmp("memsearch-install-home-");
+    const dl = tmp("memsearch-install-dl-");
+    const name = `memsearch-${V}-other-os`;
+    mkdirSync(join(dl, name, "plugin", "bin"), { recursive: true });
+    writeFileSync(join(dl, name, "memsearch"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0xff, 0xff, 0xff, 0xff]), { mode: 0o755 });
+    expect(Bun.spawnSync(["tar", "-czf", `${name}.tar.gz`, name], { cwd: dl }).exitCode).toBe(0);
+    const hasher = new Bun.CryptoHasher("sha256");
+    hasher.update(readFileSync(join(dl, `${name}.tar.gz`)));
+    writeFileSync(join(dl, "SHA256SUMS"), `${hasher.digest("hex")}  ${name}.tar.gz\n`);
+
+    const r = await install([join(dl, `${name}.tar.gz`)], home);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("checksum OK");
+    expect(r.stderr).toContain("does not run on this machine");
+    expect(readdirSync(home)).toEqual([]);
+  });
+
   test("installs a bare binary (no plugin), and refreshes an installed plugin's copy", async () => {
     const home = tmp("memsearch-install-home-");
     const r = await install([join(rel, BARE)], home);

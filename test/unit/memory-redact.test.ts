@@ -59,6 +59,11 @@ describe("redactSecrets: structured secrets", () => {
     expect(out).toBe("key:\n[REDACTED:private-key]\ndone");
     const clipped = redactSecrets(`-----BEGIN OPENSSH PRIVATE KEY-----\n${body}\n[output clipped]`);
     expect(clipped).toBe("[REDACTED:private-key]\n[output clipped]");
+    // Two keys, one of them clipped, with text around and between them.
+    const two = redactSecrets(`a\n-----BEGIN PRIVATE KEY-----\n${body}\nthen b\n${pem}\nc`);
+    expect(two).toBe("a\n[REDACTED:private-key]\nthen b\n[REDACTED:private-key]\nc");
+    // JSON-escaped newlines, as in a tool input rendered as compact JSON.
+    expect(redactSecrets(`{"k":"${pem.replace(/\n/g, "\\n")}"}`)).toBe('{"k":"[REDACTED:private-key]"}');
     // A public key or certificate is not a secret.
     const cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
     expect(redactSecrets(cert)).toBe(cert);
@@ -153,6 +158,11 @@ describe("linear time", () => {
     ["unclosed PEM headers", rep("-----BEGIN RSA PRIVATE KEY-----", MB / 31)],
     ["unclosed private tags", rep("<private ", MB / 9)],
     ["JWT-like prefixes", rep("eyJabcde.eyJ", MB / 12)],
+    ["dashed JWT prefixes", rep("eyJ-", MB / 4)],
+    ["dashed key prefixes", rep("sk-", MB / 3) + " " + rep("xoxb-", MB / 5) + " " + rep("AIza-", MB / 5)],
+    ["PEM with END markers only", rep("-----END RSA PRIVATE KEY-----", MB / 29)],
+    ["PEM header then base64 lines", "-----BEGIN PRIVATE KEY-----" + rep("\nQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=", MB / 37)],
+    ["Bearer words", rep("Bearer ", MB / 7)],
     ["URL-like", rep("http://aaaa:", MB / 12)],
     ["base64 soup", rep("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=", MB / 36)],
   ];

@@ -1,0 +1,585 @@
+/**
+ * Claude Code transcript reader. Streams a session JSONL file once, tolerates anything it does not
+ * understand (counted in `stats`, never fatal) and groups entries into turns: a turn opens at a real
+ * user message and runs until the next one.
+ *
+ * Two depths:
+ *  - `listTurns` (index): enough for the turn listing; tool results and progress lines are
+ *    recognised from their first bytes and never parsed, so it costs little more than a read.
+ *  - `readTranscript` / `readTurnRange` (full): texts, tool calls paired with their results,
+ *    compactions, summaries. `readTurnRange` parses only the byte range of the turns asked for.
+ */
+import { stat } from "node:fs/promises";
+import { basename } from "node:path";
+import { InputError, NotFoundError, UnrecognisedFormatError } from "../core/errors.ts";
+import { isBlank, parseLine, peekEntry, scanLines } from "./lines.ts";
+import { classifyUserText, cleanText, clip, commandText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
+import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";
+
+/** The file exists but holds nothing yet (Claude Code creates it before writing). */
+export class EmptyTranscriptError extends InputError {
+  constructor(path: string) {
+    super(`transcript is empty: ${path}`);
+  }
+}
+
+export const UNRECOGNISED_MESSAGE = "Unrecognized transcript format. Read the file directly to locate the relevant turns.";
+
+/** Entry types Claude Code writes. */
+const CLAUDE_TYPES = new Set([
+  "user",
+  "assistant",
+  "system",
+  "summary",
+  "progress",
+  "file-history-snapshot",
+  "queue-operation",
+  "attachment",
+  "ai-title",
+  "custom-title",
+  "last-prompt",
+  "agent-name",
+  "mode",
+  "pr-link",
+  "cost-state",
+  "tag",
+]);
+/** Entry types with nothing for a reader: skipped from their first bytes, never parsed. */
+const SKIP_TYPES = new Set(["progress", "file-history-snapshot", "queue-operation", "ai-title", "custom-title", "last-prompt", "agent-name", "mode", "pr-link", "cost-state", "tag"]);
+/** Codex rollouts and OpenClaw sessions. */
+const FOREIGN_TYPES = new Set(["event_msg", "response_item", "session_meta", "turn_context", "compacted", "message", "session"]);
+/** The format is decided from the first entries, as the reference does. */
+const DETECT_LINES = 80;
+
+export interface ReadOptions {
+  /** Clip tool outputs to this many chars (default 4000). */
+  maxOutput?: number;
+  /** Read sidechain lines as the main thread (a subagent file). Default: detected. */
+  subagent?: boolean;
+}
+
+type Mode = "index" | "full";
+
+interface BuilderOptions {
+  mode: Mode;
+  maxOutput: number;
+  subagent?: boolean;
+  /** Validate the format and emptiness (off when reading a range of an already-read file). */
+  validate: boolean;
+  /** Record which turn holds an entry whose uuid starts with this. */
+  locate?: string;
+}
+
+function newStats(): ReadStats {
+  return {
+    lines: 0,
+    malformed: 0,
+    oversized: 0,
+    skipped: {},
+    unknownTypes: 0,
+    unknownBlocks: 0,
+    sidechain: 0,
+    meta: 0,
+    attachments: 0,
+    orphanResults: 0,
+    untrustedSummaries: 0,
+  };
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+class Builder {
+  readonly stats = newStats();
+  readonly turns: Turn[] = [];
+  readonly compactions: Compaction[] = [];
+  readonly rawSummaries: SessionSummary[] = [];
+  readonly uuids = new Set<string>();
+  sessionId?: string;
+  subagent?: boolean;
+  located?: Turn;
+
+  private cur?: Turn;
+  private curCandidate = false;
+  private curHasAssistant = false;
+  /** Per message.id: blocks already taken (lines of one message may repeat blocks). */
+  private seen = new Map<string, Set<string>>();
+  private lastTextMsg?: string;
+  private pending = new Map<string, ToolCall>();
+  private detectLines = 0;
+  private claudeEntries = 0;
+  private foreignEntries = 0;
+  private objects = 0;
+  private nonBlank = 0;
+  private decided = false;
+
+  constructor(private readonly o: BuilderOptions) {
+    this.subagent = o.subagent;
+  }
+
+  /** One line of the file. */
+  line(buf: Uint8Array, s: number, e: number, offset: number, lineNo: number): void {
+    this.stats.lines++;
+    if (isBlank(buf, s, e)) return;
+    this.nonBlank++;
+    const peek = peekEntry(buf, s, e);
+    if (peek.type !== undefined && SKIP_TYPES.has(peek.type)) {
+      this.objects++;
+      this.count(peek.type);
+      this.skip(peek.type);
+      return;
+    }
+    // In an index, tool results are not needed: they never open a turn.
+    if (this.o.mode === "index" && peek.type === "user" && peek.content === "array" && peek.firstBlock === "tool_result") {
+      this.objects++;
+      this.count("user");
+      return;
+    }
+    const entry = parseLine(buf, s, e);
+    if (!entry) {
+      this.stats.malformed++;
+      this.count(undefined);
+      return;
+    }
+    this.objects++;
+    const type = str(entry.type);
+    this.count(type ?? (entry.role !== undefined ? "message" : undefined));
+    this.entry(entry, type, offset, lineNo);
+  }
+
+  private skip(key: string): void {
+    this.stats.skipped[key] = (this.stats.skipped[key] ?? 0) + 1;
+  }
+
+  /** Format detection over the first entries. */
+  private count(type: string | undefined): void {
+    if (this.decided || !this.o.validate) return;
+    this.detectLines++;
+    if (type !== undefined) {
+      if (CLAUDE_TYPES.has(type)) this.claudeEntries++;
+      else if (FOREIGN_TYPES.has(type)) this.foreignEntries++;
+    }
+    if (this.detectLines >= DETECT_LINES) this.decide();
+  }
+
+  private decide(): void {
+    this.decided = true;
+    if (this.objects === 0) return; // reported by finish()
+    if (this.claudeEntries === 0 || this.foreignEntries > this.claudeEntries) throw new UnrecognisedFormatError(UNRECOGNISED_MESSAGE);
+  }
+
+  private entry(o: Obj, type: string | undefined, offset: number, lineNo: number): void {
+    const uuid = str(o.uuid);
+    if (uuid !== undefined) this.uuids.add(uuid);
+    if (this.sessionId === undefined && typeof o.sessionId === "string" && o.sessionId) this.sessionId = o.sessionId;
+    if (type === "user" || type === "assistant" || type === "system" || type === "attachment") {
+      if (this.subagent === undefined && (type === "user" || type === "assistant")) this.subagent = o.isSidechain === true;
+      if (o.isSidechain === true && !this.subagent) {
+        this.stats.sidechain++;
+        return;
+      }
+    }
+    switch (type) {
+      case "user":
+        this.user(o, offset, lineNo);
+        break;
+      case "assistant":
+        this.assistant(o);
+        break;
+      case "system":
+        this.system(o);
+        break;
+      case "summary": {
+        const summary = str(o.summary);
+        const leaf = str(o.leafUuid);
+        if (summary !== undefined && leaf !== undefined) this.rawSummaries.push({ summary, leafUuid: leaf });
+        else this.stats.malformed++;
+        break;
+      }
+      case "attachment":
+        this.attachment(o);
+        break;
+      default:
+        this.stats.unknownTypes++;
+        this.skip(type ?? "(no type)");
+    }
+    if (this.o.locate && uuid !== undefined && this.located === undefined && this.cur && uuid.startsWith(this.o.locate)) this.located = this.cur;
+  }
+
+  private user(o: Obj, offset: number, lineNo: number): void {
+    const full = this.o.mode === "full";
+    if (o.isMeta === true) {
+      this.stats.meta++;
+      return;
+    }
+    const msg = o.message;
+    if (!isObj(msg)) {
+      this.stats.malformed++;
+      return;
+    }
+    const content = msg.content;
+    const parts: string[] = [];
+    let hasResult = false;
+    if (typeof content === "string") parts.push(content);
+    else if (Array.isArray(content)) {
+      for (const b of content) {
+        if (!isObj(b)) {
+          this.stats.unknownBlocks++;
+          continue;
+        }
+        switch (b.type) {
+          case "text":
+            if (typeof b.text === "string") parts.push(b.text);
+            break;
+          case "image":
+          case "document":
+            parts.push(mediaPlaceholder(b));
+            break;
+          case "tool_result":
+            hasResult = true;
+            if (full) this.result(b);
+            break;
+          default:
+            this.stats.unknownBlocks++;
+        }
+      }
+    } else {
+      this.stats.malformed++;
+      return;
+    }
+    const text = cleanText(parts.join("\n\n"));
+    if (o.isCompactSummary === true) {
+      this.compactSummary(text);
+      return;
+    }
+    if (hasResult) {
+      // Text beside tool results is an interruption notice or a reminder, never a new prompt.
+      if (text && full && this.cur) this.cur.items.push({ kind: "user", text });
+      return;
+    }
+    const kind = classifyUserText(text);
+    switch (kind) {
+      case "prompt":
+        this.open(o, text, "prompt", offset, lineNo);
+        break;
+      case "command":
+        this.open(o, commandText(text), "command", offset, lineNo);
+        break;
+      case "interrupt":
+        if (full && this.cur) this.cur.items.push({ kind: "user", text });
+        break;
+      case "compact-summary":
+        this.compactSummary(text);
+        break;
+      default:
+        this.skip(`user:${kind}`);
+    }
+  }
+
+  private compactSummary(text: string): void {
+    const last = this.compactions[this.compactions.length - 1];
+    if (last && last.summary === undefined) last.summary = text;
+    else this.compactions.push({ summary: text });
+  }
+
+  /** Start a turn; a slash command only counts once Claude acts on it. */
+  private open(o: Obj, text: string, kind: "prompt" | "command", offset: number, lineNo: number): void {
+    this.close(offset);
+    this.cur = {
+      index: -1,
+      uuid: str(o.uuid) ?? `line-${lineNo}`,
+      timestamp: str(o.timestamp),
+      kind,
+      userText: text,
+      assistantTexts: [],
+      tools: [],
+      items: [],
+      toolCount: 0,
+      line: lineNo,
+      start: offset,
+      end: offset,
+    };
+    this.curCandidate = kind === "command";
+    this.curHasAssistant = false;
+    this.seen.clear();
+    this.lastTextMsg = undefined;
+  }
+
+  private close(end: number): void {
+    const t = this.cur;
+    if (!t) return;
+    this.cur = undefined;
+    if (this.curCandidate && !this.curHasAssistant) {
+      // A local command (/mcp, /model…): no turn.
+      this.skip("user:local-command");
+      if (this.located === t) this.located = undefined;
+      return;
+    }
+    t.end = end;
+    t.index = this.turns.length;
+    this.turns.push(t);
+  }
+
+  private assistant(o: Obj): void {
+    const msg = o.message;
+    if (!isObj(msg)) {
+      this.stats.malformed++;
+      return;
+    }
+    const t = this.cur;
+    if (!t) {
+      this.skip("assistant:before-first-turn");
+      return;
+    }
+    this.curHasAssistant = true;
+    const full = this.o.mode === "full";
+    const msgId = str(msg.id) ?? str(o.uuid) ?? "";
+    let seen = this.seen.get(msgId);
+    if (!seen) {
+      seen = new Set();
+      this.seen.set(msgId, seen);
+    }
+    const content = typeof msg.content === "string" ? [{ type: "text", text: msg.content }] : msg.content;
+    if (!Array.isArray(content)) {
+      this.stats.malformed++;
+      return;
+    }
+    for (const b of content) {
+      if (!isObj(b)) {
+        this.stats.unknownBlocks++;
+        continue;
+      }
+      switch (b.type) {
+        case "text": {
+          if (!full || typeof b.text !== "string") break;
+          const key = "t:" + b.text;
+          if (seen.has(key)) break;
+          seen.add(key);
+          const text = cleanText(b.text);
+          if (!text) break;
+          const last = t.items[t.items.length - 1];
+          if (last?.kind === "assistant" && this.lastTextMsg === msgId) {
+            // Lines of one message: merged into one assistant text.
+            last.text += "\n\n" + text;
+            t.assistantTexts[t.assistantTexts.length - 1] = last.text;
+          } else {
+            t.items.push({ kind: "assistant", text });
+            t.assistantTexts.push(text);
+          }
+          this.lastTextMsg = msgId;
+          break;
+        }
+        case "tool_use":
+        case "server_tool_use": {
+          const id = str(b.id) ?? "";
+          const key = "u:" + id;
+          if (id && seen.has(key)) break;
+          seen.add(key);
+          t.toolCount++;
+          if (!full) break;
+          const name = str(b.name) ?? "?";
+          const call: ToolCall = { id, name, input: summarizeToolInput(name, b.input) };
+          t.tools.push(call);
+          t.items.push({ kind: "tool", call });
+          if (id) this.pending.set(id, call);
+          this.lastTextMsg = undefined;
+          break;
+        }
+        case "thinking":
+        case "redacted_thinking":
+          break;
+        default: {
+          const bt = typeof b.type === "string" ? b.type : "";
+          if (!bt.endsWith("_tool_result")) this.stats.unknownBlocks++;
+          else if (full) this.result(b);
+        }
+      }
+    }
+  }
+
+  /** A tool_result (user entry) or a server tool result (assistant entry): fill its call. */
+  private result(b: Obj): void {
+    const id = str(b.tool_use_id);
+    const call = id === undefined ? undefined : this.pending.get(id);
+    if (!call) {
+      this.stats.orphanResults++;
+      return;
+    }
+    this.pending.delete(id!);
+    const c = b.content;
+    let out: string;
+    if (typeof c === "string") out = c;
+    else if (Array.isArray(c)) {
+      const parts: string[] = [];
+      let results = 0;
+      for (const x of c) {
+        if (!isObj(x)) continue;
+        if (x.type === "text" && typeof x.text === "string") parts.push(x.text);
+        else if (x.type === "image" || x.type === "document") parts.push(mediaPlaceholder(x));
+        else if (typeof x.type === "string" && x.type.endsWith("_result")) results++;
+        else this.stats.unknownBlocks++;
+      }
+      if (results) parts.push(`[${results} results]`);
+      out = parts.join("\n");
+    } else if (c === undefined || c === null) out = "";
+    else out = JSON.stringify(c) ?? "";
+    const text = cleanText(out);
+    call.outputChars = text.length;
+    call.output = clip(text, this.o.maxOutput);
+    if (b.is_error === true) call.isError = true;
+  }
+
+  private system(o: Obj): void {
+    const sub = str(o.subtype) ?? "(none)";
+    if (sub !== "compact_boundary") {
+      this.skip(`system:${sub}`);
+      return;
+    }
+    const meta = isObj(o.compactMetadata) ? o.compactMetadata : {};
+    const c: Compaction = { uuid: str(o.uuid), timestamp: str(o.timestamp), trigger: str(meta.trigger) };
+    if (typeof meta.preTokens === "number") c.preTokens = meta.preTokens;
+    this.compactions.push(c);
+    if (this.o.mode === "full" && this.cur) this.cur.items.push({ kind: "compaction", trigger: c.trigger, preTokens: c.preTokens });
+  }
+
+  private attachment(o: Obj): void {
+    this.stats.attachments++;
+    const a = o.attachment;
+    // A message typed while Claude was working, delivered mid-turn.
+    if (isObj(a) && a.type === "queued_command" && typeof a.prompt === "string" && this.o.mode === "full" && this.cur) {
+      const text = cleanText(a.prompt);
+      if (text) this.cur.items.push({ kind: "user", text });
+    }
+  }
+
+  finish(end: number, path: string): void {
+    if (this.o.validate) {
+      if (this.nonBlank === 0) throw new EmptyTranscriptError(path);
+      if (this.objects === 0) throw new InputError(`not a JSONL transcript (no line is a JSON object): ${path}`);
+      if (!this.decided) this.decide();
+    }
+    this.close(end);
+    for (const t of this.turns) for (const c of t.tools) if (c.output === undefined) c.unpaired = true;
+  }
+
+  summaries(): SessionSummary[] {
+    const out: SessionSummary[] = [];
+    for (const s of this.rawSummaries) {
+      if (this.uuids.has(s.leafUuid)) out.push(s);
+      else this.stats.untrustedSummaries++;
+    }
+    return out;
+  }
+}
+
+/** Size of a readable regular file, or the typed error for anything else. */
+export async function checkTranscriptPath(path: string): Promise<number> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") throw new NotFoundError(`transcript not found: ${path}`);
+    throw new InputError(`cannot read transcript: ${path} (${code ?? (e as Error).message})`);
+  }
+  if (st.isDirectory()) throw new InputError(`transcript path is a directory, not a .jsonl file: ${path}`);
+  if (!st.isFile()) throw new InputError(`transcript is not a regular file: ${path}`);
+  if (st.size === 0) throw new EmptyTranscriptError(path);
+  return st.size;
+}
+
+/** `agent-<id>.jsonl` inside a `subagents/` folder. */
+export function isSubagentPath(path: string): boolean {
+  return /(^|[\\/])subagents[\\/]agent-[^\\/]+\.jsonl$/.test(path);
+}
+
+async function run(path: string, o: BuilderOptions, range?: { start: number; end: number }): Promise<{ b: Builder; size: number }> {
+  const size = await checkTranscriptPath(path);
+  const b = new Builder(o);
+  let res;
+  try {
+    res = await scanLines(path, (buf, s, e, off, n) => b.line(buf, s, e, off, n), range ?? {});
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EACCES" || code === "EPERM" || code === "EISDIR" || code === "EIO") throw new InputError(`cannot read transcript: ${path} (${code})`);
+    throw e;
+  }
+  if (res.binary) throw new InputError(`not a JSONL transcript (binary data): ${path}`);
+  b.stats.oversized += res.oversized;
+  b.stats.lines += res.oversized;
+  b.finish(range ? range.end : res.bytes, path);
+  return { b, size };
+}
+
+function transcriptOf(path: string, b: Builder, size: number, withSummaries: boolean): Transcript {
+  return {
+    path,
+    sessionId: b.sessionId ?? basename(path).replace(/\.jsonl$/i, ""),
+    subagent: b.subagent === true,
+    turns: b.turns,
+    compactions: b.compactions,
+    summaries: withSummaries ? b.summaries() : [],
+    stats: b.stats,
+    size,
+  };
+}
+
+/** Read a transcript fully: turns with texts, tool calls paired with results, compactions, summaries. */
+export async function readTranscript(path: string, opts: ReadOptions = {}): Promise<Transcript> {
+  const subagent = opts.subagent ?? (isSubagentPath(path) ? true : undefined);
+  const { b, size } = await run(path, { mode: "full", maxOutput: opts.maxOutput ?? 4000, subagent, validate: true });
+  return transcriptOf(path, b, size, true);
+}
+
+export interface TurnIndex extends Transcript {
+  /** Turn holding an entry whose uuid starts with `locate`, when asked. */
+  located?: number;
+}
+
+/**
+ * The turns of a transcript without their content (uuid, time, user text, tool count, byte range):
+ * tool results and progress lines are not parsed. `items`, `tools` and `assistantTexts` are empty.
+ */
+export async function listTurns(path: string, opts: { subagent?: boolean; locate?: string } = {}): Promise<TurnIndex> {
+  const subagent = opts.subagent ?? (isSubagentPath(path) ? true : undefined);
+  const { b, size } = await run(path, { mode: "index", maxOutput: 0, subagent, validate: true, locate: opts.locate });
+  const t: TurnIndex = transcriptOf(path, b, size, false);
+  if (b.located) t.located = b.located.index;
+  return t;
+}
+
+/** Fully read the turns `from..to` (inclusive) of an index, parsing only their byte range. */
+export async function readTurnRange(index: Transcript, from: number, to: number, opts: ReadOptions = {}): Promise<Turn[]> {
+  const first = index.turns[from];
+  const last = index.turns[to];
+  if (!first || !last || to < from) return [];
+  const { b } = await run(
+    index.path,
+    { mode: "full", maxOutput: opts.maxOutput ?? 4000, subagent: index.subagent, validate: false },
+    { start: first.start, end: last.end },
+  );
+  const turns = b.turns;
+  // The range holds exactly the same turns as the index (same rules, same bytes).
+  if (turns.length !== to - from + 1) {
+    const all = await readTranscript(index.path, { ...opts, subagent: index.subagent });
+    return all.turns.slice(from, to + 1);
+  }
+  turns.forEach((t, i) => (t.index = from + i));
+  return turns;
+}
+
+/** Turn whose uuid matches `id` (exact, then prefix), else undefined. */
+export function findTurn(turns: Turn[], id: string): number | undefined {
+  const q = id.trim().replace(/\.+$/, "").toLowerCase();
+  if (!q) return undefined;
+  let i = turns.findIndex((t) => t.uuid.toLowerCase() === q);
+  if (i < 0) i = turns.findIndex((t) => t.uuid.toLowerCase().startsWith(q));
+  return i < 0 ? undefined : i;
+}
