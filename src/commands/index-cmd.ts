@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { embedderFor, loadContext } from "../core/context.ts";
 import { NotFoundError } from "../core/errors.ts";
 import { indexPaths, type IndexReport } from "../core/indexer.ts";
+import { withIndexLock } from "../core/lock.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag, type EmbeddingArgs } from "./common.ts";
 import { action, notice, print, printJson } from "./output.ts";
 
@@ -30,15 +31,17 @@ export const indexCommand: CommandModule<{}, Args> = {
     const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
     const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
-    const report = await indexPaths({
-      paths,
-      indexDir: ctx.project.indexDir,
-      config: ctx.config,
-      embedder: embedderFor(ctx.config),
-      force: a.force,
-      ignoreFiles: a.ignoreFile,
-      exclude: a.exclude,
-    });
+    const report = await withIndexLock(ctx.project.indexDir, () =>
+      indexPaths({
+        paths,
+        indexDir: ctx.project.indexDir,
+        config: ctx.config,
+        embedder: embedderFor(ctx.config),
+        force: a.force,
+        ignoreFiles: a.ignoreFile,
+        exclude: a.exclude,
+      }),
+    );
     for (const line of indexNotices(report, ctx.config["embedding.model"])) notice(line);
     if (a.jsonOutput) printJson(report);
     else print(`Indexed ${report.indexedChunks} chunks.`);

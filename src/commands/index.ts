@@ -1,10 +1,13 @@
 import type { CommandModule } from "yargs";
 import { configCommand } from "./config.ts";
 import { expandCommand } from "./expand.ts";
+import { hookCommand } from "./hook.ts";
 import { indexCommand } from "./index-cmd.ts";
 import { resetCommand } from "./reset.ts";
 import { searchCommand } from "./search.ts";
 import { statsCommand } from "./stats.ts";
+import { watchCommand } from "./watch.ts";
+import { transcriptCommand } from "./transcript.ts";
 
 /** Every subcommand; one file each. */
-export const commands: CommandModule<any, any>[] = [indexCommand, searchCommand, expandCommand, statsCommand, resetCommand, configCommand];
+export const commands: CommandModule<any, any>[] = [indexCommand, searchCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, hookCommand];

@@ -1,6 +1,7 @@
 import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
-import { embedderFor, loadContext } from "../core/context.ts";
+import { embedderFor, loadContext, type Context } from "../core/context.ts";
+import { askWarm, readWatchInfo } from "../core/warm.ts";
 import { UsageError } from "../core/errors.ts";
 import { searchChunks, type SearchResponse } from "../core/search.ts";
 import { Store } from "../core/store.ts";
@@ -26,22 +27,30 @@ export const searchCommand: CommandModule<{}, Args> = {
       .option("source-prefix", { type: "string", describe: "Only chunks whose source path starts with this" }) as never,
   handler: action(async (a: Args) => {
     if (a.topK !== undefined && (!Number.isInteger(a.topK) || a.topK < 1)) throw new UsageError("--top-k must be a whole number ≥ 1");
-    const ctx = loadContext({ ...embeddingOverrides(a), "search.top_k": a.topK });
-    const { store, rebuilt } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
-    if (rebuilt) notice(`Notice: ${rebuilt.replace("rebuilding from the markdown", "run 'memsearch index' to rebuild it")}`);
-    const res = await searchChunks({
-      query: String(a.query),
-      topK: ctx.config["search.top_k"],
-      sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined,
-      store,
-      config: ctx.config,
-      embedder: embedderFor(ctx.config, "query"),
-    });
+    const overrides = embeddingOverrides(a);
+    const ctx = loadContext({ ...overrides, "search.top_k": a.topK });
+    const request = { query: String(a.query), topK: ctx.config["search.top_k"], sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined };
+    // The warm process answers in milliseconds; it runs with the project's own settings, so
+    // embedding flags on the command line mean a cold search.
+    const warm = Object.values(overrides).every((v) => v === undefined) ? await searchWarm(ctx.project.dataDir, request) : undefined;
+    const res = warm ?? (await searchCold(ctx, request));
     if (res.warning) notice(`Warning: ${res.warning}; results use BM25 only`);
     if (a.jsonOutput) printJson(toJson(res));
     else print(formatText(res, ctx.config["embedding.model"]));
   }),
 };
+
+async function searchWarm(dataDir: string, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse | undefined> {
+  if (!readWatchInfo(dataDir)) return undefined;
+  const r = await askWarm(dataDir, { op: "search", ...req }, 5_000);
+  return r?.ok ? (r as unknown as SearchResponse) : undefined;
+}
+
+async function searchCold(ctx: Context, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse> {
+  const { store, rebuilt } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
+  if (rebuilt) notice(`Notice: ${rebuilt.replace("rebuilding from the markdown", "run 'memsearch index' to rebuild it")}`);
+  return searchChunks({ ...req, store, config: ctx.config, embedder: embedderFor(ctx.config, "query") });
+}
 
 /** The reference's JSON shape, plus which signals ranked each result. */
 export function toJson(res: SearchResponse) {

@@ -4,7 +4,7 @@ import type { Config } from "./config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import { MemsearchError } from "./errors.ts";
 import { scanPaths } from "./scanner.ts";
-import { Store } from "./store.ts";
+import { SCHEMA_VERSION, Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
 
 /** What embeds documents; null when embeddings are turned off. */
@@ -59,14 +59,33 @@ function readMarkdown(path: string): string {
  * was embedded before (moved, renamed, re-numbered) reuses the cached vector.
  */
 export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
+  if (!req.force) {
+    const unchanged = noChangeReport(req, scanFor(req), req.embedder?.model ?? req.config["embedding.model"]);
+    if (unchanged) return unchanged;
+  }
+  return (await indexInto(req)).report;
+}
+
+function scanFor(req: IndexRequest) {
+  return scanPaths(req.paths, {
+    ignoreFiles: dedupe([...req.config["indexing.ignore_files"], ...(req.ignoreFiles ?? [])]),
+    exclude: dedupe([...req.config["indexing.exclude"], ...(req.exclude ?? [])]),
+  });
+}
+
+/**
+ * Index into `store` when given (the warm process keeps its store in memory), else into the
+ * index on disk. Returns the store so the caller can keep using it.
+ */
+export async function indexInto(req: IndexRequest, given?: Store): Promise<{ report: IndexReport; store: Store }> {
   const { config } = req;
   const model = req.embedder?.model ?? config["embedding.model"];
-  let { store, rebuilt } = req.force ? { store: Store.empty(req.indexDir, model), rebuilt: undefined } : Store.open(req.indexDir, model);
-
-  const scan = scanPaths(req.paths, {
-    ignoreFiles: dedupe([...config["indexing.ignore_files"], ...(req.ignoreFiles ?? [])]),
-    exclude: dedupe([...config["indexing.exclude"], ...(req.exclude ?? [])]),
-  });
+  const scan = scanFor(req);
+  let { store, rebuilt } = req.force
+    ? { store: Store.empty(req.indexDir, model), rebuilt: undefined as string | undefined }
+    : given && given.meta.model === model
+      ? { store: given, rebuilt: undefined as string | undefined }
+      : Store.open(req.indexDir, model);
 
   const report: IndexReport = {
     indexedChunks: 0,
@@ -117,8 +136,8 @@ export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
     if (result.dimensionChange) {
       // Same model name, other vector size (re-pulled or replaced model): never mix, rebuild.
       rebuilt = `Ollama now returns ${result.dimensionChange}-d vectors for '${model}' but the index holds ${store.dim}-d ones; rebuilding from the markdown`;
-      const again = await indexPaths({ ...req, force: true });
-      return { ...again, rebuilt };
+      const again = await indexInto({ ...req, force: true });
+      return { report: { ...again.report, rebuilt }, store: again.store };
     }
     if (result.vectors.size > 0 && store.dim === null) store.setDimension(result.dim!, result.vectors);
     for (const [h, v] of result.vectors) cache.set(h, v);
@@ -147,7 +166,35 @@ export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
   report.missingVectors = req.embedder ? store.chunksMissingVectors().length : 0;
   if (store.isDirty) store.save();
   cache = new Map();
-  return report;
+  return { report, store };
+}
+
+/**
+ * The no-op re-index must cost a stat per file, not a load of the whole index: read only
+ * the index header and compare. Returns undefined when anything needs doing.
+ */
+function noChangeReport(req: IndexRequest, scan: ReturnType<typeof scanPaths>, model: string): IndexReport | undefined {
+  const head = Store.peek(req.indexDir);
+  if (!head || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
+  if (req.embedder && head.vectors < head.chunks) return undefined;
+  for (const f of scan.files) {
+    const known = head.files[f.path];
+    if (!known || known.mtimeMs !== f.mtimeMs || known.size !== f.size) return undefined;
+  }
+  const seen = new Set(scan.files.map((f) => f.path));
+  const dirRoots = scan.roots.filter((r) => isDirectory(r));
+  for (const source of Object.keys(head.files)) if (!seen.has(source) && dirRoots.some((r) => isUnder(source, r))) return undefined;
+  return {
+    indexedChunks: 0,
+    removedChunks: 0,
+    totalChunks: head.chunks,
+    totalFiles: scan.files.length,
+    indexedFiles: 0,
+    failedFiles: [],
+    embedded: 0,
+    missingVectors: 0,
+    vectors: req.embedder ? "on" : "off",
+  };
 }
 
 function chunksOf(store: Store, ids: string[]): StoredChunk[] {

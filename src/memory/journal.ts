@@ -267,11 +267,9 @@ function appendLocked(file: string, opts: TurnNote, now: Date): AppendResult {
 
 function buildBlock(before: string | undefined, opts: TurnNote, now: Date, needHeading: boolean): string {
   const hm = localTime(now);
-  let block = "";
-  if (!before) block += `# ${localDay(now)}\n`;
-  else if (!before.endsWith("\n")) block += "\n"; // a hand edit left no final newline
-  if (needHeading) block += `\n## Session ${hm}\n\n`;
-  else if (before && !before.endsWith("\n\n")) block += "\n";
+  // Exactly one blank line before the new heading, whatever a hand edit left at the end.
+  let block = !before ? `# ${localDay(now)}\n\n` : before.endsWith("\n\n") ? "" : before.endsWith("\n") ? "\n" : "\n\n";
+  if (needHeading) block += `## Session ${hm}\n\n`;
   block += `### ${hm}\n`;
   block += `${formatAnchor({ session: opts.sessionId, turn: opts.turnUuid, transcript: opts.transcriptPath })}\n`;
   block += normaliseBullets(opts.bullets).join("\n");

@@ -258,7 +258,8 @@ function clip(text: string, max: number): string {
 /** First sentence of the first non-empty line, at most `max` characters. */
 export function firstSentence(text: string, max = 200): string {
   const line = firstLine(text);
-  const m = /^(.+?[.!?。！？])(?:\s|$)/u.exec(line);
+  // Western stops need a space after them (`v1.2`, `e.g`); CJK stops are followed by text directly.
+  const m = /^(.+?(?:[.!?](?=\s|$)|[。！？]))/u.exec(line);
   return clip((m ? m[1]! : line).trim(), max);
 }
 

@@ -10,8 +10,6 @@ const Q = 34; // "
 const BS = 92; // \
 const LBRACE = 123;
 const LBRACKET = 91;
-const COLON = 58;
-const COMMA = 44;
 
 export interface ScanOptions {
   /** Byte offset to start at (must be a line start). */
@@ -46,7 +44,8 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
   const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE;
   const stop = opts.end ?? Number.POSITIVE_INFINITY;
   const fh = await open(path, "r");
-  const chunk = new Uint8Array(chunkSize);
+  // Buffers, so the peek can use native pattern search on them.
+  const chunk = Buffer.allocUnsafe(chunkSize);
   let pos = opts.start ?? 0;
   let lineStart = pos;
   let lineNo = 0;
@@ -81,7 +80,7 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
               parts = [];
               partsLen = 0;
             } else {
-              parts.push(c.slice(i, bytesRead));
+              parts.push(Buffer.from(c.subarray(i, bytesRead))); // a copy: the chunk is reused
               partsLen += bytesRead - i;
             }
           }
@@ -135,15 +134,8 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
   return res;
 }
 
-function concat(parts: Uint8Array[], len: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(len);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+function concat(parts: Uint8Array[], len: number): Buffer {
+  return Buffer.concat(parts, len);
 }
 
 /** Parse one line; undefined when it is not exactly one JSON object. */
@@ -155,6 +147,17 @@ export function parseLine(buf: Uint8Array, start: number, end: number): Record<s
   return v as Record<string, unknown>;
 }
 
+function skipWs(buf: Uint8Array, i: number, e: number): number {
+  while (i < e) {
+    const b = buf[i]!;
+    if (b !== 32 && b !== 9 && b !== 13 && b !== NL) return i;
+    i++;
+  }
+  return i;
+}
+
+
+
 /** True when the window holds only whitespace. */
 export function isBlank(buf: Uint8Array, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
@@ -165,11 +168,13 @@ export function isBlank(buf: Uint8Array, start: number, end: number): boolean {
 }
 
 /**
- * What a cheap look at the start of a line tells: the top-level `type`, `isSidechain`, and for a
- * `message` object its `role`, whether `content` is a string or an array, and the `type` of the
- * first content block. The scan walks real JSON tokens (strings with escapes, literals) at the top
- * level and gives up at the first nested value it was not asked to enter, so what it reports is
- * exact for a valid line; fields it could not reach stay undefined.
+ * What a cheap look at a line tells, without parsing it: the top-level `type` and `isSidechain`,
+ * and in a top-level `message` object its `role`, whether `content` is a string or an array, and
+ * the `type` of the first content block. Keys are found with a native byte search and accepted only
+ * when provably at the right depth: no `{`/`[` (and for nested keys no `}`/`]`) between the
+ * enclosing brace and the key, and the key's opening quote not escaped. An unescaped `"type":"` can
+ * only be a key token in valid JSON, so what is reported is exact; anything uncertain stays undefined
+ * (and the caller parses the line).
  */
 export interface Peek {
   type?: string;
@@ -179,176 +184,95 @@ export interface Peek {
   firstBlock?: string;
 }
 
-const K_TYPE = bytes("type");
-const K_SIDECHAIN = bytes("isSidechain");
-const K_MESSAGE = bytes("message");
-const K_ROLE = bytes("role");
-const K_CONTENT = bytes("content");
+const pats = (...xs: string[]) => xs.map((x) => Buffer.from(x));
+const P_TYPE = pats('"type":"', '"type": "');
+const P_SIDECHAIN = pats('"isSidechain":', '"isSidechain": ');
+const P_MESSAGE = pats('"message":{', '"message": {');
+const P_ROLE = pats('"role":"', '"role": "');
+const P_CONTENT = pats('"content":', '"content": ');
+const P_TOOL_USE = Buffer.from('"tool_use"');
+/** How far into a line the peek looks. */
+const PEEK_WINDOW = 4096;
 
-function bytes(s: string): Uint8Array {
-  return new TextEncoder().encode(s);
+function asBuffer(buf: Uint8Array): Buffer {
+  return Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
-function keyIs(buf: Uint8Array, s: number, e: number, k: Uint8Array): boolean {
-  if (e - s !== k.length) return false;
-  for (let i = 0; i < k.length; i++) if (buf[s + i] !== k[i]) return false;
-  return true;
+function noneOf(buf: Buffer, a: number, b: number, closing: boolean): boolean {
+  if (b <= a) return true;
+  const v = buf.subarray(a, b);
+  if (v.indexOf(LBRACE) >= 0 || v.indexOf(LBRACKET) >= 0) return false;
+  return !closing || (v.indexOf(125) < 0 && v.indexOf(93) < 0);
 }
 
-function skipWs(buf: Uint8Array, i: number, e: number): number {
-  while (i < e) {
-    const b = buf[i]!;
-    if (b !== 32 && b !== 9 && b !== 13 && b !== NL) return i;
-    i++;
+/**
+ * Offset just after the key pattern for a key directly inside the object whose body starts at
+ * `body` (just after its `{`); -1 when absent from [body, w) or not provably at that depth.
+ * The compact spelling is searched natively without a bound (Claude Code writes compact JSON, and
+ * the key is near); the spaced spelling only inside the window.
+ */
+function keyIn(buf: Buffer, body: number, w: number, ps: Buffer[], nested: boolean): number {
+  let at = buf.indexOf(ps[0]!, body);
+  let len = ps[0]!.length;
+  if (at < 0 || at >= w) {
+    const j = buf.subarray(body, w).indexOf(ps[1]!);
+    if (j < 0) return -1;
+    at = body + j;
+    len = ps[1]!.length;
   }
-  return i;
+  if (buf[at - 1] === BS) return -1;
+  return noneOf(buf, body, at, nested) ? at + len : -1;
 }
 
-/** Index of the quote closing a string whose content starts at i, or -1. */
-function strEnd(buf: Uint8Array, i: number, e: number): number {
-  for (;;) {
-    const j = buf.indexOf(Q, i);
-    if (j < 0 || j >= e) return -1;
-    let k = j - 1;
-    let n = 0;
-    while (k >= i && buf[k] === BS) {
-      k--;
-      n++;
-    }
-    if ((n & 1) === 0) return j;
-    i = j + 1;
-  }
+function readStr(buf: Buffer, i: number, w: number): string | undefined {
+  const j = buf.indexOf(Q, i);
+  if (j < 0 || j >= w || j - i > 64) return undefined;
+  return buf.toString("latin1", i, j);
 }
 
-/** Skip a string / literal / number value; -1 for objects, arrays or anything unexpected. */
-function skipSimple(buf: Uint8Array, i: number, e: number): number {
-  const b = buf[i];
-  if (b === Q) {
-    const j = strEnd(buf, i + 1, e);
-    return j < 0 ? -1 : j + 1;
-  }
-  if (b === undefined || b === LBRACE || b === LBRACKET) return -1;
-  // true / false / null / numbers
-  let j = i;
-  while (j < e) {
-    const c = buf[j]!;
-    const ok = (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || c === 45 || c === 43 || c === 46 || c === 69;
-    if (!ok) break;
-    j++;
-  }
-  return j > i ? j : -1;
-}
-
-function ascii(buf: Uint8Array, s: number, e: number): string {
-  let out = "";
-  for (let i = s; i < e && i < s + 64; i++) out += String.fromCharCode(buf[i]!);
-  return out;
-}
-
-/** Read `"key": ` at i; returns [keyStart, keyEnd, valueStart] or undefined. */
-function readKey(buf: Uint8Array, i: number, e: number): [number, number, number] | undefined {
-  i = skipWs(buf, i, e);
-  if (buf[i] !== Q) return undefined;
-  const ks = i + 1;
-  const ke = strEnd(buf, ks, e);
-  if (ke < 0) return undefined;
-  i = skipWs(buf, ke + 1, e);
-  if (buf[i] !== COLON) return undefined;
-  return [ks, ke, skipWs(buf, i + 1, e)];
-}
-
-/** After a value ending at i: index after the comma, or -1 at the end of the object / on error. */
-function nextKey(buf: Uint8Array, i: number, e: number): number {
-  i = skipWs(buf, i, e);
-  return buf[i] === COMMA ? i + 1 : -1;
-}
-
-function readString(buf: Uint8Array, i: number, e: number): [string, number] | undefined {
-  if (buf[i] !== Q) return undefined;
-  const j = strEnd(buf, i + 1, e);
-  if (j < 0) return undefined;
-  return [ascii(buf, i + 1, j), j + 1];
-}
-
-export function peekEntry(buf: Uint8Array, start: number, end: number): Peek {
+export function peekEntry(b: Uint8Array, start: number, end: number): Peek {
+  const buf = asBuffer(b);
   const p: Peek = {};
-  const e = Math.min(end, start + 4096);
-  let i = skipWs(buf, start, e);
-  if (buf[i] !== LBRACE) return p;
-  i++;
-  for (let n = 0; n < 32; n++) {
-    const k = readKey(buf, i, e);
-    if (!k) return p;
-    const [ks, ke, vs] = k;
-    let ve: number;
-    if (keyIs(buf, ks, ke, K_TYPE)) {
-      const s = readString(buf, vs, e);
-      if (!s) return p;
-      p.type = s[0];
-      ve = s[1];
-      // Only user entries are worth looking into further.
-      if (p.type !== "user" || p.content !== undefined) return p;
-    } else if (keyIs(buf, ks, ke, K_SIDECHAIN)) {
-      ve = skipSimple(buf, vs, e);
-      if (ve < 0) return p;
-      p.sidechain = buf[vs] === 116; // t
-    } else if (keyIs(buf, ks, ke, K_MESSAGE) && buf[vs] === LBRACE) {
-      peekMessage(buf, vs + 1, e, p);
-      return p;
-    } else {
-      ve = skipSimple(buf, vs, e);
-      if (ve < 0) return p;
+  const s = buf[start] === LBRACE ? start : skipWs(buf, start, end);
+  if (buf[s] !== LBRACE) return p;
+  const w = Math.min(end, s + PEEK_WINDOW);
+  const t = keyIn(buf, s + 1, w, P_TYPE, false);
+  if (t >= 0) p.type = readStr(buf, t, w);
+  if (p.type !== undefined && p.type !== "user" && p.type !== "assistant") return p;
+  const m = keyIn(buf, s + 1, w, P_MESSAGE, false);
+  if (m < 0) return p;
+  if (p.type !== "user") {
+    const r = keyIn(buf, m, w, P_ROLE, true);
+    if (r >= 0) p.role = readStr(buf, r, w);
+    if (p.type === undefined && p.role !== "assistant") return p;
+    // Assistant lines: the sidechain flag decides whether the line counts.
+    const sc = keyIn(buf, s + 1, w, P_SIDECHAIN, false);
+    if (sc >= 0) {
+      const c = buf[skipWs(buf, sc, w)];
+      if (c === 116) p.sidechain = true;
+      else if (c === 102) p.sidechain = false;
     }
-    i = nextKey(buf, ve, e);
-    if (i < 0) return p;
+    return p;
   }
+  const c = keyIn(buf, m, w, P_CONTENT, true);
+  if (c < 0) return p;
+  let i = skipWs(buf, c, w);
+  if (buf[i] === Q) p.content = "string";
+  else if (buf[i] === LBRACKET) {
+    p.content = "array";
+    i = skipWs(buf, i + 1, w);
+    if (buf[i] === LBRACE) {
+      const bt = keyIn(buf, i + 1, w, P_TYPE, true);
+      if (bt >= 0) p.firstBlock = readStr(buf, bt, w);
+    }
+  } else if (i < w) p.content = "other";
   return p;
 }
 
-function peekMessage(buf: Uint8Array, i: number, e: number, p: Peek): void {
-  for (let n = 0; n < 16; n++) {
-    const k = readKey(buf, i, e);
-    if (!k) return;
-    const [ks, ke, vs] = k;
-    let ve: number;
-    if (keyIs(buf, ks, ke, K_ROLE)) {
-      const s = readString(buf, vs, e);
-      if (!s) return;
-      p.role = s[0];
-      ve = s[1];
-    } else if (keyIs(buf, ks, ke, K_CONTENT)) {
-      const b = buf[vs];
-      if (b === Q) {
-        p.content = "string";
-        return;
-      }
-      if (b !== LBRACKET) {
-        p.content = "other";
-        return;
-      }
-      p.content = "array";
-      let j = skipWs(buf, vs + 1, e);
-      if (buf[j] !== LBRACE) return;
-      j++;
-      for (let m = 0; m < 16; m++) {
-        const bk = readKey(buf, j, e);
-        if (!bk) return;
-        if (keyIs(buf, bk[0], bk[1], K_TYPE)) {
-          const s = readString(buf, bk[2], e);
-          if (s) p.firstBlock = s[0];
-          return;
-        }
-        const be = skipSimple(buf, bk[2], e);
-        if (be < 0) return;
-        j = nextKey(buf, be, e);
-        if (j < 0) return;
-      }
-      return;
-    } else {
-      ve = skipSimple(buf, vs, e);
-      if (ve < 0) return;
-    }
-    i = nextKey(buf, ve, e);
-    if (i < 0) return;
-  }
+/**
+ * False when the line certainly holds no tool_use block: the token `"tool_use"` (quotes included)
+ * cannot occur inside a JSON string, where its quotes would be escaped.
+ */
+export function mayHaveToolUse(b: Uint8Array, start: number, end: number): boolean {
+  return asBuffer(b).subarray(start, end).indexOf(P_TOOL_USE) >= 0;
 }

@@ -12,7 +12,7 @@
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { InputError, NotFoundError, UnrecognisedFormatError } from "../core/errors.ts";
-import { isBlank, parseLine, peekEntry, scanLines } from "./lines.ts";
+import { isBlank, mayHaveToolUse, parseLine, peekEntry, scanLines } from "./lines.ts";
 import { classifyUserText, cleanText, clip, commandText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
 import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";
 
@@ -136,11 +136,21 @@ class Builder {
       this.skip(peek.type);
       return;
     }
-    // In an index, tool results are not needed: they never open a turn.
-    if (this.o.mode === "index" && peek.type === "user" && peek.content === "array" && peek.firstBlock === "tool_result") {
-      this.objects++;
-      this.count("user");
-      return;
+    if (this.o.mode === "index") {
+      // An index needs neither tool results (they never open a turn) nor assistant lines without
+      // a tool call (only the fact that Claude answered matters): both are known from a peek.
+      if (peek.type === "user" && peek.content === "array" && peek.firstBlock === "tool_result") {
+        this.objects++;
+        this.count("user");
+        return;
+      }
+      const assistant = peek.type === "assistant" || (peek.type === undefined && peek.role === "assistant");
+      if (assistant && peek.sidechain !== undefined && !mayHaveToolUse(buf, s, e)) {
+        this.objects++;
+        this.count("assistant");
+        this.answered(peek.sidechain);
+        return;
+      }
     }
     const entry = parseLine(buf, s, e);
     if (!entry) {
@@ -152,6 +162,17 @@ class Builder {
     const type = str(entry.type);
     this.count(type ?? (entry.role !== undefined ? "message" : undefined));
     this.entry(entry, type, offset, lineNo);
+  }
+
+  /** An assistant line seen in an index without parsing it. */
+  private answered(sidechain: boolean): void {
+    if (this.subagent === undefined) this.subagent = sidechain;
+    if (sidechain && !this.subagent) {
+      this.stats.sidechain++;
+      return;
+    }
+    if (this.cur) this.curHasAssistant = true;
+    else this.skip("assistant:before-first-turn");
   }
 
   private skip(key: string): void {

@@ -1,0 +1,235 @@
+import type { CommandModule } from "yargs";
+import { NotFoundError, UsageError } from "../core/errors.ts";
+import { extractLastTurn } from "../transcript/last-turn.ts";
+import { findTurn, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
+import { clip, preview } from "../transcript/sanitize.ts";
+import { listSubagents } from "../transcript/subagents.ts";
+import type { SubagentFile, ToolCall, Turn } from "../transcript/types.ts";
+import { jsonFlag } from "./common.ts";
+import { action, print, printJson } from "./output.ts";
+
+interface Args {
+  path: string;
+  turn?: string;
+  context: number;
+  jsonOutput: boolean;
+  lastTurn?: boolean;
+  lastAssistantMessage?: string;
+}
+
+/** The whole `--turn` output is capped at this many chars. */
+export const OUTPUT_CAP = 12000;
+/** Tool output shown per call in `--turn` text mode. */
+export const TOOL_OUTPUT_CHARS = 200;
+/** Tool input summary shown per call in `--turn` text mode. */
+export const TOOL_INPUT_CHARS = 200;
+/** Tool output kept per call in `--turn` JSON mode. */
+export const JSON_TOOL_OUTPUT_CHARS = 500;
+/** User and assistant texts in `--turn` text mode. */
+export const TEXT_CHARS = 4000;
+export const PREVIEW_CHARS = 80;
+export const TRUNCATED_MARKER = "\n…[transcript truncated: output capped at 12000 chars]\n";
+
+export const transcriptCommand: CommandModule<{}, Args> = {
+  command: "transcript <path>",
+  describe: "List the turns of a Claude Code session transcript (JSONL), or show turns around one",
+  builder: (y) =>
+    jsonFlag(y)
+      .positional("path", { type: "string", demandOption: true, describe: "Session transcript (.jsonl)" })
+      .option("turn", { alias: "t", type: "string", describe: "Show the turn whose uuid starts with this, with context" })
+      .option("context", { alias: "c", type: "number", default: 3, describe: "Turns shown before and after --turn" })
+      .option("last-turn", { type: "boolean", describe: "Print the last turn labelled for a summariser (Stop hook input)" })
+      .option("last-assistant-message", { type: "string", describe: "With --last-turn: the hook's last_assistant_message, used when the file lags" })
+      .conflicts("last-turn", "turn") as never,
+  handler: action(async (a: Args) => {
+    const path = String(a.path);
+    if (a.lastTurn) return lastTurn(path, a);
+    if (!Number.isInteger(a.context) || a.context < 0) throw new UsageError("--context must be a whole number ≥ 0");
+    if (a.turn !== undefined) {
+      const id = String(a.turn).trim();
+      if (!id) throw new UsageError("--turn needs a turn uuid (or a prefix of one)");
+      return showTurns(path, id, a.context, a.jsonOutput);
+    }
+    const index = await listTurns(path);
+    const subagents = index.subagent ? [] : await listSubagents(path);
+    if (a.jsonOutput) return printJson(listingJson(index, subagents));
+    print(formatListing(index, subagents));
+  }),
+};
+
+async function lastTurn(path: string, a: Args): Promise<void> {
+  const t = await extractLastTurn(path, { lastAssistantMessage: a.lastAssistantMessage });
+  if (a.jsonOutput) return printJson(t ?? null);
+  print(t ? t.text : "(no user message found)");
+}
+
+async function showTurns(path: string, id: string, context: number, json: boolean): Promise<void> {
+  const index = await listTurns(path, { locate: id.replace(/\.+$/, "") });
+  const target = findTurn(index.turns, id) ?? index.located;
+  if (target === undefined) {
+    throw new NotFoundError(`turn not found: ${id} (${index.turns.length} turns in ${path}; run 'memsearch transcript ${path}' to list them)`);
+  }
+  const from = Math.max(0, target - context);
+  const to = Math.min(index.turns.length - 1, target + context);
+  const turns = await readTurnRange(index, from, to, { maxOutput: json ? JSON_TOOL_OUTPUT_CHARS : 4000 });
+  const targetUuid = index.turns[target]!.uuid;
+  if (json) {
+    return printJson({
+      path,
+      sessionId: index.sessionId,
+      target: targetUuid,
+      turnCount: index.turns.length,
+      turns: turns.map((t) => turnJson(t, t.uuid === targetUuid)),
+    });
+  }
+  print(formatTurns(turns, targetUuid, id));
+}
+
+/** `HH:MM:SS` in local time (the journal headings are local too); `--:--:--` when unknown. */
+export function clock(ts: string | undefined): string {
+  if (!ts) return "--:--:--";
+  const d = new Date(ts);
+  if (Number.isNaN(d.getTime())) return "--:--:--";
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+export function formatListing(index: TurnIndex, subagents: SubagentFile[] = []): string {
+  const lines = [`All turns (${index.turns.length}):`, ""];
+  const previews = index.turns.map((t) => preview(t.userText, PREVIEW_CHARS));
+  const width = Math.max(0, ...previews.map((p, i) => (index.turns[i]!.toolCount ? p.length : 0)));
+  index.turns.forEach((t, i) => {
+    const p = previews[i]!;
+    const tools = t.toolCount ? `  [${t.toolCount} tools]` : "";
+    lines.push(`  ${t.uuid.slice(0, 12).padEnd(12)}  ${clock(t.timestamp)}  ${tools ? p.padEnd(width) : p}${tools}`);
+  });
+  if (subagents.length) {
+    lines.push("", `Subagents (${subagents.length}):`, "");
+    for (const s of subagents) lines.push(`  ${("agent-" + s.agentId).padEnd(24)}  ${s.path}`);
+  }
+  return lines.join("\n");
+}
+
+function listingJson(index: TurnIndex, subagents: SubagentFile[]) {
+  return {
+    path: index.path,
+    sessionId: index.sessionId,
+    subagent: index.subagent,
+    turnCount: index.turns.length,
+    turns: index.turns.map((t) => ({
+      uuid: t.uuid,
+      timestamp: t.timestamp ?? null,
+      kind: t.kind,
+      preview: preview(t.userText, PREVIEW_CHARS),
+      toolCount: t.toolCount,
+    })),
+    compactions: index.compactions.length,
+    subagents,
+  };
+}
+
+function toolJson(c: ToolCall) {
+  return {
+    name: c.name,
+    input: c.input,
+    output: c.output ?? null,
+    ...(c.isError ? { isError: true } : {}),
+    ...(c.unpaired ? { unpaired: true } : {}),
+    ...(c.outputChars !== undefined && c.outputChars > JSON_TOOL_OUTPUT_CHARS ? { outputChars: c.outputChars } : {}),
+  };
+}
+
+function turnJson(t: Turn, target: boolean) {
+  const notes = t.items.flatMap((i) => (i.kind === "user" ? [i.text] : []));
+  const compactions = t.items.filter((i) => i.kind === "compaction").length;
+  return {
+    uuid: t.uuid,
+    timestamp: t.timestamp ?? null,
+    target,
+    kind: t.kind,
+    user: t.userText,
+    assistant: t.assistantTexts,
+    tools: t.tools.map(toolJson),
+    ...(notes.length ? { notes } : {}),
+    ...(compactions ? { compactions } : {}),
+  };
+}
+
+function indent(text: string, pad: string): string {
+  return text.replace(/\n/g, "\n" + pad);
+}
+
+function toolLines(c: ToolCall): string[] {
+  const input = c.input.length > TOOL_INPUT_CHARS ? c.input.slice(0, TOOL_INPUT_CHARS - 1) + "…" : c.input;
+  const out = [`  [${c.name}]${input ? " " + input : ""}`];
+  if (c.output === undefined) out.push("      → (no result in the transcript)");
+  else if (c.output.trim()) {
+    const full = c.outputChars ?? c.output.length;
+    let o = c.output.slice(0, TOOL_OUTPUT_CHARS).trimEnd();
+    if (full > TOOL_OUTPUT_CHARS) o += ` …[truncated, ${full} chars total]`;
+    out.push(`      ${c.isError ? "✗" : "→"} ${indent(o, "        ")}`);
+  }
+  return out;
+}
+
+/** One turn as text: header (`>>>` on the target), user text, assistant text, one line per tool call. */
+export function formatTurn(t: Turn, target: boolean): string {
+  const lines = [`${target ? ">>> " : ""}[${clock(t.timestamp)}] ${t.uuid.slice(0, 8)}`, clip(t.userText, TEXT_CHARS), ""];
+  let prevTool = false;
+  for (const it of t.items) {
+    if (it.kind === "assistant") {
+      if (prevTool) lines.push("");
+      lines.push(`**Assistant**: ${clip(it.text, TEXT_CHARS)}`);
+      prevTool = false;
+    } else if (it.kind === "tool") {
+      lines.push(...toolLines(it.call));
+      prevTool = true;
+    } else if (it.kind === "user") {
+      lines.push(`  [User] ${clip(it.text, TEXT_CHARS)}`);
+      prevTool = true;
+    } else {
+      lines.push(`  [context compacted${it.trigger ? ` (${it.trigger}${it.preTokens ? `, ${it.preTokens} tokens` : ""})` : ""}]`);
+      prevTool = true;
+    }
+  }
+  return lines.join("\n").trimEnd() + "\n";
+}
+
+/**
+ * `Showing N turns around ID:` then the turns. The total is capped at OUTPUT_CAP: the target turn
+ * gets its share first, then the turns nearest to it; what does not fit is clipped or elided with
+ * a visible marker, so the target is always shown.
+ */
+export function formatTurns(turns: Turn[], targetUuid: string, id: string, cap = OUTPUT_CAP): string {
+  const header = `Showing ${turns.length} turn${turns.length === 1 ? "" : "s"} around ${id.slice(0, 12)}:\n`;
+  const blocks = turns.map((t) => formatTurn(t, t.uuid === targetUuid));
+  const total = header.length + blocks.reduce((n, b) => n + b.length + 1, 0);
+  if (total <= cap) return header + "\n" + blocks.join("\n");
+  const ti = Math.max(0, turns.findIndex((t) => t.uuid === targetUuid));
+  // Room for the markers of clipped turns.
+  let budget = cap - header.length - TRUNCATED_MARKER.length - 40 * blocks.length;
+  const alloc = new Array<number>(blocks.length).fill(0);
+  alloc[ti] = Math.min(blocks[ti]!.length, Math.floor(budget * 0.6));
+  budget -= alloc[ti]!;
+  // Nearest turns first, alternating after and before the target.
+  const order: number[] = [];
+  for (let d = 1; d < blocks.length; d++) {
+    if (ti + d < blocks.length) order.push(ti + d);
+    if (ti - d >= 0) order.push(ti - d);
+  }
+  order.push(ti); // whatever the target did not get yet
+  for (const i of order) {
+    const want = blocks[i]!.length - alloc[i]!;
+    const give = Math.max(0, Math.min(want, budget));
+    alloc[i]! += give;
+    budget -= give;
+  }
+  const out = blocks.map((b, i) => {
+    const n = alloc[i]!;
+    if (n >= b.length) return b;
+    const head = b.slice(0, b.indexOf("\n") + 1);
+    if (n < head.length + 80) return `${head}…[turn omitted: output cap]\n`;
+    return `${b.slice(0, n).trimEnd()}\n…[turn truncated: output cap]\n`;
+  });
+  return header + "\n" + out.join("\n") + TRUNCATED_MARKER;
+}

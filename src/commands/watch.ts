@@ -1,0 +1,56 @@
+import type { CommandModule } from "yargs";
+import { existsSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { loadContext } from "../core/context.ts";
+import { Daemon } from "../core/daemon.ts";
+import { MemsearchError, NotFoundError } from "../core/errors.ts";
+import { readWatchInfo } from "../core/warm.ts";
+import { withFileLock } from "../memory/journal.ts";
+import { embeddingFlags, embeddingOverrides, type EmbeddingArgs } from "./common.ts";
+import { action, notice, print } from "./output.ts";
+import { indexNotices } from "./index-cmd.ts";
+
+interface Args extends EmbeddingArgs {
+  paths: string[];
+  debounceMs?: number;
+}
+
+export const watchCommand: CommandModule<{}, Args> = {
+  command: "watch [paths..]",
+  describe: "Index, then keep the index warm and re-index on changes (one per project; serves fast searches)",
+  builder: (y) =>
+    embeddingFlags(y)
+      .positional("paths", { type: "string", array: true, default: [] as string[] })
+      .option("debounce-ms", { type: "number", describe: "Quiet time before re-indexing a changed file (default 1500)" }) as never,
+  handler: action(async (a: Args) => {
+    const ctx = loadContext({ ...embeddingOverrides(a), "watch.debounce_ms": a.debounceMs });
+    const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
+    if (!a.paths.length) mkdirSync(ctx.project.memoryDir, { recursive: true });
+    for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
+    mkdirSync(ctx.project.dataDir, { recursive: true });
+
+    const daemon = new Daemon(ctx, paths, {
+      onIndexed: (r, trigger) => {
+        for (const line of indexNotices(r, ctx.config["embedding.model"])) notice(line);
+        if (r.indexedChunks || r.removedChunks) print(`Indexed ${r.indexedChunks} chunks${trigger === "initial" ? "" : ` (${trigger})`}.`);
+      },
+      onError: (m) => notice(`Error: ${m}`),
+    });
+    // Check-and-claim under a lock: two sessions starting at once must not both serve.
+    await withFileLock(join(ctx.project.dataDir, "watch.lock"), async () => {
+      const other = readWatchInfo(ctx.project.dataDir);
+      if (other) throw new MemsearchError(`a watch process is already running for this project (pid ${other.pid})`);
+      await daemon.listen();
+    });
+    const stop = () => {
+      print("\nStopping watcher.");
+      void daemon.close().then(() => process.exit(0));
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+    daemon.watchFiles();
+    await daemon.reindex("initial");
+    print(`Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);
+    await new Promise(() => {});
+  }),
+};

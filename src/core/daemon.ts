@@ -1,0 +1,196 @@
+import { statSync, unlinkSync, watch, type FSWatcher } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import pkg from "../../package.json" with { type: "json" };
+import type { Context } from "./context.ts";
+import { embedderFor } from "./context.ts";
+import { oneLine } from "./errors.ts";
+import { indexInto, type IndexReport } from "./indexer.ts";
+import { withIndexLock } from "./lock.ts";
+import { searchChunks } from "./search.ts";
+import { INDEX_FILE, Store } from "./store.ts";
+import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo, type WarmRequest, type WarmResponse } from "./warm.ts";
+import { join } from "node:path";
+import { rmSync } from "node:fs";
+
+export interface DaemonEvents {
+  onIndexed?: (report: IndexReport, trigger: string) => void;
+  onError?: (message: string) => void;
+}
+
+/**
+ * The warm process behind `memsearch watch`: keeps the project's index in memory, re-indexes
+ * changed markdown after a quiet period, and answers searches over a local socket.
+ * It re-reads the index file when another writer (a CLI `index`) replaced it.
+ */
+export class Daemon {
+  private store: Store | undefined;
+  private loadedStat = "";
+  private timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private watchers: FSWatcher[] = [];
+  private server: Server | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  lastReport: IndexReport | undefined;
+  lastError: string | undefined;
+
+  constructor(
+    private ctx: Context,
+    private paths: string[],
+    private events: DaemonEvents = {},
+  ) {}
+
+  private get indexFile(): string {
+    return join(this.ctx.project.indexDir, INDEX_FILE);
+  }
+
+  private statKey(): string {
+    try {
+      const s = statSync(this.indexFile);
+      return `${s.mtimeMs}:${s.size}:${s.ino}`;
+    } catch {
+      return "";
+    }
+  }
+
+  /** The in-memory store, reloaded if the file on disk was replaced by someone else. */
+  private current(): Store {
+    const key = this.statKey();
+    if (!this.store || key !== this.loadedStat) {
+      this.store = Store.open(this.ctx.project.indexDir, this.ctx.config["embedding.model"]).store;
+      this.loadedStat = key;
+    }
+    return this.store;
+  }
+
+  /** Re-index under the index lock; runs one at a time. */
+  reindex(trigger: string): Promise<IndexReport | undefined> {
+    const next = this.running.then(async () => {
+      try {
+        const report = await withIndexLock(this.ctx.project.indexDir, async () => {
+          const { report, store } = await indexInto(
+            { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config) },
+            this.current(),
+          );
+          this.store = store;
+          this.loadedStat = this.statKey();
+          return report;
+        });
+        this.lastReport = report;
+        this.lastError = undefined;
+        this.events.onIndexed?.(report, trigger);
+        return report;
+      } catch (e) {
+        this.lastError = oneLine(e);
+        this.events.onError?.(this.lastError);
+        return undefined;
+      }
+    });
+    this.running = next;
+    return next;
+  }
+
+  /** Debounced per path: a burst of writes to one file costs one re-index. */
+  private schedule(path: string): void {
+    const ms = this.ctx.config["watch.debounce_ms"];
+    clearTimeout(this.timers.get(path));
+    this.timers.set(
+      path,
+      setTimeout(() => {
+        this.timers.delete(path);
+        void this.reindex(path);
+      }, ms),
+    );
+  }
+
+  watchFiles(): void {
+    for (const p of this.paths) {
+      const w = watch(p, { recursive: true }, (_event, name) => {
+        const file = name ? join(p, String(name)) : p;
+        if (/\.(md|markdown)$/i.test(file) || !name) this.schedule(file);
+      });
+      w.on("error", (e) => this.events.onError?.(`watching ${p}: ${oneLine(e)}`));
+      this.watchers.push(w);
+    }
+  }
+
+  async handle(req: WarmRequest): Promise<WarmResponse> {
+    switch (req.op) {
+      case "ping": {
+        const s = this.current();
+        return { ok: true, pid: process.pid, version: pkg.version, chunks: s.size, vectors: s.vectorCount, lastError: this.lastError };
+      }
+      case "search": {
+        await this.running;
+        const res = await searchChunks({
+          query: String(req.query ?? ""),
+          topK: Math.max(1, Math.min(1000, Number(req.topK) || 5)),
+          sourcePrefix: req.sourcePrefix,
+          store: this.current(),
+          config: this.ctx.config,
+          embedder: embedderFor(this.ctx.config, "query"),
+        });
+        return { ok: true, ...res };
+      }
+      case "index": {
+        const p = this.reindex("request");
+        if (req.wait) {
+          const report = await p;
+          return report ? { ok: true, report } : { ok: false, error: this.lastError };
+        }
+        return { ok: true, queued: true };
+      }
+      case "stop":
+        setTimeout(() => this.close().then(() => process.exit(0)), 10);
+        return { ok: true };
+      default:
+        return { ok: false, error: "unknown request" };
+    }
+  }
+
+  /** Listen on the project's socket. Throws if another live watch process owns it. */
+  async listen(): Promise<string> {
+    const sock = socketPath(this.ctx.project.dataDir);
+    ensureSocketDir(sock);
+    if (process.platform !== "win32") {
+      try {
+        unlinkSync(sock); // left by a process that died; the PID check ran before us
+      } catch {}
+    }
+    this.server = createServer((conn) => this.serve(conn));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once("error", reject);
+      this.server!.listen(sock, () => resolve());
+    });
+    writeWatchInfo(this.ctx.project.dataDir, { pid: process.pid, socket: sock, startedAt: new Date().toISOString(), version: pkg.version });
+    return sock;
+  }
+
+  private serve(conn: Socket): void {
+    let buf = "";
+    conn.on("data", async (d) => {
+      buf += d.toString("utf8");
+      const nl = buf.indexOf("\n");
+      if (nl < 0) {
+        if (buf.length > 1_000_000) conn.destroy();
+        return;
+      }
+      const line = buf.slice(0, nl);
+      buf = "";
+      let res: WarmResponse;
+      try {
+        res = await this.handle(JSON.parse(line));
+      } catch (e) {
+        res = { ok: false, error: oneLine(e) };
+      }
+      conn.end(JSON.stringify(res) + "\n");
+    });
+    conn.on("error", () => {});
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.watchers) w.close();
+    for (const t of this.timers.values()) clearTimeout(t);
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+    const info = readWatchInfo(this.ctx.project.dataDir);
+    if (info?.pid === process.pid) rmSync(join(this.ctx.project.dataDir, "watch.pid"), { force: true });
+  }
+}

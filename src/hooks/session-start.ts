@@ -1,0 +1,64 @@
+import pkg from "../../package.json" with { type: "json" };
+import { embedderFor, loadContext } from "../core/context.ts";
+import { oneLine } from "../core/errors.ts";
+import { Store } from "../core/store.ts";
+import { lastSessionLine, recentMemory } from "../memory/journal.ts";
+import { CONTEXT_LIMIT, debugLog, registerSession, startWatch, takeProblem, type HookInput, type HookOutput } from "./runtime.ts";
+
+/**
+ * SessionStart: a one-line status for the user, the recent memory for Claude, and the warm
+ * watch process for fast recall during the session.
+ */
+export async function sessionStart(input: HookInput): Promise<HookOutput> {
+  const cwd = input.cwd || process.cwd();
+  let ctx;
+  try {
+    ctx = loadContext({}, cwd);
+  } catch (e) {
+    return { systemMessage: `[memsearch v${pkg.version}] config error: ${oneLine(e)}` };
+  }
+  const { project, config } = ctx;
+  const warnings: string[] = [];
+
+  if (input.session_id) registerSession(project.dataDir, input.session_id);
+  try {
+    const w = startWatch(project.dataDir, project.root);
+    debugLog("session-start", w.started ? `started watch pid ${w.pid}` : `watch already running pid ${w.pid}`);
+  } catch (e) {
+    warnings.push(`could not start the watch process: ${oneLine(e)}`);
+  }
+
+  let embedding = "off (BM25 only)";
+  const embedder = embedderFor(config, "query");
+  if (embedder) {
+    const probe = await embedder.probe(800);
+    embedding = `ollama/${config["embedding.model"]} ${probe.ok ? "ready" : "unavailable"}`;
+    if (!probe.ok) warnings.push(`${probe.reason.message}; keyword search only`);
+  }
+  const head = Store.peek(project.indexDir);
+  const chunks = head ? `${head.chunks} chunks` : "not indexed yet";
+  const problem = takeProblem(project.dataDir);
+  if (problem) warnings.push(problem);
+
+  const status = [`[memsearch v${pkg.version}] embedding: ${embedding}`, `memory: ${chunks}`, `recall: ${config["hooks.recall"]}`, ...warnings.map((w) => `WARNING: ${w}`)].join(" | ");
+
+  const context = recentContext(project.memoryDir, config["hooks.session_start_lines"]);
+  const out: HookOutput = { systemMessage: status };
+  if (context) out.hookSpecificOutput = { hookEventName: "SessionStart", additionalContext: context };
+  return out;
+}
+
+/** The tail of the two newest daily files and a line about the last session, within the cap. */
+export function recentContext(memoryDir: string, linesPerFile: number): string | undefined {
+  if (linesPerFile <= 0) return undefined;
+  const recent = recentMemory(memoryDir, { files: 2, linesPerFile });
+  const last = lastSessionLine(memoryDir);
+  if (!recent.length && !last) return undefined;
+  const parts = ["# Recent memory (memsearch)", "Notes from earlier sessions in this project, newest last. Search more with the memory-recall skill."];
+  if (last) parts.push(last);
+  for (const r of [...recent].reverse()) parts.push(`\n## ${r.file}\n${r.lines.join("\n")}`);
+  let text = parts.join("\n");
+  // Keep the newest lines when over the cap: drop from the front of the oldest file.
+  if (text.length > CONTEXT_LIMIT) text = parts.slice(0, last ? 3 : 2).join("\n") + "\n…\n" + text.slice(text.length - (CONTEXT_LIMIT - 400));
+  return text;
+}

@@ -1,0 +1,87 @@
+import { embedderFor, loadContext, type Context } from "../core/context.ts";
+import { searchChunks, type SearchResponse } from "../core/search.ts";
+import { Store } from "../core/store.ts";
+import { askWarm, readWatchInfo } from "../core/warm.ts";
+import { clip, CONTEXT_LIMIT, debugLog, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
+import { basename } from "node:path";
+
+const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);
+/** A cold search loads the whole index; above this size it cannot fit in the hook's budget. */
+const COLD_INDEX_LIMIT = 12 * 1024 * 1024;
+const WARM_WAIT_MS = 3_000;
+
+export function isTrivialPrompt(prompt: string): boolean {
+  const p = prompt.trim();
+  if (p.length < 10) return true;
+  if (p.startsWith("/")) return true;
+  return TRIVIAL.has(p.toLowerCase().replace(/[.!?\s]+$/g, ""));
+}
+
+/**
+ * UserPromptSubmit: in `inject` mode, up to N memories relevant to the prompt; in `hint`
+ * mode (or when a search cannot answer in time) one line saying memory is there.
+ */
+export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
+  const prompt = typeof input.prompt === "string" ? input.prompt : "";
+  if (isTrivialPrompt(prompt)) return {};
+  const ctx = loadContext({}, input.cwd || process.cwd());
+  const mode = ctx.config["hooks.recall"];
+  if (mode === "off") return {};
+  const head = Store.peek(ctx.project.indexDir);
+  if (!head || head.chunks === 0) return {};
+  const hint = hintOutput(head.chunks);
+  if (mode === "hint") return hint;
+
+  const res = await recall(ctx, clip(prompt, 2000), head.bytes);
+  if (!res) return hint;
+  const floor = ctx.config["hooks.inject_min_score"];
+  const picked = res.results.filter((r) => r.score >= floor).slice(0, ctx.config["hooks.inject_top_k"]);
+  debugLog("user-prompt-submit", `mode ${res.mode}, ${res.results.length} results, ${picked.length} above ${floor}`);
+  if (!picked.length) return {};
+  const lines = picked.map((r) => {
+    const c = r.chunk;
+    const where = `${basename(c.source)}${c.heading ? ` › ${c.heading}` : ""}`;
+    return `- ${where} (chunk ${c.chunkHash}, relevance ${r.score.toFixed(2)}): ${preview(c.content)}`;
+  });
+  const text = clip(`[memsearch] Memories from earlier sessions that may be relevant (expand one with \`memsearch expand <chunk>\`):\n${lines.join("\n")}`, CONTEXT_LIMIT);
+  return { hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: text } };
+}
+
+function hintOutput(chunks: number): HookOutput {
+  return {
+    hookSpecificOutput: {
+      hookEventName: "UserPromptSubmit",
+      additionalContext: `[memsearch] Memory available: ${chunks} notes from earlier sessions of this project; the memory-recall skill searches them.`,
+    },
+  };
+}
+
+/** Warm process first; a cold in-process search only while the index is small enough. */
+async function recall(ctx: Context, query: string, indexBytes: number): Promise<SearchResponse | undefined> {
+  const topK = Math.max(ctx.config["hooks.inject_top_k"] * 2, 5);
+  if (readWatchInfo(ctx.project.dataDir)) {
+    const r = await askWarm(ctx.project.dataDir, { op: "search", query, topK }, WARM_WAIT_MS);
+    if (r?.ok) return r as unknown as SearchResponse;
+    debugLog("user-prompt-submit", "warm process did not answer in time");
+    return undefined;
+  }
+  // No warm process (it died, or the session started before install): bring it back for next time.
+  try {
+    startWatch(ctx.project.dataDir, ctx.project.root);
+  } catch {}
+  if (indexBytes > COLD_INDEX_LIMIT) return undefined;
+  const { store } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
+  return searchChunks({ query, topK, store, config: ctx.config, embedder: embedderFor(ctx.config, "query") });
+}
+
+/** Body text without the heading line and anchor comment, on one line, 200 characters. */
+export function preview(content: string): string {
+  const body = content
+    .replace(/<!--[\s\S]*?-->/g, "")
+    .split("\n")
+    .filter((l) => !/^#{1,6}\s/.test(l))
+    .join(" ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return clip(body, 200);
+}

@@ -1,0 +1,166 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
+import { run, SHARED, tempProject } from "../helpers/cli.ts";
+
+/**
+ * A whole Claude Code session driven through the compiled binary: start, prompts in both
+ * recall modes, two concurrent Stop hooks of two sessions, drill-down, end.
+ */
+describe("a whole session through the hooks", () => {
+  const p = tempProject();
+  const bin = mkdtempSync(join(tmpdir(), "ms-fakebin-"));
+  writeFakeClaude(bin);
+  const log = mkdtempSync(join(tmpdir(), "ms-claude-log-"));
+  const env = { ...p.env, PATH: `${bin}:${process.env.PATH}`, FAKE_CLAUDE_LOG: log, MEMSEARCH_DEBUG: "1" };
+  const outputs: { event: string; code: number; stdout: string }[] = [];
+  const hook = async (event: string, input: unknown, extra: Record<string, string> = {}) => {
+    const r = await run(["hook", event], { cwd: p.root, env: { ...env, ...extra }, stdin: typeof input === "string" ? input : JSON.stringify(input) });
+    outputs.push({ event, code: r.code, stdout: r.stdout });
+    return { ...r, json: JSON.parse(r.stdout) };
+  };
+  const transcriptA = join(SHARED, "fixtures/transcripts/spotter/tool_heavy.jsonl");
+  const transcriptB = join(SHARED, "fixtures/transcripts/spotter/short.jsonl");
+  let watchPid = 0;
+
+  afterAll(() => {
+    if (watchPid) try { process.kill(watchPid, "SIGKILL"); } catch {}
+  });
+
+  test("session-start: status line, recent memory, watch process started", async () => {
+    const r = await hook("session-start", { session_id: "sess-a", cwd: p.root, source: "startup", transcript_path: transcriptA });
+    expect(r.code).toBe(0);
+    expect(r.json.systemMessage).toMatch(/^\[memsearch v\d+\.\d+\.\d+\] embedding: ollama\/nomic-embed-text unavailable \| memory: /);
+    expect(r.json.systemMessage).toContain("ollama serve");
+    const ctx: string = r.json.hookSpecificOutput.additionalContext;
+    expect(r.json.hookSpecificOutput.hookEventName).toBe("SessionStart");
+    expect(ctx).toContain("\n## 2026-11-21.md\n");
+    expect(ctx).toContain("- User asked to move deployment from Heroku to Fly.io.");
+    expect(ctx).not.toContain("\\n");
+    expect(ctx.length).toBeLessThan(10_000);
+    expect(ctx).toMatch(/Last session 2026-11-21 16:40/);
+    for (let i = 0; i < 100 && !existsSync(join(p.root, ".memsearch", "watch.pid")); i++) await Bun.sleep(50);
+    watchPid = JSON.parse(readFileSync(join(p.root, ".memsearch", "watch.pid"), "utf8")).pid;
+    expect(watchPid).toBeGreaterThan(0);
+    // A second start (resume) must not start a second watch process.
+    await hook("session-start", { session_id: "sess-a", cwd: p.root, source: "resume" });
+    expect(JSON.parse(readFileSync(join(p.root, ".memsearch", "watch.pid"), "utf8")).pid).toBe(watchPid);
+  });
+
+  test("user-prompt-submit: trivial prompts get {}, hint and inject modes answer", async () => {
+    expect((await hook("user-prompt-submit", { prompt: "ok", cwd: p.root })).json).toEqual({});
+    expect((await hook("user-prompt-submit", { prompt: "/memsearch:status", cwd: p.root })).json).toEqual({});
+    const hint = await hook("user-prompt-submit", { prompt: "what did we decide about the redis pool?", cwd: p.root }, { MEMSEARCH_HOOKS_RECALL: "hint" });
+    expect(hint.json.hookSpecificOutput.additionalContext).toStartWith("[memsearch] Memory available");
+    // Wait for the watch process's first index, then inject.
+    let inject: Awaited<ReturnType<typeof hook>> | undefined;
+    for (let i = 0; i < 40; i++) {
+      inject = await hook("user-prompt-submit", { prompt: "what did we decide about the redis connection pool?", cwd: p.root });
+      if (inject.json.hookSpecificOutput) break;
+      await Bun.sleep(100);
+    }
+    const text: string = inject!.json.hookSpecificOutput.additionalContext;
+    expect(text).toContain("Redis connection pool");
+    expect(text).toMatch(/chunk [0-9a-f]{16}/);
+    expect(text.split("\n").length).toBeLessThanOrEqual(4);
+  });
+
+  test("two concurrent Stop hooks of two sessions lose nothing", async () => {
+    const [a, b] = await Promise.all([
+      hook("stop", { session_id: "sess-a", cwd: p.root, transcript_path: transcriptA, stop_hook_active: false }, { FAKE_CLAUDE_REPLY: "- User asked to make the tool-heavy fixture pass\n- Claude Code fixed the zebra parser in lib/zebra.ex" }),
+      hook("stop", { session_id: "sess-b", cwd: p.root, transcript_path: transcriptB, stop_hook_active: false }, { FAKE_CLAUDE_REPLY: "- User asked about the short session\n- Claude Code explained the quokka cache" }),
+    ]);
+    expect(a.json).toEqual({});
+    expect(b.json).toEqual({});
+    const day = new Date();
+    const file = join(p.memory, `${day.getFullYear()}-${String(day.getMonth() + 1).padStart(2, "0")}-${String(day.getDate()).padStart(2, "0")}.md`);
+    const md = readFileSync(file, "utf8");
+    expect(md.match(/^## Session \d\d:\d\d$/gm)?.length).toBe(2);
+    expect(md.match(/^### \d\d:\d\d$/gm)?.length).toBe(2);
+    expect(md).toContain(`<!-- session:sess-a turn:`);
+    expect(md).toContain(`transcript:${transcriptA} -->`);
+    expect(md).toContain("- Claude Code fixed the zebra parser in lib/zebra.ex");
+    expect(md).toContain("- Claude Code explained the quokka cache");
+    // The summariser ran as `claude -p --model haiku` with our hooks disabled inside it.
+    const calls = fakeClaudeCalls(log);
+    expect(calls.length).toBe(2);
+    for (const c of calls) {
+      expect(c.argv).toEqual(expect.arrayContaining(["-p", "--model", "haiku", "--no-session-persistence"]));
+      expect(c.env.MEMSEARCH_DISABLE).toBe("1");
+      expect(c.stdin).toContain("[User]");
+    }
+    // A retried Stop for the same turn writes nothing new.
+    await hook("stop", { session_id: "sess-b", cwd: p.root, transcript_path: transcriptB }, { FAKE_CLAUDE_REPLY: "- again" });
+    expect(readFileSync(file, "utf8")).toBe(md);
+  });
+
+  test("search finds the new notes; expand and transcript drill down from them", async () => {
+    let hits: { chunk_hash: string; content: string }[] = [];
+    for (let i = 0; i < 60 && !hits.length; i++) {
+      hits = JSON.parse((await run(["search", "zebra parser", "-j"], { cwd: p.root, env })).stdout);
+      if (!hits.length) await Bun.sleep(100);
+    }
+    expect(hits[0]!.content).toContain("zebra parser");
+    const x = JSON.parse((await run(["expand", hits[0]!.chunk_hash, "-j"], { cwd: p.root, env })).stdout);
+    expect(x.anchor.session).toBe("sess-a");
+    expect(x.anchor.transcript).toBe(transcriptA);
+    const t = await run(["transcript", x.anchor.transcript, "--turn", x.anchor.turn, "-j"], { cwd: p.root, env });
+    expect(t.code).toBe(0);
+    const turns = JSON.parse(t.stdout);
+    expect(JSON.stringify(turns)).toContain(x.anchor.turn);
+  });
+
+  test("session-end stops the watch process", async () => {
+    const r = await hook("session-end", { session_id: "sess-a", cwd: p.root, reason: "prompt_input_exit" });
+    expect(r.json).toEqual({});
+    await Bun.sleep(200);
+    let alive = true;
+    try {
+      process.kill(watchPid, 0);
+      alive = !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${watchPid}/stat`, "utf8"));
+    } catch {
+      alive = false;
+    }
+    expect(alive).toBe(false);
+    expect(existsSync(join(p.root, ".memsearch", "watch.pid"))).toBe(false);
+  });
+
+  test("every hook printed valid JSON and exited 0", () => {
+    expect(outputs.length).toBeGreaterThan(8);
+    for (const o of outputs) {
+      expect(o.code).toBe(0);
+      expect(() => JSON.parse(o.stdout)).not.toThrow();
+    }
+  });
+});
+
+describe("hooks survive bad input", () => {
+  const p = tempProject();
+  const cases: [string, string][] = [
+    ["empty", ""],
+    ["garbage", "\u0000\u0001 not json {{{"],
+    ["array", "[1,2,3]"],
+    ["wrong types", JSON.stringify({ prompt: 42, transcript_path: ["x"], cwd: 7, session_id: {} })],
+    ["missing transcript", JSON.stringify({ session_id: "x", transcript_path: "/nonexistent/t.jsonl", prompt: "tell me about the redis pool" })],
+    ["10 MB", JSON.stringify({ prompt: "x".repeat(10 * 1024 * 1024) })],
+  ];
+  for (const event of ["session-start", "user-prompt-submit", "stop", "session-end"]) {
+    test(`${event}: exit 0 with valid JSON for every bad input`, async () => {
+      for (const [, stdin] of cases) {
+        const r = await run(["hook", event], { cwd: p.root, env: { ...p.env, MEMSEARCH_NO_WATCH: "1" }, stdin });
+        expect(r.code).toBe(0);
+        expect(typeof JSON.parse(r.stdout)).toBe("object");
+      }
+    }, 60_000);
+  }
+
+  test("MEMSEARCH_DISABLE=1 (the summariser's own process) makes every hook a no-op", async () => {
+    for (const event of ["session-start", "user-prompt-submit", "stop", "session-end"]) {
+      const r = await run(["hook", event], { cwd: p.root, env: { ...p.env, MEMSEARCH_DISABLE: "1" }, stdin: JSON.stringify({ prompt: "a real question about redis" }) });
+      expect(r.stdout.trim()).toBe("{}");
+    }
+    expect(existsSync(join(p.root, ".memsearch", "watch.pid"))).toBe(false);
+  });
+});

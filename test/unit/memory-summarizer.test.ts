@@ -1,0 +1,283 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, spyOn, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  claudeArgs,
+  extractBullets,
+  firstSentence,
+  parseBullets,
+  summarizeTurn,
+  type SummarizeOptions,
+} from "../../src/memory/summarizer.ts";
+import type { LastTurn } from "../../src/transcript/types.ts";
+import { fakeClaudeCalls, processAlive, writeFakeClaude } from "../helpers/fake-claude.ts";
+import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
+
+const AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE";
+const GH_TOKEN = "ghp_" + "aB3d".repeat(9);
+
+function turn(over: Partial<LastTurn> = {}): LastTurn {
+  const userText = over.userText ?? `Please fix the login bug. My key is ${AWS_KEY}, keep it out of notes.`;
+  const assistantTexts = over.assistantTexts ?? ["Looking at the code.", "Fixed the null check in src/auth.ts. Tests pass now."];
+  return {
+    sessionId: "sess-1",
+    turnUuid: "turn-1",
+    userText,
+    assistantTexts,
+    tools: [],
+    text:
+      `[User]: ${userText}\n<private>do not store this</private>\n` +
+      assistantTexts.map((t) => `[Claude Code]: ${t}`).join("\n") +
+      `\n[Tool output]: export GITHUB_TOKEN=${GH_TOKEN}\n`,
+    ...over,
+  };
+}
+
+let dir: string;
+let bin: string;
+let log: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "memsearch-summ-"));
+  bin = writeFakeClaude(dir);
+  log = join(dir, "log");
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function opts(mode: string, over: Partial<SummarizeOptions> = {}): SummarizeOptions {
+  return {
+    provider: "claude",
+    claudeModel: "haiku",
+    ollamaHost: "http://127.0.0.1:9",
+    ollamaModel: "llama3.2",
+    timeoutMs: 10_000,
+    claudeBin: bin,
+    env: { PATH: process.env.PATH, HOME: dir, CLAUDECODE: "1", FAKE_CLAUDE_MODE: mode, FAKE_CLAUDE_LOG: log },
+    ...over,
+  };
+}
+
+describe("claude provider", () => {
+  test("runs claude -p with the turn on stdin, hooks disabled, and parses its bullets", async () => {
+    const r = await summarizeTurn(turn(), opts("ok"));
+    expect(r).toEqual({
+      provider: "claude",
+      bullets: ["- User asked the fake claude for a summary", "- Fake claude answered with two bullets"],
+    });
+    const [call] = fakeClaudeCalls(log);
+    expect(call).toBeDefined();
+    expect(call!.argv).toEqual(claudeArgs("haiku"));
+    expect(call!.argv).toContain("-p");
+    expect(call!.argv.join(" ")).toContain("--model haiku");
+    expect(call!.argv).toEqual(["-p", "--strict-mcp-config", "--tools", "", "--model", "haiku", "--no-session-persistence"]);
+    expect(call!.env.MEMSEARCH_DISABLE).toBe("1");
+    expect(call!.env.MEMSEARCH_NO_WATCH).toBe("1");
+    expect(call!.env.CLAUDECODE).toBeUndefined();
+    // The prompt: our instructions, then the sanitised turn.
+    expect(call!.stdin).toContain("note-taker");
+    expect(call!.stdin).toContain("Transcript:\n[User]: Please fix the login bug.");
+    expect(call!.stdin).toContain("[REDACTED:aws-key]");
+    expect(call!.stdin).toContain("GITHUB_TOKEN=[REDACTED:github-token]");
+    expect(call!.stdin).toContain("[private]");
+    expect(call!.stdin).not.toContain(AWS_KEY);
+    expect(call!.stdin).not.toContain(GH_TOKEN);
+    expect(call!.stdin).not.toContain("do not store this");
+  });
+
+  test("a turn over 200 KB goes through stdin, not argv", async () => {
+    const big = "x".repeat(250_000);
+    const r = await summarizeTurn(turn({ text: `[User]: summarise\n[Tool output]: ${big}` }), opts("ok"));
+    expect(r.provider).toBe("claude");
+    const [call] = fakeClaudeCalls(log);
+    expect(call!.stdin.length).toBeGreaterThan(250_000);
+    expect(call!.argv.join(" ").length).toBeLessThan(200);
+  });
+
+  test("keeps `- ` and `* ` lines only, at most 6, sanitised again", async () => {
+    const many = await summarizeTurn(turn(), opts("many"));
+    expect(many.bullets).toEqual(["- bullet 1", "- bullet 2", "- bullet 3", "- bullet 4", "- bullet 5", "- bullet 6"]);
+    const reply = `Sure! Here are the notes:\n* User asked to rotate ${AWS_KEY}\n  - Claude Code ran \`npm test\`\nThat's all.`;
+    const mixed = await summarizeTurn(turn(), opts("ok", { env: { ...opts("ok").env, FAKE_CLAUDE_REPLY: reply } }));
+    expect(mixed).toEqual({
+      provider: "claude",
+      bullets: ["- User asked to rotate [REDACTED:aws-key]", "- Claude Code ran `npm test`"],
+    });
+  });
+
+  test("claude missing from PATH falls back to the extract", async () => {
+    const empty = join(dir, "empty-bin");
+    mkdirSync(empty);
+    const r = await summarizeTurn(turn(), opts("ok", { claudeBin: undefined, env: { PATH: empty } }));
+    expect(r.provider).toBe("extract");
+    expect(r.fallbackReason).toBe("claude not found on PATH");
+    expect(r.bullets[0]).toBe("- User asked: Please fix the login bug.");
+  });
+
+  test("a non-zero exit falls back with the status and the error line", async () => {
+    const r = await summarizeTurn(turn(), opts("fail"));
+    expect(r.provider).toBe("extract");
+    expect(r.fallbackReason).toBe("claude exited with status 1: Invalid API key · Please run /login");
+  });
+
+  test("no bullets in the output falls back", async () => {
+    const r = await summarizeTurn(turn(), opts("empty"));
+    expect(r).toMatchObject({ provider: "extract", fallbackReason: "claude returned no bullets" });
+  });
+
+  test("a timeout kills claude and its children and falls back to the extract", async () => {
+    const t0 = Date.now();
+    const r = await summarizeTurn(turn(), opts("slow", { timeoutMs: 300 }));
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(r.provider).toBe("extract");
+    expect(r.fallbackReason).toBe("claude timed out after 0.3s");
+    const [call] = fakeClaudeCalls(log);
+    expect(call!.childPid).toBeGreaterThan(0);
+    await Bun.sleep(50);
+    expect(processAlive(call!.pid)).toBe(false);
+    expect(processAlive(call!.childPid!)).toBe(false);
+  });
+
+  test("a claude that ignores SIGTERM is killed anyway", async () => {
+    const t0 = Date.now();
+    const r = await summarizeTurn(turn(), opts("stubborn", { timeoutMs: 300 }));
+    expect(Date.now() - t0).toBeLessThan(4_000);
+    expect(r.fallbackReason).toBe("claude timed out after 0.3s");
+    const [call] = fakeClaudeCalls(log);
+    await Bun.sleep(50);
+    expect(processAlive(call!.pid)).toBe(false);
+    expect(processAlive(call!.childPid!)).toBe(false);
+  });
+});
+
+describe("ollama provider", () => {
+  let double: OllamaDouble;
+  beforeAll(async () => {
+    double = await startOllamaDouble({ chatReply: "- a\n- b", models: ["llama3.2"] });
+  });
+  afterAll(async () => {
+    await double.stop();
+  });
+  beforeEach(() => {
+    double.setMode("ok");
+    double.requests.length = 0;
+  });
+  const ollama = (over: Partial<SummarizeOptions> = {}) =>
+    opts("ok", { provider: "ollama", ollamaHost: double.host, timeoutMs: 2_000, ...over });
+
+  test("chats with the model, sanitised input, and parses the bullets", async () => {
+    const r = await summarizeTurn(turn(), ollama());
+    expect(r).toEqual({ provider: "ollama", bullets: ["- a", "- b"] });
+    const req = double.requests.find((q) => q.path === "/api/chat")!;
+    expect(req.body.model).toBe("llama3.2");
+    expect(req.body.stream).toBe(false);
+    const sent = JSON.stringify(req.body.messages);
+    expect(sent).toContain("note-taker");
+    expect(sent).toContain("[REDACTED:aws-key]");
+    expect(sent).not.toContain(AWS_KEY);
+    expect(sent).not.toContain(GH_TOKEN);
+  });
+
+  test("an HTTP error falls back with a one-line reason", async () => {
+    double.setMode("http-500");
+    const r = await summarizeTurn(turn(), ollama());
+    expect(r.provider).toBe("extract");
+    expect(r.fallbackReason).toBe("ollama: HTTP 500: boom");
+  });
+
+  test("a non-JSON error body prints nothing to stdout", async () => {
+    double.setMode("non-json-error");
+    const log = spyOn(console, "log");
+    try {
+      const r = await summarizeTurn(turn(), ollama());
+      expect(r.fallbackReason).toBe("ollama: HTTP 500: upstream exploded");
+      expect(log).not.toHaveBeenCalled();
+    } finally {
+      log.mockRestore();
+    }
+  });
+
+  test("a slow server times out", async () => {
+    double.setMode("slow");
+    const r = await summarizeTurn(turn(), ollama({ timeoutMs: 200 }));
+    expect(r).toMatchObject({ provider: "extract", fallbackReason: "ollama: timed out after 0.2s" });
+  });
+
+  test("a server that is down falls back", async () => {
+    const r = await summarizeTurn(turn(), ollama({ ollamaHost: "http://127.0.0.1:9" }));
+    expect(r).toMatchObject({ provider: "extract", fallbackReason: "ollama: not reachable at http://127.0.0.1:9" });
+  });
+
+  test("prose without bullets falls back", async () => {
+    const prose = await startOllamaDouble({ chatReply: "<think>hmm</think>The user asked something." });
+    try {
+      const r = await summarizeTurn(turn(), ollama({ ollamaHost: prose.host }));
+      expect(r).toMatchObject({ provider: "extract", fallbackReason: "ollama returned no bullets" });
+    } finally {
+      await prose.stop();
+    }
+  });
+});
+
+describe("extract", () => {
+  test("request, tools, files and outcome, with secrets redacted", () => {
+    const t = turn({
+      tools: [
+        { id: "1", name: "Bash", input: "npm test" },
+        { id: "2", name: "Read", input: "/home/u/proj/src/auth.ts" },
+        { id: "3", name: "Edit", input: "/home/u/proj/src/auth.ts" },
+        { id: "4", name: "Bash", input: "npm test" },
+        { id: "5", name: "Edit", input: '{"file_path":"/home/u/proj/test/auth.test.ts","old_string":"a"}' },
+        { id: "6", name: "Grep", input: "nullCheck" },
+        { id: "7", name: "Bash", input: "git diff" },
+      ],
+    });
+    expect(extractBullets(t)).toEqual([
+      "- User asked: Please fix the login bug.",
+      "- Tools run: Bash ×3, Read, Edit ×2, Grep",
+      "- Files touched: src/auth.ts, test/auth.test.ts",
+      "- Outcome: Fixed the null check in src/auth.ts.",
+    ]);
+  });
+
+  test("a long one-sentence request is clipped, secrets never survive, empty parts are skipped", () => {
+    const bullets = extractBullets(turn({ userText: `use ${AWS_KEY} ${"word ".repeat(100)}`, assistantTexts: [] }));
+    expect(bullets).toHaveLength(1);
+    expect(bullets[0]!.length).toBeLessThanOrEqual("- User asked: ".length + 200);
+    expect(bullets[0]).toContain("[REDACTED:aws-key]");
+    expect(bullets[0]).toEndWith("…");
+  });
+
+  test("more than 8 files are counted, not listed", () => {
+    const tools = Array.from({ length: 10 }, (_, i) => ({ id: String(i), name: "Write", input: `/p/f${i}.ts` }));
+    const files = extractBullets(turn({ tools })).find((b) => b.startsWith("- Files touched"));
+    expect(files).toBe("- Files touched: f0.ts, f1.ts, f2.ts, f3.ts, f4.ts, f5.ts, f6.ts, f7.ts and 2 more");
+  });
+
+  test("provider extract never fails, even on a malformed turn", async () => {
+    expect(await summarizeTurn(turn(), opts("ok", { provider: "extract" }))).toEqual({
+      provider: "extract",
+      bullets: ["- User asked: Please fix the login bug.", "- Outcome: Fixed the null check in src/auth.ts."],
+    });
+    const broken = { sessionId: "s", turnUuid: "t" } as unknown as LastTurn;
+    const r = await summarizeTurn(broken, opts("ok", { provider: "extract" }));
+    expect(r.bullets.length).toBeGreaterThan(0);
+  });
+});
+
+describe("parsing helpers", () => {
+  test("parseBullets drops prose and think blocks", () => {
+    expect(parseBullets("<think>- not this</think>\nIntro\n- one\n  * two\n• three\n-not a bullet\n")).toEqual([
+      "- one",
+      "- two",
+      "- three",
+    ]);
+  });
+  test("firstSentence stops at sentence ends in several scripts", () => {
+    expect(firstSentence("Fix it. Then test.")).toBe("Fix it.");
+    expect(firstSentence("\n\n  修复登录问题。然后测试")).toBe("修复登录问题。");
+    expect(firstSentence("no end mark\nsecond line")).toBe("no end mark");
+    expect(firstSentence("bump v1.2.3 now")).toBe("bump v1.2.3 now");
+  });
+});
