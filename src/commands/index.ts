@@ -1,8 +1,10 @@
 import type { CommandModule } from "yargs";
 import { configCommand } from "./config.ts";
+import { doctorCommand } from "./doctor.ts";
 import { expandCommand } from "./expand.ts";
 import { hookCommand } from "./hook.ts";
 import { indexCommand } from "./index-cmd.ts";
+import { recentCommand, rememberCommand } from "./remember.ts";
 import { resetCommand } from "./reset.ts";
 import { searchCommand } from "./search.ts";
 import { statsCommand } from "./stats.ts";
@@ -10,4 +12,4 @@ import { watchCommand } from "./watch.ts";
 import { transcriptCommand } from "./transcript.ts";
 
 /** Every subcommand; one file each. */
-export const commands: CommandModule<any, any>[] = [indexCommand, searchCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, hookCommand];
+export const commands: CommandModule<any, any>[] = [indexCommand, searchCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, rememberCommand, recentCommand, hookCommand, doctorCommand];

@@ -1,11 +1,8 @@
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
-import { loadContext } from "../core/context.ts";
+import { loadContext, type Context } from "../core/context.ts";
 import { resolveOllamaHost } from "../core/embedder.ts";
-import { embedderFor } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
-import { indexPaths } from "../core/indexer.ts";
-import { withIndexLock } from "../core/lock.ts";
-import { askWarm, readWatchInfo } from "../core/warm.ts";
+import { refreshMemoryIndex } from "../core/refresh.ts";
 import { appendTurnNote } from "../memory/journal.ts";
 import { summarizeTurn } from "../memory/summarizer.ts";
 import { extractLastTurn } from "../transcript/last-turn.ts";
@@ -56,17 +53,11 @@ export async function stop(input: HookInput): Promise<HookOutput> {
   return {};
 }
 
-/** The watch process indexes when it runs; otherwise index here, under the index lock. */
-async function indexMemory(ctx: ReturnType<typeof loadContext>): Promise<void> {
-  const { project, config } = ctx;
-  if (readWatchInfo(project.dataDir)) {
-    const r = await askWarm(project.dataDir, { op: "index", wait: false }, 2_000);
-    if (r?.ok) return;
-  }
+async function indexMemory(ctx: Context): Promise<void> {
   try {
-    await withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config) }));
+    await refreshMemoryIndex(ctx);
   } catch (e) {
-    recordProblem(project.dataDir, `indexing after a turn failed: ${oneLine(e)}`);
+    recordProblem(ctx.project.dataDir, `indexing after a turn failed: ${oneLine(e)}`);
   }
 }
 

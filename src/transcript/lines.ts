@@ -3,7 +3,7 @@
  * byte search and handed over as (buffer, start, end) windows, so a line is never decoded unless
  * the reader decides to parse it. A 100 MB transcript is never held in memory whole.
  */
-import { open } from "node:fs/promises";
+import { closeSync, openSync, readSync } from "node:fs";
 
 const NL = 10;
 const Q = 34; // "
@@ -43,7 +43,8 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
   const chunkSize = opts.chunkSize ?? DEFAULT_CHUNK;
   const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE;
   const stop = opts.end ?? Number.POSITIVE_INFINITY;
-  const fh = await open(path, "r");
+  // Synchronous chunked reads: no thread-pool hop per chunk, and the caller awaits the whole scan anyway.
+  const fd = openSync(path, "r");
   // Buffers, so the peek can use native pattern search on them.
   const chunk = Buffer.allocUnsafe(chunkSize);
   let pos = opts.start ?? 0;
@@ -58,7 +59,7 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
   try {
     outer: while (pos < stop) {
       const want = Math.min(chunkSize, stop - pos);
-      const { bytesRead } = await fh.read(chunk, 0, want, pos);
+      const bytesRead = readSync(fd, chunk, 0, want, pos);
       if (bytesRead === 0) break;
       const c = bytesRead === chunkSize ? chunk : chunk.subarray(0, bytesRead);
       if (first) {
@@ -129,7 +130,7 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
       }
     }
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
   return res;
 }
@@ -198,36 +199,35 @@ function asBuffer(buf: Uint8Array): Buffer {
   return Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
-function noneOf(buf: Buffer, a: number, b: number, closing: boolean): boolean {
+/** True when v[a, b) holds no `{`/`[` (and with `closing`, no `}`/`]`). */
+function noneOf(v: Buffer, a: number, b: number, closing: boolean): boolean {
   if (b <= a) return true;
-  const v = buf.subarray(a, b);
-  if (v.indexOf(LBRACE) >= 0 || v.indexOf(LBRACKET) >= 0) return false;
-  return !closing || (v.indexOf(125) < 0 && v.indexOf(93) < 0);
+  const hit = (c: number) => {
+    const x = v.indexOf(c, a);
+    return x >= 0 && x < b;
+  };
+  if (hit(LBRACE) || hit(LBRACKET)) return false;
+  return !closing || !(hit(125) || hit(93));
 }
 
 /**
  * Offset just after the key pattern for a key directly inside the object whose body starts at
- * `body` (just after its `{`); -1 when absent from [body, w) or not provably at that depth.
- * The compact spelling is searched natively without a bound (Claude Code writes compact JSON, and
- * the key is near); the spaced spelling only inside the window.
+ * `body` (just after its `{`) in the window `v`; -1 when absent or not provably at that depth.
  */
-function keyIn(buf: Buffer, body: number, w: number, ps: Buffer[], nested: boolean): number {
-  let at = buf.indexOf(ps[0]!, body);
-  let len = ps[0]!.length;
-  if (at < 0 || at >= w) {
-    const j = buf.subarray(body, w).indexOf(ps[1]!);
-    if (j < 0) return -1;
-    at = body + j;
-    len = ps[1]!.length;
+function keyIn(v: Buffer, body: number, ps: Buffer[], nested: boolean): number {
+  for (const p of ps) {
+    const at = v.indexOf(p, body);
+    if (at < 0) continue;
+    if (v[at - 1] === BS) return -1;
+    return noneOf(v, body, at, nested) ? at + p.length : -1;
   }
-  if (buf[at - 1] === BS) return -1;
-  return noneOf(buf, body, at, nested) ? at + len : -1;
+  return -1;
 }
 
-function readStr(buf: Buffer, i: number, w: number): string | undefined {
-  const j = buf.indexOf(Q, i);
-  if (j < 0 || j >= w || j - i > 64) return undefined;
-  return buf.toString("latin1", i, j);
+function readStr(v: Buffer, i: number): string | undefined {
+  const j = v.indexOf(Q, i);
+  if (j < 0 || j - i > 64) return undefined;
+  return v.toString("latin1", i, j);
 }
 
 export function peekEntry(b: Uint8Array, start: number, end: number): Peek {
@@ -235,44 +235,78 @@ export function peekEntry(b: Uint8Array, start: number, end: number): Peek {
   const p: Peek = {};
   const s = buf[start] === LBRACE ? start : skipWs(buf, start, end);
   if (buf[s] !== LBRACE) return p;
-  const w = Math.min(end, s + PEEK_WINDOW);
-  const t = keyIn(buf, s + 1, w, P_TYPE, false);
-  if (t >= 0) p.type = readStr(buf, t, w);
+  // All searches stay inside this window of the line.
+  const v = buf.subarray(s, Math.min(end, s + PEEK_WINDOW));
+  const w = v.length;
+  const t = keyIn(v, 1, P_TYPE, false);
+  if (t >= 0) p.type = readStr(v, t);
   if (p.type !== undefined && p.type !== "user" && p.type !== "assistant") return p;
-  const m = keyIn(buf, s + 1, w, P_MESSAGE, false);
+  const m = keyIn(v, 1, P_MESSAGE, false);
   if (m < 0) return p;
   if (p.type !== "user") {
-    const r = keyIn(buf, m, w, P_ROLE, true);
-    if (r >= 0) p.role = readStr(buf, r, w);
+    const r = keyIn(v, m, P_ROLE, true);
+    if (r >= 0) p.role = readStr(v, r);
     if (p.type === undefined && p.role !== "assistant") return p;
     // Assistant lines: the sidechain flag decides whether the line counts.
-    const sc = keyIn(buf, s + 1, w, P_SIDECHAIN, false);
+    const sc = keyIn(v, 1, P_SIDECHAIN, false);
     if (sc >= 0) {
-      const c = buf[skipWs(buf, sc, w)];
+      const c = v[skipWs(v, sc, w)];
       if (c === 116) p.sidechain = true;
       else if (c === 102) p.sidechain = false;
     }
     return p;
   }
-  const c = keyIn(buf, m, w, P_CONTENT, true);
+  const c = keyIn(v, m, P_CONTENT, true);
   if (c < 0) return p;
-  let i = skipWs(buf, c, w);
-  if (buf[i] === Q) p.content = "string";
-  else if (buf[i] === LBRACKET) {
+  let i = skipWs(v, c, w);
+  if (v[i] === Q) p.content = "string";
+  else if (v[i] === LBRACKET) {
     p.content = "array";
-    i = skipWs(buf, i + 1, w);
-    if (buf[i] === LBRACE) {
-      const bt = keyIn(buf, i + 1, w, P_TYPE, true);
-      if (bt >= 0) p.firstBlock = readStr(buf, bt, w);
+    i = skipWs(v, i + 1, w);
+    if (v[i] === LBRACE) {
+      const bt = keyIn(v, i + 1, P_TYPE, true);
+      if (bt >= 0) p.firstBlock = readStr(v, bt);
     }
   } else if (i < w) p.content = "other";
   return p;
 }
 
+
+const P_TYPE_TOOL_USE = Buffer.from('"type":"tool_use","id":"');
+const P_STOP_TOOL_USE = Buffer.from('"stop_reason":"tool_use"');
+
+function count(buf: Buffer, pat: Buffer, start: number, end: number): number {
+  let n = 0;
+  for (let i = start; ; ) {
+    const j = buf.indexOf(pat, i);
+    if (j < 0 || j >= end) return n;
+    n++;
+    i = j + pat.length;
+  }
+}
+
 /**
- * False when the line certainly holds no tool_use block: the token `"tool_use"` (quotes included)
- * cannot occur inside a JSON string, where its quotes would be escaped.
+ * Ids of the tool_use blocks of an assistant line, found without parsing it; undefined when unsure
+ * (another spelling or key order, or a `"tool_use"` token that is not a block's type): the caller
+ * then parses the line.
  */
-export function mayHaveToolUse(b: Uint8Array, start: number, end: number): boolean {
-  return asBuffer(b).subarray(start, end).indexOf(P_TOOL_USE) >= 0;
+export function toolUseIds(b: Uint8Array, start: number, end: number): string[] | undefined {
+  const buf = asBuffer(b).subarray(start, end);
+  end = buf.length;
+  start = 0;
+  const ids: string[] = [];
+  // `"tool_use"` cannot occur inside a JSON string (its quotes would be escaped): every token is
+  // a block type or the stop reason, else we are unsure.
+  const tokens = count(buf, P_TOOL_USE, start, end) - count(buf, P_STOP_TOOL_USE, start, end);
+  for (let i = start; ; ) {
+    const j = buf.indexOf(P_TYPE_TOOL_USE, i);
+    if (j < 0 || j >= end) break;
+    if (buf[j - 1] !== LBRACE) return undefined;
+    const v = j + P_TYPE_TOOL_USE.length;
+    const q = buf.indexOf(Q, v);
+    if (q < 0 || q >= end || q - v > 128) return undefined;
+    ids.push(buf.toString("latin1", v, q));
+    i = q;
+  }
+  return ids.length === tokens ? ids : undefined;
 }

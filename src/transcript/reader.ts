@@ -12,7 +12,7 @@
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { InputError, NotFoundError, UnrecognisedFormatError } from "../core/errors.ts";
-import { isBlank, mayHaveToolUse, parseLine, peekEntry, scanLines } from "./lines.ts";
+import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "./lines.ts";
 import { classifyUserText, cleanText, clip, commandText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
 import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";
 
@@ -113,6 +113,8 @@ class Builder {
   private seen = new Map<string, Set<string>>();
   private lastTextMsg?: string;
   private pending = new Map<string, ToolCall>();
+  /** tool_use ids of the current turn (a block repeated on another line counts once). */
+  private toolIds = new Set<string>();
   private detectLines = 0;
   private claudeEntries = 0;
   private foreignEntries = 0;
@@ -145,11 +147,14 @@ class Builder {
         return;
       }
       const assistant = peek.type === "assistant" || (peek.type === undefined && peek.role === "assistant");
-      if (assistant && peek.sidechain !== undefined && !mayHaveToolUse(buf, s, e)) {
-        this.objects++;
-        this.count("assistant");
-        this.answered(peek.sidechain);
-        return;
+      if (assistant && peek.sidechain !== undefined) {
+        const ids = toolUseIds(buf, s, e);
+        if (ids) {
+          this.objects++;
+          this.count("assistant");
+          this.answered(peek.sidechain, ids);
+          return;
+        }
       }
     }
     const entry = parseLine(buf, s, e);
@@ -164,15 +169,24 @@ class Builder {
     this.entry(entry, type, offset, lineNo);
   }
 
-  /** An assistant line seen in an index without parsing it. */
-  private answered(sidechain: boolean): void {
+  /** An assistant line seen in an index without parsing it (its tool_use ids found by a byte search). */
+  private answered(sidechain: boolean, toolIds: string[]): void {
     if (this.subagent === undefined) this.subagent = sidechain;
     if (sidechain && !this.subagent) {
       this.stats.sidechain++;
       return;
     }
-    if (this.cur) this.curHasAssistant = true;
-    else this.skip("assistant:before-first-turn");
+    const t = this.cur;
+    if (!t) {
+      this.skip("assistant:before-first-turn");
+      return;
+    }
+    this.curHasAssistant = true;
+    for (const id of toolIds) {
+      if (this.toolIds.has(id)) continue;
+      this.toolIds.add(id);
+      t.toolCount++;
+    }
   }
 
   private skip(key: string): void {
@@ -330,6 +344,7 @@ class Builder {
     this.curCandidate = kind === "command";
     this.curHasAssistant = false;
     this.seen.clear();
+    this.toolIds.clear();
     this.lastTextMsg = undefined;
   }
 
@@ -400,9 +415,8 @@ class Builder {
         case "tool_use":
         case "server_tool_use": {
           const id = str(b.id) ?? "";
-          const key = "u:" + id;
-          if (id && seen.has(key)) break;
-          seen.add(key);
+          if (id && this.toolIds.has(id)) break;
+          if (id) this.toolIds.add(id);
           t.toolCount++;
           if (!full) break;
           const name = str(b.name) ?? "?";

@@ -1,0 +1,50 @@
+import type { CommandModule } from "yargs";
+import { loadContext } from "../core/context.ts";
+import { UsageError } from "../core/errors.ts";
+import { refreshMemoryIndex } from "../core/refresh.ts";
+import { appendTurnNote, recentMemory } from "../memory/journal.ts";
+import { jsonFlag } from "./common.ts";
+import { action, print, printJson } from "./output.ts";
+
+export const rememberCommand: CommandModule<{}, { note: string[] }> = {
+  command: "remember <note..>",
+  describe: "Write a note of your own into today's memory file (secrets redacted) and index it",
+  handler: action(async (a: { note: string[] }) => {
+    const text = a.note.join(" ").trim();
+    if (!text) throw new UsageError("give the note to remember");
+    const ctx = loadContext();
+    const now = new Date();
+    const res = await appendTurnNote({
+      memoryDir: ctx.project.memoryDir,
+      sessionId: "manual",
+      turnUuid: `note-${now.getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+      transcriptPath: "-",
+      bullets: text.split(/\n+/).map((l) => l.replace(/^\s*[-*]\s+/, "")),
+      now,
+    });
+    await refreshMemoryIndex(ctx);
+    print(`Remembered in ${res.file}`);
+  }),
+};
+
+interface RecentArgs {
+  files: number;
+  lines: number;
+  jsonOutput: boolean;
+}
+
+export const recentCommand: CommandModule<{}, RecentArgs> = {
+  command: "recent",
+  describe: "Show the latest notes (headings and bullets of the newest daily files)",
+  builder: (y) =>
+    jsonFlag(y)
+      .option("files", { type: "number", default: 2, describe: "How many daily files" })
+      .option("lines", { type: "number", default: 30, describe: "Lines per file" }) as never,
+  handler: action((a: RecentArgs) => {
+    const ctx = loadContext();
+    const recent = recentMemory(ctx.project.memoryDir, { files: a.files, linesPerFile: a.lines });
+    if (a.jsonOutput) return printJson(recent);
+    if (!recent.length) return print(`No memory yet in ${ctx.project.memoryDir}.`);
+    print(recent.map((r) => `## ${r.file}\n${r.lines.join("\n")}`).join("\n\n"));
+  }),
+};

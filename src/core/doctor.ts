@@ -1,0 +1,131 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+import { embedderFor, loadContext } from "./context.ts";
+import { oneLine } from "./errors.ts";
+import { Store } from "./store.ts";
+import { askWarm, readWatchInfo } from "./warm.ts";
+
+export interface Check {
+  name: string;
+  status: "ok" | "warn" | "fail";
+  detail: string;
+  fix?: string;
+}
+
+/** Everything that must hold for memory to work in this project, one check each. */
+export async function runChecks(cwd = process.cwd(), env = process.env): Promise<Check[]> {
+  const checks: Check[] = [];
+  checks.push({ name: "binary", status: "ok", detail: `memsearch ${pkg.version} at ${process.execPath}` });
+
+  let ctx;
+  try {
+    ctx = loadContext({}, cwd, env);
+    checks.push({ name: "config", status: "ok", detail: `project ${ctx.project.root}, memory in ${ctx.project.memoryDir}` });
+  } catch (e) {
+    checks.push({ name: "config", status: "fail", detail: oneLine(e), fix: "correct the file and line named above" });
+    return checks;
+  }
+  const { config, project } = ctx;
+
+  checks.push(pluginCheck(env));
+
+  const embedder = embedderFor(config, "query");
+  let ollamaDim: number | undefined;
+  if (!embedder) {
+    checks.push({ name: "ollama", status: "warn", detail: "embeddings off (embedding.provider = none): keyword search only", fix: "memsearch config set embedding.provider ollama" });
+  } else {
+    const probe = await embedder.probe(3_000);
+    if (probe.ok) {
+      ollamaDim = probe.dim;
+      checks.push({ name: "ollama", status: "ok", detail: `${embedder.host}: ${config["embedding.model"]} pulled, ${probe.dim} dimensions` });
+    } else {
+      const fix = probe.reason.kind === "model-missing" ? `ollama pull ${config["embedding.model"]}` : probe.reason.kind === "down" ? "ollama serve" : undefined;
+      checks.push({ name: "ollama", status: "warn", detail: `${probe.reason.message}; search falls back to keywords`, fix });
+    }
+  }
+
+  const head = Store.peek(project.indexDir);
+  if (!head) {
+    const hasMemory = existsSync(project.memoryDir) && readdirSync(project.memoryDir).some((f) => f.endsWith(".md"));
+    checks.push({ name: "index", status: hasMemory ? "warn" : "ok", detail: hasMemory ? "memory files exist but no index yet" : "no memory yet in this project", fix: hasMemory ? "memsearch index" : undefined });
+  } else if (head.model !== config["embedding.model"]) {
+    checks.push({ name: "index", status: "warn", detail: `built with '${head.model}', config says '${config["embedding.model"]}'`, fix: "memsearch index (rebuilds for the new model)" });
+  } else if (ollamaDim && head.dim && head.dim !== ollamaDim) {
+    checks.push({ name: "index", status: "warn", detail: `holds ${head.dim}-d vectors, Ollama now gives ${ollamaDim}-d`, fix: "memsearch index --force" });
+  } else {
+    const missing = head.chunks - head.vectors;
+    checks.push({
+      name: "index",
+      status: missing > 0 && embedder ? "warn" : "ok",
+      detail: `${head.chunks} chunks in ${Object.keys(head.files).length} files, ${head.vectors} with vectors, ${(head.bytes / 1048576).toFixed(1)} MiB, updated ${head.updatedAt}`,
+      fix: missing > 0 && embedder ? "memsearch index (fills in missing vectors once Ollama answers)" : undefined,
+    });
+  }
+
+  const watch = readWatchInfo(project.dataDir);
+  if (!watch) {
+    checks.push({ name: "watch", status: "ok", detail: "not running (started by the SessionStart hook; searches load the index meanwhile)" });
+  } else {
+    const pong = await askWarm(project.dataDir, { op: "ping" }, 1_000);
+    checks.push(
+      pong?.ok
+        ? { name: "watch", status: pong.lastError ? "warn" : "ok", detail: `pid ${watch.pid} serving ${pong.chunks} chunks${pong.lastError ? `; last error: ${pong.lastError}` : ""}` }
+        : { name: "watch", status: "warn", detail: `pid ${watch.pid} does not answer on its socket`, fix: `kill ${watch.pid} (the next session starts a fresh one)` },
+    );
+  }
+  return checks;
+}
+
+/** Is the plugin installed and enabled in Claude Code, with hooks that will find a binary? */
+function pluginCheck(env: NodeJS.ProcessEnv): Check {
+  const home = env.HOME ?? homedir();
+  const settingsPath = join(home, ".claude", "settings.json");
+  let enabled: string | undefined;
+  try {
+    const s = JSON.parse(readFileSync(settingsPath, "utf8"));
+    enabled = Object.keys(s.enabledPlugins ?? {}).find((k) => k.startsWith("memsearch@") && s.enabledPlugins[k]);
+  } catch {}
+  const roots = [join(home, ".claude", "plugins", "cache"), join(home, ".memsearch")];
+  const installed = roots.flatMap((r) => findPluginDirs(r, 3));
+  const withBin = installed.find((d) => isExecutable(join(d, "bin", "memsearch")));
+  if (!enabled) {
+    return {
+      name: "plugin",
+      status: "warn",
+      detail: installed.length ? `plugin files at ${installed[0]} but not enabled in ${settingsPath}` : "the Claude Code plugin is not installed",
+      fix: "claude plugin marketplace add <folder holding .claude-plugin/marketplace.json>, then claude plugin install memsearch@memsearch",
+    };
+  }
+  if (!withBin && !onPath("memsearch", env)) {
+    return { name: "plugin", status: "fail", detail: `${enabled} is enabled but its hooks find no memsearch binary`, fix: "install the release archive with scripts/install.sh, or put memsearch on PATH" };
+  }
+  return { name: "plugin", status: "ok", detail: `${enabled} enabled${withBin ? `, binary in ${join(withBin, "bin")}` : ", binary from PATH"}` };
+}
+
+function findPluginDirs(root: string, depth: number): string[] {
+  if (depth < 0 || !existsSync(root)) return [];
+  if (existsSync(join(root, ".claude-plugin", "plugin.json"))) {
+    try {
+      if (JSON.parse(readFileSync(join(root, ".claude-plugin", "plugin.json"), "utf8")).name === "memsearch") return [root];
+    } catch {}
+  }
+  let out: string[] = [];
+  try {
+    for (const e of readdirSync(root, { withFileTypes: true })) if (e.isDirectory()) out = out.concat(findPluginDirs(join(root, e.name), depth - 1));
+  } catch {}
+  return out;
+}
+
+function isExecutable(p: string): boolean {
+  try {
+    return (statSync(p).mode & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string, env: NodeJS.ProcessEnv): boolean {
+  return (env.PATH ?? "").split(process.platform === "win32" ? ";" : ":").some((d) => d && isExecutable(join(d, name)));
+}

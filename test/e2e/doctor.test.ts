@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
+import { run, tempProject } from "../helpers/cli.ts";
+
+describe("doctor, remember and recent", () => {
+  const p = tempProject();
+  let ollama: OllamaDouble;
+  const ms = (args: string[], extra: Record<string, string | undefined> = {}) => run(args, { cwd: p.root, env: { ...p.env, OLLAMA_HOST: ollama.host, ...extra } });
+  beforeAll(async () => {
+    ollama = await startOllamaDouble({ dim: 768 });
+  });
+  afterAll(() => ollama.stop());
+
+  test("doctor names what is wrong and how to fix it", async () => {
+    const r = await ms(["doctor", "--json-output"], { OLLAMA_HOST: "http://127.0.0.1:9" });
+    const checks = JSON.parse(r.stdout) as { name: string; status: string; detail: string; fix?: string }[];
+    const by = Object.fromEntries(checks.map((c) => [c.name, c]));
+    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "ollama", "index", "watch"]);
+    expect(by.ollama!.status).toBe("warn");
+    expect(by.ollama!.fix).toBe("ollama serve");
+    expect(by.index!.fix).toBe("memsearch index");
+    expect(by.plugin!.detail).toContain("not installed");
+  });
+
+  test("doctor is happy once indexed with Ollama and the plugin enabled", async () => {
+    await ms(["index"]);
+    mkdirSync(join(p.home, ".claude"), { recursive: true });
+    writeFileSync(join(p.home, ".claude", "settings.json"), JSON.stringify({ enabledPlugins: { "memsearch@memsearch": true } }));
+    const binDir = join(p.home, "bin");
+    mkdirSync(binDir);
+    writeFileSync(join(binDir, "memsearch"), "#!/bin/sh\n", { mode: 0o755 });
+    const r = await ms(["doctor"], { PATH: `${binDir}:${process.env.PATH}` });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("✓ ollama: ");
+    expect(r.stdout).toContain("nomic-embed-text pulled, 768 dimensions");
+    expect(r.stdout).toMatch(/✓ index: 6 chunks in 2 files, 6 with vectors/);
+    expect(r.stdout).toContain("✓ plugin: memsearch@memsearch enabled");
+  });
+
+  test("a broken config makes doctor fail with the file and line", async () => {
+    writeFileSync(join(p.root, ".memsearch.toml"), "[search\n");
+    const r = await ms(["doctor"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/✗ config: .*\.memsearch\.toml:1: malformed TOML/);
+    writeFileSync(join(p.root, ".memsearch.toml"), "");
+  });
+
+  test("remember writes a redacted note that search finds; recent shows it", async () => {
+    const r = await ms(["remember", "Staging DB password is postgres://app:hunter2secret@db.internal/app and we rotate it monthly"]);
+    expect(r.code).toBe(0);
+    const hits = JSON.parse((await ms(["search", "rotate staging database monthly", "-j", "-k", "1"])).stdout);
+    expect(hits[0].content).toContain("rotate it monthly");
+    expect(hits[0].content).not.toContain("hunter2secret");
+    const recent = await ms(["recent"]);
+    expect(recent.stdout).toContain("rotate it monthly");
+  });
+});
