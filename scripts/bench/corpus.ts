@@ -158,6 +158,8 @@ export function loadPool(dir = FIXTURES): SentencePool {
 export interface DayFile {
   name: string;
   text: string;
+  /** The chunks' contents, in file order. */
+  sections: string[];
   chunks: number;
 }
 
@@ -198,10 +200,15 @@ function turnTimes(r: Rng, n: number): number[] {
   return [...set].sort((a, b) => a - b);
 }
 
-/** One day: sessions of 3–10 turns, each turn a `### HH:MM` section with its anchor and bullets. */
-function dayFile(r: Rng, date: string, turns: number, pool: SentencePool, seen: Set<string>): string {
+/**
+ * One day: sessions of 3–10 turns, each turn a `### HH:MM` section with its anchor and bullets.
+ * Also returns each section's text, which is exactly what the chunker makes of it (the
+ * baselines index the same chunks without re-chunking 100k sections).
+ */
+function dayFile(r: Rng, date: string, turns: number, pool: SentencePool, seen: Set<string>): { text: string; sections: string[] } {
   const project = pick(r, ["shop", "spotter", "billing-api", "infra", "mobile-app"]);
   const lines = [`# ${date}`, ""];
+  const sections: string[] = [];
   let session = "";
   let left = 0;
   for (const t of turnTimes(r, turns)) {
@@ -211,10 +218,15 @@ function dayFile(r: Rng, date: string, turns: number, pool: SentencePool, seen: 
       lines.push(`## Session ${hhmm(t)}`, "");
     }
     left--;
-    lines.push(`### ${hhmm(t)}`, `<!-- session:${session} turn:${uuid(r)} transcript:/home/dev/.claude/projects/-home-dev-${project}/${session}.jsonl -->`);
-    lines.push(...turnBullets(r, pool, seen), "");
+    const section = [
+      `### ${hhmm(t)}`,
+      `<!-- session:${session} turn:${uuid(r)} transcript:/home/dev/.claude/projects/-home-dev-${project}/${session}.jsonl -->`,
+      ...turnBullets(r, pool, seen),
+    ];
+    sections.push(section.join("\n"));
+    lines.push(...section, "");
   }
-  return lines.join("\n");
+  return { text: lines.join("\n"), sections };
 }
 
 function isoDay(base: Date, back: number): string {
@@ -231,7 +243,7 @@ export function generateCorpus(opts: CorpusOptions): DayFile[] {
   for (let left = opts.chunks, day = 0; left > 0; day++) {
     const turns = Math.min(TURNS_PER_DAY, left);
     const name = `${isoDay(base, day)}.md`;
-    files.push({ name, text: dayFile(r, name.slice(0, 10), turns, pool, seen), chunks: turns });
+    files.push({ name, ...dayFile(r, name.slice(0, 10), turns, pool, seen), chunks: turns });
     left -= turns;
   }
   return files;

@@ -28,7 +28,7 @@ export const JSON_TOOL_OUTPUT_CHARS = 500;
 /** User and assistant texts in `--turn` text mode. */
 export const TEXT_CHARS = 4000;
 export const PREVIEW_CHARS = 80;
-export const TRUNCATED_MARKER = "\n…[transcript truncated: output capped at 12000 chars]\n";
+export const TRUNCATED_MARKER = `\n…[transcript truncated: output capped at ${OUTPUT_CAP} chars]\n`;
 
 export const transcriptCommand: CommandModule<{}, Args> = {
   command: "transcript <path>",
@@ -64,7 +64,7 @@ async function lastTurn(path: string, a: Args): Promise<void> {
 }
 
 async function showTurns(path: string, id: string, context: number, json: boolean): Promise<void> {
-  const index = await listTurns(path, { locate: id.replace(/\.+$/, "") });
+  const index = await listTurns(path, { locate: id.replace(/\.+$/, "").toLowerCase() });
   const target = findTurn(index.turns, id) ?? index.located;
   if (target === undefined) {
     throw new NotFoundError(`turn not found: ${id} (${index.turns.length} turns in ${path}; run 'memsearch transcript ${path}' to list them)`);
@@ -72,17 +72,16 @@ async function showTurns(path: string, id: string, context: number, json: boolea
   const from = Math.max(0, target - context);
   const to = Math.min(index.turns.length - 1, target + context);
   const turns = await readTurnRange(index, from, to, { maxOutput: json ? JSON_TOOL_OUTPUT_CHARS : 4000 });
-  const targetUuid = index.turns[target]!.uuid;
   if (json) {
     return printJson({
       path,
       sessionId: index.sessionId,
-      target: targetUuid,
+      target: index.turns[target]!.uuid,
       turnCount: index.turns.length,
-      turns: turns.map((t) => turnJson(t, t.uuid === targetUuid)),
+      turns: turns.map((t, i) => turnJson(t, from + i === target)),
     });
   }
-  print(formatTurns(turns, targetUuid, id));
+  print(formatTurns(turns, target - from, id));
 }
 
 /** `HH:MM:SS` in local time (the journal headings are local too); `--:--:--` when unknown. */
@@ -195,41 +194,69 @@ export function formatTurn(t: Turn, target: boolean): string {
   return lines.join("\n").trimEnd() + "\n";
 }
 
+const OMIT = "…[turn omitted: output cap]\n";
+const CUT = "…[turn truncated: output cap]\n";
+/** The target turn always gets at least this much room. */
+const MIN_TARGET = 400;
+
+/** At most `n` chars of a turn block, ending with the CUT marker. */
+function cutBlock(b: string, n: number): string {
+  return b.slice(0, Math.max(0, n - CUT.length - 1)).trimEnd() + "\n" + CUT;
+}
+
 /**
- * `Showing N turns around ID:` then the turns. The total is capped at OUTPUT_CAP: the target turn
- * gets its share first, then the turns nearest to it; what does not fit is clipped or elided with
- * a visible marker, so the target is always shown.
+ * `Showing N turns around ID:` then the turns (`target` = index in `turns` of the one asked for). The total is capped at `cap` chars: the target turn
+ * gets its share first, then the turns nearest to it; the others keep their header line with a
+ * visible marker (or, with very many turns, the farthest are left out), and the output ends with
+ * TRUNCATED_MARKER. The target is always shown.
  */
-export function formatTurns(turns: Turn[], targetUuid: string, id: string, cap = OUTPUT_CAP): string {
-  const header = `Showing ${turns.length} turn${turns.length === 1 ? "" : "s"} around ${id.slice(0, 12)}:\n`;
-  const blocks = turns.map((t) => formatTurn(t, t.uuid === targetUuid));
-  const total = header.length + blocks.reduce((n, b) => n + b.length + 1, 0);
-  if (total <= cap) return header + "\n" + blocks.join("\n");
-  const ti = Math.max(0, turns.findIndex((t) => t.uuid === targetUuid));
-  // Room for the markers of clipped turns.
-  let budget = cap - header.length - TRUNCATED_MARKER.length - 40 * blocks.length;
-  const alloc = new Array<number>(blocks.length).fill(0);
-  alloc[ti] = Math.min(blocks[ti]!.length, Math.floor(budget * 0.6));
-  budget -= alloc[ti]!;
-  // Nearest turns first, alternating after and before the target.
+export function formatTurns(turns: Turn[], target: number, id: string, cap = OUTPUT_CAP): string {
+  const header = `Showing ${turns.length} turn${turns.length === 1 ? "" : "s"} around ${id.slice(0, 12)}:\n\n`;
+  const blocks = turns.map((t, i) => formatTurn(t, i === target));
+  const whole = header + blocks.join("\n");
+  if (whole.length <= cap || blocks.length === 0) return whole;
+  const ti = Math.min(Math.max(0, target), blocks.length - 1);
+  const elided = blocks.map((b) => b.slice(0, b.indexOf("\n") + 1) + OMIT);
+  // Other turns, nearest first (after, then before).
   const order: number[] = [];
   for (let d = 1; d < blocks.length; d++) {
     if (ti + d < blocks.length) order.push(ti + d);
     if (ti - d >= 0) order.push(ti - d);
   }
-  order.push(ti); // whatever the target did not get yet
-  for (const i of order) {
-    const want = blocks[i]!.length - alloc[i]!;
-    const give = Math.max(0, Math.min(want, budget));
-    alloc[i]! += give;
-    budget -= give;
+  // Every other turn costs at least its elided form and a joining newline.
+  let fixed = order.reduce((n, i) => n + elided[i]!.length + 1, 0);
+  // (room for " of M" in the header too, should turns be left out)
+  let room = cap - header.length - 16 - TRUNCATED_MARKER.length;
+  const dropped = new Set<number>();
+  // The target may need up to half the cap: with very many turns, the farthest are left out.
+  const targetMin = Math.max(MIN_TARGET, Math.min(blocks[ti]!.length, Math.floor(cap / 2)));
+  for (let k = order.length - 1; k >= 0 && room - fixed < targetMin; k--) {
+    dropped.add(order[k]!);
+    fixed -= elided[order[k]!]!.length + 1;
   }
-  const out = blocks.map((b, i) => {
-    const n = alloc[i]!;
-    if (n >= b.length) return b;
-    const head = b.slice(0, b.indexOf("\n") + 1);
-    if (n < head.length + 80) return `${head}…[turn omitted: output cap]\n`;
-    return `${b.slice(0, n).trimEnd()}\n…[turn truncated: output cap]\n`;
-  });
-  return header + "\n" + out.join("\n") + TRUNCATED_MARKER;
+  room -= fixed;
+  const rep = [...elided];
+  const others = order.filter((i) => !dropped.has(i)).reduce((n, i) => n + blocks[i]!.length - elided[i]!.length, 0);
+  const tb = blocks[ti]!;
+  const tAlloc = Math.min(tb.length, room, Math.max(Math.floor(room * 0.6), room - others, targetMin));
+  rep[ti] = tAlloc >= tb.length ? tb : cutBlock(tb, tAlloc);
+  room -= rep[ti]!.length;
+  for (const i of order) {
+    if (dropped.has(i)) continue;
+    const extra = blocks[i]!.length - elided[i]!.length;
+    if (extra <= room) {
+      rep[i] = blocks[i]!;
+      room -= extra;
+    } else if (room >= 200) {
+      rep[i] = cutBlock(blocks[i]!, elided[i]!.length + room);
+      room -= rep[i]!.length - elided[i]!.length;
+    }
+  }
+  if (rep[ti] !== tb && room > 0) {
+    const more = cutBlock(tb, rep[ti]!.length + room);
+    if (more.length > rep[ti]!.length) rep[ti] = more;
+  }
+  const shown = blocks.length - dropped.size;
+  const head = dropped.size ? `Showing ${shown} of ${turns.length} turns around ${id.slice(0, 12)}:\n\n` : header;
+  return head + rep.filter((_, i) => !dropped.has(i)).join("\n") + TRUNCATED_MARKER;
 }

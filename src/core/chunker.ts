@@ -7,7 +7,7 @@
  * `#` line inside a code fence, list or blockquote does not start a section.
  */
 import { createHash } from "node:crypto";
-import { Lexer, type Token } from "marked";
+import { Lexer, Tokenizer, type Token, type Tokens } from "marked";
 import { UsageError } from "./errors.ts";
 import type { Chunk } from "./types.ts";
 
@@ -59,16 +59,24 @@ export function chunkMarkdown(text: string, source: string, opts: ChunkOptions =
   const bodyStart = frontMatterEnd(lines);
   const headings = findHeadings(lines, bodyStart);
 
-  const out: Chunk[] = [];
-  const emit = chunkSink(out, source, max);
+  const out = new ChunkList(source);
   for (const s of sections(headings, bodyStart, lines.length)) {
     const content = joinLines(lines, s.start, s.end).trim();
     if (!content || !hasBody(lines, s.bodyStart, s.end)) continue;
-    const meta = { heading: s.heading, headingLevel: s.level };
-    if (content.length <= max) emit(content, s.start + 1, s.end, meta);
-    else splitSection(lines, s.start, s.end, max, overlap, (c, a, b) => emit(c, a, b, meta));
+    if (content.length <= max) {
+      out.add(s, content, s.start + 1, s.end);
+      continue;
+    }
+    // A piece starting at the heading can hold nothing else when the next line alone was
+    // too long; a bare heading is the same noise as a heading-only section.
+    const bare = bareHeadingTest(lines, s);
+    splitSection(lines, s.start, s.end, max, overlap, (c, startLine, endLine) => {
+      for (const p of fitToMax(c, max)) {
+        if (startLine !== s.start + 1 || !bare(p)) out.add(s, p, startLine, endLine);
+      }
+    });
   }
-  return out;
+  return out.chunks;
 }
 
 // ---------------------------------------------------------------------------
@@ -108,7 +116,25 @@ function sections(headings: Heading[], bodyStart: number, lineCount: number): Se
 
 /** True when the section says something beyond its heading and anchor comments. */
 function hasBody(lines: string[], from: number, to: number): boolean {
-  const body = joinLines(lines, from, to);
+  return isSubstantial(joinLines(lines, from, to));
+}
+
+/** Whether a piece of section `s` is its heading line(s) with no body after them. */
+function bareHeadingTest(lines: string[], s: Section): (piece: string) => boolean {
+  const span = s.bodyStart - s.start;
+  const first = lines[s.start]!.trim();
+  return (piece) => {
+    if (span === 0 || !piece.startsWith(first)) return false;
+    let at = -1;
+    for (let i = 0; i < span; i++) {
+      at = piece.indexOf("\n", at + 1);
+      if (at === -1) return true;
+    }
+    return !isSubstantial(piece.slice(at + 1));
+  };
+}
+
+function isSubstantial(body: string): boolean {
   return body.replace(COMMENT_RE, "").trim().length >= MIN_BODY_CHARS;
 }
 
@@ -122,6 +148,7 @@ function hasBody(lines: string[], from: number, to: number): boolean {
  * line scanner that still respects code fences, rather than mis-number every chunk.
  */
 function findHeadings(lines: string[], bodyStart: number): Heading[] {
+  if (longestRun(lines, bodyStart) > MARKED_RUN_LIMIT) return scanHeadings(lines, bodyStart);
   const body = joinLines(lines, bodyStart, lines.length);
   let tokens: Token[];
   try {
@@ -148,15 +175,58 @@ function findHeadings(lines: string[], bodyStart: number): Heading[] {
 }
 
 /**
+ * marked's paragraph regex runs at ~10 µs a line and, on a single run of text of a couple of
+ * megabytes without a blank line, effectively never returns. Files with such a run (pasted
+ * logs, minified dumps) get the line scanner instead.
+ */
+const MARKED_RUN_LIMIT = 128 * 1024;
+
+/** Characters in the longest stretch of lines without a blank one. */
+function longestRun(lines: string[], from: number): number {
+  let best = 0;
+  let run = 0;
+  for (let i = from; i < lines.length; i++) {
+    const line = lines[i]!;
+    run = line.trim() === "" ? 0 : run + line.length + 1;
+    if (run > best) best = run;
+  }
+  return best;
+}
+
+/**
  * A lexer with explicit options, so a `marked.use()` elsewhere in the process (extensions,
  * pedantic mode) cannot change where our sections fall. The options object is mutated by
  * marked, hence a fresh one per call.
  */
 function blockLexer(): Lexer {
-  return new Lexer({ gfm: true, pedantic: false, breaks: false, silent: false });
+  return new Lexer({ gfm: true, pedantic: false, breaks: false, silent: false, tokenizer: new QuickSetextTokenizer() });
 }
 
-/** Fallback: ATX headings outside ``` / ~~~ fences. */
+/**
+ * marked tries its setext-heading regex at every block start, and on a long paragraph that
+ * regex falls off the JIT: ~0.15 ms per line, and a 50k-line paragraph never finishes.
+ * A setext heading needs an `===`/`---` line before the paragraph's first blank line, so
+ * look for one cheaply and skip the regex when there is none (the common case). Past
+ * SETEXT_SCAN_LIMIT a run of text is treated as a paragraph: a heading that long is not one.
+ */
+class QuickSetextTokenizer extends Tokenizer {
+  override lheading(src: string): Tokens.Heading | undefined {
+    BLANK_LINE_RE.lastIndex = 0;
+    const blank = BLANK_LINE_RE.exec(src);
+    const run = blank ? src.slice(0, blank.index) : src;
+    if (run.length > SETEXT_SCAN_LIMIT || !SETEXT_UNDERLINE_RE.test(run)) return undefined;
+    return super.lheading(src);
+  }
+}
+
+const SETEXT_SCAN_LIMIT = 16 * 1024;
+const BLANK_LINE_RE = /\n[ \t]*(?:\n|$)/g;
+const SETEXT_UNDERLINE_RE = /\n {0,3}(?:=+|-+)[ \t]*(?:\n|$)/;
+
+/**
+ * Fallback: ATX headings outside ``` / ~~~ fences. Only unindented ones, since an
+ * indented `#` line is more likely inside a list item than a heading.
+ */
 function scanHeadings(lines: string[], bodyStart: number): Heading[] {
   const found: Heading[] = [];
   let fence: { ch: string; len: number } | null = null;
@@ -171,7 +241,7 @@ function scanHeadings(lines: string[], bodyStart: number): Heading[] {
       fence = { ch: f[1]![0]!, len: f[1]!.length };
       continue;
     }
-    const h = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/.exec(line);
+    const h = /^(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/.exec(line);
     if (h) found.push({ line: i, span: 1, level: h[1]!.length, title: (h[2] ?? "").trim() });
   }
   return found;
@@ -215,7 +285,19 @@ function splitSection(lines: string[], start: number, end: number, max: number, 
     cur = keep;
     curLen = keep.length ? keep.reduce((a, l) => a + l.length + 1, -1) : -1;
   };
-  const tail = (arr: string[]) => (overlap > 0 ? arr.slice(-overlap) : []);
+  // Overlap is context, so it may not eat more than half a chunk: carrying a line that
+  // is itself near `max` (the reference does) re-emits it whole in the next piece.
+  const budget = Math.floor(max / 2);
+  const tail = (arr: string[]) => {
+    const kept: string[] = [];
+    let len = -1;
+    for (let k = arr.length - 1; k >= 0 && kept.length < overlap; k--) {
+      len += arr[k]!.length + 1;
+      if (len > budget) break;
+      kept.unshift(arr[k]!);
+    }
+    return kept;
+  };
 
   for (let i = 0; i < n; i++) {
     const line = lines[start + i]!;
@@ -298,28 +380,38 @@ function hardCut(text: string, pos: number, max: number): number {
 // ---------------------------------------------------------------------------
 // Output
 
+/** Trimmed, non-empty pieces of at most `max`; the reference's line logic can emit more. */
+function fitToMax(content: string, max: number): string[] {
+  if (content.length <= max) return content ? [content] : [];
+  return splitLongText(content, max)
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
+}
+
 /**
- * Collects chunks, re-splitting any piece still over `max` (the reference's line and
- * overlap logic can produce one) and dropping exact repeats: a hard-cut run of identical
- * text would otherwise yield two chunks with the same id.
+ * The chunks of one file. Exact repeats (same lines, same text) are dropped: hard cuts of
+ * a repetitive line would otherwise give two chunks the same id.
  */
-function chunkSink(out: Chunk[], source: string, max: number) {
-  const seen = new Set<string>();
-  const push = (content: string, startLine: number, endLine: number, meta: { heading: string; headingLevel: number }) => {
+class ChunkList {
+  readonly chunks: Chunk[] = [];
+  private readonly seen = new Set<string>();
+  constructor(private readonly source: string) {}
+
+  add(s: Section, content: string, startLine: number, endLine: number): void {
     const hash = contentHash(content);
     const key = `${startLine}:${endLine}:${hash}`;
-    if (seen.has(key)) return;
-    seen.add(key);
-    out.push({ content, source, heading: meta.heading, headingLevel: meta.headingLevel, startLine, endLine, contentHash: hash });
-  };
-  return (content: string, startLine: number, endLine: number, meta: { heading: string; headingLevel: number }) => {
-    if (!content) return;
-    if (content.length <= max) return push(content, startLine, endLine, meta);
-    for (const part of splitLongText(content, max)) {
-      const p = part.trim();
-      if (p) push(p, startLine, endLine, meta);
-    }
-  };
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    this.chunks.push({
+      content,
+      source: this.source,
+      heading: s.heading,
+      headingLevel: s.level,
+      startLine,
+      endLine,
+      contentHash: hash,
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -132,7 +132,7 @@ function walk(root: string, policy: Policy, add: Add): void {
     }
     const layers = frame.layers.concat(loadLayers(frame.dir, frame.rel, policy));
     for (const e of entries) {
-      const name = String(e.name);
+      const name = e.name;
       if (name.startsWith(".")) continue;
       const rel = frame.rel ? `${frame.rel}/${name}` : name;
       const full = join(frame.dir, name);

@@ -82,7 +82,7 @@ export function renderTurnForSummary(turn: Turn): string {
         const c = it.call;
         out.push(`[Claude Code calls tool]: ${c.name}${c.input ? " " + c.input : ""}`);
         if (c.output === undefined) out.push("[Tool output]: (no result in the transcript)");
-        else out.push(`${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output}`);
+        else out.push(`${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output || "(empty)"}`);
         break;
       }
       case "compaction":

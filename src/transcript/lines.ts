@@ -19,6 +19,8 @@ export interface ScanOptions {
   chunkSize?: number;
   /** Lines longer than this are skipped without being buffered. */
   maxLineBytes?: number;
+  /** Number of lines before `start` (so reported line numbers stay file-wide). */
+  linesBefore?: number;
 }
 
 export interface ScanResult {
@@ -49,7 +51,7 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
   const chunk = Buffer.allocUnsafe(chunkSize);
   let pos = opts.start ?? 0;
   let lineStart = pos;
-  let lineNo = 0;
+  let lineNo = opts.linesBefore ?? 0;
   let parts: Uint8Array[] = [];
   let partsLen = 0;
   let discarding = false;
@@ -97,7 +99,7 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
             res.oversized++;
           } else {
             parts.push(c.subarray(i, j));
-            const line = concat(parts, partsLen + (j - i));
+            const line = Buffer.concat(parts, partsLen + (j - i));
             if (sink(line, 0, line.length, lineStart, lineNo) === false) stopped = true;
           }
           parts = [];
@@ -125,7 +127,7 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
       } else if (partsLen > 0) {
         lineNo++;
         res.lines++;
-        const line = concat(parts, partsLen);
+        const line = Buffer.concat(parts, partsLen);
         sink(line, 0, line.length, lineStart, lineNo);
       }
     }
@@ -133,10 +135,6 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
     closeSync(fd);
   }
   return res;
-}
-
-function concat(parts: Uint8Array[], len: number): Buffer {
-  return Buffer.concat(parts, len);
 }
 
 /** Parse one line; undefined when it is not exactly one JSON object. */
@@ -156,8 +154,6 @@ function skipWs(buf: Uint8Array, i: number, e: number): number {
   }
   return i;
 }
-
-
 
 /** True when the window holds only whitespace. */
 export function isBlank(buf: Uint8Array, start: number, end: number): boolean {
@@ -196,18 +192,18 @@ const P_TOOL_USE = Buffer.from('"tool_use"');
 const PEEK_WINDOW = 4096;
 
 function asBuffer(buf: Uint8Array): Buffer {
-  return Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  return buf instanceof Buffer ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
-/** True when v[a, b) holds no `{`/`[` (and with `closing`, no `}`/`]`). */
+/**
+ * True when v[a, b) holds no `{`/`[` (and with `closing`, no `}`/`]`). Backward native searches
+ * from b stop at the nearest hit, so they stay within the short prefix being checked.
+ */
 function noneOf(v: Buffer, a: number, b: number, closing: boolean): boolean {
-  if (b <= a) return true;
-  const hit = (c: number) => {
-    const x = v.indexOf(c, a);
-    return x >= 0 && x < b;
-  };
-  if (hit(LBRACE) || hit(LBRACKET)) return false;
-  return !closing || !(hit(125) || hit(93));
+  const from = b - 1;
+  if (from < a) return true;
+  if (v.lastIndexOf(LBRACE, from) >= a || v.lastIndexOf(LBRACKET, from) >= a) return false;
+  return !closing || (v.lastIndexOf(125, from) < a && v.lastIndexOf(93, from) < a);
 }
 
 /**
@@ -224,9 +220,21 @@ function keyIn(v: Buffer, body: number, ps: Buffer[], nested: boolean): number {
   return -1;
 }
 
+/** Values the peek meets all the time, matched on bytes to spare a string allocation per line. */
+const KNOWN = ["progress", "user", "assistant", "system", "file-history-snapshot", "queue-operation", "summary", "attachment", "tool_result", "tool_use", "text", "thinking", "image", "message"].map(
+  (s) => [s, Buffer.from(s)] as const,
+);
+
 function readStr(v: Buffer, i: number): string | undefined {
   const j = v.indexOf(Q, i);
   if (j < 0 || j - i > 64) return undefined;
+  const len = j - i;
+  for (const [s, b] of KNOWN) {
+    if (b.length !== len) continue;
+    let k = 0;
+    while (k < len && v[i + k] === b[k]) k++;
+    if (k === len) return s;
+  }
   return v.toString("latin1", i, j);
 }
 
@@ -272,41 +280,36 @@ export function peekEntry(b: Uint8Array, start: number, end: number): Peek {
 }
 
 
-const P_TYPE_TOOL_USE = Buffer.from('"type":"tool_use","id":"');
-const P_STOP_TOOL_USE = Buffer.from('"stop_reason":"tool_use"');
+const P_BLOCK_PREFIX = Buffer.from('{"type":');
+const P_STOP_PREFIX = Buffer.from('"stop_reason":');
+const P_ID = Buffer.from(',"id":"');
 
-function count(buf: Buffer, pat: Buffer, start: number, end: number): number {
-  let n = 0;
-  for (let i = start; ; ) {
-    const j = buf.indexOf(pat, i);
-    if (j < 0 || j >= end) return n;
-    n++;
-    i = j + pat.length;
-  }
+function endsWithAt(buf: Buffer, at: number, pat: Buffer): boolean {
+  const s = at - pat.length;
+  if (s < 0) return false;
+  for (let k = 0; k < pat.length; k++) if (buf[s + k] !== pat[k]) return false;
+  return true;
 }
 
 /**
  * Ids of the tool_use blocks of an assistant line, found without parsing it; undefined when unsure
- * (another spelling or key order, or a `"tool_use"` token that is not a block's type): the caller
- * then parses the line.
+ * (another spelling or key order): the caller then parses the line. The token `"tool_use"` (quotes
+ * included) cannot occur inside a JSON string, where its quotes would be escaped, so every
+ * occurrence is a block type (`{"type":"tool_use","id":"…"`) or the stop reason, else we are unsure.
  */
 export function toolUseIds(b: Uint8Array, start: number, end: number): string[] | undefined {
   const buf = asBuffer(b).subarray(start, end);
-  end = buf.length;
-  start = 0;
   const ids: string[] = [];
-  // `"tool_use"` cannot occur inside a JSON string (its quotes would be escaped): every token is
-  // a block type or the stop reason, else we are unsure.
-  const tokens = count(buf, P_TOOL_USE, start, end) - count(buf, P_STOP_TOOL_USE, start, end);
-  for (let i = start; ; ) {
-    const j = buf.indexOf(P_TYPE_TOOL_USE, i);
-    if (j < 0 || j >= end) break;
-    if (buf[j - 1] !== LBRACE) return undefined;
-    const v = j + P_TYPE_TOOL_USE.length;
+  for (let i = 0; ; ) {
+    const j = buf.indexOf(P_TOOL_USE, i);
+    if (j < 0) return ids;
+    i = j + P_TOOL_USE.length;
+    if (endsWithAt(buf, j, P_STOP_PREFIX)) continue;
+    if (!endsWithAt(buf, j, P_BLOCK_PREFIX) || !endsWithAt(buf, i + P_ID.length, P_ID)) return undefined;
+    const v = i + P_ID.length;
     const q = buf.indexOf(Q, v);
-    if (q < 0 || q >= end || q - v > 128) return undefined;
+    if (q < 0 || q - v > 128) return undefined;
     ids.push(buf.toString("latin1", v, q));
     i = q;
   }
-  return ids.length === tokens ? ids : undefined;
 }

@@ -4,8 +4,9 @@
  * user message and runs until the next one.
  *
  * Two depths:
- *  - `listTurns` (index): enough for the turn listing; tool results and progress lines are
- *    recognised from their first bytes and never parsed, so it costs little more than a read.
+ *  - `listTurns` (index): enough for the turn listing. Progress and snapshot lines, tool results
+ *    and assistant lines are recognised from their bytes (see `peekEntry`, `toolUseIds`) and never
+ *    parsed; only prompts, system entries and odd lines are.
  *  - `readTranscript` / `readTurnRange` (full): texts, tool calls paired with their results,
  *    compactions, summaries. `readTurnRange` parses only the byte range of the turns asked for.
  */
@@ -122,14 +123,17 @@ class Builder {
   private nonBlank = 0;
   private decided = false;
 
+  private readonly locateBytes?: Buffer;
+
   constructor(private readonly o: BuilderOptions) {
     this.subagent = o.subagent;
+    if (o.locate) this.locateBytes = Buffer.from(o.locate);
   }
 
   /** One line of the file. */
   line(buf: Uint8Array, s: number, e: number, offset: number, lineNo: number): void {
     this.stats.lines++;
-    if (isBlank(buf, s, e)) return;
+    if (buf[s] !== 123 && isBlank(buf, s, e)) return;
     this.nonBlank++;
     const peek = peekEntry(buf, s, e);
     if (peek.type !== undefined && SKIP_TYPES.has(peek.type)) {
@@ -138,7 +142,9 @@ class Builder {
       this.skip(peek.type);
       return;
     }
-    if (this.o.mode === "index") {
+    // When locating an entry by uuid, a line holding the uuid is always parsed.
+    const locating = this.locateBytes !== undefined && this.located === undefined && this.cur !== undefined && Buffer.from(buf.buffer, buf.byteOffset + s, e - s).indexOf(this.locateBytes) >= 0;
+    if (this.o.mode === "index" && !locating) {
       // An index needs neither tool results (they never open a turn) nor assistant lines without
       // a tool call (only the fact that Claude answered matters): both are known from a peek.
       if (peek.type === "user" && peek.content === "array" && peek.firstBlock === "tool_result") {
@@ -189,8 +195,10 @@ class Builder {
     }
   }
 
+  private readonly skips = new Map<string, number>();
+
   private skip(key: string): void {
-    this.stats.skipped[key] = (this.stats.skipped[key] ?? 0) + 1;
+    this.skips.set(key, (this.skips.get(key) ?? 0) + 1);
   }
 
   /** Format detection over the first entries. */
@@ -502,6 +510,7 @@ class Builder {
     }
     this.close(end);
     for (const t of this.turns) for (const c of t.tools) if (c.output === undefined) c.unpaired = true;
+    for (const [k, n] of this.skips) this.stats.skipped[k] = n;
   }
 
   summaries(): SessionSummary[] {
@@ -535,7 +544,7 @@ export function isSubagentPath(path: string): boolean {
   return /(^|[\\/])subagents[\\/]agent-[^\\/]+\.jsonl$/.test(path);
 }
 
-async function run(path: string, o: BuilderOptions, range?: { start: number; end: number }): Promise<{ b: Builder; size: number }> {
+async function run(path: string, o: BuilderOptions, range?: { start: number; end: number; linesBefore: number }): Promise<{ b: Builder; size: number }> {
   const size = await checkTranscriptPath(path);
   const b = new Builder(o);
   let res;
@@ -598,7 +607,7 @@ export async function readTurnRange(index: Transcript, from: number, to: number,
   const { b } = await run(
     index.path,
     { mode: "full", maxOutput: opts.maxOutput ?? 4000, subagent: index.subagent, validate: false },
-    { start: first.start, end: last.end },
+    { start: first.start, end: last.end, linesBefore: first.line - 1 },
   );
   const turns = b.turns;
   // The range holds exactly the same turns as the index (same rules, same bytes).

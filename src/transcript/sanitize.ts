@@ -4,11 +4,12 @@
  */
 
 /**
- * Markers of context memsearch itself injects (hook hints, memory excerpts with their session
- * anchors). Any paragraph holding one is dropped from captured text, so a memory is never
- * re-captured into a new one.
+ * Markers of context memsearch itself injects (the hooks' `[memsearch]` hints and recalled notes,
+ * the SessionStart "Recent memory (memsearch)" block, journal session anchors). Any paragraph
+ * holding one is dropped from captured text, so a memory is never re-captured into a new one.
+ * Hooks that inject new kinds of text should start it with one of these.
  */
-export const INJECTED_MARKERS = ["[memsearch", "<memsearch", "<!-- session:"] as const;
+export const INJECTED_MARKERS = ["[memsearch", "<memsearch", "<!-- session:", "Recent memory (memsearch)"] as const;
 
 const REMINDER_RE = /<system-reminder>[\s\S]*?(?:<\/system-reminder>|$)/g;
 const HOOK_TAG_RE = /<(user-prompt-submit-hook|memsearch[\w-]*)>[\s\S]*?(?:<\/\1>|$)/g;
@@ -78,7 +79,7 @@ export function mediaPlaceholder(block: ImageLike): string {
   return `[${kind}: ${media}]`;
 }
 
-const INPUT_KEYS = ["command", "cmd", "file_path", "notebook_path", "path", "pattern", "query", "url", "skill", "description", "prompt", "subject", "content"];
+const INPUT_KEYS = ["command", "cmd", "pattern", "query", "file_path", "notebook_path", "path", "url", "skill", "description", "prompt", "subject", "content"];
 
 /** One-line summary of a tool input: the command, path, pattern… else compact JSON. */
 export function summarizeToolInput(name: string, input: unknown, max = 500): string {

@@ -211,9 +211,10 @@ describe("sections", () => {
         if (block.startsWith("#")) expected.push(line);
         parts.push(block);
         line += block.split("\n").length;
+        // Joined with "\n", an entry of k newlines makes k + 1 blank lines.
         const blanks = 1 + rand(3);
         parts.push("\n".repeat(blanks - 1));
-        line += blanks - 1;
+        line += blanks;
       }
       const text = parts.join("\n") + (rand(2) ? "\n" : "");
       const chunks = chunkMarkdown(text, "/x.md");
@@ -285,6 +286,7 @@ describe("splitting", () => {
       expect(c.content.endsWith("。")).toBe(true);
       expect(c.heading).toBe("中文");
     }
+    // No bare-heading piece, and the long line is emitted once, not again as overlap.
     expect(chunks.map((c) => c.content).join("").replace("# 中文\n\n", "")).toBe(line);
   });
 
@@ -304,9 +306,9 @@ describe("splitting", () => {
   });
 
   test("versions, URLs and e-mail addresses are never split", () => {
-    const sentence = "Release v1.2.3 lives at https://example.com/docs/v1.2.3/index.html, write to ops.team@example.org for help. ";
-    const line = sentence.repeat(40);
-    const tokens = new Set(sentence.trim().split(" "));
+    const sentence = (i: number) => `Release v1.2.${i} lives at https://example.com/docs/v1.2.${i}/index.html, write to ops.team@example.org for help. `;
+    const line = Array.from({ length: 40 }, (_, i) => sentence(i)).join("");
+    const tokens = new Set(line.trim().split(" "));
     const chunks = chunkMarkdown(`# Notes\n\n${line}`, "/x.md", { maxChunkSize: 250 });
     expect(chunks.length).toBeGreaterThan(10);
     for (const c of chunks) {
@@ -332,6 +334,10 @@ describe("splitting", () => {
     expect(splitLongText("short", 10)).toEqual(["short"]);
   });
 
+  test("without a sentence end, a multi-line piece is cut after a line break", () => {
+    expect(splitLongText("line one\nline two\nline three", 12)).toEqual(["line one\n", "line two\n", "line three"]);
+  });
+
   test("a hard cut never halves a surrogate pair", () => {
     const text = "a".repeat(9) + "😀".repeat(10);
     for (const p of splitLongText(text, 10)) {
@@ -350,11 +356,36 @@ describe("splitting", () => {
     const all = chunks.map((c) => c.content).join(" ");
     expect(all).toContain("short three");
     expect(all).toContain("end para");
+    // Overlap never re-carries the long line, so each of its words lands in one chunk.
+    expect(chunks.filter((c) => c.content.includes(" w100 ")).length).toBe(1);
+  });
+
+  test("a split section never yields a heading-only piece", () => {
+    const text = `## Head\n${"z".repeat(2000)}\n`;
+    const chunks = chunkMarkdown(text, "/x.md");
+    expect(chunks.length).toBe(2);
+    expect(chunks.every((c) => c.content !== "## Head")).toBe(true);
+    expect(chunks.every((c) => c.heading === "Head" && c.headingLevel === 2)).toBe(true);
   });
 
   test("rejects nonsense options", () => {
     expect(() => chunkMarkdown("x", "/x.md", { maxChunkSize: 0 })).toThrow(UsageError);
     expect(() => chunkMarkdown("x", "/x.md", { overlapLines: -1 })).toThrow(UsageError);
+  });
+});
+
+describe("huge runs of text", () => {
+  test("a run too big for marked still respects fences and numbers lines", () => {
+    const para = Array.from({ length: 6000 }, (_, i) => `log line ${i} with some words`).join("\n");
+    const text = `# First\n\n${para}\n\n\`\`\`\n# not a heading\n\`\`\`\n\n## Second\n\nbody\n`;
+    expect(para.length).toBeGreaterThan(128 * 1024);
+    const chunks = chunkMarkdown(text, "/x.md");
+    const second = chunks.filter((c) => c.heading === "Second");
+    expect(second.length).toBe(1);
+    expect(second[0]!.startLine).toBe(6008);
+    expect(second[0]!.content).toBe("## Second\n\nbody");
+    expect(chunks.some((c) => c.heading === "not a heading")).toBe(false);
+    expect(chunks.filter((c) => c.heading === "First").length).toBeGreaterThan(100);
   });
 });
 

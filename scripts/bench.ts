@@ -1,0 +1,117 @@
+/**
+ * The benchmark of issue 5: `bun run bench [-- --quick] [--bin PATH] [--sizes 1000,20000] [--out FILE] [--keep]`.
+ *
+ * Builds its own copy of the binary (others may be rebuilding dist/ meanwhile), starts the
+ * Ollama double, measures start-up and the baselines, then every command and hook at each
+ * corpus size, and writes docs/BENCHMARKS.md. The tables are printed on stdout too.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { build } from "./build.ts";
+import { FIXTURES, loadPool, makePrompts, makeQueries } from "./bench/corpus.ts";
+import { loadAverage, machine } from "./bench/machine.ts";
+import { cleanupScratch, rssMethod, runOnce, series } from "./bench/proc.ts";
+import { markdown, tablesMarkdown, type Report } from "./bench/report.ts";
+import { runScale, type BenchEnv, type ScaleResult } from "./bench/scale.ts";
+
+const REPO = resolve(import.meta.dir, "..");
+const FULL_SIZES = [1_000, 20_000, 100_000];
+const QUICK_SIZES = [1_000, 20_000];
+const START_UP_RUNS = 10;
+
+interface Options {
+  sizes: number[];
+  bin?: string;
+  out: string;
+  keep: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const value = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const sizes = value("sizes")?.split(",").map(Number) ?? (argv.includes("--quick") ? QUICK_SIZES : FULL_SIZES);
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes takes whole numbers, got ${value("sizes")}`);
+  return { sizes, bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep") };
+}
+
+/** The project's pinned bun for baselines and helpers, so they match the one compiled into the binary. */
+function pinnedBun(): string {
+  const local = join(REPO, "node_modules", ".bin", "bun");
+  return existsSync(local) ? local : process.execPath;
+}
+
+/** The Ollama double in its own process, so serving embeddings does not share our event loop. */
+async function startDouble(bun: string): Promise<{ host: string; stop: () => Promise<void> }> {
+  const proc = Bun.spawn([bun, join(REPO, "test", "helpers", "ollama-double.ts"), "--port", "0", "--dim", "768"], { stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the Ollama double exited before printing its address");
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return {
+    host: text.trim(),
+    stop: async () => {
+      proc.kill();
+      await proc.exited;
+    },
+  };
+}
+
+async function startUp(env: BenchEnv, cwd: string) {
+  const opts = { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd } };
+  const bunFloor = await series("baseline: `bun -e 0`", START_UP_RUNS, (_i, rss) => runOnce([env.bun, "-e", "0"], { ...opts, rss }));
+  const version = await series("`memsearch --version`", START_UP_RUNS, (_i, rss) => runOnce([env.bin, "--version"], { ...opts, rss }));
+  return { binBytes: statSync(env.bin).size, bunFloor, version };
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const started = performance.now();
+  const bun = pinnedBun();
+  const work = mkdtempSync(join(tmpdir(), "ms-bench-"));
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+
+  const bin = opts.bin ?? (await build(join(work, "memsearch")));
+  log(`binary: ${bin}${opts.bin ? "" : " (built for this run)"}`);
+  const bunVersion = (await runOnce([bun, "--version"], { cwd: work, env: { PATH: process.env.PATH ?? "" } })).stdout.trim();
+  const mach = machine(bunVersion);
+  const double = await startDouble(bun);
+  const pool = loadPool(FIXTURES);
+  const env: BenchEnv = { bin, bun, ollamaHost: double.host, pool, queries: makeQueries(pool, 20), prompts: makePrompts(pool, 20), work, keep: opts.keep, log };
+
+  const scales: ScaleResult[] = [];
+  let global;
+  try {
+    global = await startUp(env, work);
+    for (const n of opts.sizes) {
+      log(`${n} chunks:`);
+      scales.push(await runScale(env, n, FIXTURES));
+    }
+  } finally {
+    await double.stop();
+    cleanupScratch();
+    if (!opts.keep) rmSync(work, { recursive: true, force: true });
+  }
+
+  const report: Report = {
+    machine: mach,
+    date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    command: `bun run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+    rssMethod: rssMethod(),
+    elapsedS: (performance.now() - started) / 1000,
+    loadAfter: loadAverage(),
+    global,
+    scales,
+  };
+  mkdirSync(dirname(opts.out), { recursive: true });
+  writeFileSync(opts.out, markdown(report));
+  process.stdout.write(`${tablesMarkdown(report)}\nWrote ${relative(process.cwd(), opts.out)}\n`);
+}
+
+if (import.meta.main) await main();
