@@ -1,30 +1,18 @@
 #!/usr/bin/env bun
-import yargs from "yargs";
-import { hideBin } from "yargs/helpers";
+/**
+ * Entry point. yargs costs ~12 ms to load, more than the rest of start-up together, so the
+ * two calls that must be fast skip it: `--version`, and `hook <event>` (which runs on every
+ * prompt). Everything else goes through the yargs command tree in main.ts.
+ */
 import pkg from "../package.json" with { type: "json" };
-import { fail } from "./commands/output.ts";
-import { commands } from "./commands/index.ts";
 
-export async function main(argv = hideBin(process.argv)): Promise<void> {
-  let cli = yargs(argv)
-    .scriptName("memsearch")
-    .version(`memsearch, version ${pkg.version}`)
-    .alias("version", "V")
-    .help()
-    .alias("help", "h")
-    .strict()
-    .demandCommand(1, "Give a command; see 'memsearch --help'.")
-    .recommendCommands()
-    .wrap(Math.min(100, process.stdout.columns || 100))
-    .fail((msg, err) => {
-      if (err) throw err;
-      process.stderr.write(`Error: ${msg}\n`);
-      process.exit(2);
-    });
-  for (const c of commands) cli = cli.command(c as never);
-  await cli.parseAsync();
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+  process.stdout.write(`memsearch, version ${pkg.version}\n`);
+} else if (argv[0] === "hook" && argv.length === 2 && !argv[1]!.startsWith("-")) {
+  const { runHookEvent } = await import("./hooks/events.ts");
+  await runHookEvent(argv[1]!);
+} else {
+  const { main } = await import("./main.ts");
+  await main(argv);
 }
-
-main().catch((e) => {
-  process.exitCode = fail(e);
-});
