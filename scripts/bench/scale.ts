@@ -32,6 +32,8 @@ export interface ScaleResult {
   buildChunksPerSec: number;
   rows: Measurement[];
   watchReadyMs?: number;
+  /** Watch peak RSS once the index is loaded, and at the end (after re-indexing new turns). */
+  watchLoadedRssMiB?: number;
   watchRssMiB?: number;
   /** In-process step timings from profile.ts (cold open, search, build). */
   profile?: Record<string, Record<string, number>>;
@@ -57,7 +59,8 @@ function plan(chunks: number) {
     warmQueries: 20,
     noop: big ? 3 : 5,
     hooks: 5,
-    stops: big ? 3 : 5,
+    /** Half time the re-index, half a prompt right after the turn. */
+    stops: big ? 4 : 6,
     profileBuild: !big,
   };
 }
@@ -225,6 +228,7 @@ async function warmPhase(ctx: Ctx, result: ScaleResult, fixtures: string): Promi
   try {
     await watch.start(20 * 60_000);
     result.watchReadyMs = watch.readyMs;
+    result.watchLoadedRssMiB = watch.peakRssMiB();
     env.log(`  watch ready in ${watch.readyMs.toFixed(0)} ms`);
     // A session that outlives the measured ones, registered by a hook whose parent (we, not GNU
     // time) stays alive, so the measured SessionEnd runs do not stop the watch process.
@@ -245,6 +249,14 @@ async function warmRuns({ env, p, run, hook, add }: Ctx, watch: WatchProcess, fi
   const q = env.queries.slice(0, p.warmQueries);
   const warm = await series("search warm, hybrid (via watch)", q.length, (i, rss) => run(["search", q[i % q.length]!, "-j"], rss), searchCheck("hybrid"));
   add(warm, meanHits(warm.samples), "bun");
+  // The same queries straight over the socket: the warm process's own share of a warm search.
+  const direct: Sample[] = [];
+  for (const query of q) {
+    const t = performance.now();
+    const r = await watch.ask({ op: "search", query, topK: 5 });
+    direct.push({ ms: performance.now() - t, code: r?.ok ? 0 : 1, stdout: "", stderr: r ? String(r.error ?? "") : "no answer" });
+  }
+  add(summarize("watch: search over its socket (no CLI process)", direct), "the warm process's share of the row above");
   const prompt = (i: number) => env.prompts[i % env.prompts.length]!;
   const ups = await series("hook user-prompt-submit, inject (warm)", env.prompts.length, (i, rss) => hook("user-prompt-submit", { session_id: "b", prompt: prompt(i) }, rss), hookCheck);
   add(ups, injected(ups.samples), "bun");
@@ -259,22 +271,25 @@ async function warmRuns({ env, p, run, hook, add }: Ctx, watch: WatchProcess, fi
   add(summarize("hook session-start", starts.slice(1), hookCheck, starts[0]), "status line, recent memory, probes Ollama");
   add(summarize("hook session-end (other session open)", ends.slice(1), hookCheck, ends[0]));
 
-  // Stop: a new turn each run. The watch then re-indexes it: timed separately, as that work lands
-  // on the warm process and delays searches; then the debounced file event is let pass.
+  // Stop: a new turn each run. The watch then re-indexes it, which lands on the warm process:
+  // even runs time that re-index, odd runs time a prompt sent right after the turn ended (it
+  // waits for the re-index). Then the debounced file event is let pass before the next run.
   const transcripts = stopTranscripts(env, fixtures, p.stops + 1);
-  const reindexMs: number[] = [];
+  const reindex: Sample[] = [];
+  const promptAfter: Sample[] = [];
   const stop = await series("hook stop (extract summary, warm re-index)", p.stops, async (i, rss) => {
     const s = await hook("stop", { session_id: `stop-${i}`, transcript_path: transcripts[i], stop_hook_active: false }, rss);
+    if (!rss && i % 2 === 1) promptAfter.push(await hook("user-prompt-submit", { session_id: `stop-${i}`, prompt: prompt(i) }, false));
     const t = performance.now();
     await watch.ask({ op: "index", wait: true });
-    if (!rss) reindexMs.push(performance.now() - t);
+    if (!rss && i % 2 === 0) reindex.push({ ms: performance.now() - t, code: 0, stdout: "", stderr: "" });
     await Bun.sleep(WATCH_DEBOUNCE_MS + 300);
     await watch.ask({ op: "index", wait: true });
     return s;
   }, hookCheck);
   add(stop, "appends one turn note");
-  const reindex = reindexMs.map((ms) => ({ ms, code: 0, stdout: "", stderr: "" }));
   add(summarize("watch: re-index after one new turn", reindex), "inside the warm process; searches wait for it");
+  add(summarize("hook user-prompt-submit, right after a Stop", promptAfter, hookCheck), `${injected(promptAfter)}; waits for that re-index`);
 }
 
 /** profile.ts in a child process, so its heap does not inflate the benchmark's own. */

@@ -5,7 +5,7 @@ import { loadContext } from "../core/context.ts";
 import { Daemon } from "../core/daemon.ts";
 import { MemsearchError, NotFoundError } from "../core/errors.ts";
 import { readWatchInfo } from "../core/warm.ts";
-import { withFileLock } from "../memory/journal.ts";
+import { withFileLock } from "../core/lock.ts";
 import { embeddingFlags, embeddingOverrides, type EmbeddingArgs } from "./common.ts";
 import { action, notice, print } from "./output.ts";
 import { indexNotices } from "./index-cmd.ts";

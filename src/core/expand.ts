@@ -1,14 +1,9 @@
 import { readFileSync } from "node:fs";
+import { parseAnchor, type Anchor } from "./anchor.ts";
 import { headingsOf } from "./chunker.ts";
 import { NotFoundError, UsageError } from "./errors.ts";
 import type { Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
-
-export interface Anchor {
-  session: string;
-  turn: string;
-  transcript: string;
-}
 
 export interface Expansion {
   chunk: StoredChunk;
@@ -17,19 +12,6 @@ export interface Expansion {
   endLine: number;
   content: string;
   anchor?: Anchor;
-}
-
-const ANCHOR_RE = /<!--\s*session:(\S+)\s+turn:(\S+)\s+transcript:(\S+)\s*-->/;
-
-/** Read a `<!-- session:… turn:… transcript:… -->` anchor; the transcript path is stored percent-encoded. */
-export function parseAnchorIn(text: string): Anchor | undefined {
-  const m = ANCHOR_RE.exec(text);
-  if (!m) return undefined;
-  let transcript = m[3]!;
-  try {
-    transcript = decodeURIComponent(transcript);
-  } catch {}
-  return { session: m[1]!, turn: m[2]!, transcript };
 }
 
 /** The chunk for a full hash or an unambiguous prefix of one. */
@@ -72,5 +54,5 @@ export function expandChunk(chunk: StoredChunk, lines?: number): Expansion {
   }
   while (end > start && all[end - 1]!.trim() === "") end--;
   const content = all.slice(start - 1, end).join("\n");
-  return { chunk, startLine: start, endLine: end, content, anchor: parseAnchorIn(content) };
+  return { chunk, startLine: start, endLine: end, content, anchor: parseAnchor(content) };
 }

@@ -25,8 +25,23 @@ export function atomicWrite(path: string, data: string | Uint8Array | Uint8Array
   } catch (e) {
     if (fd !== undefined) try { closeSync(fd); } catch {}
     rmSync(tmp, { force: true });
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === "ENOSPC" ? "disk full" : code === "EACCES" || code === "EPERM" ? "permission denied" : (e as Error).message;
-    throw new StorageError(`cannot write ${path}: ${why}; the previous file is unchanged`);
+    throw storageError(path, e);
   }
+}
+
+export function errCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException)?.code;
+}
+
+/** A write failure as one line naming the file and the cause a user can act on. */
+export function storageError(path: string, e: unknown): StorageError {
+  if (e instanceof StorageError) return e;
+  const code = errCode(e);
+  const why =
+    code === "ENOSPC" || code === "EDQUOT"
+      ? "disk full"
+      : code === "EACCES" || code === "EPERM" || code === "EROFS"
+        ? "permission denied"
+        : String((e as Error)?.message ?? e).replace(/\s*\n\s*/g, " ");
+  return new StorageError(`cannot write ${path}: ${why}; the file is unchanged`);
 }

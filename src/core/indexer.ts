@@ -87,25 +87,8 @@ export async function indexInto(req: IndexRequest, given?: Store): Promise<{ rep
       ? { store: given, rebuilt: undefined as string | undefined }
       : Store.open(req.indexDir, model);
 
-  const report: IndexReport = {
-    indexedChunks: 0,
-    removedChunks: 0,
-    totalChunks: 0,
-    totalFiles: scan.files.length,
-    indexedFiles: 0,
-    failedFiles: [],
-    embedded: 0,
-    missingVectors: 0,
-    vectors: req.embedder ? "on" : "off",
-    rebuilt,
-  };
-
-  // Files gone from a scanned directory root leave the index; explicit file arguments never prune.
-  const seen = new Set(scan.files.map((f) => f.path));
-  const dirRoots = scan.roots.filter((r) => isDirectory(r));
-  for (const source of store.sources()) {
-    if (!seen.has(source) && dirRoots.some((r) => isUnder(source, r))) report.removedChunks += store.removeFile(source);
-  }
+  const report: IndexReport = { ...emptyReport(scan.files.length, req.embedder !== null), rebuilt };
+  for (const source of staleSources(store.sources(), scan)) report.removedChunks += store.removeFile(source);
 
   const pending: PendingFile[] = [];
   for (const f of scan.files) {
@@ -181,20 +164,19 @@ function noChangeReport(req: IndexRequest, scan: ReturnType<typeof scanPaths>, m
     const known = head.files[f.path];
     if (!known || known.mtimeMs !== f.mtimeMs || known.size !== f.size) return undefined;
   }
+  if (staleSources(Object.keys(head.files), scan).length) return undefined;
+  return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks };
+}
+
+function emptyReport(totalFiles: number, vectors: boolean): IndexReport {
+  return { indexedChunks: 0, removedChunks: 0, totalChunks: 0, totalFiles, indexedFiles: 0, failedFiles: [], embedded: 0, missingVectors: 0, vectors: vectors ? "on" : "off" };
+}
+
+/** Indexed files gone from a scanned directory root; explicit file arguments never prune. */
+function staleSources(sources: string[], scan: ReturnType<typeof scanPaths>): string[] {
   const seen = new Set(scan.files.map((f) => f.path));
   const dirRoots = scan.roots.filter((r) => isDirectory(r));
-  for (const source of Object.keys(head.files)) if (!seen.has(source) && dirRoots.some((r) => isUnder(source, r))) return undefined;
-  return {
-    indexedChunks: 0,
-    removedChunks: 0,
-    totalChunks: head.chunks,
-    totalFiles: scan.files.length,
-    indexedFiles: 0,
-    failedFiles: [],
-    embedded: 0,
-    missingVectors: 0,
-    vectors: req.embedder ? "on" : "off",
-  };
+  return sources.filter((s) => !seen.has(s) && dirRoots.some((r) => isUnder(s, r)));
 }
 
 function chunksOf(store: Store, ids: string[]): StoredChunk[] {

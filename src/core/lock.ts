@@ -1,7 +1,127 @@
-import { mkdirSync } from "node:fs";
+/**
+ * Cross-process locks: a file created with O_EXCL holding `pid time token`. Hooks of several
+ * sessions, the watch process and the CLI all write one project's memory and index.
+ */
+// The default export, not named imports: tests replace fs.writeSync to simulate a full disk.
+import fs from "node:fs";
 import { join } from "node:path";
 import { StorageError } from "./errors.ts";
-import { withFileLock } from "../memory/journal.ts";
+import { errCode, storageError } from "./fsutil.ts";
+import { isAlive } from "./warm.ts";
+
+export interface LockOptions {
+  /** Give up after this long (default 5 s). */
+  timeoutMs?: number;
+  /** A lock older than this is considered abandoned even if its pid looks alive (default 30 s). */
+  staleMs?: number;
+}
+
+/** The lock stayed held by someone else for the whole timeout. */
+export class LockTimeoutError extends StorageError {}
+
+/**
+ * Runs `fn` while holding `lockPath`, a file created with O_EXCL that holds `pid time`.
+ * Waiters poll with short jittered sleeps; a lock whose pid is dead, or that is older than
+ * `staleMs`, is broken. Works across processes on one machine, which is what hooks need.
+ */
+export async function withFileLock<T>(lockPath: string, fn: () => T | Promise<T>, opts: LockOptions = {}): Promise<T> {
+  const token = await acquireLock(lockPath, opts.timeoutMs ?? 5_000, opts.staleMs ?? 30_000);
+  try {
+    return await fn();
+  } finally {
+    releaseLock(lockPath, token);
+  }
+}
+
+async function acquireLock(lockPath: string, timeoutMs: number, staleMs: number): Promise<string> {
+  // The random part tells two holders apart inside one process (same pid).
+  const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2, 10)}\n`;
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    if (tryCreateLock(lockPath, token)) return token;
+    if (breakIfStale(lockPath, staleMs)) continue;
+    if (Date.now() >= deadline) {
+      const holder = readLock(lockPath)?.trim().split(/\s+/)[0] ?? "?";
+      throw new LockTimeoutError(`timed out after ${timeoutMs} ms waiting for ${lockPath} (held by pid ${holder})`);
+    }
+    // Jitter keeps a crowd of waiters from retrying in lockstep.
+    await Bun.sleep(Math.min(5 + attempt * 5, 50) + Math.random() * 10);
+  }
+}
+
+function tryCreateLock(lockPath: string, token: string): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(lockPath, "wx", 0o644);
+  } catch (e) {
+    if (errCode(e) === "EEXIST") return false;
+    throw storageError(lockPath, e);
+  }
+  try {
+    fs.writeSync(fd, token);
+  } catch (e) {
+    // An empty lock would look alive to everyone until it ages out: remove it.
+    fs.closeSync(fd);
+    fs.rmSync(lockPath, { force: true });
+    throw storageError(lockPath, e);
+  }
+  fs.closeSync(fd);
+  return true;
+}
+
+function readLock(lockPath: string): string | undefined {
+  try {
+    return fs.readFileSync(lockPath, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function isStale(content: string, mtimeMs: number, staleMs: number): boolean {
+  const [pidText, timeText] = content.trim().split(/\s+/);
+  const time = Number(timeText);
+  const age = Date.now() - (Number.isFinite(time) && time > 0 ? time : mtimeMs);
+  if (age > staleMs) return true;
+  const pid = Number(pidText);
+  // An empty lock is being written right now; only age can make it stale.
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  return !isAlive(pid);
+}
+
+
+/** Removes an abandoned lock; true when the lock file is gone (broken by us or released). */
+function breakIfStale(lockPath: string, staleMs: number): boolean {
+  let content: string;
+  let mtimeMs: number;
+  try {
+    content = fs.readFileSync(lockPath, "utf8");
+    mtimeMs = fs.statSync(lockPath).mtimeMs;
+  } catch {
+    return true; // released between our attempt and now
+  }
+  if (!isStale(content, mtimeMs, staleMs)) return false;
+  // Rename first: only one breaker can move a given file, and what was moved can be checked.
+  const aside = `${lockPath}.stale-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  try {
+    fs.renameSync(lockPath, aside);
+  } catch {
+    return true;
+  }
+  // Another breaker may have replaced the stale lock with a live one between our read and the
+  // rename; if we moved that one, put it back (link fails if a newer lock already exists).
+  if (readLock(aside) !== content) {
+    try {
+      fs.linkSync(aside, lockPath);
+    } catch {}
+  }
+  fs.rmSync(aside, { force: true });
+  return true;
+}
+
+function releaseLock(lockPath: string, token: string): void {
+  // Only remove our own lock: if we overran staleMs someone may hold a new one.
+  if (readLock(lockPath) === token) fs.rmSync(lockPath, { force: true });
+}
 
 /**
  * Every writer of one project's index (CLI index, Stop hooks, the watch process) holds this
@@ -10,7 +130,7 @@ import { withFileLock } from "../memory/journal.ts";
  */
 export function withIndexLock<T>(indexDir: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
   try {
-    mkdirSync(indexDir, { recursive: true });
+    fs.mkdirSync(indexDir, { recursive: true });
   } catch (e) {
     throw new StorageError(`cannot create the index folder ${indexDir}: ${(e as NodeJS.ErrnoException).code ?? e}`);
   }

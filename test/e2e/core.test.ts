@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
-import { BIN, run, tempProject } from "../helpers/cli.ts";
+import { run, tempProject } from "../helpers/cli.ts";
 import pkg from "../../package.json" with { type: "json" };
 
 const snapshot = (dir: string) => ["2026-11-20.md", "2026-11-21.md"].map((f) => readFileSync(join(dir, f), "utf8")).join("\n");

@@ -7,13 +7,11 @@ import { StorageError } from "../../src/core/errors.ts";
 import {
   appendTurnNote,
   dailyLockFile,
-  formatAnchor,
   lastSessionLine,
-  LockTimeoutError,
-  parseAnchor,
   recentMemory,
-  withFileLock,
 } from "../../src/memory/journal.ts";
+import { formatAnchor, parseAnchor } from "../../src/core/anchor.ts";
+import { LockTimeoutError, withFileLock } from "../../src/core/lock.ts";
 
 // The regex other readers (indexer, expand, the skill) use to find anchors.
 const READER_ANCHOR = /<!--\s*session:(\S+)\s+turn:(\S+)\s+transcript:(\S+)\s*-->/;
