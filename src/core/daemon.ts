@@ -1,4 +1,5 @@
-import { statSync, unlinkSync, watch, type FSWatcher } from "node:fs";
+import { rmSync, statSync, unlinkSync, watch, type FSWatcher } from "node:fs";
+import { join } from "node:path";
 import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
 import type { Context } from "./context.ts";
@@ -9,8 +10,6 @@ import { withIndexLock } from "./lock.ts";
 import { searchChunks } from "./search.ts";
 import { INDEX_FILE, Store } from "./store.ts";
 import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo, type WarmRequest, type WarmResponse } from "./warm.ts";
-import { join } from "node:path";
-import { rmSync } from "node:fs";
 
 export interface DaemonEvents {
   onIndexed?: (report: IndexReport, trigger: string) => void;
@@ -119,7 +118,9 @@ export class Daemon {
         return { ok: true, pid: process.pid, version: pkg.version, chunks: s.size, vectors: s.vectorCount, lastError: this.lastError };
       }
       case "search": {
-        await this.running;
+        // No waiting for a running re-index: its store changes happen in one synchronous step
+        // after embedding, so a search sees the state before or after, and a slow Ollama during
+        // indexing cannot stall a prompt.
         const res = await searchChunks({
           query: String(req.query ?? ""),
           topK: Math.max(1, Math.min(1000, Number(req.topK) || 5)),
