@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
@@ -134,6 +134,46 @@ describe("a whole session through the hooks", () => {
       expect(() => JSON.parse(o.stdout)).not.toThrow();
     }
   });
+});
+
+/** Live `memsearch watch` processes whose working directory is `root` (Linux /proc). */
+function watchProcessesIn(root: string): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      const state = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (cmd.includes("watch") && readlinkSync(`/proc/${pid}/cwd`) === root && !/^\d+ \(.*\) Z/.test(state)) out.push(Number(pid));
+    } catch {}
+  }
+  return out;
+}
+
+describe("concurrent session starts", () => {
+  const p = tempProject();
+  test("five sessions starting at once leave exactly one watch process, and the last end stops it", async () => {
+    const starts = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => run(["hook", "session-start"], { cwd: p.root, env: p.env, stdin: JSON.stringify({ session_id: `s${i}`, cwd: p.root }) })),
+    );
+    for (const s of starts) expect(s.code).toBe(0);
+    await Bun.sleep(1_500);
+    const pids = watchProcessesIn(p.root);
+    try {
+      expect(pids.length).toBe(1);
+      expect(JSON.parse(readFileSync(join(p.root, ".memsearch", "watch.pid"), "utf8")).pid).toBe(pids[0]);
+      // Sessions whose Claude Code process is gone do not keep the watch process alive.
+      writeFileSync(join(p.root, ".memsearch", "sessions", "dead"), JSON.stringify({ pid: 999_999_999 }));
+      for (const i of [1, 2, 3, 4]) await run(["hook", "session-end"], { cwd: p.root, env: p.env, stdin: JSON.stringify({ session_id: `s${i}`, cwd: p.root }) });
+      // s5 is still registered under this (live) test process, so the watch process stays.
+      expect(watchProcessesIn(p.root).length).toBe(1);
+      const end = await run(["hook", "session-end"], { cwd: p.root, env: p.env, stdin: JSON.stringify({ session_id: "s5", cwd: p.root }) });
+      expect(end.stdout.trim()).toBe("{}");
+      await Bun.sleep(200);
+      expect(watchProcessesIn(p.root)).toEqual([]);
+    } finally {
+      for (const pid of watchProcessesIn(p.root)) process.kill(pid, "SIGKILL");
+    }
+  }, 30_000);
 });
 
 describe("hooks survive bad input", () => {
