@@ -134,7 +134,8 @@ function searchCheck(mode: "hybrid" | "bm25") {
 function hookCheck(s: Sample): string | undefined {
   const bad = exitedZero(s);
   if (bad) return bad;
-  return parseJson(s.stdout.trim()) && typeof parseJson(s.stdout.trim()) === "object" ? undefined : "hook did not print a JSON object";
+  const out = parseJson(s.stdout.trim());
+  return out && typeof out === "object" ? undefined : "hook did not print a JSON object";
 }
 
 function injected(samples: Sample[]): string {

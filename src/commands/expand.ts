@@ -1,6 +1,8 @@
 import type { CommandModule } from "yargs";
-import { loadContext } from "../core/context.ts";
-import { UsageError } from "../core/errors.ts";
+import { loadContext, type Context } from "../core/context.ts";
+import { MemsearchError, UsageError } from "../core/errors.ts";
+import type { StoredChunk } from "../core/types.ts";
+import { askWarm, readWatchInfo } from "../core/warm.ts";
 import { expandChunk, resolveChunk } from "../core/expand.ts";
 import { Store } from "../core/store.ts";
 import { jsonFlag } from "./common.ts";
@@ -12,6 +14,16 @@ interface Args {
   jsonOutput: boolean;
 }
 
+/** From the warm process when one runs (its index is the freshest), else from the index file. */
+async function findChunk(ctx: Context, hash: string): Promise<StoredChunk> {
+  if (readWatchInfo(ctx.project.dataDir)) {
+    const r = await askWarm(ctx.project.dataDir, { op: "chunk", hash }, 3_000);
+    if (r?.ok) return r.chunk as StoredChunk;
+    if (r) throw new MemsearchError(String(r.error), Number(r.exitCode) || 1);
+  }
+  return resolveChunk(Store.open(ctx.project.indexDir, ctx.config["embedding.model"]).store, hash);
+}
+
 export const expandCommand: CommandModule<{}, Args> = {
   command: "expand <chunk-hash>",
   describe: "Show the whole section around a chunk, with its session anchor",
@@ -20,11 +32,10 @@ export const expandCommand: CommandModule<{}, Args> = {
       .positional("chunk-hash", { type: "string", demandOption: true })
       .option("lines", { alias: "n", type: "number", describe: "Instead of the section: the chunk plus N lines before and after" })
       .option("section", { type: "boolean", default: true, hidden: true, describe: "Accepted for compatibility; the section is the default" }) as never,
-  handler: action((a: Args) => {
+  handler: action(async (a: Args) => {
     if (a.lines !== undefined && (!Number.isInteger(a.lines) || a.lines < 0)) throw new UsageError("--lines must be a whole number ≥ 0");
     const ctx = loadContext();
-    const { store } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
-    const x = expandChunk(resolveChunk(store, String(a.chunkHash)), a.lines);
+    const x = expandChunk(await findChunk(ctx, String(a.chunkHash)), a.lines);
     if (a.jsonOutput) {
       return printJson({
         chunk_hash: x.chunk.chunkHash,

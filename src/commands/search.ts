@@ -48,7 +48,7 @@ async function searchWarm(dataDir: string, req: { query: string; topK: number; s
 
 async function searchCold(ctx: Context, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse> {
   const { store, rebuilt } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
-  if (rebuilt) notice(`Notice: ${rebuilt.replace("rebuilding from the markdown", "run 'memsearch index' to rebuild it")}`);
+  if (rebuilt) notice(`Notice: ${rebuilt.replace("rebuilding from the markdown", "run 'memsearch index --force' to rebuild it")}`);
   return searchChunks({ ...req, store, config: ctx.config, embedder: embedderFor(ctx.config, "query") });
 }
 

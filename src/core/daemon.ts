@@ -4,12 +4,16 @@ import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
 import type { Context } from "./context.ts";
 import { embedderFor } from "./context.ts";
-import { oneLine } from "./errors.ts";
+import { resolveChunk } from "./expand.ts";
+import { MemsearchError, oneLine } from "./errors.ts";
 import { indexInto, type IndexReport } from "./indexer.ts";
 import { withIndexLock } from "./lock.ts";
 import { searchChunks } from "./search.ts";
 import { INDEX_FILE, Store } from "./store.ts";
 import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo, type WarmRequest, type WarmResponse } from "./warm.ts";
+
+const SAVE_DELAY_MS = 10_000;
+const SAVE_AT_ONCE_CHUNKS = 5_000;
 
 export interface DaemonEvents {
   onIndexed?: (report: IndexReport, trigger: string) => void;
@@ -28,6 +32,7 @@ export class Daemon {
   private watchers: FSWatcher[] = [];
   private server: Server | undefined;
   private running: Promise<unknown> = Promise.resolve();
+  private saveTimer: ReturnType<typeof setTimeout> | undefined;
   lastReport: IndexReport | undefined;
   lastError: string | undefined;
 
@@ -66,11 +71,15 @@ export class Daemon {
       try {
         const report = await withIndexLock(this.ctx.project.indexDir, async () => {
           const { report, store } = await indexInto(
-            { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config) },
+            { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false },
             this.current(),
           );
           this.store = store;
-          this.loadedStat = this.statKey();
+          // Small indexes save at once (tens of ms); large ones a while after the last change.
+          if (store.isDirty && (trigger === "initial" || store.size <= SAVE_AT_ONCE_CHUNKS)) {
+            store.save();
+            this.loadedStat = this.statKey();
+          } else if (store.isDirty) this.scheduleSave();
           return report;
         });
         this.lastReport = report;
@@ -85,6 +94,36 @@ export class Daemon {
     });
     this.running = next;
     return next;
+  }
+
+  /**
+   * Save a while after the last change, not after every turn. Until then the index file lags
+   * the markdown, which is safe: whoever loads it next re-indexes the files whose stat moved.
+   */
+  private scheduleSave(): void {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => void this.saveNow(), SAVE_DELAY_MS);
+  }
+
+  async saveNow(): Promise<void> {
+    clearTimeout(this.saveTimer);
+    const store = this.store;
+    if (!store?.isDirty) return;
+    try {
+      await withIndexLock(this.ctx.project.indexDir, async () => {
+        // Another writer replaced the file since we loaded it: it indexed the same markdown,
+        // so keep theirs and reload rather than overwrite.
+        if (this.statKey() !== this.loadedStat) {
+          this.store = undefined;
+          return;
+        }
+        store.save();
+        this.loadedStat = this.statKey();
+      });
+    } catch (e) {
+      this.lastError = oneLine(e);
+      this.events.onError?.(this.lastError);
+    }
   }
 
   /** Debounced per path: a burst of writes to one file costs one re-index. */
@@ -131,6 +170,10 @@ export class Daemon {
         });
         return { ok: true, ...res };
       }
+      case "chunk": {
+        const chunk = resolveChunk(this.current(), String(req.hash ?? ""));
+        return { ok: true, chunk };
+      }
       case "index": {
         const p = this.reindex("request");
         if (req.wait) {
@@ -140,6 +183,7 @@ export class Daemon {
         return { ok: true, queued: true };
       }
       case "stop":
+        // Answer first: the caller (SessionEnd) has 1.5 s; saving a large index takes longer.
         setTimeout(() => this.close().then(() => process.exit(0)), 10);
         return { ok: true };
       default:
@@ -180,7 +224,8 @@ export class Daemon {
       try {
         res = await this.handle(JSON.parse(line));
       } catch (e) {
-        res = { ok: false, error: oneLine(e) };
+        // Typed errors travel to the client, which raises them as its own (exit codes intact).
+        res = { ok: false, error: oneLine(e), exitCode: e instanceof MemsearchError ? e.exitCode : 1 };
       }
       conn.end(JSON.stringify(res) + "\n");
     });
@@ -190,7 +235,9 @@ export class Daemon {
   async close(): Promise<void> {
     for (const w of this.watchers) w.close();
     for (const t of this.timers.values()) clearTimeout(t);
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+    this.server?.close();
+    await this.running;
+    await this.saveNow();
     const info = readWatchInfo(this.ctx.project.dataDir);
     if (info?.pid === process.pid) rmSync(join(this.ctx.project.dataDir, "watch.pid"), { force: true });
   }

@@ -16,6 +16,11 @@ export interface IndexRequest {
   config: Config;
   embedder: DocumentEmbedder | null;
   force?: boolean;
+  /**
+   * Save the index when done (default). The warm process keeps its store in memory and saves
+   * on its own schedule: a save at 20k chunks costs seconds, too much for every turn.
+   */
+  persist?: boolean;
   /** Extra ignore rules given on the command line (after config values). */
   ignoreFiles?: string[];
   exclude?: string[];
@@ -147,7 +152,7 @@ export async function indexInto(req: IndexRequest, given?: Store): Promise<{ rep
 
   report.totalChunks = store.size;
   report.missingVectors = req.embedder ? store.chunksMissingVectors().length : 0;
-  if (store.isDirty) store.save();
+  if (store.isDirty && req.persist !== false) store.save();
   cache = new Map();
   return { report, store };
 }
@@ -158,7 +163,7 @@ export async function indexInto(req: IndexRequest, given?: Store): Promise<{ rep
  */
 function noChangeReport(req: IndexRequest, scan: ReturnType<typeof scanPaths>, model: string): IndexReport | undefined {
   const head = Store.peek(req.indexDir);
-  if (!head || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
+  if (!head || !head.loadable || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
   if (req.embedder && head.vectors < head.chunks) return undefined;
   for (const f of scan.files) {
     const known = head.files[f.path];

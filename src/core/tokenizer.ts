@@ -28,10 +28,16 @@ function fold(s: string): string {
   return /[^\x00-\x7f]/.test(s) ? s.normalize("NFKD").replace(COMBINING, "") : s;
 }
 
+/**
+ * HTML comments are not indexed: a memory's anchor comment holds two UUIDs and a transcript
+ * path, unique per chunk, which bloated the index by a third and matched nothing anyone types.
+ */
+const COMMENT = /<!--[\s\S]*?-->/g;
+
 export function tokenize(raw: string): string[] {
   if (typeof raw !== "string" || raw === "") return [];
   const out = new Set<string>();
-  const text = fold(raw.toLowerCase());
+  const text = fold((raw.includes("<!--") ? raw.replace(COMMENT, " ") : raw).toLowerCase());
   for (const word of text.split(SPLIT)) {
     if (!word) continue;
     if (CJK.test(word)) {

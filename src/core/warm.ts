@@ -22,6 +22,7 @@ export interface WatchInfo {
 export type WarmRequest =
   | { op: "ping" }
   | { op: "search"; query: string; topK: number; sourcePrefix?: string }
+  | { op: "chunk"; hash: string }
   | { op: "index"; wait?: boolean }
   | { op: "stop" };
 

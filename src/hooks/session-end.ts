@@ -1,5 +1,5 @@
 import { loadContext } from "../core/context.ts";
-import { askWarm, isAlive, readWatchInfo } from "../core/warm.ts";
+import { askWarm, readWatchInfo } from "../core/warm.ts";
 import { debugLog, unregisterSession, type HookInput, type HookOutput } from "./runtime.ts";
 
 /**
@@ -15,14 +15,16 @@ export async function sessionEnd(input: HookInput): Promise<HookOutput> {
   }
   const info = readWatchInfo(project.dataDir);
   if (!info) return {};
-  await askWarm(project.dataDir, { op: "stop" }, 300);
-  const deadline = Date.now() + 600;
-  while (isAlive(info.pid) && Date.now() < deadline) await Bun.sleep(25);
-  if (isAlive(info.pid)) {
-    try {
-      process.kill(info.pid, "SIGKILL");
-    } catch {}
+  // An acknowledged stop saves the index and exits on its own (a large index takes longer than
+  // our budget); only a process that does not answer is killed.
+  const ack = await askWarm(project.dataDir, { op: "stop" }, 400);
+  if (ack?.ok) {
+    debugLog("session-end", `asked watch pid ${info.pid} to stop`);
+    return {};
   }
-  debugLog("session-end", `stopped watch pid ${info.pid}`);
+  try {
+    process.kill(info.pid, "SIGKILL");
+  } catch {}
+  debugLog("session-end", `killed unresponsive watch pid ${info.pid}`);
   return {};
 }

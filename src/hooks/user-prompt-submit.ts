@@ -27,12 +27,13 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   const ctx = loadContext({}, input.cwd || process.cwd());
   const mode = ctx.config["hooks.recall"];
   if (mode === "off") return {};
+  const warm = readWatchInfo(ctx.project.dataDir) !== undefined;
   const head = Store.peek(ctx.project.indexDir);
-  if (!head || head.chunks === 0) return {};
-  const hint = hintOutput(head.chunks);
+  if (!warm && (!head || head.chunks === 0)) return {};
+  const hint = hintOutput(head?.chunks);
   if (mode === "hint") return hint;
 
-  const res = await recall(ctx, clip(prompt, 2000), head.bytes);
+  const res = await recall(ctx, clip(prompt, 2000), warm, head?.bytes ?? 0);
   if (!res) return hint;
   const floor = ctx.config["hooks.inject_min_score"];
   const picked = res.results.filter((r) => r.score >= floor).slice(0, ctx.config["hooks.inject_top_k"]);
@@ -47,19 +48,19 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   return { hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: text } };
 }
 
-function hintOutput(chunks: number): HookOutput {
+function hintOutput(chunks: number | undefined): HookOutput {
   return {
     hookSpecificOutput: {
       hookEventName: "UserPromptSubmit",
-      additionalContext: `[memsearch] Memory available: ${chunks} notes from earlier sessions of this project; the memory-recall skill searches them.`,
+      additionalContext: `[memsearch] Memory available: ${chunks ? `${chunks} notes` : "notes"} from earlier sessions of this project; the memory-recall skill searches them.`,
     },
   };
 }
 
 /** Warm process first; a cold in-process search only while the index is small enough. */
-async function recall(ctx: Context, query: string, indexBytes: number): Promise<SearchResponse | undefined> {
+async function recall(ctx: Context, query: string, warm: boolean, indexBytes: number): Promise<SearchResponse | undefined> {
   const topK = Math.max(ctx.config["hooks.inject_top_k"] * 2, 5);
-  if (readWatchInfo(ctx.project.dataDir)) {
+  if (warm) {
     const r = await askWarm(ctx.project.dataDir, { op: "search", query, topK }, WARM_WAIT_MS);
     if (r?.ok) return r as unknown as SearchResponse;
     debugLog("user-prompt-submit", "warm process did not answer in time");
