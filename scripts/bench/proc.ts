@@ -14,8 +14,14 @@ import { join } from "node:path";
 
 const GNU_TIME = "/usr/bin/time";
 const hasGnuTime = existsSync(GNU_TIME);
-const scratch = mkdtempSync(join(tmpdir(), "ms-bench-rss-"));
+let scratch: string | undefined;
 let seq = 0;
+
+/** Where GNU time writes its figures; made on first use, so importing this module leaves nothing behind. */
+function rssFileName(): string {
+  scratch ??= mkdtempSync(join(tmpdir(), "ms-bench-rss-"));
+  return join(scratch, `${seq++}.txt`);
+}
 
 export interface Sample {
   ms: number;
@@ -51,8 +57,8 @@ export function vmHwmKiB(pid: number): number | undefined {
 
 /** Run `cmd` once as a new process and measure it. */
 export async function runOnce(cmd: string[], opts: RunOptions): Promise<Sample> {
-  const rssFile = join(scratch, `${process.pid}-${seq++}.txt`);
   const wrapped = hasGnuTime && opts.rss === true;
+  const rssFile = wrapped ? rssFileName() : "";
   const argv = wrapped ? [GNU_TIME, "-f", "%M", "-o", rssFile, ...cmd] : cmd;
   const start = performance.now();
   const proc = Bun.spawn(argv, {
@@ -85,7 +91,8 @@ function readGnuTimeRss(file: string): number | undefined {
 }
 
 export function cleanupScratch(): void {
-  rmSync(scratch, { recursive: true, force: true });
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  scratch = undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

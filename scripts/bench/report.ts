@@ -210,23 +210,38 @@ export function observations(r: Report): string[] {
   const start = r.global.version.p50;
   for (const s of r.scales) {
     const name = sizeName(s.chunks);
-    const prof = s.profile;
+    const open = s.profile?.["Store.open"];
     const cold = find(s, "search cold, hybrid");
-    const open = prof?.["Store.open"]?.["Store.open (whole)"];
-    const steps = prof?.["open, step by step"];
-    if (cold && open !== undefined && steps) {
-      out.push(
-        `${name}: a cold search takes ${fmtMs(cold.p50)} ms; loading the index (Store.open) alone takes ${fmtMs(open)} ms in-process, of which JSON.parse of ${steps["Orama JSON MiB"]} MiB of Orama JSON ${fmtMs(steps["parse Orama JSON"]!)} ms and Orama load() ${fmtMs(steps["Orama load()"]!)} ms; the search itself ${fmtMs(prof!["searchChunks (whole query)"]?.["searchChunks hybrid"] ?? NaN)} ms. Peak RSS ${fmtMiB(cold.rssMiB)} MiB.`,
-      );
+    if (cold && open) {
+      const search = s.profile?.["searchChunks (whole query)"]?.["searchChunks hybrid"];
+      out.push(`${name}: a cold search takes ${fmtMs(cold.p50)} ms and peaks at ${fmtMiB(cold.rssMiB)} MiB; in-process, Store.open takes ${fmtMs(open["Store.open (whole)"]!)} ms (reading the ${(s.indexBytes / 1048576).toFixed(0)} MiB file alone ${fmtMs(open["read index file"]!)} ms) and the search ${fmtMs(search ?? NaN)} ms.`);
     }
+    const top = s.cpu.cold?.top.slice(0, 3);
+    if (top?.length) out.push(`${name}: hottest functions of a cold search (self time): ${top.map((f) => `\`${f.fn}\` ${f.selfPct}%`).join(", ")}.`);
     const warm = find(s, "search warm");
     const socket = find(s, "watch: search over its socket");
     if (warm && socket) {
       out.push(`${name}: a warm search takes ${fmtMs(warm.p50)} ms: the warm process answers in ${fmtMs(socket.p50)} ms, the CLI process costs the other ${fmtMs(warm.p50 - socket.p50)} ms (\`--version\` alone: ${fmtMs(start)} ms).`);
     }
     const reindex = find(s, "watch: re-index after one new turn");
-    const save = prof?.["index build"]?.["save (encode + write)"];
-    if (reindex) out.push(`${name}: each new turn costs the warm process ${fmtMs(reindex.p50)} ms of re-indexing${save !== undefined ? ` (writing the whole index: ${fmtMs(save)} ms in the profile)` : ""}; its peak RSS goes from ${fmtMiB(s.watchLoadedRssMiB)} to ${fmtMiB(s.watchRssMiB)} MiB.`);
+    if (reindex) out.push(`${name}: each new turn costs the warm process ${fmtMs(reindex.p50)} ms of re-indexing; its peak RSS goes from ${fmtMiB(s.watchLoadedRssMiB)} MiB once loaded to ${fmtMiB(s.watchRssMiB)} MiB by the end.`);
+  }
+  return out;
+}
+
+/** Top self-time functions of one cold and one warm search, per size. */
+export function cpuTables(scales: ScaleResult[]): string[] {
+  const out: string[] = [];
+  for (const s of scales) {
+    for (const [kind, prof] of Object.entries(s.cpu)) {
+      if (!prof) continue;
+      out.push(
+        `${sizeName(s.chunks)}, ${kind} \`memsearch search\` (${fmtMs(prof.wallMs)} ms wall under the profiler, ${fmtMs(prof.sampledMs)} ms sampled):`,
+        "",
+        table(["self %", "self ms", "function", "where"], prof.top.map((f) => [String(f.selfPct), fmtMs(f.selfMs), `\`${f.fn}\``, `\`${f.where}\``])),
+        "",
+      );
+    }
   }
   return out;
 }
@@ -241,7 +256,9 @@ export function tablesMarkdown(r: Report): string {
     if (s.errors.length) out.push(`Problems: ${s.errors.join("; ")}`, "");
   }
   const prof = profileTable(r.scales);
-  if (prof) out.push("### Where the cold paths spend their time (in-process steps, `scripts/bench/profile.ts`)", "", prof, "");
+  if (prof) out.push("### In-process steps (`scripts/bench/profile.ts`, one process, page cache warm)", "", prof, "");
+  const cpu = cpuTables(r.scales);
+  if (cpu.length) out.push("### CPU profiles (`BUN_OPTIONS=--cpu-prof-md`, top self time; minified names are the bundle's)", "", ...cpu);
   const obs = observations(r);
   if (obs.length) out.push("### Where the time goes", "", ...obs.map((o) => `- ${o}`), "");
   out.push("### Targets", "", targetsTable(r), "");

@@ -6,7 +6,9 @@
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { HOOK_EVENTS } from "../../src/hooks/events.ts";
 import { generateCorpus, writeCorpus, type SentencePool } from "./corpus.ts";
+import { cpuProfile, type CpuProfile } from "./cpuprof.ts";
 import { buildFtsDb } from "./fts.ts";
 import { exitedZero, runOnce, series, summarize, type Measurement, type Sample } from "./proc.ts";
 import { WatchProcess } from "./watch.ts";
@@ -37,16 +39,13 @@ export interface ScaleResult {
   watchRssMiB?: number;
   /** In-process step timings from profile.ts (cold open, search, build). */
   profile?: Record<string, Record<string, number>>;
+  /** Bun's CPU profile of one cold and one warm `memsearch search`. */
+  cpu: { cold?: CpuProfile; warm?: CpuProfile };
   errors: string[];
 }
 
-/** Hook budgets of src/commands/hook.ts (the hook gives up past them). */
-export const HOOK_BUDGET_MS: Record<string, number> = {
-  "session-start": 8_000,
-  "user-prompt-submit": 4_500,
-  stop: 115_000,
-  "session-end": 1_300,
-};
+/** Each hook's budget, as the product sets it (the hook gives up past it). */
+export const HOOK_BUDGET_MS: Record<string, number> = Object.fromEntries(Object.entries(HOOK_EVENTS).map(([event, e]) => [event, e.budgetMs]));
 
 const STOP_TRANSCRIPT = "spotter/short.jsonl";
 const WATCH_DEBOUNCE_MS = 1_500;
@@ -194,7 +193,8 @@ export async function runScale(env: BenchEnv, chunks: number, fixtures: string):
   add(await series("stats", 3, (_i, rss) => run(["stats"], rss)), "reads the index header only");
 
   await coldRuns(ctx, sections);
-  const result: ScaleResult = { chunks, files, indexBytes, buildChunksPerSec, rows, errors };
+  const result: ScaleResult = { chunks, files, indexBytes, buildChunksPerSec, rows, errors, cpu: {} };
+  result.cpu.cold = await cpuProfile([env.bin, "search", env.queries[0]!, "-j"], { cwd: root, env: cmdEnv });
   await warmPhase(ctx, result, fixtures);
   result.profile = await profile(env, root, cmdEnv, p.profileBuild);
   if (!env.keep) rmSync(root, { recursive: true, force: true });
@@ -234,13 +234,14 @@ async function warmPhase(ctx: Ctx, result: ScaleResult, fixtures: string): Promi
     // A session that outlives the measured ones, registered by a hook whose parent (we, not GNU
     // time) stays alive, so the measured SessionEnd runs do not stop the watch process.
     await runOnce([env.bin, "hook", "session-start"], { cwd: root, env: cmdEnv, stdin: JSON.stringify({ cwd: root, session_id: "keeper" }) });
+    result.cpu.warm = await cpuProfile([env.bin, "search", env.queries[0]!, "-j"], { cwd: root, env: cmdEnv });
     await warmRuns(ctx, watch, fixtures);
     result.watchRssMiB = watch.peakRssMiB();
     // The last session leaves: SessionEnd stops the watch process (its budget includes that wait).
     add(await series("hook session-end, last session (stops watch)", 1, (_i, rss) => hook("session-end", { session_id: "keeper" }, rss), hookCheck, true));
     if (!(await watch.waitExit(5_000))) result.errors.push("the watch process did not stop after the last SessionEnd");
   } catch (e) {
-    result.errors.push(`warm phase: ${(e as Error).message}`);
+    result.errors.push(`warm phase: ${(e as Error).message}${watch.exitNote()}`);
   } finally {
     watch.kill();
   }
@@ -282,15 +283,16 @@ async function warmRuns({ env, p, run, hook, add }: Ctx, watch: WatchProcess, fi
     const s = await hook("stop", { session_id: `stop-${i}`, transcript_path: transcripts[i], stop_hook_active: false }, rss);
     if (!rss && i % 2 === 1) promptAfter.push(await hook("user-prompt-submit", { session_id: `stop-${i}`, prompt: prompt(i) }, false));
     const t = performance.now();
-    await watch.ask({ op: "index", wait: true });
+    const answer = await watch.ask({ op: "index", wait: true });
+    if (!answer?.ok) throw new Error(`the watch process did not re-index the new turn (${answer ? String(answer.error) : "no answer"})`);
     if (!rss && i % 2 === 0) reindex.push({ ms: performance.now() - t, code: 0, stdout: "", stderr: "" });
     await Bun.sleep(WATCH_DEBOUNCE_MS + 300);
     await watch.ask({ op: "index", wait: true });
     return s;
   }, hookCheck);
   add(stop, "appends one turn note");
-  add(summarize("watch: re-index after one new turn", reindex), "inside the warm process; searches wait for it");
-  add(summarize("hook user-prompt-submit, right after a Stop", promptAfter, hookCheck), `${injected(promptAfter)}; waits for that re-index`);
+  add(summarize("watch: re-index after one new turn", reindex), "work in the warm process after each turn");
+  add(summarize("hook user-prompt-submit, right after a Stop", promptAfter, hookCheck), `${injected(promptAfter)}; sent while the watch re-indexes that turn`);
 }
 
 /** profile.ts in a child process, so its heap does not inflate the benchmark's own. */

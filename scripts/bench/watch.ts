@@ -63,7 +63,13 @@ export class WatchProcess {
 
   /** One request over the watch's socket; undefined when it does not answer in time. */
   ask(req: Record<string, unknown>, timeoutMs = 600_000): Promise<Record<string, unknown> | undefined> {
-    const info = JSON.parse(readFileSync(join(this.root, ".memsearch", "watch.pid"), "utf8")) as { socket: string };
+    let info: { socket: string };
+    try {
+      info = JSON.parse(readFileSync(join(this.root, ".memsearch", "watch.pid"), "utf8"));
+    } catch {
+      // No PID file: the process is gone (or never listened); the caller sees "no answer".
+      return Promise.resolve(undefined);
+    }
     return new Promise((resolve) => {
       let buf = "";
       const sock = connect(info.socket);
@@ -95,6 +101,12 @@ export class WatchProcess {
     const left = await within(this.proc.exited.then(() => true), timeoutMs, false);
     if (!left) this.kill();
     return left;
+  }
+
+  /** If the process has died: its exit code and last output, for the report. */
+  exitNote(): string {
+    if (!this.proc || this.proc.exitCode === null) return "";
+    return ` (watch exited with ${this.proc.exitCode ?? this.proc.signalCode}: ${this.output.trim().split("\n").slice(-3).join(" / ").slice(0, 300)})`;
   }
 
   kill(): void {

@@ -1,7 +1,8 @@
 import type { CommandModule } from "yargs";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { embedderFor, loadContext } from "../core/context.ts";
+import { loadContext } from "../core/context.ts";
+import { embedderFor } from "../core/embedder.ts";
 import { NotFoundError } from "../core/errors.ts";
 import { indexPaths, type IndexReport } from "../core/indexer.ts";
 import { withIndexLock } from "../core/lock.ts";

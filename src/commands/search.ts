@@ -1,6 +1,7 @@
 import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
-import { embedderFor, loadContext, type Context } from "../core/context.ts";
+import { loadContext, type Context } from "../core/context.ts";
+import { embedderFor } from "../core/embedder.ts";
 import { askWarm, readWatchInfo } from "../core/warm.ts";
 import { UsageError } from "../core/errors.ts";
 import { searchChunks, type SearchResponse } from "../core/search.ts";

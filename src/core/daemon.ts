@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
 import type { Context } from "./context.ts";
-import { embedderFor } from "./context.ts";
+import { embedderFor } from "./embedder.ts";
 import { resolveChunk } from "./expand.ts";
 import { MemsearchError, oneLine } from "./errors.ts";
 import { indexInto, type IndexReport } from "./indexer.ts";

@@ -4,6 +4,7 @@
  * model-missing) or to rebuild the index (dimension).
  */
 import { Ollama } from "ollama";
+import type { Config } from "./config.ts";
 import { ConfigError, EmbedderError, type EmbedderErrorKind } from "./errors.ts";
 
 export { EmbedderError, type EmbedderErrorKind } from "./errors.ts";
@@ -341,4 +342,15 @@ export class OllamaEmbedder {
   private context(timeoutMs: number): CallContext {
     return { host: this.host, model: this.model, timeoutMs };
   }
+}
+
+/** The embedder the config asks for, or null when embeddings are turned off. */
+export function embedderFor(config: Config, purpose: "index" | "query" = "index"): OllamaEmbedder | null {
+  if (config["embedding.provider"] === "none") return null;
+  return new OllamaEmbedder({
+    host: resolveOllamaHost(config["embedding.host"]),
+    model: config["embedding.model"],
+    batchSize: config["embedding.batch_size"],
+    timeoutMs: purpose === "index" ? config["embedding.timeout_ms"] : config["embedding.query_timeout_ms"],
+  });
 }

@@ -1,4 +1,5 @@
-import { embedderFor, type Context } from "./context.ts";
+import { type Context } from "./context.ts";
+import { embedderFor } from "./embedder.ts";
 import { indexPaths, type IndexReport } from "./indexer.ts";
 import { withIndexLock } from "./lock.ts";
 import { askWarm, readWatchInfo } from "./warm.ts";

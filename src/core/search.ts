@@ -37,12 +37,15 @@ export interface SearchResponse {
  * scores ~1 however poor it is; that makes a relevance floor meaningless. Instead:
  *   text   = bm25 / best bm25 × share of query terms the chunk contains
  *   vector = cosine rescaled so the similarity floor maps to 0 and 1 stays 1
- * weighted by search.text_weight / search.vector_weight.
+ *   score  = 1 − (1 − text_weight·text)(1 − vector_weight·vector)
+ * a noisy-OR: either signal alone, if strong, makes a memory relevant (an exact keyword match
+ * the embedding model rates as so-so, or a paraphrase sharing no word), and two weak signals
+ * stay weak. A linear mix instead buried full keyword matches under a mediocre cosine.
  */
 export async function searchChunks(req: SearchRequest): Promise<SearchResponse> {
   const { store, config } = req;
   const query = req.query.trim();
-  const terms = tokenize(query);
+  const terms = store.selectiveTerms(tokenize(query));
   const pool = Math.max(req.topK * 4, 20);
 
   let queryVector: Float32Array | undefined;
@@ -83,7 +86,7 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
       continue;
     }
     const vec = r.cosine === undefined ? 0 : Math.max(0, (r.cosine - similarity) / (1 - similarity || 1));
-    r.score = (wT * text + wV * vec) / (wT + wV);
+    r.score = 1 - (1 - wT * text) * (1 - wV * vec);
   }
   const results = [...byId.values()]
     .filter((r) => r.score > 0)

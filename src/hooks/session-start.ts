@@ -1,5 +1,6 @@
 import pkg from "../../package.json" with { type: "json" };
-import { embedderFor, loadContext } from "../core/context.ts";
+import { loadContext } from "../core/context.ts";
+import { embedderFor } from "../core/embedder.ts";
 import { oneLine } from "../core/errors.ts";
 import { Store } from "../core/store.ts";
 import { lastSessionLine, recentMemory } from "../memory/journal.ts";

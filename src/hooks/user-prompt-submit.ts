@@ -1,6 +1,6 @@
-import { embedderFor, loadContext, type Context } from "../core/context.ts";
-import { searchChunks, type SearchResponse } from "../core/search.ts";
-import { Store } from "../core/store.ts";
+import { loadContext, type Context } from "../core/context.ts";
+import { peekIndex } from "../core/index-file.ts";
+import type { SearchResponse } from "../core/search.ts";
 import { askWarm, readWatchInfo } from "../core/warm.ts";
 import { clip, CONTEXT_LIMIT, debugLog, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
 import { basename } from "node:path";
@@ -28,7 +28,7 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   const mode = ctx.config["hooks.recall"];
   if (mode === "off") return {};
   const warm = readWatchInfo(ctx.project.dataDir) !== undefined;
-  const head = Store.peek(ctx.project.indexDir);
+  const head = peekIndex(ctx.project.indexDir);
   if (!warm && (!head || head.chunks === 0)) return {};
   const hint = hintOutput(head?.chunks);
   if (mode === "hint") return hint;
@@ -71,6 +71,8 @@ async function recall(ctx: Context, query: string, warm: boolean, indexBytes: nu
     startWatch(ctx.project.dataDir, ctx.project.root);
   } catch {}
   if (indexBytes > COLD_INDEX_LIMIT) return undefined;
+  // Loaded only here: the warm path above needs neither Orama nor the ollama client.
+  const [{ Store }, { searchChunks }, { embedderFor }] = await Promise.all([import("../core/store.ts"), import("../core/search.ts"), import("../core/embedder.ts")]);
   const { store } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
   return searchChunks({ query, topK, store, config: ctx.config, embedder: embedderFor(ctx.config, "query") });
 }

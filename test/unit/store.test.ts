@@ -74,3 +74,16 @@ describe("Store", () => {
     expect(s.searchText("shared", 5, "/nope")).toEqual([]);
   });
 });
+
+describe("selectiveTerms", () => {
+  test("drops terms most chunks hold, keeps the rarest when all are common", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const s = Store.empty(dir, "m");
+    const chunks = Array.from({ length: 300 }, (_, i) => chunk(`c${i}`, "/p/a.md", `## Note ${i}\nthe build uses webpack ${i % 100 === 0 ? "kubernetes" : "locally"}`, i * 3 + 1));
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, () => undefined);
+    expect(s.selectiveTerms(["build", "kubernetes"])).toEqual(["kubernetes"]);
+    expect(s.selectiveTerms(["build", "webpack"]).length).toBe(1);
+    expect(s.selectiveTerms(["kubernetes"])).toEqual(["kubernetes"]);
+    expect(s.searchText(s.selectiveTerms(["build", "kubernetes"]).join(" "), 10).length).toBe(3);
+  });
+});
