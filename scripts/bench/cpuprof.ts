@@ -37,7 +37,7 @@ export function parseHotFunctions(md: string, limit: number): { sampledMs: numbe
   for (const line of section.split("\n")) {
     const cells = line.split("|").map((c) => c.trim());
     // | Self% | Self | Total% | Total | Function | Location |
-    if (cells.length < 8 || !/%$/.test(cells[1]!)) continue;
+    if (cells.length < 8 || !/^[\d.]+%$/.test(cells[1]!)) continue;
     top.push({ selfPct: parseFloat(cells[1]!), selfMs: toMs(cells[2]!), fn: cells[5]!.replace(/`/g, ""), where: cells[6]!.replace(/`/g, "") });
     if (top.length >= limit) break;
   }

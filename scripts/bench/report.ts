@@ -36,7 +36,7 @@ function table(head: string[], rows: string[][]): string {
   return [line(head), line(head.map(() => "---")), ...rows.map(line)].join("\n");
 }
 
-function ratio(m: Measurement, r: Report, scale: ScaleResult): string {
+function ratio(m: Measurement, r: Report, scale?: ScaleResult): string {
   if (m.ratioTo === "bun") return `${(m.p50 / r.global.bunFloor.p50).toFixed(1)}× bun -e 0`;
   if (m.ratioTo === "fts") {
     const fts = find(scale, "baseline: FTS5");
@@ -51,18 +51,17 @@ function find(scale: ScaleResult | undefined, prefix: string): Measurement | und
 
 function rowCells(m: Measurement, r: Report, scale?: ScaleResult): string[] {
   const note = [m.note, m.failures ? `**${m.failures} run(s) FAILED: ${m.firstFailure}**` : ""].filter(Boolean).join("; ");
-  return [m.label, String(m.n), fmtMs(m.p50), m.n > 1 ? fmtMs(m.p95) : "", fmtMiB(m.rssMiB), scale ? ratio(m, r, scale) : "", note];
+  return [m.label, String(m.n), fmtMs(m.p50), m.n > 1 ? fmtMs(m.p95) : "", fmtMiB(m.rssMiB), ratio(m, r, scale), note];
 }
 
 const HEAD = ["Measurement", "n", "p50 ms", "p95 ms", "peak RSS MiB", "ratio (p50)", "notes"];
 
 export function globalTable(r: Report): string {
   const g = r.global;
-  const version = { ...g.version, note: `${(g.version.p50 / g.bunFloor.p50).toFixed(1)}× bun -e 0` };
   return table(HEAD, [
     ["binary size", "", "", "", "", "", `${(g.binBytes / 1048576).toFixed(1)} MiB`],
     rowCells(g.bunFloor, r),
-    rowCells(version, r),
+    rowCells({ ...g.version, ratioTo: "bun" }, r),
   ]);
 }
 

@@ -245,17 +245,13 @@ export class Store {
       endLine: c.endLine,
       contentHash: c.contentHash,
     };
-    const useVec = vec && this.meta.dim && vec.length === this.meta.dim;
-    // Orama validates vectors with Array.isArray, so a plain array goes in; then the doc's copy is
-    // dropped (set to null, not deleted, so remove() still clears the vector index).
-    if (useVec) doc.embedding = Array.from(vec);
     insert(this.db, doc as never);
-    if (useVec) {
+    if (vec && this.meta.dim && vec.length === this.meta.dim) {
+      // Straight into Orama's vector index, as load() does: insert() would want a number[]
+      // (Array.isArray check) and copy it to a Float32Array, 9 KB of garbage per chunk.
+      // The doc's field becomes null (not undefined) so remove() still clears the vector.
       doc.embedding = null;
-      // Keep the caller's Float32Array (shared with the cache) instead of Orama's copy.
-      const id = this.internalId(c.chunkHash)!;
-      const entry = this.vectorIndex()!.vectors.get(id);
-      if (entry) entry[1] = vec;
+      vectorNodeOf(this.db)!.add(this.internalId(c.chunkHash)!, vec);
     }
   }
 
@@ -350,11 +346,15 @@ export class Store {
 }
 
 type VectorMap = Map<number, [number, Float32Array]>;
+type VectorNode = { vectors: VectorMap; add(id: number, v: Float32Array): void };
+
+function vectorNodeOf(db: AnyOrama): VectorNode | undefined {
+  return (db.data.index as unknown as { vectorIndexes?: Record<string, { node: VectorNode }> }).vectorIndexes?.embedding?.node;
+}
 
 /** Orama's vector index internals: internal doc id → [magnitude, vector]. */
 function vectorMapOf(db: AnyOrama): VectorMap | undefined {
-  const index = db.data.index as unknown as { vectorIndexes?: Record<string, { node: { vectors: VectorMap } }> };
-  return index.vectorIndexes?.embedding?.node.vectors;
+  return vectorNodeOf(db)?.vectors;
 }
 
 function toChunk(d: Doc): StoredChunk {
@@ -371,25 +371,19 @@ function toChunk(d: Doc): StoredChunk {
 }
 
 function encode(meta: StoreMeta, db: AnyOrama): Uint8Array[] {
-  const raw = save(db) as { index: { vectorIndexes: Record<string, { size: number; vectors: unknown[] }> } };
-  const vectors = vectorMapOf(db);
+  const vectors = vectorMapOf(db) ?? new Map();
+  const raw = saveWithoutVectors(db);
   const vectorIds: number[] = [];
   const magnitudes: number[] = [];
   const vectorHashes: string[] = [];
-  const dim = meta.dim ?? 0;
-  const block = new Float32Array((vectors?.size ?? 0) * dim);
-  if (vectors) {
-    let i = 0;
-    const docs = (db.data.docs as { docs: Record<number, Doc> }).docs;
-    for (const [id, [mag, vec]] of vectors) {
-      vectorIds.push(id);
-      magnitudes.push(mag);
-      vectorHashes.push(docs[id]?.contentHash ?? "");
-      block.set(vec, i * dim);
-      i++;
-    }
-    // save() copied every vector into a number[]; the block replaces them.
-    raw.index.vectorIndexes.embedding = { size: dim, vectors: [] };
+  // Each vector is written from where it lives: no second copy of the whole block in memory.
+  const vectorParts: Uint8Array[] = [];
+  const docs = (db.data.docs as { docs: Record<number, Doc> }).docs;
+  for (const [id, [mag, vec]] of vectors) {
+    vectorIds.push(id);
+    magnitudes.push(mag);
+    vectorHashes.push(docs[id]?.contentHash ?? "");
+    vectorParts.push(new Uint8Array(vec.buffer, vec.byteOffset, vec.byteLength));
   }
   const body = serialize(raw);
   const header: Header = { meta, count: count(db), jsonBytes: body.byteLength, vectorIds, magnitudes, vectorHashes, runtime: Bun.version };
@@ -397,10 +391,26 @@ function encode(meta: StoreMeta, db: AnyOrama): Uint8Array[] {
   const prefix = Buffer.alloc(MAGIC.length + 4);
   prefix.write(MAGIC, 0, "latin1");
   prefix.writeUInt32LE(headerBytes.byteLength, MAGIC.length);
-  // Pad so the Float32 block starts 4-byte aligned and can be viewed without a copy.
+  // Pad so the Float32 block starts 4-byte aligned and can be read straight into a Float32Array.
   const used = prefix.byteLength + headerBytes.byteLength + body.byteLength;
   const pad = Buffer.alloc((4 - (used % 4)) % 4, 0x20);
-  return [prefix, headerBytes, new Uint8Array(body), pad, new Uint8Array(block.buffer)];
+  return [prefix, headerBytes, new Uint8Array(body), pad, ...vectorParts];
+}
+
+/**
+ * Orama's save() turns every vector into a plain number[] (at 20k × 768: 700 ms and 360 MB
+ * of garbage) that we would throw away: hide the vectors from it while it runs.
+ */
+function saveWithoutVectors(db: AnyOrama): unknown {
+  const node = vectorNodeOf(db);
+  if (!node) return save(db);
+  const kept = node.vectors;
+  node.vectors = new Map();
+  try {
+    return save(db);
+  } finally {
+    node.vectors = kept;
+  }
 }
 
 /** The Orama state could not be read; the vectors could, and are handed back as a cache. */
