@@ -1,5 +1,4 @@
 import type { CommandModule } from "yargs";
-import { runChecks } from "../core/doctor.ts";
 import { jsonFlag } from "./common.ts";
 import { action, print, printJson } from "./output.ts";
 
@@ -10,6 +9,7 @@ export const doctorCommand: CommandModule<{}, { jsonOutput: boolean }> = {
   describe: "Check the binary, plugin, Ollama, index and watch process; say how to fix what is wrong",
   builder: (y) => jsonFlag(y) as never,
   handler: action(async (a: { jsonOutput: boolean }) => {
+    const { runChecks } = await import("../core/doctor.ts");
     const checks = await runChecks();
     if (a.jsonOutput) printJson(checks);
     else print(checks.map((c) => `${MARK[c.status]} ${c.name}: ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ""}`).join("\n"));

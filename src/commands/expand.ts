@@ -3,8 +3,6 @@ import { loadContext, type Context } from "../core/context.ts";
 import { MemsearchError, UsageError } from "../core/errors.ts";
 import type { StoredChunk } from "../core/types.ts";
 import { askWarm, readWatchInfo } from "../core/warm.ts";
-import { expandChunk, resolveChunk } from "../core/expand.ts";
-import { Store } from "../core/store.ts";
 import { jsonFlag } from "./common.ts";
 import { action, print, printJson } from "./output.ts";
 
@@ -21,6 +19,7 @@ async function findChunk(ctx: Context, hash: string): Promise<StoredChunk> {
     if (r?.ok) return r.chunk as StoredChunk;
     if (r) throw new MemsearchError(String(r.error), Number(r.exitCode) || 1);
   }
+  const [{ resolveChunk }, { Store }] = await Promise.all([import("../core/expand.ts"), import("../core/store.ts")]);
   return resolveChunk(Store.open(ctx.project.indexDir, ctx.config["embedding.model"]).store, hash);
 }
 
@@ -35,6 +34,7 @@ export const expandCommand: CommandModule<{}, Args> = {
   handler: action(async (a: Args) => {
     if (a.lines !== undefined && (!Number.isInteger(a.lines) || a.lines < 0)) throw new UsageError("--lines must be a whole number ≥ 0");
     const ctx = loadContext();
+    const { expandChunk } = await import("../core/expand.ts");
     const x = expandChunk(await findChunk(ctx, String(a.chunkHash)), a.lines);
     if (a.jsonOutput) {
       return printJson({

@@ -2,10 +2,8 @@ import type { CommandModule } from "yargs";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
-import { embedderFor } from "../core/embedder.ts";
 import { NotFoundError } from "../core/errors.ts";
-import { indexPaths, type IndexReport } from "../core/indexer.ts";
-import { withIndexLock } from "../core/lock.ts";
+import type { IndexReport } from "../core/indexer.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag, type EmbeddingArgs } from "./common.ts";
 import { action, notice, print, printJson } from "./output.ts";
 
@@ -32,6 +30,7 @@ export const indexCommand: CommandModule<{}, Args> = {
     const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
     const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
+    const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../core/embedder.ts"), import("../core/indexer.ts"), import("../core/lock.ts")]);
     const report = await withIndexLock(ctx.project.indexDir, () =>
       indexPaths({
         paths,

@@ -1,7 +1,6 @@
 import type { CommandModule } from "yargs";
 import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
-import { refreshMemoryIndex } from "../core/refresh.ts";
 import { appendTurnNote, recentMemory } from "../memory/journal.ts";
 import { jsonFlag } from "./common.ts";
 import { action, print, printJson } from "./output.ts";
@@ -22,6 +21,7 @@ export const rememberCommand: CommandModule<{}, { note: string[] }> = {
       bullets: text.split(/\n+/).map((l) => l.replace(/^\s*[-*]\s+/, "")),
       now,
     });
+    const { refreshMemoryIndex } = await import("../core/refresh.ts");
     await refreshMemoryIndex(ctx);
     print(`Remembered in ${res.file}`);
   }),

@@ -1,7 +1,7 @@
 import type { CommandModule } from "yargs";
 import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
-import { Store } from "../core/store.ts";
+import { removeIndex } from "../core/index-file.ts";
 import { action, print } from "./output.ts";
 
 interface Args {
@@ -23,7 +23,7 @@ export const resetCommand: CommandModule<{}, Args> = {
         return;
       }
     }
-    const had = Store.destroy(ctx.project.indexDir);
+    const had = removeIndex(ctx.project.indexDir);
     print(had ? `Dropped index ${ctx.project.indexDir}. Markdown in ${ctx.project.memoryDir} is untouched.` : "No index to drop.");
   }),
 };

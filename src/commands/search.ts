@@ -1,11 +1,9 @@
 import type { CommandModule } from "yargs";
 import { resolve } from "node:path";
 import { loadContext, type Context } from "../core/context.ts";
-import { embedderFor } from "../core/embedder.ts";
 import { askWarm, readWatchInfo } from "../core/warm.ts";
 import { UsageError } from "../core/errors.ts";
-import { searchChunks, type SearchResponse } from "../core/search.ts";
-import { Store } from "../core/store.ts";
+import type { SearchResponse } from "../core/search.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag, type EmbeddingArgs } from "./common.ts";
 import { action, notice, print, printJson } from "./output.ts";
 
@@ -48,6 +46,7 @@ async function searchWarm(dataDir: string, req: { query: string; topK: number; s
 }
 
 async function searchCold(ctx: Context, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse> {
+  const [{ Store }, { searchChunks }, { embedderFor }] = await Promise.all([import("../core/store.ts"), import("../core/search.ts"), import("../core/embedder.ts")]);
   const { store, rebuilt } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
   if (rebuilt) notice(`Notice: ${rebuilt.replace("rebuilding from the markdown", "run 'memsearch index --force' to rebuild it")}`);
   return searchChunks({ ...req, store, config: ctx.config, embedder: embedderFor(ctx.config, "query") });

@@ -1,6 +1,6 @@
 import type { CommandModule } from "yargs";
 import { loadContext } from "../core/context.ts";
-import { Store } from "../core/store.ts";
+import { peekIndex } from "../core/index-file.ts";
 import { jsonFlag } from "./common.ts";
 import { action, print, printJson } from "./output.ts";
 
@@ -15,7 +15,7 @@ export const statsCommand: CommandModule<{}, Args> = {
   handler: action((a: Args) => {
     const ctx = loadContext();
     // Only the header is read: stats stays instant at any index size.
-    const meta = Store.peek(ctx.project.indexDir);
+    const meta = peekIndex(ctx.project.indexDir);
     const data = {
       total_chunks: meta?.chunks ?? 0,
       files: meta ? Object.keys(meta.files).length : 0,

@@ -2,7 +2,6 @@ import type { CommandModule } from "yargs";
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
-import { Daemon } from "../core/daemon.ts";
 import { MemsearchError, NotFoundError } from "../core/errors.ts";
 import { readWatchInfo } from "../core/warm.ts";
 import { withFileLock } from "../core/lock.ts";
@@ -29,6 +28,7 @@ export const watchCommand: CommandModule<{}, Args> = {
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
     mkdirSync(ctx.project.dataDir, { recursive: true });
 
+    const { Daemon } = await import("../core/daemon.ts");
     const daemon = new Daemon(ctx, paths, {
       onIndexed: (r, trigger) => {
         for (const line of indexNotices(r, ctx.config["embedding.model"])) notice(line);

@@ -5,7 +5,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { loadContext } from "./context.ts";
 import { embedderFor } from "./embedder.ts";
 import { oneLine } from "./errors.ts";
-import { Store } from "./store.ts";
+import { peekIndex } from "./index-file.ts";
 import { askWarm, readWatchInfo } from "./warm.ts";
 
 export interface Check {
@@ -47,7 +47,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
     }
   }
 
-  const head = Store.peek(project.indexDir);
+  const head = peekIndex(project.indexDir);
   if (!head) {
     const hasMemory = existsSync(project.memoryDir) && readdirSync(project.memoryDir).some((f) => f.endsWith(".md"));
     checks.push({ name: "index", status: hasMemory ? "warn" : "ok", detail: hasMemory ? "memory files exist but no index yet" : "no memory yet in this project", fix: hasMemory ? "memsearch index" : undefined });

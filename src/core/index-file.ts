@@ -2,7 +2,7 @@
  * The index file's layout and its header. Kept apart from store.ts so that the paths that only
  * need the header (stats, status lines, the prompt hook, no-op re-index) do not load Orama.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { MemsearchError } from "./errors.ts";
 
@@ -92,4 +92,12 @@ export function peekIndex(indexDir: string): (StoreMeta & { chunks: number; vect
   } finally {
     if (file) closeSync(file.fd);
   }
+}
+
+/** Remove the index file (reset); true when there was one. */
+export function removeIndex(indexDir: string): boolean {
+  const path = join(indexDir, INDEX_FILE);
+  const had = existsSync(path);
+  rmSync(path, { force: true });
+  return had;
 }

@@ -4,6 +4,7 @@ import type { Config } from "./config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import { MemsearchError } from "./errors.ts";
 import { scanPaths } from "./scanner.ts";
+import { peekIndex } from "./index-file.ts";
 import { SCHEMA_VERSION, Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
 
@@ -170,7 +171,7 @@ export async function indexInto(req: IndexRequest, given?: Store): Promise<{ rep
  * the index header and compare. Returns undefined when anything needs doing.
  */
 function noChangeReport(req: IndexRequest, scan: ReturnType<typeof scanPaths>, model: string): IndexReport | undefined {
-  const head = Store.peek(req.indexDir);
+  const head = peekIndex(req.indexDir);
   if (!head || !head.loadable || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
   if (req.embedder && head.vectors < head.chunks) return undefined;
   for (const f of scan.files) {

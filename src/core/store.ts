@@ -1,11 +1,11 @@
 import { create, count, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
 import { load, save } from "@orama/orama";
 import { deserialize, serialize } from "bun:jsc";
-import { closeSync, existsSync, readSync, rmSync } from "node:fs";
+import { closeSync, existsSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { MemsearchError } from "./errors.ts";
 import { atomicWrite } from "./fsutil.ts";
-import { blockStart, expectedSize, INDEX_FILE, MAGIC, openIndexFile, peekIndex, type Header, type StoreMeta } from "./index-file.ts";
+import { blockStart, expectedSize, INDEX_FILE, MAGIC, openIndexFile, type Header, type StoreMeta } from "./index-file.ts";
 
 export { INDEX_FILE, type FileRecord, type StoreMeta } from "./index-file.ts";
 import { createTokenizer } from "./tokenizer.ts";
@@ -112,9 +112,6 @@ export class Store {
     }
     return { store: new Store(path, meta, decoded.db) };
   }
-
-  /** Read only the header (see index-file.ts). */
-  static peek = peekIndex;
 
   get dim(): number | null {
     return this.meta.dim;
@@ -319,14 +316,6 @@ export class Store {
     this.meta.updatedAt = new Date().toISOString();
     atomicWrite(this.path, encode(this.meta, this.db));
     this.dirty = false;
-  }
-
-  /** Remove the index file (reset). */
-  static destroy(indexDir: string): boolean {
-    const path = join(indexDir, INDEX_FILE);
-    const had = existsSync(path);
-    rmSync(path, { force: true });
-    return had;
   }
 
   private docs(): Record<number, Doc> {

@@ -2,7 +2,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { loadContext } from "../core/context.ts";
 import { embedderFor } from "../core/embedder.ts";
 import { oneLine } from "../core/errors.ts";
-import { Store } from "../core/store.ts";
+import { peekIndex } from "../core/index-file.ts";
 import { lastSessionLine, recentMemory } from "../memory/journal.ts";
 import { CONTEXT_LIMIT, debugLog, registerSession, startWatch, takeProblem, type HookInput, type HookOutput } from "./runtime.ts";
 
@@ -36,7 +36,7 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
     embedding = `ollama/${config["embedding.model"]} ${probe.ok ? "ready" : "unavailable"}`;
     if (!probe.ok) warnings.push(`${probe.reason.message}; keyword search only`);
   }
-  const head = Store.peek(project.indexDir);
+  const head = peekIndex(project.indexDir);
   const chunks = head ? `${head.chunks} chunks` : "not indexed yet";
   const problem = takeProblem(project.dataDir);
   if (problem) warnings.push(problem);
