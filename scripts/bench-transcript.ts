@@ -5,12 +5,12 @@
  *
  *   bun scripts/bench-transcript.ts [bigMB]      (binary: $MEMSEARCH_BIN or dist/memsearch)
  */
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { FIXTURES, jsonlFiles } from "../test/helpers/fixtures.ts";
 import { join, relative, resolve } from "node:path";
 
 const REPO = resolve(import.meta.dir, "..");
-const FIXTURES = resolve(REPO, "../shared/fixtures/transcripts");
 const RUNS = 5;
 
 export interface BenchRow {
@@ -20,16 +20,6 @@ export interface BenchRow {
   /** Median wall time of `wc -l` on the same file. */
   baselineMs: number;
   ratio: number;
-}
-
-function jsonlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...jsonlFiles(p));
-    else if (name.endsWith(".jsonl")) out.push(p);
-  }
-  return out;
 }
 
 /** Concatenate the fixtures (repeatedly) into `path` until it holds at least `mb` MiB. */

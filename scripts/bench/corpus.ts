@@ -6,10 +6,11 @@
  *
  * Everything is driven by a seeded PRNG: the same seed and size give byte-identical files.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { FIXTURES, jsonlFiles } from "../../test/helpers/fixtures.ts";
 
-export const FIXTURES = resolve(import.meta.dir, "../../../shared/fixtures/transcripts");
+export { FIXTURES };
 /** Turns per daily file: a busy working day. */
 export const TURNS_PER_DAY = 30;
 /** Keep every chunk well under the chunker's 1500-char limit, so one `###` = one chunk. */
@@ -50,16 +51,6 @@ export interface SentencePool {
   user: string[];
   assistant: string[];
   actions: string[];
-}
-
-function jsonlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...jsonlFiles(p));
-    else if (name.endsWith(".jsonl")) out.push(p);
-  }
-  return out;
 }
 
 /** Harness markup (system reminders, slash-command echoes) is not something a user wrote. */

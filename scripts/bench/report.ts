@@ -293,6 +293,8 @@ export function markdown(r: Report): string {
     "- Vectors: 768-d from the Ollama test double (`test/helpers/ollama-double.ts`, its own process). It answers in about a millisecond, so every time here leaves out the model: a real `nomic-embed-text` adds its query-embedding time to each hybrid search and its document-embedding time to index builds.",
     "- Every row is a new process of the compiled binary (`memsearch …` or `memsearch hook …` with the hook JSON on stdin), timed from spawn to exit; queries are 3–5-word phrases from the corpus vocabulary, prompts are real user sentences. Cold rows run with no watch process; warm rows with `memsearch watch` running for the project. p95 is nearest-rank (with 5 runs, the slowest).",
     "- Baselines, same run, same chunks: `bun -e 0` (the floor any CLI call pays) and a new `bun` process that opens an SQLite FTS5 table of the same chunks and runs an any-term `MATCH` ordered by `bm25()`, `LIMIT 5` (`scripts/bench/fts.ts`).",
+    "- Each series first makes one extra, untimed run under GNU time for the peak RSS (GNU time adds 7–10 ms to a spawn here, as much as `bun -e 0` takes); that run also warms the page cache. One-off runs (the full build, the last SessionEnd) are timed under it.",
+    "- Helper views: `watch: search over its socket` sends the same queries straight to the warm process (its share of a warm search); the CPU profiles are Bun's sampling profiler (`BUN_OPTIONS=--cpu-prof-md`) on one cold and one warm search (idle waiting shows up as native `(anonymous)`); the in-process steps come from `scripts/bench/profile.ts`.",
     "",
     "## Results",
     "",

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { StorageError } from "./errors.ts";
 
@@ -44,4 +44,13 @@ export function storageError(path: string, e: unknown): StorageError {
         ? "permission denied"
         : String((e as Error)?.message ?? e).replace(/\s*\n\s*/g, " ");
   return new StorageError(`cannot write ${path}: ${why}; the file is unchanged`);
+}
+
+/** A text file's content, or undefined when it cannot be read (gone, unreadable). */
+export function readTextQuiet(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
 }

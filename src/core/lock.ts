@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import { join } from "node:path";
 import { StorageError } from "./errors.ts";
-import { errCode, storageError } from "./fsutil.ts";
+import { errCode, readTextQuiet, storageError } from "./fsutil.ts";
 import { isAlive } from "./warm.ts";
 
 export interface LockOptions {
@@ -41,7 +41,7 @@ async function acquireLock(lockPath: string, timeoutMs: number, staleMs: number)
     if (tryCreateLock(lockPath, token)) return token;
     if (breakIfStale(lockPath, staleMs)) continue;
     if (Date.now() >= deadline) {
-      const holder = readLock(lockPath)?.trim().split(/\s+/)[0] ?? "?";
+      const holder = readTextQuiet(lockPath)?.trim().split(/\s+/)[0] ?? "?";
       throw new LockTimeoutError(`timed out after ${timeoutMs} ms waiting for ${lockPath} (held by pid ${holder})`);
     }
     // Jitter keeps a crowd of waiters from retrying in lockstep.
@@ -67,14 +67,6 @@ function tryCreateLock(lockPath: string, token: string): boolean {
   }
   fs.closeSync(fd);
   return true;
-}
-
-function readLock(lockPath: string): string | undefined {
-  try {
-    return fs.readFileSync(lockPath, "utf8");
-  } catch {
-    return undefined;
-  }
 }
 
 function isStale(content: string, mtimeMs: number, staleMs: number): boolean {
@@ -109,7 +101,7 @@ function breakIfStale(lockPath: string, staleMs: number): boolean {
   }
   // Another breaker may have replaced the stale lock with a live one between our read and the
   // rename; if we moved that one, put it back (link fails if a newer lock already exists).
-  if (readLock(aside) !== content) {
+  if (readTextQuiet(aside) !== content) {
     try {
       fs.linkSync(aside, lockPath);
     } catch {}
@@ -120,7 +112,7 @@ function breakIfStale(lockPath: string, staleMs: number): boolean {
 
 function releaseLock(lockPath: string, token: string): void {
   // Only remove our own lock: if we overran staleMs someone may hold a new one.
-  if (readLock(lockPath) === token) fs.rmSync(lockPath, { force: true });
+  if (readTextQuiet(lockPath) === token) fs.rmSync(lockPath, { force: true });
 }
 
 /**

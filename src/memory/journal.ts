@@ -9,7 +9,7 @@ import fs from "node:fs";
 import { join } from "node:path";
 import { anchorsIn, formatAnchor, parseAnchor } from "../core/anchor.ts";
 import { InputError } from "../core/errors.ts";
-import { errCode, storageError } from "../core/fsutil.ts";
+import { errCode, readTextQuiet, storageError } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
 import { sanitize } from "./redact.ts";
 
@@ -198,20 +198,12 @@ export function recentMemory(memoryDir: string, opts: { files?: number; linesPer
   const perFile = opts.linesPerFile ?? 30;
   const out: RecentMemory[] = [];
   for (const name of dailyFiles(memoryDir).slice(0, files)) {
-    const content = readQuiet(join(memoryDir, name));
+    const content = readTextQuiet(join(memoryDir, name));
     if (content === undefined) continue;
     const lines = outline(content);
     out.push({ file: name, lines: perFile > 0 ? lines.slice(-perFile) : [] });
   }
   return out;
-}
-
-function readQuiet(path: string): string | undefined {
-  try {
-    return fs.readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
 }
 
 interface SessionSeen {
@@ -260,7 +252,7 @@ function clip(text: string, max: number): string {
  */
 export function lastSessionLine(memoryDir: string): string | undefined {
   for (const name of dailyFiles(memoryDir).slice(0, 7)) {
-    const content = readQuiet(join(memoryDir, name));
+    const content = readTextQuiet(join(memoryDir, name));
     const s = content === undefined ? undefined : lastSessionIn(content);
     if (!s) continue;
     const when = [name.slice(0, 10), s.start].filter(Boolean).join(" ");

@@ -4,7 +4,7 @@
  * independently with a plain JSON.parse of each line.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { formatListing, formatTurns } from "../../src/commands/transcript.ts";
 import { extractLastTurn, LAST_TURN_OUTPUT_CHARS } from "../../src/transcript/last-turn.ts";
@@ -12,18 +12,8 @@ import { listTurns, readTranscript, readTurnRange } from "../../src/transcript/r
 import { listSubagents } from "../../src/transcript/subagents.ts";
 import type { Transcript } from "../../src/transcript/types.ts";
 
-const ROOT = join(import.meta.dir, "../../../shared/fixtures/transcripts");
+import { FIXTURES as ROOT, jsonlFiles } from "../helpers/fixtures.ts";
 const BASE64_RUN = /[A-Za-z0-9+/]{200,}/;
-
-function jsonlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...jsonlFiles(p));
-    else if (name.endsWith(".jsonl")) out.push(p);
-  }
-  return out;
-}
 
 type Obj = Record<string, any>;
 
