@@ -9,6 +9,7 @@ import { blockStart, expectedSize, INDEX_FILE, MAGIC, openIndexFile, type Header
 
 export { INDEX_FILE, type FileRecord, type StoreMeta } from "./index-file.ts";
 import { createTokenizer } from "./tokenizer.ts";
+import { fasterFind, type TunableVectorIndex } from "./vector-scan.ts";
 import type { StoredChunk } from "./types.ts";
 
 /** Bumped whenever the on-disk layout or the tokenizer changes: an old index is rebuilt. */
@@ -50,11 +51,18 @@ function schemaFor(dim: number | null) {
 }
 
 function newDb(dim: number | null): AnyOrama {
-  return create({
+  const db = create({
     schema: schemaFor(dim) as never,
     sort: { enabled: false },
     components: { tokenizer: createTokenizer() },
   }) as AnyOrama;
+  tune(db);
+  return db;
+}
+
+function tune(db: AnyOrama): void {
+  const node = vectorNodeOf(db);
+  if (node) fasterFind(node as unknown as TunableVectorIndex);
 }
 
 /**
@@ -437,6 +445,7 @@ function readIndex(path: string): { meta: StoreMeta; db: AnyOrama } {
     const db = newDb(header.meta.dim);
     try {
       load(db, deserialize(body));
+      tune(db); // load() replaced the vector index object
     } catch (e) {
       throw new UnreadableIndex((e as Error).message, recoverVectors(header, block, dim));
     }

@@ -87,3 +87,31 @@ describe("selectiveTerms", () => {
     expect(s.searchText(s.selectiveTerms(["build", "kubernetes"]).join(" "), 10).length).toBe(3);
   });
 });
+
+describe("vector scan", () => {
+  test("the tuned scan ranks exactly as a plain cosine over every vector, filters included", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const dim = 37; // not a multiple of 4: the tail loop counts too
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+    const s = Store.empty(dir, "m", dim);
+    const vecs = new Map<string, Float32Array>();
+    for (const src of ["/p/a.md", "/p/b.md"]) {
+      const chunks = Array.from({ length: 60 }, (_, i) => chunk(`${src.at(-4)}${i}`, src, `## n${i}\nnote ${i}`, i * 3 + 1));
+      for (const c of chunks) vecs.set(c.contentHash, Float32Array.from({ length: dim }, rnd));
+      s.replaceFile(src, { mtimeMs: 1, size: 1 }, chunks, (h) => vecs.get(h));
+    }
+    const q = Float32Array.from({ length: dim }, rnd);
+    const cos = (v: Float32Array) => {
+      let d = 0, a = 0, b = 0;
+      for (let i = 0; i < dim; i++) (d += q[i]! * v[i]!), (a += q[i]! * q[i]!), (b += v[i]! * v[i]!);
+      return d / Math.sqrt(a * b);
+    };
+    const expected = [...vecs.entries()].map(([h, v]) => ({ id: h.slice(1), c: cos(v) })).filter((x) => x.c >= 0.1).sort((x, y) => y.c - x.c);
+    const got = s.searchVector(q, 10, 0.1);
+    expect(got.map((h) => h.chunk.chunkHash)).toEqual(expected.slice(0, 10).map((x) => x.id));
+    expect(got[0]!.cosine!).toBeCloseTo(expected[0]!.c, 5);
+    const onlyB = s.searchVector(q, 200, 0.1, "/p/b.md");
+    expect(onlyB.map((h) => h.chunk.chunkHash)).toEqual(expected.filter((x) => x.id.startsWith("b")).map((x) => x.id));
+  });
+});
