@@ -282,11 +282,19 @@ export class Store {
   selectiveTerms(terms: string[], maxShare = 0.15): string[] {
     const n = this.size;
     if (n < 200 || terms.length <= 1) return terms;
-    const occ = (this.db.data.index as unknown as { tokenOccurrences: Record<string, Record<string, number>> }).tokenOccurrences.text ?? {};
-    const df = (t: string) => occ[t] ?? 0;
-    const kept = terms.filter((t) => df(t) <= n * maxShare);
+    // Terms match as prefixes ("fix" also finds "fixture"), so count what Orama will score:
+    // every document of every word the term expands to.
+    const radix = (this.db.data.index as unknown as { indexes: Record<string, { node: { find(q: { term: string; exact: boolean; tolerance: number }): Record<string, unknown[]> } }> }).indexes.text?.node;
+    const df = (t: string) => {
+      if (!radix) return 0;
+      let total = 0;
+      for (const ids of Object.values(radix.find({ term: t, exact: false, tolerance: 0 }))) total += ids.length;
+      return total;
+    };
+    const counts = new Map(terms.map((t) => [t, df(t)]));
+    const kept = terms.filter((t) => counts.get(t)! <= n * maxShare);
     if (kept.length) return kept;
-    return [terms.reduce((a, b) => (df(a) <= df(b) ? a : b))];
+    return [terms.reduce((a, b) => (counts.get(a)! <= counts.get(b)! ? a : b))];
   }
 
   /** Vector candidates above `similarity`. */
