@@ -1,22 +1,9 @@
 import type { CommandModule } from "yargs";
-import { resolve } from "node:path";
-import { loadContext, type Context } from "../core/context.ts";
-import { askWarm, readWatchInfo } from "../core/warm.ts";
-import { UsageError } from "../core/errors.ts";
-import type { SearchResponse } from "../core/search.ts";
-import { embeddingFlags, embeddingOverrides, jsonFlag, type EmbeddingArgs } from "./common.ts";
-import { action, notice, print, printJson } from "./output.ts";
+import { embeddingFlags, jsonFlag } from "./common.ts";
+import { action } from "./output.ts";
+import { runSearch, type SearchArgs } from "./search-run.ts";
 
-interface Args extends EmbeddingArgs {
-  query: string;
-  topK?: number;
-  sourcePrefix?: string;
-  jsonOutput: boolean;
-}
-
-const PREVIEW = 500;
-
-export const searchCommand: CommandModule<{}, Args> = {
+export const searchCommand: CommandModule<{}, SearchArgs> = {
   command: "search <query>",
   describe: "Search memory (hybrid BM25 + vectors; BM25 alone when Ollama is unavailable)",
   builder: (y) =>
@@ -24,65 +11,5 @@ export const searchCommand: CommandModule<{}, Args> = {
       .positional("query", { type: "string", demandOption: true })
       .option("top-k", { alias: "k", type: "number", describe: "Number of results (default 5)" })
       .option("source-prefix", { type: "string", describe: "Only chunks whose source path starts with this" }) as never,
-  handler: action(async (a: Args) => {
-    if (a.topK !== undefined && (!Number.isInteger(a.topK) || a.topK < 1)) throw new UsageError("--top-k must be a whole number ≥ 1");
-    const overrides = embeddingOverrides(a);
-    const ctx = loadContext({ ...overrides, "search.top_k": a.topK });
-    const request = { query: String(a.query), topK: ctx.config["search.top_k"], sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined };
-    // The warm process answers in milliseconds; it runs with the project's own settings, so
-    // embedding flags on the command line mean a cold search.
-    const warm = Object.values(overrides).every((v) => v === undefined) ? await searchWarm(ctx.project.dataDir, request) : undefined;
-    const res = warm ?? (await searchCold(ctx, request));
-    if (res.warning) notice(`Warning: ${res.warning}; results use BM25 only`);
-    if (a.jsonOutput) printJson(toJson(res));
-    else print(formatText(res, ctx.config["embedding.model"]));
-  }),
+  handler: action(runSearch),
 };
-
-async function searchWarm(dataDir: string, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse | undefined> {
-  if (!readWatchInfo(dataDir)) return undefined;
-  const r = await askWarm(dataDir, { op: "search", ...req }, 5_000);
-  return r?.ok ? (r as unknown as SearchResponse) : undefined;
-}
-
-async function searchCold(ctx: Context, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse> {
-  const [{ Store }, { searchChunks }, { embedderFor }] = await Promise.all([import("../core/store.ts"), import("../core/search.ts"), import("../core/embedder.ts")]);
-  const { store, rebuilt } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
-  if (rebuilt) notice(`Notice: ${rebuilt.replace("rebuilding from the markdown", "run 'memsearch index --force' to rebuild it")}`);
-  return searchChunks({ ...req, store, config: ctx.config, embedder: embedderFor(ctx.config, "query") });
-}
-
-/** The reference's JSON shape, plus which signals ranked each result. */
-export function toJson(res: SearchResponse) {
-  return res.results.map((r) => ({
-    content: r.chunk.content,
-    source: r.chunk.source,
-    heading: r.chunk.heading,
-    chunk_hash: r.chunk.chunkHash,
-    heading_level: r.chunk.headingLevel,
-    start_line: r.chunk.startLine,
-    end_line: r.chunk.endLine,
-    score: round(r.score),
-    bm25_score: round(r.bm25),
-    vector_score: r.cosine === undefined ? null : round(r.cosine),
-    mode: res.mode,
-  }));
-}
-
-function round(x: number): number {
-  return Math.round(x * 1e4) / 1e4;
-}
-
-export function formatText(res: SearchResponse, model: string): string {
-  const mode = res.mode === "hybrid" ? `hybrid (BM25 + ${model} vectors)` : "BM25 only (no vectors)";
-  if (res.results.length === 0) return `Search mode: ${mode}\nNo results found.`;
-  const parts = [`Search mode: ${mode}`];
-  res.results.forEach((r, i) => {
-    const c = r.chunk;
-    const body = c.content.length > PREVIEW ? `${c.content.slice(0, PREVIEW)}  ... [truncated, run 'memsearch expand ${c.chunkHash}' for full content]` : c.content;
-    parts.push(`\n--- Result ${i + 1} (score: ${r.score.toFixed(4)}) ---`, `Source: ${c.source}`);
-    if (c.heading) parts.push(`Heading: ${c.heading}`);
-    parts.push(`Chunk: ${c.chunkHash}`, body);
-  });
-  return parts.join("\n");
-}
