@@ -18,7 +18,7 @@ export const statsCommand: CommandModule<{}, Args> = {
     const meta = peekIndex(ctx.project.indexDir);
     const data = {
       total_chunks: meta?.chunks ?? 0,
-      files: meta ? Object.keys(meta.files).length : 0,
+      files: meta?.files ?? 0,
       vectors: meta?.vectors ?? 0,
       embedding_model: meta?.model ?? ctx.config["embedding.model"],
       dimension: meta?.dim ?? null,

@@ -60,7 +60,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
     checks.push({
       name: "index",
       status: missing > 0 && embedder ? "warn" : "ok",
-      detail: `${head.chunks} chunks in ${Object.keys(head.files).length} files, ${head.vectors} with vectors, ${(head.bytes / 1048576).toFixed(1)} MiB, updated ${head.updatedAt}`,
+      detail: `${head.chunks} chunks in ${head.files} files, ${head.vectors} with vectors, ${(head.bytes / 1048576).toFixed(1)} MiB, updated ${head.updatedAt}`,
       fix: missing > 0 && embedder ? "memsearch index (fills in missing vectors once Ollama answers)" : undefined,
     });
   }

@@ -1,6 +1,11 @@
 /**
- * The index file's layout and its header. Kept apart from store.ts so that the paths that only
- * need the header (stats, status lines, the prompt hook, no-op re-index) do not load Orama.
+ * The index file's layout. Kept apart from store.ts so that what only needs the head (stats,
+ * status lines, the prompt hook) or the file list (no-op re-index) never loads Orama.
+ *
+ *   MAGIC | u32 head length | head JSON | layout JSON | Orama state | pad to 4 | Float32 vectors
+ *
+ * The head is small and fixed in size whatever the index holds; the layout (per-file chunk
+ * lists, per-vector ids, magnitudes, content hashes) grows with it and is read only when needed.
  */
 import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -25,25 +30,33 @@ export interface StoreMeta {
   files: Record<string, FileRecord>;
 }
 
-export interface Header {
-  meta: StoreMeta;
+export interface Head {
+  meta: Omit<StoreMeta, "files">;
   count: number;
+  fileCount: number;
+  vectorCount: number;
+  layoutBytes: number;
   /** Size of the serialized Orama state. */
   jsonBytes: number;
+  /** Bun version that wrote the Orama state (its structured-clone format is Bun's own). */
+  runtime: string;
+}
+
+export interface Layout {
+  files: Record<string, FileRecord>;
   /** Internal ids of the vectors, in block order. */
   vectorIds: number[];
   magnitudes: number[];
   /** Content hash of each vector, so the vectors survive as an embedding cache if the rest cannot be read. */
   vectorHashes: string[];
-  /** Bun version that wrote the Orama state (its structured-clone format is Bun's own). */
-  runtime: string;
 }
 
 export interface IndexFile {
   fd: number;
   size: number;
-  header: Header;
-  /** Byte offset where the Orama JSON starts. */
+  head: Head;
+  layoutAt: number;
+  /** Byte offset where the Orama state starts. */
   bodyAt: number;
 }
 
@@ -56,42 +69,81 @@ export function openIndexFile(path: string): IndexFile {
   }
   try {
     const size = fstatSync(fd).size;
-    const head = Buffer.alloc(MAGIC.length + 4);
-    if (readSync(fd, head, 0, head.length, 0) !== head.length || head.toString("latin1", 0, MAGIC.length) !== MAGIC) throw new Error("not a memsearch index");
-    const len = head.readUInt32LE(MAGIC.length);
-    if (head.length + len > size) throw new Error("truncated header");
-    const body = Buffer.alloc(len);
-    readSync(fd, body, 0, len, head.length);
-    return { fd, size, header: JSON.parse(body.toString("utf8")) as Header, bodyAt: head.length + len };
+    const prefix = Buffer.alloc(MAGIC.length + 4);
+    if (readSync(fd, prefix, 0, prefix.length, 0) !== prefix.length || prefix.toString("latin1", 0, MAGIC.length) !== MAGIC) throw new Error("not a memsearch index");
+    const len = prefix.readUInt32LE(MAGIC.length);
+    if (prefix.length + len > size) throw new Error("truncated header");
+    const head = JSON.parse(readText(fd, prefix.length, len)) as Head;
+    const layoutAt = prefix.length + len;
+    return { fd, size, head, layoutAt, bodyAt: layoutAt + head.layoutBytes };
   } catch (e) {
     closeSync(fd);
     throw e;
   }
 }
 
-export function blockStart(header: Header, bodyAt: number): number {
-  const end = bodyAt + header.jsonBytes;
+export function readLayout(file: IndexFile): Layout {
+  return JSON.parse(readText(file.fd, file.layoutAt, file.head.layoutBytes)) as Layout;
+}
+
+function readText(fd: number, at: number, len: number): string {
+  const buf = Buffer.allocUnsafe(len);
+  if (readSync(fd, buf, 0, len, at) !== len) throw new Error("truncated index file");
+  return buf.toString("utf8");
+}
+
+export function blockStart(file: Pick<IndexFile, "head" | "bodyAt">): number {
+  const end = file.bodyAt + file.head.jsonBytes;
   return end + ((4 - (end % 4)) % 4);
 }
 
-export function expectedSize(header: Header, bodyAt: number): number {
-  return blockStart(header, bodyAt) + header.vectorIds.length * (header.meta.dim ?? 0) * 4;
+export function expectedSize(file: Pick<IndexFile, "head" | "bodyAt">): number {
+  return blockStart(file) + file.head.vectorCount * (file.head.meta.dim ?? 0) * 4;
 }
 
-/** Read only the header: stats, status lines and no-op re-index must not load the whole index. */
-export function peekIndex(indexDir: string): (StoreMeta & { chunks: number; vectors: number; bytes: number; loadable: boolean }) | undefined {
+export interface IndexSummary {
+  schemaVersion: number;
+  model: string;
+  dim: number | null;
+  updatedAt: string;
+  chunks: number;
+  files: number;
+  vectors: number;
+  bytes: number;
+  /** Cheap signs the rest can be read: the sizes add up and this Bun wrote it. */
+  loadable: boolean;
+}
+
+function withIndexFile<T>(indexDir: string, fn: (f: IndexFile) => T): T | undefined {
   let file: IndexFile | undefined;
   try {
     file = openIndexFile(join(indexDir, INDEX_FILE));
-    const { header } = file;
-    // Cheap signs the body can be read: the sizes add up and this Bun wrote it.
-    const loadable = header.runtime === Bun.version && expectedSize(header, file.bodyAt) === file.size;
-    return { ...header.meta, chunks: header.count, vectors: header.vectorIds.length, bytes: file.size, loadable };
+    return fn(file);
   } catch {
     return undefined;
   } finally {
     if (file) closeSync(file.fd);
   }
+}
+
+/** The head only: what stats, status lines and hooks need, at the same cost for any index size. */
+export function peekIndex(indexDir: string): IndexSummary | undefined {
+  return withIndexFile(indexDir, (f) => ({
+    ...f.head.meta,
+    chunks: f.head.count,
+    files: f.head.fileCount,
+    vectors: f.head.vectorCount,
+    bytes: f.size,
+    loadable: f.head.runtime === Bun.version && expectedSize(f) === f.size,
+  }));
+}
+
+/** The head and the per-file records: what a no-op re-index compares with the markdown. */
+export function peekIndexFiles(indexDir: string): (IndexSummary & { fileRecords: Record<string, FileRecord> }) | undefined {
+  const summary = peekIndex(indexDir);
+  if (!summary) return undefined;
+  const layout = withIndexFile(indexDir, readLayout);
+  return layout ? { ...summary, fileRecords: layout.files } : undefined;
 }
 
 /** Remove the index file (reset); true when there was one. */

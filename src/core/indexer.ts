@@ -4,7 +4,7 @@ import type { Config } from "./config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import { MemsearchError } from "./errors.ts";
 import { scanPaths } from "./scanner.ts";
-import { peekIndex } from "./index-file.ts";
+import { peekIndexFiles } from "./index-file.ts";
 import { SCHEMA_VERSION, Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
 
@@ -171,14 +171,14 @@ export async function indexInto(req: IndexRequest, given?: Store): Promise<{ rep
  * the index header and compare. Returns undefined when anything needs doing.
  */
 function noChangeReport(req: IndexRequest, scan: ReturnType<typeof scanPaths>, model: string): IndexReport | undefined {
-  const head = peekIndex(req.indexDir);
+  const head = peekIndexFiles(req.indexDir);
   if (!head || !head.loadable || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
   if (req.embedder && head.vectors < head.chunks) return undefined;
   for (const f of scan.files) {
-    const known = head.files[f.path];
+    const known = head.fileRecords[f.path];
     if (!known || known.mtimeMs !== f.mtimeMs || known.size !== f.size) return undefined;
   }
-  if (staleSources(Object.keys(head.files), scan).length) return undefined;
+  if (staleSources(Object.keys(head.fileRecords), scan).length) return undefined;
   return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks };
 }
 

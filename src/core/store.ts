@@ -5,7 +5,7 @@ import { closeSync, existsSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { MemsearchError } from "./errors.ts";
 import { atomicWrite } from "./fsutil.ts";
-import { blockStart, expectedSize, INDEX_FILE, MAGIC, openIndexFile, type Header, type StoreMeta } from "./index-file.ts";
+import { blockStart, expectedSize, INDEX_FILE, MAGIC, openIndexFile, readLayout, type Head, type Layout, type StoreMeta } from "./index-file.ts";
 
 export { INDEX_FILE, type FileRecord, type StoreMeta } from "./index-file.ts";
 import { createTokenizer } from "./tokenizer.ts";
@@ -13,7 +13,7 @@ import { fasterFind, type TunableVectorIndex } from "./vector-scan.ts";
 import type { StoredChunk } from "./types.ts";
 
 /** Bumped whenever the on-disk layout or the tokenizer changes: an old index is rebuilt. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /**
  * The document as Orama holds it. Only source, text and embedding are indexed; `text` is the
@@ -391,15 +391,18 @@ function encode(meta: StoreMeta, db: AnyOrama): Uint8Array[] {
     vectorParts.push(new Uint8Array(vec.buffer, vec.byteOffset, vec.byteLength));
   }
   const body = serialize(raw);
-  const header: Header = { meta, count: count(db), jsonBytes: body.byteLength, vectorIds, magnitudes, vectorHashes, runtime: Bun.version };
-  const headerBytes = Buffer.from(JSON.stringify(header));
+  const { files, ...rest } = meta;
+  const layout: Layout = { files, vectorIds, magnitudes, vectorHashes };
+  const layoutBytes = Buffer.from(JSON.stringify(layout));
+  const head: Head = { meta: rest, count: count(db), fileCount: Object.keys(files).length, vectorCount: vectorIds.length, layoutBytes: layoutBytes.byteLength, jsonBytes: body.byteLength, runtime: Bun.version };
+  const headBytes = Buffer.from(JSON.stringify(head));
   const prefix = Buffer.alloc(MAGIC.length + 4);
   prefix.write(MAGIC, 0, "latin1");
-  prefix.writeUInt32LE(headerBytes.byteLength, MAGIC.length);
+  prefix.writeUInt32LE(headBytes.byteLength, MAGIC.length);
   // Pad so the Float32 block starts 4-byte aligned and can be read straight into a Float32Array.
-  const used = prefix.byteLength + headerBytes.byteLength + body.byteLength;
+  const used = prefix.byteLength + headBytes.byteLength + layoutBytes.byteLength + body.byteLength;
   const pad = Buffer.alloc((4 - (used % 4)) % 4, 0x20);
-  return [prefix, headerBytes, new Uint8Array(body), pad, ...vectorParts];
+  return [prefix, headBytes, layoutBytes, new Uint8Array(body), pad, ...vectorParts];
 }
 
 /**
@@ -428,9 +431,9 @@ class UnreadableIndex extends Error {
   }
 }
 
-function recoverVectors(header: Header, block: Float32Array, dim: number): Map<string, Float32Array> {
+function recoverVectors(layout: Layout, block: Float32Array, dim: number): Map<string, Float32Array> {
   const out = new Map<string, Float32Array>();
-  header.vectorHashes?.forEach((h, i) => h && dim && out.set(h, block.subarray(i * dim, (i + 1) * dim)));
+  layout.vectorHashes?.forEach((h, i) => h && dim && out.set(h, block.subarray(i * dim, (i + 1) * dim)));
   return out;
 }
 
@@ -441,28 +444,28 @@ function recoverVectors(header: Header, block: Float32Array, dim: number): Map<s
 function readIndex(path: string): { meta: StoreMeta; db: AnyOrama } {
   const file = openIndexFile(path);
   try {
-    const { header, bodyAt, fd, size } = file;
-    const dim = header.meta.dim ?? 0;
-    const n = header.vectorIds.length;
-    if (expectedSize(header, bodyAt) !== size) throw new Error("file size does not match the header");
-    const blockAt = blockStart(header, bodyAt);
+    const { head, bodyAt, fd, size } = file;
+    const dim = head.meta.dim ?? 0;
+    const n = head.vectorCount;
+    if (expectedSize(file) !== size) throw new Error("file size does not match the header");
+    const layout = readLayout(file);
     const block = new Float32Array(n * dim);
-    readSync(fd, new Uint8Array(block.buffer), 0, block.byteLength, blockAt);
-    const body = Buffer.allocUnsafe(header.jsonBytes);
+    readSync(fd, new Uint8Array(block.buffer), 0, block.byteLength, blockStart(file));
+    const body = Buffer.allocUnsafe(head.jsonBytes);
     readSync(fd, body, 0, body.length, bodyAt);
-    const db = newDb(header.meta.dim);
+    const db = newDb(head.meta.dim);
     try {
       load(db, deserialize(body));
       tune(db); // load() replaced the vector index object
     } catch (e) {
-      throw new UnreadableIndex((e as Error).message, recoverVectors(header, block, dim));
+      throw new UnreadableIndex((e as Error).message, recoverVectors(layout, block, dim));
     }
     if (dim) {
       const vectors = vectorMapOf(db)!;
-      for (let i = 0; i < n; i++) vectors.set(header.vectorIds[i]!, [header.magnitudes[i]!, block.subarray(i * dim, (i + 1) * dim)]);
+      for (let i = 0; i < n; i++) vectors.set(layout.vectorIds[i]!, [layout.magnitudes[i]!, block.subarray(i * dim, (i + 1) * dim)]);
     }
-    if (count(db) !== header.count) throw new Error("document count does not match the header");
-    return { meta: header.meta, db };
+    if (count(db) !== head.count) throw new Error("document count does not match the header");
+    return { meta: { ...head.meta, files: layout.files }, db };
   } finally {
     closeSync(file.fd);
   }
