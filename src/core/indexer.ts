@@ -114,11 +114,12 @@ export async function indexInto(req: IndexRequest, given?: Store): Promise<{ rep
     }
   }
   // Work out which contents need a vector: new chunks, plus old ones stored while Ollama was down.
-  let cache = store.vectorsByContent();
+  const fresh = new Map<string, Float32Array>();
+  const vectorOf = (h: string) => fresh.get(h) ?? store.vectorForContent(h);
   const needed = new Map<string, string>(); // contentHash → text to embed
   if (req.embedder) {
-    for (const p of pending) for (const c of p.chunks) if (!cache.has(c.contentHash)) needed.set(c.contentHash, embeddingText(c.content));
-    for (const c of store.chunksMissingVectors()) if (!cache.has(c.contentHash)) needed.set(c.contentHash, embeddingText(c.content));
+    for (const p of pending) for (const c of p.chunks) if (!vectorOf(c.contentHash)) needed.set(c.contentHash, embeddingText(c.content));
+    for (const c of store.chunksMissingVectors()) if (!vectorOf(c.contentHash)) needed.set(c.contentHash, embeddingText(c.content));
   }
 
   if (req.embedder && needed.size > 0) {
@@ -130,13 +131,13 @@ export async function indexInto(req: IndexRequest, given?: Store): Promise<{ rep
       return { report: { ...again.report, rebuilt }, store: again.store };
     }
     if (result.vectors.size > 0 && store.dim === null) store.setDimension(result.dim!, result.vectors);
-    for (const [h, v] of result.vectors) cache.set(h, v);
+    for (const [h, v] of result.vectors) fresh.set(h, v);
     report.embedded = result.vectors.size;
     if (result.error) report.embedderWarning = result.error.message;
   }
   let sinceGc = 0;
   for (const p of pending) {
-    const { added, removed } = store.replaceFile(p.path, p, p.chunks, (h) => cache.get(h));
+    const { added, removed } = store.replaceFile(p.path, p, p.chunks, vectorOf);
     report.indexedChunks += added;
     report.removedChunks += removed;
     report.indexedFiles++;
@@ -151,18 +152,17 @@ export async function indexInto(req: IndexRequest, given?: Store): Promise<{ rep
   // Old chunks of unchanged files that just got their vector.
   if (report.embedded > 0) {
     for (const c of store.chunksMissingVectors()) {
-      const v = cache.get(c.contentHash);
+      const v = fresh.get(c.contentHash);
       const rec = store.meta.files[c.source];
-      if (v && rec) store.replaceFile(c.source, rec, chunksOf(store, rec.chunks), (h) => cache.get(h));
+      if (v && rec) store.replaceFile(c.source, rec, chunksOf(store, rec.chunks), vectorOf);
     }
   }
   // Unchanged files whose stat moved (touched, copied back) only update their stat.
   for (const f of scan.files) store.touchFile(f.path, f);
 
   report.totalChunks = store.size;
-  report.missingVectors = req.embedder ? store.chunksMissingVectors().length : 0;
+  report.missingVectors = req.embedder ? store.missingVectorCount : 0;
   if (store.isDirty && req.persist !== false) store.save();
-  cache = new Map();
   return { report, store };
 }
 

@@ -29,7 +29,7 @@ describe("Store", () => {
     const v = store.searchVector(vec(0, 1, 0.1, 0), 5, 0.5);
     expect(v[0]!.chunk.chunkHash).toBe("b");
     expect(v[0]!.cosine!).toBeGreaterThan(0.9);
-    expect(store.vectorsByContent().get("ca")![0]).toBe(1);
+    expect(store.vectorForContent("ca")![0]).toBe(1);
     // remove still works after a reload (vector and text both gone)
     expect(store.removeFile("/p/a.md")).toBe(2);
     expect(store.searchText("redis", 5)).toEqual([]);
