@@ -5,7 +5,7 @@ import { closeSync, existsSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { MemsearchError } from "./errors.ts";
 import { atomicWrite } from "./fsutil.ts";
-import { blockStart, expectedSize, INDEX_FILE, MAGIC, openIndexFile, readLayout, type Head, type Layout, type StoreMeta } from "./index-file.ts";
+import { blockStart, expectedSize, INDEX_FILE, MAGIC, openIndexFile, readLayout, type Head, type IndexFile, type Layout, type StoreMeta } from "./index-file.ts";
 
 export { INDEX_FILE, type FileRecord, type StoreMeta } from "./index-file.ts";
 import { createTokenizer } from "./tokenizer.ts";
@@ -102,23 +102,39 @@ export class Store {
   static open(indexDir: string, model: string): OpenResult {
     const path = join(indexDir, INDEX_FILE);
     if (!existsSync(path)) return { store: Store.empty(indexDir, model) };
-    let decoded: { meta: StoreMeta; db: AnyOrama };
+    const rebuild = (why: string, carried?: Map<string, Float32Array>) => {
+      const store = Store.empty(indexDir, model);
+      if (carried) store.carried = carried;
+      return { store, rebuilt: `${why}; rebuilding from the markdown` };
+    };
+    let file: IndexFile;
     try {
-      decoded = readIndex(path);
+      file = openIndexFile(path);
     } catch (e) {
       if (e instanceof MemsearchError) throw e;
-      const store = Store.empty(indexDir, model);
-      if (e instanceof UnreadableIndex) store.carried = e.vectors;
-      return { store, rebuilt: `index file was unreadable (${(e as Error).message}); rebuilding from the markdown` };
+      return rebuild(`index file was unreadable (${(e as Error).message})`);
     }
-    const { meta } = decoded;
-    if (meta.schemaVersion !== SCHEMA_VERSION) {
-      return { store: Store.empty(indexDir, model), rebuilt: `index format changed (v${meta.schemaVersion} → v${SCHEMA_VERSION}); rebuilding from the markdown` };
+    try {
+      const { meta } = file.head;
+      // Decided from the head alone, before paying for the Orama state.
+      if (meta.model !== model) return rebuild(`index was built with embedding model '${meta.model}', now '${model}'`);
+      if (meta.schemaVersion !== SCHEMA_VERSION) {
+        // A newer memsearch changed the format: keep the vectors when they can be read, so the
+        // upgrade costs no re-embedding.
+        let carried: Map<string, Float32Array> | undefined;
+        try {
+          carried = readVectors(file).byContent;
+        } catch {}
+        return rebuild(`index format changed (v${meta.schemaVersion} → v${SCHEMA_VERSION})`, carried);
+      }
+      const decoded = readIndex(file);
+      return { store: new Store(path, decoded.meta, decoded.db) };
+    } catch (e) {
+      if (e instanceof MemsearchError) throw e;
+      return rebuild(`index file was unreadable (${(e as Error).message})`, e instanceof UnreadableIndex ? e.vectors : undefined);
+    } finally {
+      closeSync(file.fd);
     }
-    if (meta.model !== model) {
-      return { store: Store.empty(indexDir, model), rebuilt: `index was built with embedding model '${meta.model}', now '${model}'; rebuilding from the markdown` };
-    }
-    return { store: new Store(path, meta, decoded.db) };
   }
 
   get dim(): number | null {
@@ -453,42 +469,40 @@ class UnreadableIndex extends Error {
   }
 }
 
-function recoverVectors(layout: Layout, block: Float32Array, dim: number): Map<string, Float32Array> {
-  const out = new Map<string, Float32Array>();
-  layout.vectorHashes?.forEach((h, i) => h && dim && out.set(h, block.subarray(i * dim, (i + 1) * dim)));
-  return out;
+/** The vector block and its layout, and the vectors by content hash (the embedding cache). */
+function readVectors(file: IndexFile): { layout: Layout; block: Float32Array; byContent: Map<string, Float32Array> } {
+  const { head, size, fd } = file;
+  if (expectedSize(file) !== size) throw new Error("file size does not match the header");
+  const dim = head.meta.dim ?? 0;
+  const layout = readLayout(file);
+  const block = new Float32Array(head.vectorCount * dim);
+  readSync(fd, new Uint8Array(block.buffer), 0, block.byteLength, blockStart(file));
+  const byContent = new Map<string, Float32Array>();
+  layout.vectorHashes.forEach((h, i) => h && dim && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
+  return { layout, block, byContent };
 }
 
 /**
  * Load an index file. The vector block is read straight into its own Float32Array, so the
- * JSON bytes are garbage once parsed instead of being kept alive by views into one buffer.
+ * serialized bytes are garbage once decoded instead of being kept alive by views into one buffer.
  */
-function readIndex(path: string): { meta: StoreMeta; db: AnyOrama } {
-  const file = openIndexFile(path);
+function readIndex(file: IndexFile): { meta: StoreMeta; db: AnyOrama } {
+  const { head, bodyAt, fd } = file;
+  const dim = head.meta.dim ?? 0;
+  const { layout, block, byContent } = readVectors(file);
+  const body = Buffer.allocUnsafe(head.jsonBytes);
+  readSync(fd, body, 0, body.length, bodyAt);
+  const db = newDb(head.meta.dim);
   try {
-    const { head, bodyAt, fd, size } = file;
-    const dim = head.meta.dim ?? 0;
-    const n = head.vectorCount;
-    if (expectedSize(file) !== size) throw new Error("file size does not match the header");
-    const layout = readLayout(file);
-    const block = new Float32Array(n * dim);
-    readSync(fd, new Uint8Array(block.buffer), 0, block.byteLength, blockStart(file));
-    const body = Buffer.allocUnsafe(head.jsonBytes);
-    readSync(fd, body, 0, body.length, bodyAt);
-    const db = newDb(head.meta.dim);
-    try {
-      load(db, deserialize(body));
-      tune(db); // load() replaced the vector index object
-    } catch (e) {
-      throw new UnreadableIndex((e as Error).message, recoverVectors(layout, block, dim));
-    }
-    if (dim) {
-      const vectors = vectorMapOf(db)!;
-      for (let i = 0; i < n; i++) vectors.set(layout.vectorIds[i]!, [layout.magnitudes[i]!, block.subarray(i * dim, (i + 1) * dim)]);
-    }
-    if (count(db) !== head.count) throw new Error("document count does not match the header");
-    return { meta: { ...head.meta, files: layout.files }, db };
-  } finally {
-    closeSync(file.fd);
+    load(db, deserialize(body));
+    tune(db); // load() replaced the vector index object
+  } catch (e) {
+    throw new UnreadableIndex((e as Error).message, byContent);
   }
+  if (dim) {
+    const vectors = vectorMapOf(db)!;
+    for (let i = 0; i < head.vectorCount; i++) vectors.set(layout.vectorIds[i]!, [layout.magnitudes[i]!, block.subarray(i * dim, (i + 1) * dim)]);
+  }
+  if (count(db) !== head.count) throw new Error("document count does not match the header");
+  return { meta: { ...head.meta, files: layout.files }, db };
 }

@@ -115,3 +115,46 @@ describe("vector scan", () => {
     expect(onlyB.map((h) => h.chunk.chunkHash)).toEqual(expected.filter((x) => x.id.startsWith("b")).map((x) => x.id));
   });
 });
+
+describe("format upgrades and damage keep the vectors", () => {
+  function built(dir: string) {
+    const s = Store.empty(dir, "m", 4);
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, [chunk("a", "/p/a.md", "## x\nhello world")], () => vec(0, 1, 0, 0));
+    s.save();
+  }
+  function patchHead(dir: string, edit: (head: Record<string, any>) => void) {
+    const path = join(dir, INDEX_FILE);
+    const bytes = readFileSync(path);
+    const len = bytes.readUInt32LE(16);
+    const head = JSON.parse(bytes.subarray(20, 20 + len).toString());
+    edit(head);
+    const text = Buffer.from(JSON.stringify(head).padEnd(len, " "));
+    expect(text.length).toBe(len);
+    text.copy(bytes, 20);
+    writeFileSync(path, bytes);
+  }
+
+  test("an older format version is rebuilt, with its vectors carried as a cache", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    built(dir);
+    patchHead(dir, (h) => (h.meta.schemaVersion = 1));
+    const { store, rebuilt } = Store.open(dir, "m");
+    expect(rebuilt).toContain("format changed (v1");
+    expect(store.size).toBe(0);
+    expect(store.vectorForContent("ca")?.[1]).toBe(1);
+  });
+
+  test("an unreadable Orama state still yields the vectors", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    built(dir);
+    patchHead(dir, (h) => (h.runtime = "0.0.0"));
+    const path = join(dir, INDEX_FILE);
+    const bytes = readFileSync(path);
+    // Scribble over the serialized Orama state (between the layout and the vectors).
+    bytes.fill(0xff, bytes.length - 16 - 200, bytes.length - 16);
+    writeFileSync(path, bytes);
+    const { store, rebuilt } = Store.open(dir, "m");
+    expect(rebuilt).toContain("unreadable");
+    expect(store.vectorForContent("ca")?.[1]).toBe(1);
+  });
+});
