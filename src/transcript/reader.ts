@@ -182,17 +182,24 @@ class Builder {
       this.stats.sidechain++;
       return;
     }
-    const t = this.cur;
-    if (!t) {
-      this.skip("assistant:before-first-turn");
-      return;
-    }
-    this.curHasAssistant = true;
+    const t = this.answeringTurn();
+    if (!t) return;
     for (const id of toolIds) {
       if (this.toolIds.has(id)) continue;
       this.toolIds.add(id);
       t.toolCount++;
     }
+  }
+
+  /** The turn an assistant line belongs to; none before the first user prompt (counted as skipped). */
+  private answeringTurn() {
+    const t = this.cur;
+    if (!t) {
+      this.skip("assistant:before-first-turn");
+      return undefined;
+    }
+    this.curHasAssistant = true;
+    return t;
   }
 
   private readonly skips = new Map<string, number>();
@@ -377,12 +384,8 @@ class Builder {
       this.stats.malformed++;
       return;
     }
-    const t = this.cur;
-    if (!t) {
-      this.skip("assistant:before-first-turn");
-      return;
-    }
-    this.curHasAssistant = true;
+    const t = this.answeringTurn();
+    if (!t) return;
     const full = this.o.mode === "full";
     const msgId = str(msg.id) ?? str(o.uuid) ?? "";
     let seen = this.seen.get(msgId);
