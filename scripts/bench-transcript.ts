@@ -66,8 +66,8 @@ async function row(name: string, argv: string[], file: string): Promise<BenchRow
 
 const round = (x: number) => Math.round(x * 10) / 10;
 
-export async function benchTranscript(opts: { bigMB?: number } = {}): Promise<BenchRow[]> {
-  const bin = process.env.MEMSEARCH_BIN ?? join(REPO, "dist/memsearch");
+export async function benchTranscript(opts: { bigMB?: number; bin?: string } = {}): Promise<BenchRow[]> {
+  const bin = opts.bin ?? process.env.MEMSEARCH_BIN ?? join(REPO, "dist/memsearch");
   if (!existsSync(bin)) throw new Error(`binary not found: ${bin} (build it with 'bun run build', or set MEMSEARCH_BIN)`);
   const files = jsonlFiles(FIXTURES);
   if (!files.length) throw new Error(`no fixtures under ${FIXTURES}`);

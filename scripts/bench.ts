@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { build } from "./build.ts";
+import { benchTranscript } from "./bench-transcript.ts";
 import { FIXTURES, loadPool, makePrompts, makeQueries } from "./bench/corpus.ts";
 import { loadAverage, machine } from "./bench/machine.ts";
 import { cleanupScratch, rssMethod, runOnce, series } from "./bench/proc.ts";
@@ -87,12 +88,15 @@ async function main(): Promise<void> {
 
   const scales: ScaleResult[] = [];
   let global;
+  let transcript;
   try {
     global = await startUp(env, work);
     for (const n of opts.sizes) {
       log(`${n} chunks:`);
       scales.push(await runScale(env, n, FIXTURES));
     }
+    log("transcript reader:");
+    transcript = await benchTranscript({ bin });
   } finally {
     await double.stop();
     cleanupScratch();
@@ -108,6 +112,7 @@ async function main(): Promise<void> {
     loadAfter: loadAverage(),
     global,
     scales,
+    transcript,
   };
   mkdirSync(dirname(opts.out), { recursive: true });
   writeFileSync(opts.out, markdown(report));

@@ -3,6 +3,7 @@
  * against the targets of issue 5. A target that was not measured in this run says so; it is
  * never counted as a pass.
  */
+import type { BenchRow } from "../bench-transcript.ts";
 import type { Machine } from "./machine.ts";
 import type { Measurement } from "./proc.ts";
 import { HOOK_BUDGET_MS, type ScaleResult } from "./scale.ts";
@@ -22,6 +23,8 @@ export interface Report {
   loadAfter: string;
   global: GlobalResult;
   scales: ScaleResult[];
+  /** Listing a transcript's turns against `wc -l` on the same file (issue 3). */
+  transcript?: BenchRow[];
 }
 
 const MB_500_IN_MIB = 500e6 / 2 ** 20;
@@ -260,6 +263,14 @@ export function tablesMarkdown(r: Report): string {
   if (cpu.length) out.push("### CPU profiles (`BUN_OPTIONS=--cpu-prof-md`, top self time; minified names are the bundle's)", "", ...cpu);
   const obs = observations(r);
   if (obs.length) out.push("### Where the time goes", "", ...obs.map((o) => `- ${o}`), "");
+  if (r.transcript?.length) {
+    out.push(
+      "### Transcript reader (`memsearch transcript`, median of 5 new processes)",
+      "",
+      table(["case", "memsearch ms", "`wc -l` ms", "ratio"], r.transcript.map((t) => [t.name, fmtMs(t.ms), fmtMs(t.baselineMs), `${t.ratio.toFixed(1)}×`])),
+      "",
+    );
+  }
   out.push("### Targets", "", targetsTable(r), "");
   return out.join("\n");
 }
