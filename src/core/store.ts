@@ -66,14 +66,13 @@ function tune(db: AnyOrama): void {
 }
 
 /**
- * One project's index: an Orama database (BM25 over heading + text, cosine over embeddings)
- * plus the per-file bookkeeping, persisted as one file written atomically.
- *
- * On disk: MAGIC, a u32 length, a JSON header (meta + vector layout), Orama's save() with the
- * vector index emptied in Bun's structured-clone format (3× faster to read than the same as
- * JSON), then the vectors as one Float32 block. Stock persistence stored every vector twice as
- * msgpack doubles (3× larger, 2× slower to load). If a later Bun cannot read the clone format,
- * the index is rebuilt from the markdown and the vectors are kept as an embedding cache.
+ * One project's index: an Orama database (BM25 over the chunk text, cosine over embeddings)
+ * plus the per-file bookkeeping, persisted as one file written atomically (layout in
+ * index-file.ts). Orama's save() state goes in Bun's structured-clone format, 3× faster to read
+ * than the same as JSON, and the vectors once, as one Float32 block: stock persistence stored
+ * every vector twice as msgpack doubles (3× larger, 2× slower to load). If a later Bun cannot
+ * read the clone format, the index is rebuilt from the markdown and the vectors are kept as an
+ * embedding cache.
  */
 export class Store {
   private db: AnyOrama;
