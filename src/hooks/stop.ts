@@ -40,13 +40,20 @@ export async function stop(input: HookInput): Promise<HookOutput> {
     timeoutMs: config["summarizer.timeout_ms"],
   });
   debugLog("stop", `summary by ${summary.provider}${summary.fallbackReason ? ` (fallback: ${summary.fallbackReason})` : ""}`, summary.bullets);
-  const written = await appendTurnNote({
-    memoryDir: project.memoryDir,
-    sessionId: input.session_id || turn.sessionId,
-    turnUuid: turn.turnUuid,
-    transcriptPath: path,
-    bullets: summary.bullets,
-  });
+  let written;
+  try {
+    written = await appendTurnNote({
+      memoryDir: project.memoryDir,
+      sessionId: input.session_id || turn.sessionId,
+      turnUuid: turn.turnUuid,
+      transcriptPath: path,
+      bullets: summary.bullets,
+    });
+  } catch (e) {
+    // Disk full, no permission: the next session's status line says so (this hook is async).
+    recordProblem(project.dataDir, `a turn could not be written to memory: ${oneLine(e)}`);
+    throw e;
+  }
   debugLog("stop", written.appended ? `appended to ${written.file}` : "turn already recorded");
   if (summary.fallbackReason) recordProblem(project.dataDir, `summariser fell back to a plain extract (${summary.fallbackReason})`);
   if (written.appended) await indexMemory(ctx);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
@@ -195,6 +195,19 @@ describe("hooks survive bad input", () => {
       }
     }, 60_000);
   }
+
+  test("a turn that cannot be written is reported in the next status line", async () => {
+    const q = tempProject();
+    rmSync(q.memory, { recursive: true });
+    writeFileSync(q.memory, "a file where the memory folder should be");
+    const env = { ...q.env, MEMSEARCH_SUMMARIZER_PROVIDER: "extract", MEMSEARCH_NO_WATCH: "1" };
+    const transcript = join(SHARED, "fixtures/transcripts/spotter/short.jsonl");
+    const stop = await run(["hook", "stop"], { cwd: q.root, env, stdin: JSON.stringify({ session_id: "s", cwd: q.root, transcript_path: transcript }) });
+    expect(stop.code).toBe(0);
+    expect(stop.stdout.trim()).toBe("{}");
+    const start = await run(["hook", "session-start"], { cwd: q.root, env, stdin: JSON.stringify({ session_id: "s2", cwd: q.root }) });
+    expect(JSON.parse(start.stdout).systemMessage).toContain("WARNING: a turn could not be written to memory");
+  });
 
   test("MEMSEARCH_DISABLE=1 (the summariser's own process) makes every hook a no-op", async () => {
     for (const event of ["session-start", "user-prompt-submit", "stop", "session-end"]) {
