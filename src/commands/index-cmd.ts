@@ -29,6 +29,11 @@ export const indexCommand: CommandModule<{}, Args> = {
   handler: action(async (a: Args) => {
     const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
     const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
+    if (!a.paths.length && !existsSync(ctx.project.memoryDir)) {
+      // A project without memory yet is not an error: the Stop hook writes the first notes.
+      notice(`Notice: no memory yet in ${ctx.project.memoryDir}; notes appear there after Claude Code turns`);
+      return a.jsonOutput ? printJson({ indexedChunks: 0, totalChunks: 0 }) : print("Indexed 0 chunks.");
+    }
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
     const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../core/embedder.ts"), import("../core/indexer.ts"), import("../core/lock.ts")]);
     const report = await withIndexLock(ctx.project.indexDir, () =>

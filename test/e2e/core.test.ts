@@ -109,6 +109,15 @@ describe("memsearch binary, no Ollama (BM25 path)", () => {
     expect(r.stdout.trim()).toBe("Indexed 6 chunks.");
   });
 
+  test("a project with no memory yet indexes nothing, without an error", async () => {
+    const fresh = tempProject();
+    rmSync(fresh.memory, { recursive: true });
+    const r = await run(["index"], { cwd: fresh.root, env: fresh.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe("Indexed 0 chunks.");
+    expect(r.stderr).toContain("no memory yet");
+  });
+
   test("bad input: clear one-line errors and exit codes", async () => {
     const missing = await ms(["index", "nope/dir"]);
     expect(missing.code).toBe(1);
