@@ -3,8 +3,7 @@
  * project, timed until it says it is watching, asked over its socket (the product's one-JSON-
  * line protocol) to finish pending re-index work, and its peak RSS read before it stops.
  */
-import { readFileSync } from "node:fs";
-import { connect } from "node:net";
+import { askWarm, type WarmRequest } from "../../src/core/warm.ts";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { vmHwmKiB } from "./proc.ts";
@@ -61,32 +60,9 @@ export class WatchProcess {
     });
   }
 
-  /** One request over the watch's socket; undefined when it does not answer in time. */
+  /** One request over the watch's socket (the product's own client); undefined when it does not answer in time. */
   ask(req: Record<string, unknown>, timeoutMs = 600_000): Promise<Record<string, unknown> | undefined> {
-    let info: { socket: string };
-    try {
-      info = JSON.parse(readFileSync(join(this.root, ".memsearch", "watch.pid"), "utf8"));
-    } catch {
-      // No PID file: the process is gone (or never listened); the caller sees "no answer".
-      return Promise.resolve(undefined);
-    }
-    return new Promise((resolve) => {
-      let buf = "";
-      const sock = connect(info.socket);
-      const done = (v: Record<string, unknown> | undefined) => {
-        clearTimeout(timer);
-        sock.destroy();
-        resolve(v);
-      };
-      const timer = setTimeout(() => done(undefined), timeoutMs);
-      sock.on("connect", () => sock.write(JSON.stringify(req) + "\n"));
-      sock.on("data", (d) => {
-        buf += d.toString("utf8");
-        const nl = buf.indexOf("\n");
-        if (nl >= 0) done(JSON.parse(buf.slice(0, nl)));
-      });
-      sock.on("error", () => done(undefined));
-    });
+    return askWarm(join(this.root, ".memsearch"), req as unknown as WarmRequest, timeoutMs);
   }
 
   /** Peak RSS so far, MiB (the warm process lives on, so GNU time cannot report it). */
