@@ -5,19 +5,19 @@ import { StorageError } from "./errors.ts";
 /**
  * Write a file so that readers see the old content or the new, never a torn one:
  * temp file in the same directory, fsync, rename. On failure (disk full…) the
- * temp file is removed and the old file is untouched.
+ * temp file is removed and the old file is untouched. Parts may come from a generator, so a
+ * large file is produced and written piece by piece; `finalize` may then patch bytes already
+ * written (a header that records sizes known only at the end).
  */
-export function atomicWrite(path: string, data: string | Uint8Array | Uint8Array[]): void {
+export function atomicWrite(path: string, data: string | Uint8Array | Iterable<Uint8Array>, finalize?: (fd: number) => void): void {
   const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   let fd: number | undefined;
   try {
     mkdirSync(dirname(path), { recursive: true });
     fd = openSync(tmp, "w", 0o644);
-    for (const part of Array.isArray(data) ? data : [data]) {
-      const buf = typeof part === "string" ? Buffer.from(part) : part;
-      let off = 0;
-      while (off < buf.byteLength) off += writeSync(fd, buf, off, buf.byteLength - off);
-    }
+    const parts: Iterable<string | Uint8Array> = typeof data === "string" || data instanceof Uint8Array ? [data] : data;
+    for (const part of parts) writeAll(fd, typeof part === "string" ? Buffer.from(part) : part);
+    finalize?.(fd);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
@@ -27,6 +27,16 @@ export function atomicWrite(path: string, data: string | Uint8Array | Uint8Array
     rmSync(tmp, { force: true });
     throw storageError(path, e);
   }
+}
+
+function writeAll(fd: number, buf: Uint8Array, position?: number): void {
+  let off = 0;
+  while (off < buf.byteLength) off += writeSync(fd, buf, off, buf.byteLength - off, position === undefined ? null : position + off);
+}
+
+/** Overwrite bytes at `position` of an open file (used by atomicWrite finalizers). */
+export function writeAt(fd: number, buf: Uint8Array, position: number): void {
+  writeAll(fd, buf, position);
 }
 
 export function errCode(e: unknown): string | undefined {

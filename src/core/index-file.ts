@@ -2,10 +2,13 @@
  * The index file's layout. Kept apart from store.ts so that what only needs the head (stats,
  * status lines, the prompt hook) or the file list (no-op re-index) never loads Orama.
  *
- *   MAGIC | u32 head length | head JSON | layout JSON | Orama state | pad to 4 | Float32 vectors
+ *   MAGIC | u32 head length | head JSON | layout JSON | Orama state sections | pad to 4 | Float32 vectors
  *
- * The head is small and fixed in size whatever the index holds; the layout (per-file chunk
- * lists, per-vector ids, magnitudes, content hashes) grows with it and is read only when needed.
+ * The head is small and fixed in size whatever the index holds (a reserved, space-padded
+ * region, written last because it records the sizes of what follows); the layout (per-file
+ * chunk lists, per-vector ids, magnitudes, content hashes) grows with the index and is read
+ * only when needed. The Orama state is stored in sections, serialized and written one at a
+ * time, so saving never holds the whole serialized state in memory.
  */
 import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +16,8 @@ import { MemsearchError } from "./errors.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 export const INDEX_FILE = "index.bin";
+/** Bytes reserved for the head beyond its per-section entries. */
+export const HEAD_SPACE = 2048;
 
 /** What we remember per markdown file so an unchanged file costs one stat. */
 export interface FileRecord {
@@ -36,8 +41,11 @@ export interface Head {
   fileCount: number;
   vectorCount: number;
   layoutBytes: number;
-  /** Size of the serialized Orama state. */
+  /** Size of the serialized Orama state (the sum of `sections`). */
   jsonBytes: number;
+  /** Sizes of its sections, in order, and what each holds. */
+  sections: number[];
+  kinds: string[];
   /** Bun version that wrote the Orama state (its structured-clone format is Bun's own). */
   runtime: string;
 }
