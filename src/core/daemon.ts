@@ -33,7 +33,6 @@ export class Daemon {
   private server: Server | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
-  lastReport: IndexReport | undefined;
   lastError: string | undefined;
 
   constructor(
@@ -76,19 +75,15 @@ export class Daemon {
           );
           this.store = store;
           // Small indexes save at once (tens of ms); large ones a while after the last change.
-          if (store.isDirty && (trigger === "initial" || store.size <= SAVE_AT_ONCE_CHUNKS)) {
-            store.save();
-            this.loadedStat = this.statKey();
-          } else if (store.isDirty) this.scheduleSave();
+          if (store.isDirty && (trigger === "initial" || store.size <= SAVE_AT_ONCE_CHUNKS)) this.write(store);
+          else if (store.isDirty) this.scheduleSave();
           return report;
         });
-        this.lastReport = report;
         this.lastError = undefined;
         this.events.onIndexed?.(report, trigger);
         return report;
       } catch (e) {
-        this.lastError = oneLine(e);
-        this.events.onError?.(this.lastError);
+        this.failed(e);
         return undefined;
       }
     });
@@ -117,13 +112,22 @@ export class Daemon {
           this.store = undefined;
           return;
         }
-        store.save();
-        this.loadedStat = this.statKey();
+        this.write(store);
       });
     } catch (e) {
-      this.lastError = oneLine(e);
-      this.events.onError?.(this.lastError);
+      this.failed(e);
     }
+  }
+
+  /** Save, and remember the file we wrote so it is not taken for someone else's. */
+  private write(store: Store): void {
+    store.save();
+    this.loadedStat = this.statKey();
+  }
+
+  private failed(e: unknown): void {
+    this.lastError = oneLine(e);
+    this.events.onError?.(this.lastError);
   }
 
   /** Debounced per path: a burst of writes to one file costs one re-index. */
@@ -191,7 +195,7 @@ export class Daemon {
     }
   }
 
-  /** Listen on the project's socket. Throws if another live watch process owns it. */
+  /** Listen on the project's socket. The caller has made sure, under the watch lock, that no other watch process serves it. */
   async listen(): Promise<string> {
     const sock = socketPath(this.ctx.project.dataDir);
     ensureSocketDir(sock);

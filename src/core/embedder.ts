@@ -6,6 +6,9 @@
 import { Ollama } from "ollama";
 import type { Config } from "./config.ts";
 import { ConfigError, EmbedderError, type EmbedderErrorKind } from "./errors.ts";
+import { clip } from "./text.ts";
+
+const squash = (s: string) => s.replace(/\s+/g, " ").trim();
 
 export { EmbedderError, type EmbedderErrorKind } from "./errors.ts";
 
@@ -125,11 +128,6 @@ function seconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(1))}s`;
 }
 
-function clip(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
-}
-
 function isModelMissing(status: number, text: string): boolean {
   // Another program on the port may also 404; only Ollama's wording names a missing model.
   return status === 404 && /model/i.test(text) && /not found/i.test(text);
@@ -168,9 +166,9 @@ export function classifyError(err: unknown, ctx: CallContext): EmbedderError {
   }
   if (e?.name === "ResponseError" && typeof e.status_code === "number") {
     if (isModelMissing(e.status_code, message)) return modelMissing(ctx.model);
-    return new EmbedderError("http", `Ollama error ${e.status_code}: ${clip(message)}`);
+    return new EmbedderError("http", `Ollama error ${e.status_code}: ${clip(squash(message), 200)}`);
   }
-  return new EmbedderError("bad-response", `Ollama at ${ctx.host} gave an unusable answer: ${clip(message)}`);
+  return new EmbedderError("bad-response", `Ollama at ${ctx.host} gave an unusable answer: ${clip(squash(message), 200)}`);
 }
 
 function modelMissing(model: string): EmbedderError {

@@ -134,24 +134,25 @@ function withIndexFile<T>(indexDir: string, fn: (f: IndexFile) => T): T | undefi
   }
 }
 
-/** The head only: what stats, status lines and hooks need, at the same cost for any index size. */
-export function peekIndex(indexDir: string): IndexSummary | undefined {
-  return withIndexFile(indexDir, (f) => ({
+function summaryOf(f: IndexFile): IndexSummary {
+  return {
     ...f.head.meta,
     chunks: f.head.count,
     files: f.head.fileCount,
     vectors: f.head.vectorCount,
     bytes: f.size,
     loadable: f.head.runtime === Bun.version && expectedSize(f) === f.size,
-  }));
+  };
+}
+
+/** The head only: what stats, status lines and hooks need, at the same cost for any index size. */
+export function peekIndex(indexDir: string): IndexSummary | undefined {
+  return withIndexFile(indexDir, summaryOf);
 }
 
 /** The head and the per-file records: what a no-op re-index compares with the markdown. */
 export function peekIndexFiles(indexDir: string): (IndexSummary & { fileRecords: Record<string, FileRecord> }) | undefined {
-  const summary = peekIndex(indexDir);
-  if (!summary) return undefined;
-  const layout = withIndexFile(indexDir, readLayout);
-  return layout ? { ...summary, fileRecords: layout.files } : undefined;
+  return withIndexFile(indexDir, (f) => ({ ...summaryOf(f), fileRecords: readLayout(f).files }));
 }
 
 /** Remove the index file (reset); true when there was one. */

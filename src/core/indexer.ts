@@ -68,8 +68,10 @@ function readMarkdown(path: string): string {
  */
 export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
   if (!req.force) {
-    const unchanged = noChangeReport(req, scanFor(req), req.embedder?.model ?? req.config["embedding.model"]);
+    const scan = scanFor(req);
+    const unchanged = noChangeReport(req, scan, req.embedder?.model ?? req.config["embedding.model"]);
     if (unchanged) return unchanged;
+    return (await indexInto(req, undefined, scan)).report;
   }
   return (await indexInto(req)).report;
 }
@@ -85,10 +87,10 @@ function scanFor(req: IndexRequest) {
  * Index into `store` when given (the warm process keeps its store in memory), else into the
  * index on disk. Returns the store so the caller can keep using it.
  */
-export async function indexInto(req: IndexRequest, given?: Store): Promise<{ report: IndexReport; store: Store }> {
+export async function indexInto(req: IndexRequest, given?: Store, scanned?: ReturnType<typeof scanFor>): Promise<{ report: IndexReport; store: Store }> {
   const { config } = req;
   const model = req.embedder?.model ?? config["embedding.model"];
-  const scan = scanFor(req);
+  const scan = scanned ?? scanFor(req);
   let { store, rebuilt } = req.force
     ? { store: Store.empty(req.indexDir, model), rebuilt: undefined as string | undefined }
     : given && given.meta.model === model

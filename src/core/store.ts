@@ -204,10 +204,6 @@ export class Store {
     this.dirty = true;
   }
 
-  hasChunk(chunkHash: string): boolean {
-    return this.getDoc(chunkHash) !== undefined;
-  }
-
   getChunk(chunkHash: string): StoredChunk | undefined {
     const d = this.getDoc(chunkHash);
     return d ? toChunk(d) : undefined;

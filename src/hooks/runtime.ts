@@ -3,6 +3,7 @@ import { appendFileSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync,
 import { join } from "node:path";
 import { oneLine } from "../core/errors.ts";
 import { userDir } from "../core/project.ts";
+import { clip } from "../core/text.ts";
 import { isAlive, readWatchInfo } from "../core/warm.ts";
 
 /** The JSON Claude Code sends every hook on stdin (fields we use; all optional: never trust it). */
@@ -66,10 +67,6 @@ export function debugLog(event: string, what: string, data?: unknown): void {
   } catch {
     // A log that cannot be written must not break the hook.
   }
-}
-
-export function clip(s: string, max: number): string {
-  return s.length > max ? s.slice(0, max - 1) + "…" : s;
 }
 
 /**

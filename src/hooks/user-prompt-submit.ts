@@ -2,7 +2,8 @@ import { loadContext, type Context } from "../core/context.ts";
 import { peekIndex } from "../core/index-file.ts";
 import type { SearchResponse } from "../core/search.ts";
 import { askWarm, readWatchInfo } from "../core/warm.ts";
-import { clip, CONTEXT_LIMIT, debugLog, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
+import { clip } from "../core/text.ts";
+import { CONTEXT_LIMIT, debugLog, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
 import { basename } from "node:path";
 
 const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);

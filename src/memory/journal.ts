@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import { join } from "node:path";
 import { anchorsIn, formatAnchor, parseAnchor } from "../core/anchor.ts";
+import { clip } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { errCode, readTextQuiet, storageError } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
@@ -240,10 +241,6 @@ function lastSessionIn(content: string): SessionSeen | undefined {
     if (b && current && current.firstBullet === undefined) current.firstBullet = b[1];
   }
   return last;
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /**

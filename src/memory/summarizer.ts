@@ -6,6 +6,7 @@
  */
 import { Ollama } from "ollama";
 import { tmpdir } from "node:os";
+import { clip } from "../core/text.ts";
 import type { LastTurn, ToolCall } from "../transcript/types.ts";
 import { sanitize } from "./redact.ts";
 
@@ -249,10 +250,6 @@ function firstLine(text: string): string {
       .map((l) => l.trim())
       .find((l) => l.length > 0) ?? ""
   );
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** First sentence of the first non-empty line, at most `max` characters. */
