@@ -7,7 +7,7 @@
  */
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { FIXTURES, jsonlFiles } from "../test/helpers/fixtures.ts";
+import { FIXTURES, realTranscripts } from "../test/helpers/fixtures.ts";
 import { join, relative, resolve } from "node:path";
 
 const REPO = resolve(import.meta.dir, "..");
@@ -69,7 +69,7 @@ const round = (x: number) => Math.round(x * 10) / 10;
 export async function benchTranscript(opts: { bigMB?: number; bin?: string } = {}): Promise<BenchRow[]> {
   const bin = opts.bin ?? process.env.MEMSEARCH_BIN ?? join(REPO, "dist/memsearch");
   if (!existsSync(bin)) throw new Error(`binary not found: ${bin} (build it with 'bun run build', or set MEMSEARCH_BIN)`);
-  const files = jsonlFiles(FIXTURES);
+  const files = realTranscripts(FIXTURES);
   if (!files.length) throw new Error(`no fixtures under ${FIXTURES}`);
   const largest = files.map((f) => [statSync(f).size, f] as const).sort((a, b) => b[0] - a[0])[0]!;
   const mb = opts.bigMB ?? 100;

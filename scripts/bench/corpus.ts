@@ -8,7 +8,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FIXTURES, jsonlFiles } from "../../test/helpers/fixtures.ts";
+import { FIXTURES, realTranscripts } from "../../test/helpers/fixtures.ts";
 
 export { FIXTURES };
 /** Turns per daily file: a busy working day. */
@@ -123,10 +123,10 @@ function addMessage(pool: { user: Set<string>; assistant: Set<string>; actions: 
   }
 }
 
-/** Every usable sentence of every transcript under `dir`, deduplicated, in a stable order. */
+/** Every usable sentence of every real transcript under `dir`, deduplicated, in a stable order. */
 export function loadPool(dir = FIXTURES): SentencePool {
   const pool = { user: new Set<string>(), assistant: new Set<string>(), actions: new Set<string>() };
-  for (const file of jsonlFiles(dir)) {
+  for (const file of realTranscripts(dir)) {
     for (const line of readFileSync(file, "utf8").split("\n")) {
       let o: { type?: string; message?: { role?: string; content?: unknown } };
       try {

@@ -300,7 +300,7 @@ export function markdown(r: Report): string {
     "",
     "## Method",
     "",
-    "- Corpus: daily files (`# date`, `## Session`, `### HH:MM`, anchor comment, 2–5 bullets) of 30 turns each; each turn is one chunk. Bullets are real sentences, commands and paths from the fixture transcripts (`../shared/fixtures/transcripts`), combined by a seeded PRNG so no two chunks are alike (`scripts/bench/corpus.ts`, checked by `test/unit/bench-corpus.test.ts`).",
+    "- Corpus: daily files (`# date`, `## Session`, `### HH:MM`, anchor comment, 2–5 bullets) of 30 turns each; each turn is one chunk. Bullets are real sentences, commands and paths from the fixture transcripts (`test/fixtures/transcripts`), combined by a seeded PRNG so no two chunks are alike (`scripts/bench/corpus.ts`, checked by `test/unit/bench-corpus.test.ts`).",
     "- Vectors: 768-d from the Ollama test double (`test/helpers/ollama-double.ts`, its own process). It answers in about a millisecond, so every time here leaves out the model: a real `nomic-embed-text` adds its query-embedding time to each hybrid search and its document-embedding time to index builds.",
     "- Every row is a new process of the compiled binary (`memsearch …` or `memsearch hook …` with the hook JSON on stdin), timed from spawn to exit; queries are 3–5-word phrases from the corpus vocabulary, prompts are real user sentences. Cold rows run with no watch process; warm rows with `memsearch watch` running for the project. p95 is nearest-rank (with 5 runs, the slowest).",
     "- Baselines, same run, same chunks: `bun -e 0` (the floor any CLI call pays) and a new `bun` process that opens an SQLite FTS5 table of the same chunks and runs an any-term `MATCH` ordered by `bm25()`, `LIMIT 5` (`scripts/bench/fts.ts`).",

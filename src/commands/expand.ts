@@ -4,7 +4,8 @@ import { MemsearchError, UsageError } from "../core/errors.ts";
 import type { StoredChunk } from "../core/types.ts";
 import { askWarm, readWatchInfo } from "../core/warm.ts";
 import { jsonFlag } from "./common.ts";
-import { action, print, printJson } from "./output.ts";
+import { healNotices, warmNotices } from "./notices.ts";
+import { action, notice, print, printJson } from "./output.ts";
 
 interface Args {
   chunkHash: string;
@@ -16,11 +17,16 @@ interface Args {
 async function findChunk(ctx: Context, hash: string): Promise<StoredChunk> {
   if (readWatchInfo(ctx.project.dataDir)) {
     const r = await askWarm(ctx.project.dataDir, { op: "chunk", hash }, 3_000);
-    if (r?.ok) return r.chunk as StoredChunk;
+    if (r?.ok) {
+      for (const line of warmNotices(r)) notice(line);
+      return r.chunk as StoredChunk;
+    }
     if (r) throw new MemsearchError(String(r.error), Number(r.exitCode) || 1);
   }
-  const [{ resolveChunk }, { Store }] = await Promise.all([import("../core/expand.ts"), import("../core/store.ts")]);
-  return resolveChunk(Store.open(ctx.project.indexDir, ctx.config["embedding.model"]).store, hash);
+  const [{ resolveChunk }, { openOrRebuild }] = await Promise.all([import("../core/expand.ts"), import("../core/index-heal.ts")]);
+  const healed = await openOrRebuild(ctx);
+  for (const line of healNotices(healed, ctx.config["embedding.model"])) notice(line);
+  return resolveChunk(healed.store, hash);
 }
 
 export const expandCommand: CommandModule<{}, Args> = {

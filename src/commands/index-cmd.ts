@@ -5,6 +5,7 @@ import { loadContext } from "../core/context.ts";
 import { NotFoundError } from "../core/errors.ts";
 import type { IndexReport } from "../core/indexer.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag, type EmbeddingArgs } from "./common.ts";
+import { rebuiltNotice } from "./notices.ts";
 import { action, notice, print, printJson } from "./output.ts";
 
 interface Args extends EmbeddingArgs {
@@ -56,7 +57,7 @@ export const indexCommand: CommandModule<{}, Args> = {
 /** One line each: a rebuilt index, files that failed, vectors missing and why. */
 export function indexNotices(r: IndexReport, model: string): string[] {
   const out: string[] = [];
-  if (r.rebuilt) out.push(`Notice: ${r.rebuilt}`);
+  if (r.rebuilt) out.push(rebuiltNotice(r.rebuilt, r.totalChunks));
   for (const f of r.failedFiles) out.push(`Warning: could not index ${f.path}: ${f.error}`);
   if (r.vectors === "off") out.push("Notice: embeddings are off (embedding.provider = none); search uses BM25 only");
   else if (r.embedderWarning) out.push(`Warning: ${r.embedderWarning}; ${r.missingVectors} chunks indexed for keyword search only, vectors will be added by the next index run`);

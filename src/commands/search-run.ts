@@ -4,6 +4,7 @@ import { UsageError } from "../core/errors.ts";
 import type { SearchResponse } from "../core/search.ts";
 import { askWarm, readWatchInfo } from "../core/warm.ts";
 import { embeddingOverrides, type EmbeddingArgs } from "./common.ts";
+import { healNotices, nothingIndexedLine, warmNotices } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
 
 /**
@@ -64,6 +65,14 @@ export async function runSearch(a: SearchArgs): Promise<void> {
     // embedding flags on the command line mean a cold search.
     const warm = Object.values(overrides).every((v) => v === undefined) ? await searchWarm(ctx.project.dataDir, request) : undefined;
     const res = warm ?? (await searchCold(ctx, request));
+    if (res === "nothing indexed") {
+      // No index and no markdown to build one from: not an error, and not "no results" either.
+      if (a.jsonOutput) {
+        notice(nothingIndexedLine(ctx.project.memoryDir));
+        printJson([]);
+      } else print(nothingIndexedLine(ctx.project.memoryDir));
+      return;
+    }
     if (res.warning) notice(`Warning: ${res.warning}; results use BM25 only`);
     if (a.jsonOutput) printJson(toJson(res));
     else print(formatText(res, ctx.config["embedding.model"]));
@@ -72,14 +81,18 @@ export async function runSearch(a: SearchArgs): Promise<void> {
 async function searchWarm(dataDir: string, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse | undefined> {
   if (!readWatchInfo(dataDir)) return undefined;
   const r = await askWarm(dataDir, { op: "search", ...req }, 5_000);
-  return r?.ok ? (r as unknown as SearchResponse) : undefined;
+  if (!r?.ok) return undefined;
+  for (const line of warmNotices(r)) notice(line);
+  return r as unknown as SearchResponse;
 }
 
-async function searchCold(ctx: Context, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse> {
-  const [{ Store }, { searchChunks }, { embedderFor }] = await Promise.all([import("../core/store.ts"), import("../core/search.ts"), import("../core/embedder.ts")]);
-  const { store, rebuilt } = Store.open(ctx.project.indexDir, ctx.config["embedding.model"]);
-  if (rebuilt) notice(`Notice: ${rebuilt.replace("rebuilding from the markdown", "run 'memsearch index --force' to rebuild it")}`);
-  return searchChunks({ ...req, store, config: ctx.config, embedder: embedderFor(ctx.config, "query") });
+/** Search the index file; an index that is missing or cannot be used is (re)built from the markdown first. */
+async function searchCold(ctx: Context, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse | "nothing indexed"> {
+  const [{ openOrRebuild }, { searchChunks }, { embedderFor }] = await Promise.all([import("../core/index-heal.ts"), import("../core/search.ts"), import("../core/embedder.ts")]);
+  const healed = await openOrRebuild(ctx);
+  for (const line of healNotices(healed, ctx.config["embedding.model"])) notice(line);
+  if (healed.nothingIndexed) return "nothing indexed";
+  return searchChunks({ ...req, store: healed.store, config: ctx.config, embedder: healed.otherModel ? null : embedderFor(ctx.config, "query") });
 }
 
 /** The reference's JSON shape, plus which signals ranked each result. */

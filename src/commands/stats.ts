@@ -1,8 +1,9 @@
 import type { CommandModule } from "yargs";
 import { loadContext } from "../core/context.ts";
-import { peekIndex } from "../core/index-file.ts";
+import { checkIndex, peekIndex } from "../core/index-file.ts";
 import { jsonFlag } from "./common.ts";
-import { action, print, printJson } from "./output.ts";
+import { healNotices } from "./notices.ts";
+import { action, notice, print, printJson } from "./output.ts";
 
 interface Args {
   jsonOutput: boolean;
@@ -12,9 +13,14 @@ export const statsCommand: CommandModule<{}, Args> = {
   command: "stats",
   describe: "Show what the project's index holds",
   builder: (y) => jsonFlag(y) as never,
-  handler: action((a: Args) => {
+  handler: action(async (a: Args) => {
     const ctx = loadContext();
-    // Only the header is read: stats stays instant at any index size.
+    // The header, and the file's checksums: no Orama. An index that cannot be used is rebuilt
+    // from the markdown first, so stats never reports a broken index as empty or not built.
+    if (checkIndex(ctx.project.indexDir).state === "unusable") {
+      const { openOrRebuild } = await import("../core/index-heal.ts");
+      for (const line of healNotices(await openOrRebuild(ctx, { buildMissing: false }), ctx.config["embedding.model"])) notice(line);
+    }
     const meta = peekIndex(ctx.project.indexDir);
     const data = {
       total_chunks: meta?.chunks ?? 0,

@@ -2,12 +2,15 @@ import type { CommandModule } from "yargs";
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
-import { MemsearchError, NotFoundError } from "../core/errors.ts";
+import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
 import { readWatchInfo } from "../core/warm.ts";
+import { followSessions, followsSessions } from "../core/watch-lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
 import { embeddingFlags, embeddingOverrides, type EmbeddingArgs } from "./common.ts";
 import { action, notice, print } from "./output.ts";
 import { indexNotices } from "./index-cmd.ts";
+
+const PENDING_SWEEP_MS = 60_000;
 
 interface Args extends EmbeddingArgs {
   paths: string[];
@@ -42,13 +45,34 @@ export const watchCommand: CommandModule<{}, Args> = {
       if (other) throw new MemsearchError(`a watch process is already running for this project (pid ${other.pid})`);
       await daemon.listen();
     });
-    const stop = () => {
-      print("\nStopping watcher.");
-      void daemon.close().then(() => process.exit(0));
+    let stopping = false;
+    const stop = (why?: string, ownSocket = true) => {
+      if (stopping) return;
+      stopping = true;
+      print(why ? `Stopping watcher: ${why}.` : "\nStopping watcher.");
+      // A watch process another one has taken over from must not close its server: that would
+      // unlink the other's socket. It only saves.
+      void (ownSocket ? daemon.close() : daemon.saveNow()).finally(() => process.exit(0));
     };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    process.on("SIGINT", () => stop());
+    process.on("SIGTERM", () => stop());
+    // Started by a hook: leave once no Claude Code session of the project is alive (a session
+    // killed with its terminal never runs SessionEnd). Started by hand: run until stopped.
+    if (followsSessions()) followSessions({ dataDir: ctx.project.dataDir, daemon, leave: stop, log: (m) => notice(`Error: ${m}`) });
     daemon.watchFiles();
+    // Turns a killed drainer left queued get their notes while the session goes on.
+    if (!a.paths.length) {
+      const { kickDrainer } = await import("../hooks/drainer.ts");
+      const sweep = () => {
+        try {
+          kickDrainer(ctx);
+        } catch (e) {
+          notice(`Error: could not start the drainer: ${oneLine(e)}`);
+        }
+      };
+      sweep();
+      setInterval(sweep, PENDING_SWEEP_MS);
+    }
     await daemon.reindex("initial");
     print(`Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);
     await new Promise(() => {});

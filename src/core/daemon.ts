@@ -9,7 +9,8 @@ import { MemsearchError, oneLine } from "./errors.ts";
 import { indexInto, type IndexReport } from "./indexer.ts";
 import { withIndexLock } from "./lock.ts";
 import { searchChunks } from "./search.ts";
-import { INDEX_FILE, Store } from "./store.ts";
+import { openOrRebuild, type Healed } from "./index-heal.ts";
+import { INDEX_FILE, type Store } from "./store.ts";
 import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo, type WarmRequest, type WarmResponse } from "./warm.ts";
 
 const SAVE_DELAY_MS = 10_000;
@@ -54,14 +55,29 @@ export class Daemon {
     }
   }
 
-  /** The in-memory store, reloaded if the file on disk was replaced by someone else. */
-  private current(): Store {
+  /**
+   * The in-memory store, reloaded if the file on disk was replaced by someone else. A file
+   * that cannot be used is rebuilt from the markdown first (openOrRebuild, under the index
+   * lock, which the caller may hold already: `locked`), without embedding so searches are
+   * answered at once; the vectors it could not keep are added by a re-index right after (or by
+   * the one the caller is running). A missing index is left to the initial re-index.
+   */
+  private async current(locked = false): Promise<Store> {
+    return (await this.load(locked)).store;
+  }
+
+  /** current(), and what a rebuild it had to do was about, to pass on to whoever asked. */
+  private async load(locked = false): Promise<{ store: Store; rebuilt?: Healed["rebuilt"] }> {
     const key = this.statKey();
-    if (!this.store || key !== this.loadedStat) {
-      this.store = Store.open(this.ctx.project.indexDir, this.ctx.config["embedding.model"]).store;
-      this.loadedStat = key;
+    if (this.store && key === this.loadedStat) return { store: this.store };
+    const healed = await openOrRebuild(this.ctx, { paths: this.paths, otherModel: "rebuild", locked, buildMissing: false });
+    this.store = healed.store;
+    this.loadedStat = healed.rebuilt ? this.statKey() : key;
+    if (healed.rebuilt && healed.report) {
+      this.events.onIndexed?.(healed.report, "rebuilt");
+      if (!locked && healed.rebuilt.missingVectors > 0) void this.reindex("vectors");
     }
-    return this.store;
+    return { store: healed.store, rebuilt: healed.rebuilt };
   }
 
   /** Re-index under the index lock; runs one at a time. */
@@ -71,7 +87,7 @@ export class Daemon {
         const report = await withIndexLock(this.ctx.project.indexDir, async () => {
           const { report, store } = await indexInto(
             { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false },
-            this.current(),
+            await this.current(true),
           );
           this.store = store;
           // Small indexes save at once (tens of ms); large ones a while after the last change.
@@ -157,26 +173,28 @@ export class Daemon {
   async handle(req: WarmRequest): Promise<WarmResponse> {
     switch (req.op) {
       case "ping": {
-        const s = this.current();
+        const s = await this.current();
         return { ok: true, pid: process.pid, version: pkg.version, chunks: s.size, vectors: s.vectorCount, lastError: this.lastError };
       }
       case "search": {
         // No waiting for a running re-index: its store changes happen in one synchronous step
         // after embedding, so a search sees the state before or after, and a slow Ollama during
-        // indexing cannot stall a prompt.
+        // indexing cannot stall a prompt. A rebuild this search caused travels back with it.
+        const { store, rebuilt } = await this.load();
         const res = await searchChunks({
           query: String(req.query ?? ""),
           topK: Math.max(1, Math.min(1000, Number(req.topK) || 5)),
           sourcePrefix: req.sourcePrefix,
-          store: this.current(),
+          store,
           config: this.ctx.config,
           embedder: embedderFor(this.ctx.config, "query"),
         });
-        return { ok: true, ...res };
+        return { ok: true, ...res, ...(rebuilt ? { rebuilt } : {}) };
       }
       case "chunk": {
-        const chunk = resolveChunk(this.current(), String(req.hash ?? ""));
-        return { ok: true, chunk };
+        const { store, rebuilt } = await this.load();
+        const chunk = resolveChunk(store, String(req.hash ?? ""));
+        return { ok: true, chunk, ...(rebuilt ? { rebuilt } : {}) };
       }
       case "index": {
         const p = this.reindex("request");
@@ -234,6 +252,15 @@ export class Daemon {
       conn.end(JSON.stringify(res) + "\n");
     });
     conn.on("error", () => {});
+  }
+
+  /**
+   * Stop answering and remove the socket at once (closing unlinks the socket path, so this must
+   * run before another watch process may claim the project). Used by watch-lifetime.ts.
+   */
+  stopListening(): void {
+    this.server?.close();
+    this.server = undefined;
   }
 
   async close(): Promise<void> {

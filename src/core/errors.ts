@@ -35,6 +35,19 @@ export class UnrecognisedFormatError extends MemsearchError {
   }
 }
 
+/**
+ * The index file cannot be used as it is: damaged, cut short, not an index at all. Never the
+ * user's problem to fix by hand: the index is a cache of the markdown and is rebuilt from it.
+ */
+export class IndexDamagedError extends MemsearchError {
+  /** What is wrong, in a few words ("checksum mismatch in the vectors"). */
+  readonly reason: string;
+  constructor(reason: string) {
+    super(`the index is unreadable (${reason})`);
+    this.reason = reason;
+  }
+}
+
 /** Writing to disk failed (disk full, permissions); nothing already written was replaced. */
 export class StorageError extends MemsearchError {}
 

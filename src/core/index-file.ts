@@ -9,15 +9,25 @@
  * chunk lists, per-vector ids, magnitudes, content hashes) grows with the index and is read
  * only when needed. The Orama state is stored in sections, serialized and written one at a
  * time, so saving never holds the whole serialized state in memory.
+ *
+ * The head records the file's byte length and a CRC-32 of each part after it (layout, state,
+ * vectors), so a truncated file or bytes damaged anywhere are caught on load, and the vectors
+ * of a file whose other parts are damaged can still be trusted as an embedding cache.
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, lstatSync, openSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { MemsearchError } from "./errors.ts";
+import { IndexDamagedError, MemsearchError, NotFoundError } from "./errors.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 export const INDEX_FILE = "index.bin";
 /** Bytes reserved for the head beyond its per-section entries. */
 export const HEAD_SPACE = 2048;
+/**
+ * Bumped whenever the on-disk layout or the tokenizer changes: an index of another version is
+ * rebuilt from the markdown (its vectors kept as an embedding cache when they can be read).
+ * v6: the head records the file length and CRC-32s of its parts.
+ */
+export const SCHEMA_VERSION = 6;
 
 /** What we remember per markdown file so an unchanged file costs one stat. */
 export interface FileRecord {
@@ -48,7 +58,13 @@ export interface Head {
   kinds: string[];
   /** Bun version that wrote the Orama state (its structured-clone format is Bun's own). */
   runtime: string;
+  /** Since v6: the whole file's length, and CRC-32s of the layout, of each state section and of the vector block. */
+  fileBytes: number;
+  crc: { layout: number; sections: number[]; vectors: number };
 }
+
+/** The parts a checksum covers. */
+export type Part = "layout" | "state" | "vectors";
 
 export interface Layout {
   files: Record<string, FileRecord>;
@@ -68,20 +84,45 @@ export interface IndexFile {
   bodyAt: number;
 }
 
+/** CRC-32, continued from `seed` (the CRC of what came before): parts can be summed as they stream. */
+export function crc32(bytes: Uint8Array, seed = 0): number {
+  return Bun.hash.crc32(bytes, seed);
+}
+
+/**
+ * Open an index file and read its head. A missing file throws NotFoundError; a file that is
+ * not a readable index (a directory, garbage, a damaged or cut head) throws IndexDamagedError;
+ * a file we may not read throws MemsearchError. The head is checked for shape only: whether
+ * the rest is there and intact is for checkSize / verifyParts.
+ */
 export function openIndexFile(path: string): IndexFile {
   let fd: number;
   try {
     fd = openSync(path, "r");
   } catch (e) {
-    throw new MemsearchError(`cannot read index ${path}: ${(e as NodeJS.ErrnoException).code ?? e}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new NotFoundError(`no index at ${path}`);
+    if (code === "EISDIR") throw new IndexDamagedError("index.bin is a directory");
+    throw new MemsearchError(`cannot read index ${path}: ${code ?? e}`);
   }
   try {
-    const size = fstatSync(fd).size;
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw new IndexDamagedError("index.bin is a directory");
+    if (!st.isFile()) throw new IndexDamagedError("index.bin is not a regular file");
+    const size = st.size;
     const prefix = Buffer.alloc(MAGIC.length + 4);
-    if (readSync(fd, prefix, 0, prefix.length, 0) !== prefix.length || prefix.toString("latin1", 0, MAGIC.length) !== MAGIC) throw new Error("not a memsearch index");
+    if (readSync(fd, prefix, 0, prefix.length, 0) !== prefix.length || prefix.toString("latin1", 0, MAGIC.length) !== MAGIC) {
+      throw new IndexDamagedError(size === 0 ? "empty file" : "not a memsearch index");
+    }
     const len = prefix.readUInt32LE(MAGIC.length);
-    if (prefix.length + len > size) throw new Error("truncated header");
-    const head = JSON.parse(readText(fd, prefix.length, len)) as Head;
+    if (prefix.length + len > size) throw new IndexDamagedError(`truncated: ${size} bytes, the header alone needs ${prefix.length + len}`);
+    let head: Head;
+    try {
+      head = JSON.parse(readText(fd, prefix.length, len)) as Head;
+    } catch {
+      throw new IndexDamagedError("damaged header");
+    }
+    if (!headShapeOk(head)) throw new IndexDamagedError("damaged header");
     const layoutAt = prefix.length + len;
     return { fd, size, head, layoutAt, bodyAt: layoutAt + head.layoutBytes };
   } catch (e) {
@@ -90,13 +131,51 @@ export function openIndexFile(path: string): IndexFile {
   }
 }
 
-export function readLayout(file: IndexFile): Layout {
-  return JSON.parse(readText(file.fd, file.layoutAt, file.head.layoutBytes)) as Layout;
+const isCount = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+
+/** The fields every version relies on have the right types, and the sizes add up. */
+function headShapeOk(h: Head): boolean {
+  if (!h || typeof h !== "object" || !h.meta || typeof h.meta !== "object") return false;
+  const { meta } = h;
+  if (!isCount(meta.schemaVersion) || typeof meta.model !== "string" || !(meta.dim === null || (isCount(meta.dim) && meta.dim > 0))) return false;
+  if (![h.count, h.fileCount, h.vectorCount, h.layoutBytes, h.jsonBytes].every(isCount)) return false;
+  if (!Array.isArray(h.sections) || !h.sections.every(isCount) || !Array.isArray(h.kinds) || h.kinds.length !== h.sections.length) return false;
+  if (h.sections.reduce((a, b) => a + b, 0) !== h.jsonBytes) return false;
+  if (meta.schemaVersion !== SCHEMA_VERSION) return true; // an older head: enough to read its vectors, if anything
+  return isCount(h.fileBytes) && !!h.crc && isCount(h.crc.layout) && isCount(h.crc.vectors) && Array.isArray(h.crc.sections) && h.crc.sections.length === h.sections.length && h.crc.sections.every(isCount);
+}
+
+/** Why the file cannot hold what its head describes (cut short, grown, inconsistent head), or undefined. */
+export function sizeProblem(file: IndexFile): string | undefined {
+  const expected = expectedSize(file);
+  const promised = file.head.meta.schemaVersion === SCHEMA_VERSION ? file.head.fileBytes : expected;
+  if (expected !== promised) return "damaged header";
+  if (file.size < promised) return `truncated: ${file.size} of ${promised} bytes`;
+  if (file.size > promised) return `${file.size - promised} unexpected bytes at the end`;
+  return undefined;
+}
+
+/** The layout; with `verify`, checked against its CRC-32 first (current-version files). */
+export function readLayout(file: IndexFile, verify = false): Layout {
+  const bytes = Buffer.allocUnsafe(file.head.layoutBytes);
+  readExactly(file.fd, bytes, file.layoutAt);
+  if (verify && file.head.meta.schemaVersion === SCHEMA_VERSION && crc32(bytes) !== file.head.crc.layout) throw new IndexDamagedError(checksumProblem(["layout"]));
+  return JSON.parse(bytes.toString("utf8")) as Layout;
+}
+
+/** Read exactly `len` bytes at `at`, or throw (the file is shorter than its head says). */
+export function readExactly(fd: number, buf: Uint8Array, at: number): void {
+  let done = 0;
+  while (done < buf.byteLength) {
+    const n = readSync(fd, buf, done, buf.byteLength - done, at + done);
+    if (n <= 0) throw new IndexDamagedError(`truncated at byte ${at + done}`);
+    done += n;
+  }
 }
 
 function readText(fd: number, at: number, len: number): string {
   const buf = Buffer.allocUnsafe(len);
-  if (readSync(fd, buf, 0, len, at) !== len) throw new Error("truncated index file");
+  readExactly(fd, buf, at);
   return buf.toString("utf8");
 }
 
@@ -109,6 +188,88 @@ export function expectedSize(file: Pick<IndexFile, "head" | "bodyAt">): number {
   return blockStart(file) + file.head.vectorCount * (file.head.meta.dim ?? 0) * 4;
 }
 
+/** CRC-32 of `len` bytes at `at`, read in slices (a verify of a large index holds one slice at a time). */
+function crcOfRange(fd: number, at: number, len: number, buf: Uint8Array): number {
+  let crc = 0;
+  for (let done = 0; done < len; ) {
+    const part = buf.subarray(0, Math.min(buf.byteLength, len - done));
+    readExactly(fd, part, at + done);
+    crc = crc32(part, crc);
+    done += part.byteLength;
+  }
+  return crc;
+}
+
+/**
+ * Which parts of a current-version file fail their CRC-32, read from disk in 1 MiB slices (the
+ * fastest size for a fresh process: larger buffers cost more in page faults); no Orama. Call
+ * after sizeProblem() found nothing.
+ */
+export function damagedParts(file: IndexFile, parts: Part[] = ["layout", "state", "vectors"]): Part[] {
+  const buf = new Uint8Array(Math.min(1 << 20, Math.max(file.size, 1)));
+  const { head, fd } = file;
+  const out: Part[] = [];
+  if (parts.includes("layout") && crcOfRange(fd, file.layoutAt, head.layoutBytes, buf) !== head.crc.layout) out.push("layout");
+  if (parts.includes("state")) {
+    let at = file.bodyAt;
+    for (let i = 0; i < head.sections.length; i++) {
+      if (crcOfRange(fd, at, head.sections[i]!, buf) !== head.crc.sections[i]) {
+        out.push("state");
+        break;
+      }
+      at += head.sections[i]!;
+    }
+  }
+  if (parts.includes("vectors") && crcOfRange(fd, blockStart(file), file.size - blockStart(file), buf) !== head.crc.vectors) out.push("vectors");
+  return out;
+}
+
+/** The one-line reason for a CRC failure, naming what was damaged. */
+export function checksumProblem(parts: Part[]): string {
+  const names = { layout: "file list", state: "search index", vectors: "vectors" };
+  return `checksum mismatch in the ${parts.map((p) => names[p]).join(" and ")}`;
+}
+
+/**
+ * Everything about an index file short of loading Orama: present, readable, this version,
+ * the right size and every part's checksum right. What stats and the no-op re-index rely on.
+ */
+export type IndexCheck = { state: "missing" } | { state: "ok"; file: IndexSummary } | { state: "unusable"; reason: string };
+
+export function checkIndex(indexDir: string): IndexCheck {
+  let file: IndexFile;
+  try {
+    file = openIndexFile(join(indexDir, INDEX_FILE));
+  } catch (e) {
+    if (e instanceof NotFoundError) return { state: "missing" };
+    if (e instanceof IndexDamagedError) return { state: "unusable", reason: unreadable(e.reason) };
+    throw e;
+  }
+  try {
+    const version = file.head.meta.schemaVersion;
+    if (version !== SCHEMA_VERSION) return { state: "unusable", reason: otherVersion(version) };
+    const problem = sizeProblem(file);
+    if (problem) return { state: "unusable", reason: unreadable(problem) };
+    const bad = damagedParts(file);
+    if (bad.length) return { state: "unusable", reason: unreadable(checksumProblem(bad)) };
+    return { state: "ok", file: summaryOf(file) };
+  } catch (e) {
+    if (e instanceof IndexDamagedError) return { state: "unusable", reason: unreadable(e.reason) };
+    throw e;
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+/** Why an index is rebuilt, as the start of the one notice that says so. */
+export function unreadable(detail: string): string {
+  return `the index was unreadable (${detail})`;
+}
+
+export function otherVersion(version: number): string {
+  return version < SCHEMA_VERSION ? `the index was in an older format (v${version}, now v${SCHEMA_VERSION})` : `the index was written by a newer memsearch (format v${version}; this one reads v${SCHEMA_VERSION})`;
+}
+
 export interface IndexSummary {
   schemaVersion: number;
   model: string;
@@ -118,7 +279,7 @@ export interface IndexSummary {
   files: number;
   vectors: number;
   bytes: number;
-  /** Cheap signs the rest can be read: the sizes add up and this Bun wrote it. */
+  /** Cheap signs the rest can be read: this version, the sizes add up and this Bun wrote it. */
   loadable: boolean;
 }
 
@@ -141,7 +302,7 @@ function summaryOf(f: IndexFile): IndexSummary {
     files: f.head.fileCount,
     vectors: f.head.vectorCount,
     bytes: f.size,
-    loadable: f.head.runtime === Bun.version && expectedSize(f) === f.size,
+    loadable: f.head.runtime === Bun.version && f.head.meta.schemaVersion === SCHEMA_VERSION && sizeProblem(f) === undefined,
   };
 }
 
@@ -150,9 +311,19 @@ export function peekIndex(indexDir: string): IndexSummary | undefined {
   return withIndexFile(indexDir, summaryOf);
 }
 
-/** The head and the per-file records: what a no-op re-index compares with the markdown. */
-export function peekIndexFiles(indexDir: string): (IndexSummary & { fileRecords: Record<string, FileRecord> }) | undefined {
-  return withIndexFile(indexDir, (f) => ({ ...summaryOf(f), fileRecords: readLayout(f).files }));
+/**
+ * The head and the per-file records: what a no-op re-index compares with the markdown. With
+ * `verify`, undefined unless every part's checksum is right too (a no-op run must not vouch
+ * for a damaged index).
+ */
+export function peekIndexFiles(indexDir: string, opts: { verify?: boolean } = {}): (IndexSummary & { fileRecords: Record<string, FileRecord> }) | undefined {
+  return withIndexFile(indexDir, (f) => {
+    const summary = summaryOf(f);
+    if (!opts.verify) return { ...summary, fileRecords: readLayout(f).files };
+    if (!summary.loadable) return undefined;
+    const layout = readLayout(f, true); // throws on a CRC mismatch: undefined
+    return damagedParts(f, ["state", "vectors"]).length ? undefined : { ...summary, fileRecords: layout.files };
+  });
 }
 
 /** Remove the index file (reset); true when there was one. */
@@ -161,4 +332,20 @@ export function removeIndex(indexDir: string): boolean {
   const had = existsSync(path);
   rmSync(path, { force: true });
   return had;
+}
+
+/**
+ * Clear the way for writing a new index: something that is not a file where the index goes (a
+ * directory, left by a tool or by hand) would make every save fail. The index folder holds
+ * derived data only, so it is removed.
+ */
+export function clearIndexPath(path: string): void {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return;
+  }
+  // A symlink is left alone: the rename that saves the index replaces the link itself.
+  if (!st.isFile() && !st.isSymbolicLink()) rmSync(path, { recursive: true, force: true });
 }

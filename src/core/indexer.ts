@@ -42,7 +42,7 @@ export interface IndexReport {
   vectors: "on" | "off";
   /** One line on why vectors are off or incomplete (Ollama down, model missing…). */
   embedderWarning?: string;
-  /** Why the existing index was thrown away and rebuilt. */
+  /** Why the existing index was thrown away and rebuilt, as the start of a sentence. */
   rebuilt?: string;
 }
 
@@ -76,7 +76,7 @@ export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
   return (await indexInto(req)).report;
 }
 
-function scanFor(req: IndexRequest) {
+export function scanFor(req: Pick<IndexRequest, "paths" | "config" | "ignoreFiles" | "exclude">) {
   return scanPaths(req.paths, {
     ignoreFiles: dedupe([...req.config["indexing.ignore_files"], ...(req.ignoreFiles ?? [])]),
     exclude: dedupe([...req.config["indexing.exclude"], ...(req.exclude ?? [])]),
@@ -128,7 +128,7 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Retu
     const result = await embedAll(req.embedder, needed, store.dim);
     if (result.dimensionChange) {
       // Same model name, other vector size (re-pulled or replaced model): never mix, rebuild.
-      rebuilt = `Ollama now returns ${result.dimensionChange}-d vectors for '${model}' but the index holds ${store.dim}-d ones; rebuilding from the markdown`;
+      rebuilt = `Ollama now returns ${result.dimensionChange}-d vectors for '${model}' but the index held ${store.dim}-d ones`;
       const again = await indexInto({ ...req, force: true });
       return { report: { ...again.report, rebuilt }, store: again.store };
     }
@@ -177,11 +177,12 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Retu
 }
 
 /**
- * The no-op re-index must cost a stat per file, not a load of the whole index: read only
- * the index header and compare. Returns undefined when anything needs doing.
+ * The no-op re-index must cost a stat per file, not a load of the whole index: read the
+ * index header and file list and compare, and check the file's checksums (a run that says
+ * "nothing to do" must not vouch for a damaged index). Returns undefined when anything needs doing.
  */
 function noChangeReport(req: IndexRequest, scan: ReturnType<typeof scanPaths>, model: string): IndexReport | undefined {
-  const head = peekIndexFiles(req.indexDir);
+  const head = peekIndexFiles(req.indexDir, { verify: true });
   if (!head || !head.loadable || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
   if (req.embedder && head.vectors < head.chunks) return undefined;
   for (const f of scan.files) {

@@ -1,19 +1,36 @@
 import { create, count, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
 import { load, save } from "@orama/orama";
 import { deserialize, serialize } from "bun:jsc";
-import { closeSync, existsSync, readSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { join } from "node:path";
-import { MemsearchError } from "./errors.ts";
+import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "./errors.ts";
 import { atomicWrite, writeAt } from "./fsutil.ts";
-import { blockStart, expectedSize, HEAD_SPACE, INDEX_FILE, MAGIC, openIndexFile, readLayout, type Head, type IndexFile, type Layout, type StoreMeta } from "./index-file.ts";
+import {
+  blockStart,
+  checksumProblem,
+  clearIndexPath,
+  crc32,
+  expectedSize,
+  HEAD_SPACE,
+  INDEX_FILE,
+  MAGIC,
+  openIndexFile,
+  otherVersion,
+  readExactly,
+  readLayout,
+  SCHEMA_VERSION,
+  sizeProblem,
+  unreadable,
+  type Head,
+  type IndexFile,
+  type Layout,
+  type StoreMeta,
+} from "./index-file.ts";
 
-export { INDEX_FILE, type FileRecord, type StoreMeta } from "./index-file.ts";
+export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./index-file.ts";
 import { createTokenizer } from "./tokenizer.ts";
 import { fasterFind, type TunableVectorIndex } from "./vector-scan.ts";
 import type { StoredChunk } from "./types.ts";
-
-/** Bumped whenever the on-disk layout or the tokenizer changes: an old index is rebuilt. */
-export const SCHEMA_VERSION = 5;
 
 /**
  * The document as Orama holds it. Only source, text and embedding are indexed; `text` is the
@@ -34,8 +51,18 @@ interface Doc {
 
 export interface OpenResult {
   store: Store;
-  /** Why an existing index was discarded (corrupt, other model, other dimension, old schema). */
+  /** There is no index file yet; the store is empty. */
+  missing?: boolean;
+  /**
+   * Why the existing index cannot be used (damaged, another format version, another model),
+   * as the start of a sentence: the store is then empty, holding only the vectors that could
+   * be trusted (as an embedding cache), and is to be rebuilt from the markdown.
+   */
   rebuilt?: string;
+  /** The markdown files the unusable index listed, when its file list could still be read. */
+  sources?: string[];
+  /** Opened with `anyModel`: the embedding model the index was built with, when not the one asked for. */
+  otherModel?: string;
 }
 
 export interface Hit {
@@ -94,43 +121,53 @@ export class Store {
   }
 
   /**
-   * Open the index for `model`. A missing file gives an empty store; a corrupt file or one
-   * built with another model or schema gives an empty store plus the reason, so the caller
-   * rebuilds from the markdown instead of mixing or crashing.
+   * Open the index for `model`: the one place that decides whether an index file can be used.
+   * A missing file gives an empty store (`missing`). A file that is damaged (cut short, bytes
+   * changed, not an index, a directory), of another format version, or built with another
+   * model gives an empty store plus the reason (`rebuilt`), so the caller rebuilds from the
+   * markdown instead of mixing, crashing or answering from nothing; vectors whose checksum
+   * holds are carried over as an embedding cache. With `anyModel`, an index of another model
+   * is opened for keyword search, its vectors ignored (`otherModel`).
+   * Never prints; throws only what a rebuild cannot fix (the file may not be read).
    */
-  static open(indexDir: string, model: string): OpenResult {
+  static open(indexDir: string, model: string, opts: { anyModel?: boolean } = {}): OpenResult {
     const path = join(indexDir, INDEX_FILE);
-    if (!existsSync(path)) return { store: Store.empty(indexDir, model) };
-    const rebuild = (why: string, carried?: Map<string, Float32Array>) => {
-      const store = Store.empty(indexDir, model);
-      if (carried) store.carried = carried;
-      return { store, rebuilt: `${why}; rebuilding from the markdown` };
-    };
     let file: IndexFile;
     try {
       file = openIndexFile(path);
     } catch (e) {
-      if (e instanceof MemsearchError) throw e;
-      return rebuild(`index file was unreadable (${(e as Error).message})`);
+      if (e instanceof NotFoundError) return { store: Store.empty(indexDir, model), missing: true };
+      if (e instanceof IndexDamagedError) return unusable(indexDir, model, unreadable(e.reason));
+      throw e;
     }
+    const rebuild = (why: string, carried?: Map<string, Float32Array>) => unusable(indexDir, model, why, carried, listedSources(file));
     try {
       const { meta } = file.head;
       // Decided from the head alone, before paying for the Orama state.
-      if (meta.model !== model) return rebuild(`index was built with embedding model '${meta.model}', now '${model}'`);
+      if (meta.model !== model && !opts.anyModel) return rebuild(`the index was built with embedding model '${meta.model}', now '${model}'`);
       if (meta.schemaVersion !== SCHEMA_VERSION) {
-        // A newer memsearch changed the format: keep the vectors when they can be read, so the
-        // upgrade costs no re-embedding.
+        // Another memsearch wrote it: keep the vectors when they can be read, so the upgrade
+        // costs no re-embedding.
         let carried: Map<string, Float32Array> | undefined;
-        try {
-          carried = readVectors(file).byContent;
-        } catch {}
-        return rebuild(`index format changed (v${meta.schemaVersion} → v${SCHEMA_VERSION})`, carried);
+        if (meta.model === model) {
+          try {
+            carried = readVectors(file).byContent;
+          } catch {}
+        }
+        return rebuild(otherVersion(meta.schemaVersion), carried);
       }
+      const problem = sizeProblem(file);
+      if (problem) return rebuild(unreadable(problem));
       const decoded = readIndex(file);
-      return { store: new Store(path, decoded.meta, decoded.db) };
+      const store = new Store(path, decoded.meta, decoded.db);
+      if (meta.model === model) return { store };
+      store.ignoreVectors();
+      return { store, otherModel: meta.model };
     } catch (e) {
+      if (e instanceof UnreadableIndex) return rebuild(unreadable(e.reason), e.vectors);
+      if (e instanceof IndexDamagedError) return rebuild(unreadable(e.reason));
       if (e instanceof MemsearchError) throw e;
-      return rebuild(`index file was unreadable (${(e as Error).message})`, e instanceof UnreadableIndex ? e.vectors : undefined);
+      return rebuild(unreadable(oneLine(e)));
     } finally {
       closeSync(file.fd);
     }
@@ -332,7 +369,7 @@ export class Store {
 
   /** Vector candidates above `similarity`. */
   searchVector(vector: Float32Array, limit: number, similarity: number, sourcePrefix?: string): Hit[] {
-    if (!this.meta.dim || vector.length !== this.meta.dim) return [];
+    if (this.vectorsIgnored || !this.meta.dim || vector.length !== this.meta.dim) return [];
     const where = this.whereSource(sourcePrefix);
     if (where === null) return [];
     const res = search(this.db, {
@@ -347,7 +384,14 @@ export class Store {
   }
 
   get vectorCount(): number {
+    if (this.vectorsIgnored) return 0;
     return this.vectorIndex()?.vectors.size ?? 0;
+  }
+
+  private vectorsIgnored = false;
+  /** The vectors come from another embedding model: never compare them with this model's queries. */
+  ignoreVectors(): void {
+    this.vectorsIgnored = true;
   }
 
   /**
@@ -363,6 +407,7 @@ export class Store {
 
   save(): void {
     this.meta.updatedAt = new Date().toISOString();
+    clearIndexPath(this.path);
     writeIndex(this.path, this.meta, this.db);
     this.dirty = false;
   }
@@ -393,6 +438,24 @@ function vectorNodeOf(db: AnyOrama): VectorNode | undefined {
 /** Orama's vector index internals: internal doc id → [magnitude, vector]. */
 function vectorMapOf(db: AnyOrama): VectorMap | undefined {
   return vectorNodeOf(db)?.vectors;
+}
+
+/** An empty store standing in for an unusable index, with the vectors that could be saved from it. */
+function unusable(indexDir: string, model: string, why: string, carried?: Map<string, Float32Array>, sources?: string[]): OpenResult {
+  const first = carried?.values().next().value;
+  const store = Store.empty(indexDir, model, first ? first.length : null);
+  if (carried) store.carried = carried;
+  return { store, rebuilt: why, sources };
+}
+
+/** The markdown files an index lists, if its file list can be read at all (best effort). */
+function listedSources(file: IndexFile): string[] | undefined {
+  try {
+    const files = readLayout(file).files;
+    return files && typeof files === "object" ? Object.keys(files) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function toChunk(d: Doc): StoredChunk {
@@ -432,27 +495,49 @@ function writeIndex(path: string, meta: StoreMeta, db: AnyOrama): void {
   const prefix = Buffer.alloc(MAGIC.length + 4);
   prefix.write(MAGIC, 0, "latin1");
   // The head is written last (it records the section sizes): reserve room for it up front.
-  const headSpace = HEAD_SPACE + 32 * (2 + 2 * Math.ceil(count(db) / SECTION_DOCS));
+  const headSpace = HEAD_SPACE + 48 * (2 + 2 * Math.ceil(count(db) / SECTION_DOCS));
   prefix.writeUInt32LE(headSpace, MAGIC.length);
+  // Checksums of the parts, summed as they stream out (the head records them).
+  const crc = { layout: crc32(layoutBytes), sections: [] as number[], vectors: 0 };
+  let used = 0;
   function* parts(): Generator<Uint8Array> {
     yield prefix;
     yield Buffer.alloc(headSpace, 0x20); // the head goes here once the sizes are known
     yield layoutBytes;
-    let used = prefix.length + headSpace + layoutBytes.length;
+    used = prefix.length + headSpace + layoutBytes.length;
     for (const section of stateSections(db)) {
       const bytes = new Uint8Array(serialize(section.value));
       sections.push(bytes.byteLength);
       kinds.push(section.kind);
       used += bytes.byteLength;
+      crc.sections.push(crc32(bytes));
       yield bytes;
     }
     // Pad so the Float32 block starts 4-byte aligned and can be read straight into a Float32Array.
-    yield Buffer.alloc((4 - (used % 4)) % 4, 0x20);
-    yield* vectorBlocks(ordered, meta.dim ?? 0);
+    const pad = Buffer.alloc((4 - (used % 4)) % 4, 0x20);
+    used += pad.length;
+    yield pad;
+    for (const block of vectorBlocks(ordered, meta.dim ?? 0)) {
+      used += block.byteLength;
+      crc.vectors = crc32(block, crc.vectors);
+      yield block;
+    }
   }
   atomicWrite(path, parts(), (fd) => {
     const jsonBytes = sections.reduce((a, b) => a + b, 0);
-    const head: Head = { meta: rest, count: count(db), fileCount: Object.keys(files).length, vectorCount: vectorIds.length, layoutBytes: layoutBytes.byteLength, jsonBytes, sections, kinds, runtime: Bun.version };
+    const head: Head = {
+      meta: rest,
+      count: count(db),
+      fileCount: Object.keys(files).length,
+      vectorCount: vectorIds.length,
+      layoutBytes: layoutBytes.byteLength,
+      jsonBytes,
+      sections,
+      kinds,
+      runtime: Bun.version,
+      fileBytes: used,
+      crc,
+    };
     const text = JSON.stringify(head);
     if (text.length > headSpace) throw new Error(`index head larger than the ${headSpace} bytes reserved`);
     writeAt(fd, Buffer.from(text.padEnd(headSpace, " ")), prefix.length);
@@ -489,7 +574,11 @@ function* stateSections(db: AnyOrama): Generator<Section> {
   const { internalDocumentIDStore, index, docs, ...others } = raw;
   const { frequencies, ...indexRest } = index as { frequencies: Record<string, Record<string, unknown>> };
   yield { kind: "ids", value: internalDocumentIDStore };
-  yield { kind: "index", value: { index: indexRest, others, docCount: docs.count } };
+  // Each property's frequency map goes in slices below, and an empty one in none: the index
+  // section keeps an empty map per property, so an index saved with no documents loads with
+  // the same shape as a new one (Orama's insert() writes into frequencies[prop] and crashed).
+  const shells = Object.fromEntries(Object.keys(frequencies).map((prop) => [prop, {}]));
+  yield { kind: "index", value: { index: { ...indexRest, frequencies: shells }, others, docCount: docs.count } };
   for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
   for (const slice of slices(docs.docs)) yield { kind: "docs", value: slice };
 }
@@ -512,15 +601,17 @@ function* slices(record: Record<string, unknown>): Generator<Record<string, unkn
 function joinSections(kinds: Section["kind"][], values: unknown[]): unknown {
   let ids: unknown;
   let head = { index: {} as Record<string, unknown>, others: {} as Record<string, unknown>, docCount: 0 };
-  const frequencies: Record<string, Record<string, unknown>> = {};
+  const slices: { prop: string; slice: object }[] = [];
   const docs: Record<string, unknown> = {};
   kinds.forEach((kind, i) => {
     const v = values[i] as never;
     if (kind === "ids") ids = v;
     else if (kind === "index") head = v;
-    else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
+    else if (kind === "freq") slices.push(v);
     else Object.assign(docs, v);
   });
+  const frequencies = (head.index.frequencies ?? {}) as Record<string, Record<string, unknown>>;
+  for (const { prop, slice } of slices) Object.assign((frequencies[prop] ??= {}), slice);
   return { ...head.others, internalDocumentIDStore: ids, index: { ...head.index, frequencies }, docs: { docs, count: head.docCount } };
 }
 
@@ -541,54 +632,73 @@ function saveWithoutVectors(db: AnyOrama): unknown {
 }
 
 /** The Orama state could not be read; the vectors could, and are handed back as a cache. */
-class UnreadableIndex extends Error {
+class UnreadableIndex extends IndexDamagedError {
   constructor(
-    message: string,
+    reason: string,
     readonly vectors: Map<string, Float32Array>,
   ) {
-    super(message);
+    super(reason);
   }
 }
 
-/** The vector block and its layout, and the vectors by content hash (the embedding cache). */
+/**
+ * The vector block and its layout, and the vectors by content hash (the embedding cache).
+ * In a current-version file both parts are checked against their CRC-32 first.
+ */
 function readVectors(file: IndexFile): { layout: Layout; block: Float32Array; byContent: Map<string, Float32Array> } {
-  const { head, size, fd } = file;
-  if (expectedSize(file) !== size) throw new Error("file size does not match the header");
+  const { head, fd } = file;
+  const current = head.meta.schemaVersion === SCHEMA_VERSION;
+  const wrongSize = current ? sizeProblem(file) : expectedSize(file) !== file.size ? "file size does not match the header" : undefined;
+  if (wrongSize) throw new IndexDamagedError(wrongSize);
   const dim = head.meta.dim ?? 0;
-  const layout = readLayout(file);
+  const layout = readLayout(file, true);
   const block = new Float32Array(head.vectorCount * dim);
-  readSync(fd, new Uint8Array(block.buffer), 0, block.byteLength, blockStart(file));
+  const blockBytes = new Uint8Array(block.buffer);
+  readExactly(fd, blockBytes, blockStart(file));
+  if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
   const byContent = new Map<string, Float32Array>();
   layout.vectorHashes.forEach((h, i) => h && dim && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
   return { layout, block, byContent };
 }
 
+/** Which maps Orama's index holds, per property: what load() must give back for inserts and searches to work. */
+function shapeOf(db: AnyOrama): string {
+  const index = db.data.index as unknown as Record<string, unknown>;
+  const parts = ["indexes", "vectorIndexes", "frequencies", "tokenOccurrences", "fieldLengths", "avgFieldLength"].map((k) => `${k}:${Object.keys((index[k] as object) ?? {}).sort().join(",")}`);
+  return [...parts, `searchable:${[...((index.searchableProperties as string[]) ?? [])].sort().join(",")}`].join(" ");
+}
+
 /**
- * Load an index file. The vector block is read straight into its own Float32Array, so the
- * serialized bytes are garbage once decoded instead of being kept alive by views into one buffer.
+ * Load an index file. Every part is checked against its CRC-32 before it is decoded. The
+ * vector block is read straight into its own Float32Array, so the serialized bytes are
+ * garbage once decoded instead of being kept alive by views into one buffer.
  */
 function readIndex(file: IndexFile): { meta: StoreMeta; db: AnyOrama } {
   const { head, bodyAt, fd } = file;
   const dim = head.meta.dim ?? 0;
   const { layout, block, byContent } = readVectors(file);
   const db = newDb(head.meta.dim);
+  const shape = shapeOf(db);
   try {
     let at = bodyAt;
-    const parts = head.sections.map((len) => {
+    // Each section is checked before it is decoded, and dropped once decoded.
+    const parts = head.sections.map((len, i) => {
       const bytes = Buffer.allocUnsafe(len);
-      readSync(fd, bytes, 0, len, at);
+      readExactly(fd, bytes, at);
       at += len;
+      if (crc32(bytes) !== head.crc.sections[i]) throw new Error(checksumProblem(["state"]));
       return deserialize(bytes);
     });
     load(db, joinSections(head.kinds as Section["kind"][], parts) as never);
     tune(db); // load() replaced the vector index object
+    if (shapeOf(db) !== shape) throw new Error("the search index does not have the shape of a new one");
   } catch (e) {
-    throw new UnreadableIndex((e as Error).message, byContent);
+    throw new UnreadableIndex(oneLine(e), byContent);
   }
   if (dim) {
     const vectors = vectorMapOf(db)!;
     for (let i = 0; i < head.vectorCount; i++) vectors.set(layout.vectorIds[i]!, [layout.magnitudes[i]!, block.subarray(i * dim, (i + 1) * dim)]);
   }
-  if (count(db) !== head.count) throw new Error("document count does not match the header");
+  if (count(db) !== head.count) throw new UnreadableIndex("document count does not match the header", byContent);
   return { meta: { ...head.meta, files: layout.files }, db };
 }

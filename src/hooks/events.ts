@@ -9,8 +9,10 @@ type Handler = (input: HookInput) => Promise<HookOutput>;
 export const HOOK_EVENTS: Record<string, { load: () => Promise<Handler>; budgetMs: number }> = {
   "session-start": { load: () => import("./session-start.ts").then((m) => m.sessionStart), budgetMs: 8_000 },
   "user-prompt-submit": { load: () => import("./user-prompt-submit.ts").then((m) => m.userPromptSubmit), budgetMs: 4_500 },
-  stop: { load: () => import("./stop.ts").then((m) => m.stop), budgetMs: 115_000 },
+  stop: { load: () => import("./stop.ts").then((m) => m.stop), budgetMs: 4_000 },
   "session-end": { load: () => import("./session-end.ts").then((m) => m.sessionEnd), budgetMs: 1_300 },
+  // Not a Claude Code event: the detached process the other hooks start to write queued turns.
+  drain: { load: () => import("./drain.ts").then((m) => m.drain), budgetMs: 30 * 60_000 },
 };
 
 /** Run one hook and leave: a stray handle (a socket, a timer) must not keep Claude Code waiting. */

@@ -1,12 +1,14 @@
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { oneLine } from "../core/errors.ts";
 import { userDir } from "../core/project.ts";
 import { clip } from "../core/text.ts";
+import { sanitize } from "../memory/redact.ts";
 import { isAlive, readWatchInfo } from "../core/warm.ts";
+import { readTextQuiet } from "../core/fsutil.ts";
 
-/** The JSON Claude Code sends every hook on stdin (fields we use; all optional: never trust it). */
+/** The JSON Claude Code sends every hook on stdin: the fields we use, each checked (see `parseHookInput`). */
 export interface HookInput {
   session_id?: string;
   transcript_path?: string;
@@ -14,9 +16,46 @@ export interface HookInput {
   hook_event_name?: string;
   source?: string;
   prompt?: string;
+  /** Since Claude Code 2.1.196: the same id at UserPromptSubmit and Stop, and on the transcript's user entry. */
+  prompt_id?: string;
   stop_hook_active?: boolean;
   last_assistant_message?: string;
   reason?: string;
+}
+
+const ID_FIELDS = ["session_id", "prompt_id", "hook_event_name", "source", "reason"] as const;
+const PATH_FIELDS = ["transcript_path", "cwd"] as const;
+const TEXT_FIELDS = ["prompt", "last_assistant_message"] as const;
+const ID_MAX = 200;
+const PATH_MAX = 4096;
+
+/**
+ * Keep only fields of the expected type and size. An id longer than any Claude Code writes is
+ * hashed rather than cut (two long ids must stay two ids); a path that long is dropped.
+ */
+export function parseHookInput(v: Record<string, unknown>): HookInput {
+  const out: HookInput = {};
+  for (const k of ID_FIELDS) {
+    const x = v[k];
+    if (typeof x === "string" && x.length > 0) out[k] = x.length <= ID_MAX ? x : `${x.slice(0, 40)}-${Bun.hash(x).toString(16)}`;
+  }
+  for (const k of PATH_FIELDS) {
+    const x = v[k];
+    if (typeof x === "string" && x.length > 0 && x.length <= PATH_MAX && !x.includes("\0")) out[k] = x;
+  }
+  for (const k of TEXT_FIELDS) if (typeof v[k] === "string") out[k] = v[k] as string;
+  if (typeof v.stop_hook_active === "boolean") out.stop_hook_active = v.stop_hook_active;
+  return out;
+}
+
+/** The session's folder: the input's `cwd` when it is an existing folder (a hook never creates one), else ours. */
+export function hookCwd(input: HookInput): string {
+  if (input.cwd) {
+    try {
+      if (statSync(input.cwd).isDirectory()) return input.cwd;
+    } catch {}
+  }
+  return process.cwd();
 }
 
 export interface HookOutput {
@@ -48,7 +87,7 @@ export async function readHookInput(timeoutMs = 2_000): Promise<{ input: HookInp
   if (!text) return { input: {}, problem: timedOut ? "hook input did not arrive in time" : "empty hook input" };
   try {
     const v = JSON.parse(text);
-    if (v && typeof v === "object" && !Array.isArray(v)) return { input: v as HookInput };
+    if (v && typeof v === "object" && !Array.isArray(v)) return { input: parseHookInput(v) };
     return { input: {}, problem: "hook input is not a JSON object" };
   } catch {
     return { input: {}, problem: "hook input is not valid JSON" };
@@ -62,7 +101,9 @@ export function debugLog(event: string, what: string, data?: unknown): void {
     const dir = join(userDir(), "logs");
     mkdirSync(dir, { recursive: true });
     const day = new Date().toISOString().slice(0, 10);
-    const payload = data === undefined ? "" : " " + clip(typeof data === "string" ? data : JSON.stringify(data), 4000);
+    // The log holds prompts and replies: it gets the same redaction as the notes.
+    const text = typeof data === "string" ? sanitize(data) : JSON.stringify(data, (_k, v) => (typeof v === "string" ? sanitize(v) : v));
+    const payload = data === undefined ? "" : " " + clip(text, 4000);
     appendFileSync(join(dir, `hooks-${day}.log`), `${new Date().toISOString()} [${process.pid}] ${event} ${what}${payload}\n`);
   } catch {
     // A log that cannot be written must not break the hook.
@@ -114,56 +155,54 @@ export function startWatch(dataDir: string, cwd: string): { started: boolean; pi
   const running = readWatchInfo(dataDir);
   if (running) return { started: false, pid: running.pid };
   mkdirSync(dataDir, { recursive: true });
-  const log = openSync(join(dataDir, "watch.log"), "w");
-  const [cmd, ...args] = selfCommand();
-  const child = spawn(cmd!, [...args, "watch"], {
-    cwd,
-    detached: true,
-    stdio: ["ignore", log, log],
-    env: { ...process.env, MEMSEARCH_DIR: dataDir, MEMSEARCH_DEBUG: process.env.MEMSEARCH_DEBUG ?? "" },
-  });
-  child.unref();
+  // A watch process takes a moment to claim the project: hooks of several sessions starting
+  // together leave the start to the first (and its log to it, untruncated).
+  const starting = claimStart(join(dataDir, "watch.starting"));
+  if (!starting.claimed) return { started: false, pid: starting.pid };
+  let child;
+  try {
+    const log = openSync(join(dataDir, "watch.log"), "w");
+    const [cmd, ...args] = selfCommand();
+    child = spawn(cmd!, [...args, "watch"], {
+      cwd,
+      detached: true,
+      stdio: ["ignore", log, log],
+      // MEMSEARCH_WATCH_OWNER=hooks: this watch exits by itself once no Claude Code session of the project is alive.
+      env: { ...process.env, MEMSEARCH_DIR: dataDir, MEMSEARCH_DEBUG: process.env.MEMSEARCH_DEBUG ?? "", MEMSEARCH_WATCH_OWNER: "hooks" },
+    });
+    child.unref();
+  } finally {
+    // The marker names the watch process; once that is gone, the marker is stale.
+    writeFileSync(starting.file, String(child?.pid ?? ""));
+  }
   return { started: true, pid: child.pid };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Sessions of a project, so SessionEnd stops the watch process only when the last one leaves.
-
-function sessionsDir(dataDir: string): string {
-  return join(dataDir, "sessions");
-}
-
-const safeId = (id: string) => id.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100) || "unknown";
-
-/** The Claude Code process that ran this hook (our parent, since the hook command execs us). */
-export function claudePid(): number {
-  return process.ppid;
-}
-
-export function registerSession(dataDir: string, sessionId: string): void {
-  mkdirSync(sessionsDir(dataDir), { recursive: true });
-  writeFileSync(join(sessionsDir(dataDir), safeId(sessionId)), JSON.stringify({ pid: claudePid(), at: new Date().toISOString() }));
-}
-
-/** Remove this session; return how many other sessions of the project are still alive. */
-export function unregisterSession(dataDir: string, sessionId: string): number {
-  const dir = sessionsDir(dataDir);
-  rmSync(join(dir, safeId(sessionId)), { force: true });
-  let live = 0;
-  let names: string[] = [];
+function mtimeOf(file: string): number {
   try {
-    names = readdirSync(dir);
-  } catch {}
-  for (const n of names) {
-    try {
-      const { pid } = JSON.parse(readFileSync(join(dir, n), "utf8"));
-      if (isAlive(pid)) live++;
-      else rmSync(join(dir, n), { force: true });
-    } catch {
-      rmSync(join(dir, n), { force: true });
-    }
+    return statSync(file).mtimeMs;
+  } catch {
+    return 0;
   }
-  return live;
+}
+
+/** O_EXCL marker: claimed by us, or held by a live starter (whose pid it names). */
+function claimStart(file: string): { claimed: true; file: string } | { claimed: false; pid?: number } {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      closeSync(openSync(file, "wx"));
+      return { claimed: true, file };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+    const text = readTextQuiet(file)?.trim();
+    const pid = Number(text);
+    // Empty: another hook is spawning right now (unless it died doing so). A live pid: its watch is starting or running.
+    const spawning = text === "" && Date.now() - mtimeOf(file) < 10_000;
+    if (spawning || (text && Number.isInteger(pid) && isAlive(pid))) return { claimed: false, pid: pid || undefined };
+    rmSync(file, { force: true });
+  }
+  return { claimed: false };
 }
 
 // ---------------------------------------------------------------------------------------------

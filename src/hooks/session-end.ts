@@ -1,14 +1,17 @@
 import { loadContext } from "../core/context.ts";
 import { askWarm, readWatchInfo } from "../core/warm.ts";
-import { debugLog, unregisterSession, type HookInput, type HookOutput } from "./runtime.ts";
+import { unregisterSession } from "../core/sessions.ts";
+import { debugLog, hookCwd, type HookInput, type HookOutput } from "./runtime.ts";
 
 /**
  * SessionEnd (1.5 s budget shared by every plugin): forget this session and stop the watch
  * process when no other live session of the project uses it.
  */
 export async function sessionEnd(input: HookInput): Promise<HookOutput> {
-  const { project } = loadContext({}, input.cwd || process.cwd());
-  const others = unregisterSession(project.dataDir, input.session_id || "unknown");
+  const { project } = loadContext({}, hookCwd(input));
+  const sessionId = typeof input.session_id === "string" && input.session_id ? input.session_id : "unknown";
+  // Counts live sessions by Claude Code PID and start time; files of dead ones are removed.
+  const others = unregisterSession(project.dataDir, sessionId);
   if (others > 0) {
     debugLog("session-end", `${others} other session(s) still use the watch process`);
     return {};

@@ -4,14 +4,16 @@ import { embedderFor } from "../core/embedder.ts";
 import { oneLine } from "../core/errors.ts";
 import { peekIndex } from "../core/index-file.ts";
 import { lastSessionLine, recentMemory } from "../memory/journal.ts";
-import { CONTEXT_LIMIT, debugLog, registerSession, startWatch, takeProblem, type HookInput, type HookOutput } from "./runtime.ts";
+import { registerSession } from "../core/sessions.ts";
+import { kickDrainer } from "./drainer.ts";
+import { CONTEXT_LIMIT, debugLog, hookCwd, startWatch, takeProblem, type HookInput, type HookOutput } from "./runtime.ts";
 
 /**
  * SessionStart: a one-line status for the user, the recent memory for Claude, and the warm
  * watch process for fast recall during the session.
  */
 export async function sessionStart(input: HookInput): Promise<HookOutput> {
-  const cwd = input.cwd || process.cwd();
+  const cwd = hookCwd(input);
   let ctx;
   try {
     ctx = loadContext({}, cwd);
@@ -21,12 +23,27 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
   const { project, config } = ctx;
   const warnings: string[] = [];
 
-  if (input.session_id) registerSession(project.dataDir, input.session_id);
+  // Register before looking for a running watch process (see watch-lifetime.ts): it lives as
+  // long as a registered Claude Code process does.
+  if (typeof input.session_id === "string" && input.session_id) {
+    try {
+      const rec = registerSession(project.dataDir, input.session_id);
+      debugLog("session-start", `registered session as claude pid ${rec.pid}`);
+    } catch (e) {
+      warnings.push(`could not register the session: ${oneLine(e)}`);
+    }
+  }
   try {
     const w = startWatch(project.dataDir, project.root);
     debugLog("session-start", w.started ? `started watch pid ${w.pid}` : `watch already running pid ${w.pid}`);
   } catch (e) {
     warnings.push(`could not start the watch process: ${oneLine(e)}`);
+  }
+  // Turns a killed drainer left queued are written now, not whenever the next turn ends.
+  try {
+    kickDrainer(ctx);
+  } catch (e) {
+    debugLog("session-start", "could not start the drainer", oneLine(e));
   }
 
   let embedding = "off (BM25 only)";

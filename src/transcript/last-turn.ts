@@ -24,22 +24,78 @@ const norm = (s: string) => s.replace(/\s+/g, " ").trim();
  * Missing file, directory, garbage and foreign formats throw the reader's typed errors.
  */
 export async function extractLastTurn(path: string, opts: LastTurnOptions = {}): Promise<LastTurn | undefined> {
-  let index;
+  const index = await turnIndex(path);
+  if (!index?.turns.length) return undefined;
+  const [turn] = await readTurnRange(index, index.turns.length - 1, index.turns.length - 1, { maxOutput: LAST_TURN_OUTPUT_CHARS });
+  return turn && toLastTurn(index.sessionId, turn, opts.lastAssistantMessage);
+}
+
+/** What the hooks saw of a turn: Stop's `prompt_id` and `last_assistant_message`, UserPromptSubmit's prompt. */
+export interface TurnQuery {
+  promptId?: string;
+  /** The prompt as recorded (redacted the same way as `redact`). */
+  prompt?: string;
+  lastAssistantMessage?: string;
+  /** Applied to the transcript's user text before comparing it with `prompt`. */
+  redact?: (text: string) => string;
+}
+
+export interface FoundTurn {
+  turn: LastTurn;
+  /** The transcript already holds the turn's final message (else it lags and may still grow). */
+  complete: boolean;
+}
+
+/**
+ * The turn a Stop hook fired for, as far as the transcript holds it yet. Claude Code writes the
+ * prompt id on the user entry, so that is matched first; without one, the last turn counts only
+ * if its text is the recorded prompt (an older turn must never be taken for a lagging one).
+ */
+export async function findStoppedTurn(path: string, q: TurnQuery): Promise<FoundTurn | undefined> {
+  const index = await turnIndex(path);
+  if (!index) return undefined;
+  const pick = pickTurn(index.turns, q);
+  if (!pick) return undefined;
+  const [turn] = await readTurnRange(index, pick.i, pick.i, { maxOutput: LAST_TURN_OUTPUT_CHARS });
+  if (!turn) return undefined;
+  const msg = q.lastAssistantMessage === undefined ? "" : norm(cleanText(q.lastAssistantMessage));
+  // Without the final message there is nothing to wait for.
+  const complete = msg ? turn.assistantTexts.some((t) => norm(t).includes(msg)) : true;
+  // With nothing that names the turn, only its final message shows the last turn is this one.
+  if (!pick.named && msg && !complete) return undefined;
+  return { turn: toLastTurn(index.sessionId, turn, q.lastAssistantMessage), complete };
+}
+
+/** The turn's position, and whether its prompt id or text named it (else it is just the last turn). */
+function pickTurn(turns: Turn[], q: TurnQuery): { i: number; named: boolean } | undefined {
+  if (q.promptId) {
+    for (let i = turns.length - 1; i >= 0; i--) if (turns[i]!.promptId === q.promptId) return { i, named: true };
+    // This client writes prompt ids: the turn is not in the file yet.
+    if (turns.some((t) => t.promptId)) return undefined;
+  }
+  const last = turns.length - 1;
+  if (last < 0) return undefined;
+  if (q.prompt === undefined) return { i: last, named: false };
+  const want = norm(q.prompt);
+  const have = norm((q.redact ?? ((s: string) => s))(turns[last]!.userText));
+  const same = want === have || (want.length > 0 && have.length > 0 && (want.startsWith(have) || have.startsWith(want)));
+  return same ? { i: last, named: true } : undefined;
+}
+
+async function turnIndex(path: string) {
   try {
-    index = await listTurns(path);
+    return await listTurns(path);
   } catch (e) {
     if (e instanceof EmptyTranscriptError) return undefined;
     throw e;
   }
-  const n = index.turns.length;
-  if (n === 0) return undefined;
-  const [turn] = await readTurnRange(index, n - 1, n - 1, { maxOutput: LAST_TURN_OUTPUT_CHARS });
-  if (!turn) return undefined;
-  let used = false;
-  const msg = opts.lastAssistantMessage === undefined ? "" : cleanText(opts.lastAssistantMessage);
-  if (msg) used = applyLastAssistantMessage(turn, msg);
+}
+
+function toLastTurn(sessionId: string, turn: Turn, lastAssistantMessage: string | undefined): LastTurn {
+  const msg = lastAssistantMessage === undefined ? "" : cleanText(lastAssistantMessage);
+  const used = msg ? applyLastAssistantMessage(turn, msg) : false;
   const last: LastTurn = {
-    sessionId: index.sessionId,
+    sessionId,
     turnUuid: turn.uuid,
     timestamp: turn.timestamp,
     userText: turn.userText,

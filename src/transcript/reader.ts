@@ -26,6 +26,7 @@ export class EmptyTranscriptError extends InputError {
 
 export const UNRECOGNISED_MESSAGE = "Unrecognized transcript format. Read the file directly to locate the relevant turns.";
 
+const REQUEST_TYPES = ["api-request", "api-request-shape", "api-request-blob"];
 /** Entry types Claude Code writes. */
 const CLAUDE_TYPES = new Set([
   "user",
@@ -41,12 +42,19 @@ const CLAUDE_TYPES = new Set([
   "last-prompt",
   "agent-name",
   "mode",
+  "permission-mode",
+  "atis-latch",
   "pr-link",
   "cost-state",
   "tag",
+  ...REQUEST_TYPES,
 ]);
-/** Entry types with nothing for a reader: skipped from their first bytes, never parsed. */
-const SKIP_TYPES = new Set(["progress", "file-history-snapshot", "queue-operation", "ai-title", "custom-title", "last-prompt", "agent-name", "mode", "pr-link", "cost-state", "tag"]);
+/**
+ * Entry types with nothing for a reader: skipped from their first bytes, never parsed. The
+ * request records (2.1.3xx) hold the whole system prompt and injected context of each API call,
+ * 40–60 KB a line: reading them would put our own recalled memories back into memory.
+ */
+const SKIP_TYPES = new Set(["progress", "file-history-snapshot", "queue-operation", "ai-title", "custom-title", "last-prompt", "agent-name", "mode", "permission-mode", "atis-latch", "pr-link", "cost-state", "tag", ...REQUEST_TYPES]);
 /** Codex rollouts and OpenClaw sessions. */
 const FOREIGN_TYPES = new Set(["event_msg", "response_item", "session_meta", "turn_context", "compacted", "message", "session"]);
 /** The format is decided from the first entries, as the reference does. */
@@ -346,6 +354,7 @@ class Builder {
       index: -1,
       uuid: str(o.uuid) ?? `line-${lineNo}`,
       timestamp: str(o.timestamp),
+      ...(str(o.promptId) ? { promptId: str(o.promptId) } : {}),
       kind,
       userText: text,
       assistantTexts: [],
@@ -622,11 +631,15 @@ export async function readTurnRange(index: Transcript, from: number, to: number,
   return turns;
 }
 
-/** Turn whose uuid matches `id` (exact, then prefix), else undefined. */
+/**
+ * Turn whose uuid matches `id` (exact, then prefix), else the turn of that prompt id (a note
+ * written from what the hooks saw, before the transcript had the turn, is anchored by it).
+ */
 export function findTurn(turns: Turn[], id: string): number | undefined {
   const q = id.trim().replace(/\.+$/, "").toLowerCase();
   if (!q) return undefined;
   let i = turns.findIndex((t) => t.uuid.toLowerCase() === q);
   if (i < 0) i = turns.findIndex((t) => t.uuid.toLowerCase().startsWith(q));
+  if (i < 0) i = turns.findIndex((t) => t.promptId?.toLowerCase() === q);
   return i < 0 ? undefined : i;
 }

@@ -51,6 +51,8 @@ export interface Turn {
   /** uuid of the user entry that opened the turn. */
   uuid: string;
   timestamp?: string;
+  /** The `promptId` Claude Code (2.1.196+) writes on the user entry; hooks get the same `prompt_id`. */
+  promptId?: string;
   /** `prompt` for typed text, `command` for a slash command Claude acted on (`/name args`). */
   kind: "prompt" | "command";
   /** User text with injected context, system reminders and images (→ placeholders) removed. */

@@ -97,15 +97,16 @@ describe("memsearch binary, no Ollama (BM25 path)", () => {
     expect(r.stderr).toContain(`Source file not found: ${hit.source}`);
   });
 
-  test("a corrupt index is rebuilt from the markdown with a notice", async () => {
+  test("a corrupt index is rebuilt from the markdown by the first command that meets it, with one notice", async () => {
     writeFileSync(join(p.root, ".memsearch", "index", "index.bin"), "not an index at all");
     const s = await ms(["search", "redis", "-j"]);
     expect(s.code).toBe(0);
-    expect(JSON.parse(s.stdout)).toEqual([]);
-    expect(s.stderr).toContain("memsearch index");
+    expect(JSON.parse(s.stdout)[0].content).toContain("Redis");
+    expect(s.stderr.trim()).toMatch(/^memsearch: the index was unreadable \(not a memsearch index\); rebuilt it from the markdown \(6 chunks[;)]/);
+    writeFileSync(join(p.root, ".memsearch", "index", "index.bin"), "not an index at all");
     const r = await ms(["index"]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain("unreadable");
+    expect(r.stderr).toContain("memsearch: the index was unreadable (not a memsearch index); rebuilt it from the markdown (6 chunks)");
     expect(r.stdout.trim()).toBe("Indexed 6 chunks.");
   });
 

@@ -4,7 +4,6 @@ import { join, resolve } from "node:path";
 
 export const REPO = resolve(import.meta.dir, "../..");
 export const BIN = process.env.MEMSEARCH_BIN ?? join(REPO, "dist", "memsearch");
-export const SHARED = resolve(REPO, "../shared");
 
 export interface RunResult {
   code: number;

@@ -4,7 +4,7 @@
  * environment variables, so one script serves unit tests (via `claudeBin`) and e2e runs (on PATH).
  *
  *   FAKE_CLAUDE_LOG    directory to record into: `<pid>.argv`, `<pid>.env`, `<pid>.stdin`, `<pid>.child`
- *   FAKE_CLAUDE_MODE   ok (default) | many | empty | fail | slow | stubborn
+ *   FAKE_CLAUDE_MODE   ok (default) | echo (bullets naming the turn's first [User] line) | many | empty | fail | slow | stubborn
  *   FAKE_CLAUDE_REPLY  what `ok` prints instead of the default bullets
  */
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -19,14 +19,15 @@ if [ -n "$log" ]; then
   : > "$log/$$.argv"
   for a in "$@"; do printf '%s\\n' "$a" >> "$log/$$.argv"; done
   env > "$log/$$.env"
-  cat > "$log/$$.stdin"
-else
-  cat > /dev/null
 fi
+input=$(cat)
+[ -n "$log" ] && printf '%s' "$input" > "$log/$$.stdin"
 case "\${FAKE_CLAUDE_MODE:-ok}" in
   ok)
     if [ -n "\${FAKE_CLAUDE_REPLY:-}" ]; then printf '%s\\n' "$FAKE_CLAUDE_REPLY"
     else printf '%s' "${FAKE_CLAUDE_DEFAULT_REPLY}"; fi ;;
+  echo)
+    printf -- '- Summary of: %s\\n- Noted by the fake claude\\n' "$(printf '%s\\n' "$input" | grep -m1 '^\\[User\\]:' | cut -c9-200)" ;;
   many)
     printf 'Notes:\\n'
     for i in 1 2 3 4 5 6 7 8; do printf -- '- bullet %s\\n' "$i"; done ;;

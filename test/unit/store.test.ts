@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { save as oramaSave, type AnyOrama } from "@orama/orama";
 import { INDEX_FILE, Store } from "../../src/core/store.ts";
 import type { StoredChunk } from "../../src/core/types.ts";
 
@@ -75,6 +76,39 @@ describe("Store", () => {
   });
 });
 
+describe("an index saved empty", () => {
+  const state = (s: Store) => oramaSave((s as unknown as { db: AnyOrama }).db);
+
+  for (const dim of [null, 4]) {
+    test(`round-trips to the shape of a new one, then takes inserts and finds them (${dim ? "with" : "without"} vectors)`, () => {
+      const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+      Store.empty(dir, "m", dim).save();
+      const { store, rebuilt, missing } = Store.open(dir, "m");
+      expect(rebuilt).toBeUndefined();
+      expect(missing).toBeUndefined();
+      expect(store.size).toBe(0);
+      expect(state(store)).toEqual(state(Store.empty(dir, "m", dim)));
+      store.replaceFile("/p/2026-11-23.md", { mtimeMs: 1, size: 1 }, [chunk("a", "/p/2026-11-23.md", "### 10:02\n- the deploy key lives in vault")], () => vec(1, 0, 0, 0));
+      expect(store.searchText("vault", 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
+      store.save();
+      const again = Store.open(dir, "m");
+      expect(again.rebuilt).toBeUndefined();
+      expect(again.store.searchText("deploy vault", 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
+    });
+  }
+
+  test("an index emptied by removing every file loads and takes inserts again", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const s = Store.empty(dir, "m");
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, [chunk("a", "/p/a.md", "## x\nhello world")], () => undefined);
+    s.removeFile("/p/a.md");
+    s.save();
+    const { store } = Store.open(dir, "m");
+    store.replaceFile("/p/b.md", { mtimeMs: 1, size: 1 }, [chunk("b", "/p/b.md", "## y\nkombucha notes")], () => undefined);
+    expect(store.searchText("kombucha", 5).map((h) => h.chunk.chunkHash)).toEqual(["b"]);
+  });
+});
+
 describe("selectiveTerms", () => {
   test("drops terms most chunks hold, keeps the rarest when all are common", () => {
     const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
@@ -139,9 +173,11 @@ describe("format upgrades and damage keep the vectors", () => {
     built(dir);
     patchHead(dir, (h) => (h.meta.schemaVersion = 1));
     const { store, rebuilt } = Store.open(dir, "m");
-    expect(rebuilt).toContain("format changed (v1");
+    expect(rebuilt).toContain("older format (v1, now v");
     expect(store.size).toBe(0);
     expect(store.vectorForContent("ca")?.[1]).toBe(1);
+    // Ready to take the carried vectors: a rebuild that needs no embedding keeps them.
+    expect(store.dim).toBe(4);
   });
 
   test("an unreadable Orama state still yields the vectors", () => {

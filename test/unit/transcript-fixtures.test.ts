@@ -1,6 +1,6 @@
 /**
  * The reader, the turn listing and the last-turn extraction over every real Claude Code transcript
- * in ../shared/fixtures/transcripts (subagent files included), checked against facts computed here
+ * in test/fixtures/transcripts/<source>/ (subagent files included), checked against facts computed here
  * independently with a plain JSON.parse of each line.
  */
 import { describe, expect, test } from "bun:test";
@@ -12,7 +12,7 @@ import { listTurns, readTranscript, readTurnRange } from "../../src/transcript/r
 import { listSubagents } from "../../src/transcript/subagents.ts";
 import type { Transcript } from "../../src/transcript/types.ts";
 
-import { FIXTURES as ROOT, jsonlFiles } from "../helpers/fixtures.ts";
+import { FIXTURES as ROOT, realTranscripts } from "../helpers/fixtures.ts";
 const BASE64_RUN = /[A-Za-z0-9+/]{200,}/;
 
 type Obj = Record<string, any>;
@@ -77,9 +77,9 @@ function capturedTexts(t: Transcript): string[] {
   return out;
 }
 
-const files = jsonlFiles(ROOT);
+const files = realTranscripts(ROOT);
 
-test("the shared fixtures are there", () => {
+test("the real fixtures are there", () => {
   expect(existsSync(ROOT)).toBe(true);
   expect(files.length).toBeGreaterThanOrEqual(15);
   expect(files.some((f) => f.includes("/subagents/agent-"))).toBe(true);

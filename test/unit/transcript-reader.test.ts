@@ -11,7 +11,6 @@ import { listSubagents, readSubagent, subagentDir } from "../../src/transcript/s
 import type { Transcript } from "../../src/transcript/types.ts";
 
 const FIX = join(import.meta.dir, "../fixtures/transcripts");
-const SHARED = join(import.meta.dir, "../../../shared/fixtures/transcripts");
 const fx = (name: string) => join(FIX, name);
 const tmp = mkdtempSync(join(tmpdir(), "ms-transcript-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -320,8 +319,7 @@ function allLines(): string[] {
       else if (n.endsWith(".jsonl")) out.push(...readFileSync(p, "utf8").split("\n"));
     }
   };
-  walk(FIX);
-  walk(SHARED);
+  walk(FIX); // synthetic files at the top, real transcripts in one folder per source
   return out;
 }
 

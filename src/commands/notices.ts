@@ -1,0 +1,32 @@
+import type { Healed } from "../core/index-heal.ts";
+
+/**
+ * The one line that says an index was rebuilt, built or read differently than asked; the
+ * decision is the core's (openOrRebuild), the words are here.
+ */
+export function rebuiltNotice(reason: string, chunks: number, missingVectors = 0): string {
+  const vectors = missingVectors > 0 ? `; their vectors are added by the next 'memsearch index'` : "";
+  return `memsearch: ${reason}; rebuilt it from the markdown (${plural(chunks, "chunk")}${vectors})`;
+}
+
+export function healNotices(h: Healed, model: string): string[] {
+  if (h.rebuilt) return [rebuiltNotice(h.rebuilt.reason, h.rebuilt.chunks, h.rebuilt.missingVectors)];
+  if (h.built) return [`memsearch: there was no index yet; indexed ${plural(h.built.chunks, "chunk")} first`];
+  if (h.otherModel) return [`memsearch: the index was built with embedding model '${h.otherModel}', not '${model}': keyword results only ('memsearch index' rebuilds it for '${model}')`];
+  return [];
+}
+
+/** The warm process had to rebuild a broken index to answer: say so here too, where the user looks. */
+export function warmNotices(response: Record<string, unknown>): string[] {
+  const r = response.rebuilt as Healed["rebuilt"];
+  return r ? [rebuiltNotice(r.reason, r.chunks, r.missingVectors)] : [];
+}
+
+/** What search says on a project with no index and no markdown to build one from. */
+export function nothingIndexedLine(memoryDir: string): string {
+  return `Nothing is indexed yet: no markdown in ${memoryDir} (notes appear there after Claude Code turns).`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}

@@ -1,0 +1,130 @@
+/**
+ * A broken index heals itself. The index is a cache of the markdown: whatever command meets an
+ * index it cannot use (damaged, cut short, not an index, a directory, another format version)
+ * rebuilds it from the markdown, under the index lock, and carries on with its answer. Whether
+ * a file can be used is decided by Store.open (checksums, sizes, version, the loaded state's
+ * shape); what to do about it is decided here, once, for every command. Never prints.
+ *
+ * A rebuild costs no embedding: the vectors whose checksum holds are carried over from the old
+ * file, and the chunks still without one are keyword-searchable at once and get their vectors
+ * from the next index run (the watch process starts one itself), as when Ollama was down.
+ * A command never waits minutes on a model to answer a search.
+ */
+import { realpathSync, statSync } from "node:fs";
+import type { Context } from "./context.ts";
+import { indexInto, isUnder, scanFor, type IndexReport } from "./indexer.ts";
+import { withIndexLock } from "./lock.ts";
+import { Store, type OpenResult } from "./store.ts";
+
+export interface HealOptions {
+  /** Markdown to (re)build from. Default: the memory folder, plus the files the old index listed elsewhere. */
+  paths?: string[];
+  /**
+   * An index built with another embedding model: "read" it for keywords only, untouched
+   * (default: search, stats, expand, the prompt hook, so `search -m other` destroys nothing),
+   * or "rebuild" it for this model (the watch process, which indexes for it).
+   */
+  otherModel?: "read" | "rebuild";
+  /** The caller holds the index lock already. */
+  locked?: boolean;
+  /** How long to wait for the index lock before a rebuild (LockTimeoutError past it). */
+  lockTimeoutMs?: number;
+  /** Build an index that does not exist yet from the markdown (default true). */
+  buildMissing?: boolean;
+}
+
+export interface Healed {
+  store: Store;
+  /** The index could not be used and was rebuilt from the markdown; `missingVectors` chunks wait for the next index run. */
+  rebuilt?: { reason: string; chunks: number; missingVectors: number };
+  /** There was no index; one was built from the markdown. */
+  built?: { chunks: number; missingVectors: number };
+  /** There is no index and none was built (no markdown, or not asked to): `store` is empty. */
+  nothingIndexed?: boolean;
+  /** The index was built with this other embedding model: it is read for keywords only. */
+  otherModel?: string;
+  /** The index run behind `rebuilt` or `built`. */
+  report?: IndexReport;
+}
+
+/**
+ * The project's index, ready to use: loaded as it is when it can be; otherwise rebuilt (or
+ * built, when there was none) from the markdown under the index lock, saved, and returned
+ * with what happened so the command can say so in one line. Throws typed errors only
+ * (LockTimeoutError, StorageError…), for what a rebuild cannot get past.
+ */
+export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promise<Healed> {
+  const { indexDir } = ctx.project;
+  const model = ctx.config["embedding.model"];
+  const open = () => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild" });
+  const first = open();
+  if (usable(first)) return asIs(first);
+  if (first.missing && opts.buildMissing === false) return { store: first.store, nothingIndexed: true };
+
+  const heal = async (): Promise<Healed> => {
+    // Another process may have rebuilt it while we waited for the lock.
+    const now = opts.locked ? first : open();
+    if (usable(now)) return asIs(now);
+    if (now.missing && opts.buildMissing === false) return { store: now.store, nothingIndexed: true };
+    const req = { paths: opts.paths ?? markdownOf(ctx, now.sources), indexDir, config: ctx.config, embedder: null };
+    const scan = scanFor(req);
+    if (now.missing && scan.files.length === 0) return { store: now.store, nothingIndexed: true };
+    const built = await indexInto(req, now.store, scan); // and saves it
+    const { store } = built;
+    // Indexed without an embedder, but vectors are on unless configured off: say what is missing.
+    const vectorsOn = ctx.config["embedding.provider"] !== "none";
+    const missingVectors = vectorsOn ? store.size - store.vectorCount : 0;
+    const report: IndexReport = { ...built.report, vectors: vectorsOn ? "on" : "off", missingVectors, rebuilt: now.rebuilt };
+    if (now.missing) return { store, built: { chunks: store.size, missingVectors }, report };
+    return { store, rebuilt: { reason: now.rebuilt!, chunks: store.size, missingVectors }, report };
+  };
+  return opts.locked ? heal() : withIndexLock(indexDir, heal, opts.lockTimeoutMs);
+}
+
+function usable(r: OpenResult): boolean {
+  return !r.missing && !r.rebuilt;
+}
+
+function asIs(r: OpenResult): Healed {
+  return r.otherModel ? { store: r.store, otherModel: r.otherModel } : { store: r.store };
+}
+
+/**
+ * What to rebuild from: the memory folder, and the markdown files of this project the old index
+ * listed outside it (folders indexed by hand) that still exist, so a rebuild loses nothing it
+ * can find. Never files outside the project: an index copied along with a project lists the
+ * old location's files, and memory must not leak across projects.
+ */
+function markdownOf(ctx: Context, sources: string[] = []): string[] {
+  const { memoryDir } = ctx.project;
+  const out = isDir(memoryDir) ? [memoryDir] : [];
+  // Sources are real paths (the scanner resolves symlinks): compare with real paths.
+  const root = real(ctx.project.root);
+  const memory = real(memoryDir);
+  for (const s of sources) if (isUnder(s, root) && !isUnder(s, memory) && isFile(s)) out.push(s);
+  return out;
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,50 @@
+import { loadContext, type Context } from "../core/context.ts";
+import { resolveOllamaHost } from "../core/embedder.ts";
+import { oneLine } from "../core/errors.ts";
+import { refreshMemoryIndex } from "../core/refresh.ts";
+import { drainPending } from "../memory/capture.ts";
+import { summarizeTurn, type SummarizerProvider } from "../memory/summarizer.ts";
+import { debugLog, recordProblem, type HookOutput } from "./runtime.ts";
+
+/**
+ * The drainer: `memsearch hook drain`, started by the hooks in a session and process group of its
+ * own so that it outlives Claude Code (which ends its hooks at teardown). It writes a note for
+ * every queued turn of the project it is started in, then brings the index up to date.
+ */
+export async function drain(): Promise<HookOutput> {
+  const ctx = loadContext({}, process.cwd());
+  const { project, config } = ctx;
+  const report = await drainPending({
+    memoryDir: project.memoryDir,
+    dataDir: project.dataDir,
+    summarize: (turn) =>
+      summarizeTurn(turn, {
+        provider: (config["summarizer.provider"] === "off" ? "extract" : config["summarizer.provider"]) as SummarizerProvider,
+        claudeModel: config["summarizer.model"],
+        ollamaHost: safeHost(config["embedding.host"]),
+        ollamaModel: config["summarizer.ollama_model"],
+        timeoutMs: config["summarizer.timeout_ms"],
+      }),
+  });
+  debugLog("drain", report.ran ? "drained" : "another drainer holds the queue", report);
+  // The last one wins the status line: the newest problem is the one worth acting on.
+  for (const p of report.problems) recordProblem(project.dataDir, p);
+  if (report.written > 0) await indexMemory(ctx);
+  return {};
+}
+
+async function indexMemory(ctx: Context): Promise<void> {
+  try {
+    await refreshMemoryIndex(ctx);
+  } catch (e) {
+    recordProblem(ctx.project.dataDir, `indexing after a turn failed: ${oneLine(e)}`);
+  }
+}
+
+function safeHost(configured: string): string {
+  try {
+    return resolveOllamaHost(configured);
+  } catch {
+    return "http://127.0.0.1:11434";
+  }
+}

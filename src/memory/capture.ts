@@ -1,0 +1,177 @@
+/**
+ * From a queued turn to a note in the journal: wait (a bounded time) for Claude Code to flush the
+ * turn into its transcript, fall back to what the hooks saw, summarise, append. Runs in the drainer
+ * process, never in a hook's own time.
+ *
+ * Exactly once: one drainer per project at a time (a lock), the settled turn is saved into its
+ * queue file before the slow step, and the journal skips an anchor it already holds, so a drainer
+ * killed anywhere leaves work the next one finishes with the same note.
+ */
+import { LockTimeoutError, withFileLock } from "../core/lock.ts";
+import { oneLine } from "../core/errors.ts";
+import { findStoppedTurn, type FoundTurn } from "../transcript/last-turn.ts";
+import type { LastTurn } from "../transcript/types.ts";
+import { appendTurnNote } from "./journal.ts";
+import { drainLockFile, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, type PendingTurn, type ResolvedTurn } from "./pending.ts";
+import { sanitize } from "./redact.ts";
+import type { Summary } from "./summarizer.ts";
+
+export interface DrainOptions {
+  memoryDir: string;
+  dataDir: string;
+  summarize: (turn: LastTurn) => Promise<Summary>;
+  /** How long a lagging transcript is waited for before the hooks' own record is used. */
+  transcriptWaitMs?: number;
+  pollMs?: number;
+}
+
+export interface DrainReport {
+  /** Notes appended to the journal. */
+  written: number;
+  /** Turns whose note was already there (a retry after a crash). */
+  duplicates: number;
+  /** Notes written from what the hooks saw because the transcript did not have the turn in time. */
+  fromHooks: number;
+  /** Turns left queued because writing failed (disk full…): retried by the next drainer. */
+  failed: number;
+  /** Queue files that were not turns, set aside. */
+  damaged: number;
+  /** Why the summariser fell back, or why a write failed, one line each. */
+  problems: string[];
+  /** False when another drainer holds the queue (it also takes what this one was called for). */
+  ran: boolean;
+}
+
+export const TRANSCRIPT_WAIT_MS = 10_000;
+const POLL_MS = 200;
+
+/**
+ * Write a note for every queued turn. One drainer at a time: a second one returns at once, and
+ * the holder looks again after letting go, so a turn queued meanwhile is never left behind.
+ */
+export async function drainPending(opts: DrainOptions): Promise<DrainReport> {
+  const report: DrainReport = { written: 0, duplicates: 0, fromHooks: 0, failed: 0, damaged: 0, problems: [], ran: false };
+  const tried = new Set<string>();
+  for (;;) {
+    const todo = listPending(opts.dataDir).filter((f) => !tried.has(f));
+    if (!todo.length) return report;
+    try {
+      // A summariser may take minutes; only a dead holder's lock is broken.
+      await withFileLock(drainLockFile(opts.dataDir), () => drainLocked(opts, report, tried), { timeoutMs: 0, staleMs: 6 * 3600_000 });
+      report.ran = true;
+    } catch (e) {
+      if (e instanceof LockTimeoutError) return report;
+      throw e;
+    }
+  }
+}
+
+async function drainLocked(opts: DrainOptions, report: DrainReport, tried: Set<string>): Promise<void> {
+  sweepPrompts(opts.dataDir);
+  for (const file of listPending(opts.dataDir)) {
+    if (tried.has(file)) continue;
+    tried.add(file);
+    const entry = readPending(file);
+    if (!entry) {
+      setAside(file);
+      report.damaged++;
+      continue;
+    }
+    await finishTurn(file, entry, opts, report);
+  }
+}
+
+async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, report: DrainReport): Promise<void> {
+  let resolved = entry.resolved;
+  if (!resolved) {
+    resolved = await resolveTurn(entry, opts);
+    if (!resolved) {
+      // Nothing to write: no prompt, no reply, no transcript turn (a Stop with empty input).
+      removePending(file);
+      return;
+    }
+    saveResolved(file, entry, resolved);
+  }
+  if (resolved.source === "hooks") report.fromHooks++;
+  const summary = await opts.summarize(toLastTurn(entry, resolved));
+  if (summary.fallbackReason) report.problems.push(`summariser fell back to a plain extract (${summary.fallbackReason})`);
+  try {
+    const written = await appendTurnNote({
+      memoryDir: opts.memoryDir,
+      sessionId: entry.sessionId,
+      turnUuid: resolved.turnUuid,
+      transcriptPath: entry.transcriptPath ?? "",
+      bullets: summary.bullets,
+      now: new Date(entry.stoppedAt),
+    });
+    if (written.appended) report.written++;
+    else report.duplicates++;
+    removePending(file);
+  } catch (e) {
+    report.failed++;
+    report.problems.push(`a turn could not be written to memory (it stays queued): ${oneLine(e)}`);
+  }
+}
+
+/**
+ * The turn to write, from the transcript when it holds the turn within the wait, else from what
+ * the hooks recorded. A transcript that holds the turn but not yet its final message is waited
+ * for too, then completed with Stop's `last_assistant_message`.
+ */
+export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "transcriptWaitMs" | "pollMs"> = {}): Promise<ResolvedTurn | undefined> {
+  const deadline = Date.now() + (opts.transcriptWaitMs ?? TRANSCRIPT_WAIT_MS);
+  let found: FoundTurn | undefined;
+  for (;;) {
+    found = entry.transcriptPath ? await lookUp(entry) : undefined;
+    if (found?.complete || Date.now() >= deadline || !entry.transcriptPath) break;
+    await Bun.sleep(opts.pollMs ?? POLL_MS);
+  }
+  if (found) return fromTranscript(found.turn);
+  return fromHooks(entry);
+}
+
+async function lookUp(entry: PendingTurn): Promise<FoundTurn | undefined> {
+  try {
+    return await findStoppedTurn(entry.transcriptPath!, {
+      promptId: entry.promptId,
+      prompt: entry.prompt,
+      lastAssistantMessage: entry.lastAssistantMessage,
+      redact: sanitize,
+    });
+  } catch {
+    // Not there yet, unreadable, not a transcript: the hooks' record stands in.
+    return undefined;
+  }
+}
+
+function fromTranscript(t: LastTurn): ResolvedTurn {
+  return {
+    turnUuid: t.turnUuid,
+    source: "transcript",
+    userText: sanitize(t.userText),
+    assistantTexts: t.assistantTexts.map(sanitize),
+    tools: t.tools.map((c) => ({ name: c.name, input: sanitize(c.input) })),
+    text: sanitize(t.text),
+  };
+}
+
+function fromHooks(entry: PendingTurn): ResolvedTurn | undefined {
+  if (!entry.prompt && !entry.lastAssistantMessage) return undefined;
+  const userText = entry.prompt ?? "";
+  const assistantTexts = entry.lastAssistantMessage ? [entry.lastAssistantMessage] : [];
+  const text = [`[User]: ${userText || "(prompt not recorded)"}`, ...assistantTexts.map((a) => `[Claude Code]: ${a}`)].join("\n");
+  // The prompt id is what Claude Code writes on the turn's user entry: `transcript --turn` finds it.
+  const turnUuid = entry.promptId ?? `stop-${Date.parse(entry.stoppedAt).toString(36)}`;
+  return { turnUuid, source: "hooks", userText, assistantTexts, tools: [], text };
+}
+
+function toLastTurn(entry: PendingTurn, r: ResolvedTurn): LastTurn {
+  return {
+    sessionId: entry.sessionId,
+    turnUuid: r.turnUuid,
+    userText: r.userText,
+    assistantTexts: r.assistantTexts,
+    tools: r.tools.map((t, i) => ({ id: String(i), name: t.name, input: t.input })),
+    text: r.text,
+  };
+}

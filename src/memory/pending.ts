@@ -1,0 +1,227 @@
+/**
+ * The write-ahead queue of turns, `.memsearch/pending/`. Claude Code may kill a hook at any moment
+ * (`claude -p` ends async hooks at teardown) and writes its transcript late, so what the hooks saw
+ * is put on disk first, in milliseconds, and the slow part (waiting for the transcript, the
+ * summariser) works from these files in a process of its own:
+ *
+ *   prompts/<session>--<prompt>.json   the prompt as UserPromptSubmit saw it (redacted)
+ *   <session>--<prompt>.json           a finished turn as Stop saw it, waiting for its note
+ *
+ * A turn file is deleted only after its note is in the journal. Everything written here is
+ * redacted first: these files live in the project like the notes.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { atomicWrite, readTextQuiet } from "../core/fsutil.ts";
+import { clip } from "../core/text.ts";
+import { sanitize } from "./redact.ts";
+
+/** A turn as the drainer settled it: once written, every retry writes the same note anchor. */
+export interface ResolvedTurn {
+  turnUuid: string;
+  /** Where the turn came from: the transcript, or only what the hooks saw (the transcript lagged). */
+  source: "transcript" | "hooks";
+  userText: string;
+  assistantTexts: string[];
+  /** Tool calls by name and one-line input (the extract names tools and files from them). */
+  tools: { name: string; input: string }[];
+  /** The turn rendered for a summariser, redacted. */
+  text: string;
+}
+
+export interface PendingTurn {
+  sessionId: string;
+  promptId?: string;
+  transcriptPath?: string;
+  /** When Stop fired (ISO): the note's day and time. */
+  stoppedAt: string;
+  prompt?: string;
+  lastAssistantMessage?: string;
+  resolved?: ResolvedTurn;
+}
+
+export interface PromptRecord {
+  sessionId: string;
+  promptId: string;
+  prompt: string;
+  at: string;
+}
+
+/** Longest prompt or message kept: a note needs the gist, and a pasted log must not fill the disk. */
+const TEXT_LIMIT = 20_000;
+const ID_LIMIT = 200;
+/** A prompt whose turn never stopped (interrupted, killed) is forgotten after this. */
+const PROMPT_TTL_MS = 7 * 24 * 3600_000;
+
+export function pendingDir(dataDir: string): string {
+  return join(dataDir, "pending");
+}
+
+/** Held by the one drainer at work on the project's queue. */
+export function drainLockFile(dataDir: string): string {
+  return join(pendingDir(dataDir), ".drain.lock");
+}
+
+function promptsDir(dataDir: string): string {
+  return join(pendingDir(dataDir), "prompts");
+}
+
+/** Session and prompt ids come from hook input: anything outside a safe alphabet is replaced, long ones hashed. */
+export function safeName(id: string): string {
+  const clean = id.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_");
+  if (clean.length <= 80) return clean || "unknown";
+  return `${clean.slice(0, 40)}-${createHash("sha256").update(id).digest("hex").slice(0, 16)}`;
+}
+
+function keyOf(sessionId: string, promptId: string): string {
+  return `${safeName(sessionId)}--${safeName(promptId)}`;
+}
+
+export const redactText = (s: string | undefined): string | undefined => (s === undefined ? undefined : clip(sanitize(s), TEXT_LIMIT));
+
+const str = (v: unknown, max = TEXT_LIMIT): string | undefined => (typeof v === "string" && v.length > 0 ? v.slice(0, max) : undefined);
+const strList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+const toolList = (v: unknown): { name: string; input: string }[] =>
+  Array.isArray(v) ? v.filter((t) => t && typeof t.name === "string" && typeof t.input === "string").map((t) => ({ name: t.name as string, input: t.input as string })) : [];
+
+// ---------------------------------------------------------------------------------------------
+// Prompts (UserPromptSubmit)
+
+export function recordPrompt(dataDir: string, rec: PromptRecord): void {
+  atomicWrite(join(promptsDir(dataDir), `${keyOf(rec.sessionId, rec.promptId)}.json`), JSON.stringify({ ...rec, prompt: redactText(rec.prompt) }));
+}
+
+/** The prompt of a turn, taken out of the prompt folder (the turn file keeps it from now on). */
+export function takePrompt(dataDir: string, sessionId: string, promptId: string): string | undefined {
+  const file = join(promptsDir(dataDir), `${keyOf(sessionId, promptId)}.json`);
+  const text = readTextQuiet(file);
+  if (text === undefined) return undefined;
+  rmSync(file, { force: true });
+  try {
+    return str(JSON.parse(text)?.prompt);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Prompts whose turn never reached Stop, past their time. */
+export function sweepPrompts(dataDir: string, now = Date.now()): number {
+  let removed = 0;
+  for (const name of listNames(promptsDir(dataDir))) {
+    const file = join(promptsDir(dataDir), name);
+    try {
+      if (now - statSync(file).mtimeMs > PROMPT_TTL_MS) {
+        rmSync(file, { force: true });
+        removed++;
+      }
+    } catch {}
+  }
+  return removed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Turns (Stop → drainer)
+
+/** Write a turn to the queue and return its file. A Stop fired twice for one prompt updates the entry. */
+export function enqueueTurn(dataDir: string, turn: PendingTurn): string {
+  const promptId = turn.promptId ?? `t${createHash("sha256").update(`${turn.stoppedAt}\n${turn.lastAssistantMessage ?? ""}`).digest("hex").slice(0, 16)}`;
+  const file = join(pendingDir(dataDir), `${keyOf(turn.sessionId, promptId)}.json`);
+  const clean: PendingTurn = {
+    ...turn,
+    prompt: redactText(turn.prompt),
+    lastAssistantMessage: redactText(turn.lastAssistantMessage),
+  };
+  atomicWrite(file, JSON.stringify(clean));
+  return file;
+}
+
+/** Save what the drainer settled before the slow step, so a retry after a crash writes the same anchor. */
+export function saveResolved(file: string, turn: PendingTurn, resolved: ResolvedTurn): void {
+  atomicWrite(file, JSON.stringify({ ...turn, resolved }));
+}
+
+/** The queued turns, oldest first. */
+export function listPending(dataDir: string): string[] {
+  const dir = pendingDir(dataDir);
+  const files = listNames(dir)
+    .filter((n) => n.endsWith(".json"))
+    .map((n) => join(dir, n));
+  const at = new Map(files.map((f) => [f, mtimeOf(f)]));
+  return files.sort((a, b) => at.get(a)! - at.get(b)! || a.localeCompare(b));
+}
+
+export function hasPending(dataDir: string): boolean {
+  return listNames(pendingDir(dataDir)).some((n) => n.endsWith(".json"));
+}
+
+/** A queued turn, checked field by field (the file may be damaged or hand-edited); undefined if unusable. */
+export function readPending(file: string): PendingTurn | undefined {
+  const text = readTextQuiet(file);
+  if (text === undefined) return undefined;
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!o || typeof o !== "object") return undefined;
+  const sessionId = str(o.sessionId, ID_LIMIT);
+  const stoppedAt = str(o.stoppedAt, 64);
+  if (!sessionId || !stoppedAt || Number.isNaN(Date.parse(stoppedAt))) return undefined;
+  const turn: PendingTurn = {
+    sessionId,
+    stoppedAt,
+    promptId: str(o.promptId, ID_LIMIT),
+    transcriptPath: str(o.transcriptPath, 4096),
+    prompt: str(o.prompt),
+    lastAssistantMessage: str(o.lastAssistantMessage),
+  };
+  const r = o.resolved as Record<string, unknown> | undefined;
+  if (r && typeof r === "object") {
+    const turnUuid = str(r.turnUuid, ID_LIMIT);
+    const text = str(r.text, 1_000_000);
+    if (turnUuid && text !== undefined && (r.source === "transcript" || r.source === "hooks")) {
+      turn.resolved = {
+        turnUuid,
+        source: r.source,
+        userText: str(r.userText) ?? "",
+        assistantTexts: strList(r.assistantTexts),
+        tools: toolList(r.tools),
+        text,
+      };
+    }
+  }
+  return turn;
+}
+
+export function removePending(file: string): void {
+  rmSync(file, { force: true });
+}
+
+/** A file that cannot be read as a turn is set aside, not deleted: a person may want to look. */
+export function setAside(file: string): void {
+  const dir = join(dirname(file), "damaged");
+  try {
+    mkdirSync(dir, { recursive: true });
+    renameSync(file, join(dir, basename(file)));
+  } catch {
+    rmSync(file, { force: true });
+  }
+}
+
+function listNames(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function mtimeOf(file: string): number {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
