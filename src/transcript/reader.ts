@@ -44,6 +44,7 @@ const CLAUDE_TYPES = new Set([
   "mode",
   "permission-mode",
   "atis-latch",
+  "tools-used",
   "pr-link",
   "cost-state",
   "tag",
@@ -54,7 +55,7 @@ const CLAUDE_TYPES = new Set([
  * request records (2.1.3xx) hold the whole system prompt and injected context of each API call,
  * 40–60 KB a line: reading them would put our own recalled memories back into memory.
  */
-const SKIP_TYPES = new Set(["progress", "file-history-snapshot", "queue-operation", "ai-title", "custom-title", "last-prompt", "agent-name", "mode", "permission-mode", "atis-latch", "pr-link", "cost-state", "tag", ...REQUEST_TYPES]);
+const SKIP_TYPES = new Set(["progress", "file-history-snapshot", "queue-operation", "ai-title", "custom-title", "last-prompt", "agent-name", "mode", "permission-mode", "atis-latch", "tools-used", "pr-link", "cost-state", "tag", ...REQUEST_TYPES]);
 /** Codex rollouts and OpenClaw sessions. */
 const FOREIGN_TYPES = new Set(["event_msg", "response_item", "session_meta", "turn_context", "compacted", "message", "session"]);
 /** The format is decided from the first entries, as the reference does. */

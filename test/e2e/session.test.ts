@@ -192,6 +192,48 @@ describe("concurrent session starts", () => {
   }, 30_000);
 });
 
+describe("a turn is never lost", () => {
+  test("a drainer killed mid-summary leaves its turn queued; the next session's start writes it, once", async () => {
+    const p = tempProject();
+    const bin = mkdtempSync(join(tmpdir(), "ms-fakebin-"));
+    writeFakeClaude(bin);
+    const log = mkdtempSync(join(tmpdir(), "ms-claude-log-"));
+    const env = { ...p.env, PATH: `${bin}:${process.env.PATH}`, FAKE_CLAUDE_LOG: log, MEMSEARCH_NO_WATCH: "1" };
+    const input = { session_id: "sess-k", cwd: p.root, prompt_id: "prompt-k", transcript_path: join(p.root, "none.jsonl") };
+    await run(["hook", "user-prompt-submit"], { cwd: p.root, env, stdin: JSON.stringify({ ...input, prompt: "why does the okapi job time out?" }) });
+    const stop = await run(["hook", "stop"], { cwd: p.root, env: { ...env, FAKE_CLAUDE_MODE: "slow" }, stdin: JSON.stringify({ ...input, last_assistant_message: "The okapi job waits on a lock." }) });
+    expect(stop.stdout.trim()).toBe("{}");
+    // The drainer is waiting for the (slow) summariser: kill it and what it started.
+    const lock = join(p.root, ".memsearch", "pending", ".drain.lock");
+    for (let i = 0; i < 300 && fakeClaudeCalls(log).length === 0; i++) await Bun.sleep(50);
+    const drainer = Number(readFileSync(lock, "utf8").split(" ")[0]);
+    process.kill(drainer, "SIGKILL");
+    for (const c of fakeClaudeCalls(log)) {
+      for (const pid of [c.pid, c.childPid]) if (pid) try { process.kill(pid, "SIGKILL"); } catch {}
+    }
+    await Bun.sleep(200);
+    const queued = readdirSync(join(p.root, ".memsearch", "pending")).filter((n) => n.endsWith(".json"));
+    expect(queued).toHaveLength(1);
+    const journal = () =>
+      readdirSync(p.memory)
+        .filter((n) => /^\d{4}-\d{2}-\d{2}\.md$/.test(n))
+        .map((n) => readFileSync(join(p.memory, n), "utf8"))
+        .join("\n");
+    expect(journal()).not.toContain("turn:prompt-k ");
+    // The next session starts: its hook finds the queue and starts a drainer, which finishes the turn.
+    const start = await run(["hook", "session-start"], { cwd: p.root, env: { ...env, FAKE_CLAUDE_MODE: "echo" }, stdin: JSON.stringify({ session_id: "sess-next", cwd: p.root }) });
+    expect(start.code).toBe(0);
+    expect(await drained(p.root)).toBe(true);
+    const noted = journal();
+    expect(noted.match(/turn:prompt-k /g)).toHaveLength(1);
+    expect(noted).toContain("- Summary of: why does the okapi job time out?");
+    // Another start finds nothing left to do.
+    await run(["hook", "session-start"], { cwd: p.root, env, stdin: JSON.stringify({ session_id: "sess-next2", cwd: p.root }) });
+    expect(await drained(p.root)).toBe(true);
+    expect(journal()).toBe(noted);
+  }, 60_000);
+});
+
 describe("hooks survive bad input", () => {
   const p = tempProject();
   const cases: [string, string][] = [

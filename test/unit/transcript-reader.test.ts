@@ -411,3 +411,47 @@ test("the mkdir in tmp works (sanity for the other tests)", () => {
   mkdirSync(join(tmp, "d"), { recursive: true });
   expect(statSync(join(tmp, "d")).isDirectory()).toBe(true);
 });
+
+describe("the line types Claude Code 2.1.3xx writes", () => {
+  // Shapes as the real client wrote them in the real-client suite (payloads shortened, the system
+  // prompt replaced): request records, prompt snapshots and hook attachments carry our own injected
+  // memory and must never become text of a turn.
+  const sid = "5e55a000-0000-4000-8000-0000000003a8";
+  const base = { sessionId: sid, version: "2.1.328", cwd: "/home/dev/proj", isSidechain: false, userType: "external" };
+  const injected = "# Recent memory (memsearch)\n- User asked about the flamingo parser";
+  const blob = "x".repeat(60_000);
+  const lines = [
+    { type: "last-prompt", lastPrompt: "Remember the flamingo parser", sessionId: sid },
+    { type: "mode", mode: "normal", sessionId: sid },
+    { type: "permission-mode", permissionMode: "auto", sessionId: sid },
+    { type: "atis-latch", sessionId: sid },
+    { ...base, type: "attachment", uuid: "at-1", attachment: { type: "hook_additional_context", hookEvent: "SessionStart", hookName: "SessionStart:startup", content: [injected] } },
+    { ...base, type: "attachment", uuid: "at-2", attachment: { type: "prompt_snapshot", content: injected + blob } },
+    { ...base, type: "user", uuid: "u-1", promptId: "p-1", message: { role: "user", content: "Remember the flamingo parser caches 512 entries." } },
+    { type: "api-request-shape", sessionId: sid, shape: { system: injected, tools: blob } },
+    { type: "api-request-blob", sessionId: sid, blob: injected + blob },
+    { type: "api-request", sessionId: sid, requestId: "req_1" },
+    { ...base, type: "assistant", uuid: "a-1", message: { id: "msg_1", role: "assistant", content: [{ type: "text", text: "Noted." }] } },
+    { ...base, type: "system", subtype: "stop_hook_summary", uuid: "s-1", hookCount: 1, hookInfos: [], hookErrors: [] },
+    { ...base, type: "system", subtype: "turn_duration", uuid: "s-2", durationMs: 812 },
+    { type: "tools-used", sessionId: sid, tools: ["Bash"] },
+    { type: "cost-state", sessionId: sid },
+    { type: "file-history-snapshot", messageId: "u-1", snapshot: {} },
+  ];
+  const file = () => tmpFile("client-2.1.328.jsonl", lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+
+  test("are each read or skipped on purpose: one turn, its prompt id, none of the injected context", async () => {
+    const t = await readTranscript(file());
+    expect(t.stats.unknownTypes).toBe(0);
+    expect(t.stats.malformed).toBe(0);
+    expect(t.turns).toHaveLength(1);
+    expect(t.turns[0]).toMatchObject({ uuid: "u-1", promptId: "p-1", userText: "Remember the flamingo parser caches 512 entries.", assistantTexts: ["Noted."] });
+    expect(everything(t)).not.toContain("Recent memory (memsearch)");
+    for (const type of ["api-request-blob", "api-request-shape", "api-request", "mode", "permission-mode", "atis-latch", "tools-used", "last-prompt", "cost-state"]) expect(t.stats.skipped[type]).toBe(1);
+  });
+
+  test("a turn is found by the prompt id the hooks were given", async () => {
+    const index = await listTurns(file());
+    expect(findTurn(index.turns, "p-1")).toBe(0);
+  });
+});

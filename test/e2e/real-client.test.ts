@@ -1,0 +1,296 @@
+/**
+ * memsearch with the real Claude Code CLI (2.1.328, a pinned dev dependency), against the local
+ * Messages API mock: the plugin folder with the freshly built binary in its bin/, interactive
+ * sessions in a pseudo-terminal ended with /exit right after their last reply, and `claude -p`
+ * sessions. Everything is asserted from the outside: the markdown, the requests the model received,
+ * what a Bash tool call printed, the processes left, the hook timings the client logged.
+ *
+ * One project lives through the whole file, as a user's would: the tests run in order and each
+ * builds on the memory the previous ones left.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stagePlugin } from "../../scripts/install-plugin-bin.ts";
+import { anchorsIn } from "../../src/core/anchor.ts";
+import { startMockApi, type MockApi } from "../helpers/anthropic-mock.ts";
+import { BIN } from "../helpers/cli.ts";
+import { assertRealClaude, hookTimings, killLeftovers, leftovers, makeClaudeHome, readTranscript, runPrint, startInteractive, transcriptFiles, type HookTiming, type InteractiveSession } from "../helpers/real-claude.ts";
+
+assertRealClaude();
+
+/** A turn of the scenario: a fact with a codeword the summariser's notes echo back. */
+interface Turn {
+  session: string;
+  codeword: string;
+  prompt: string;
+  reply: string;
+}
+
+const INTERACTIVE_SESSIONS = 3;
+const TURNS_PER_SESSION = 3;
+const PRINT_SESSIONS = 4;
+/** The mock summariser answers after this long, as haiku does on a good day. */
+const SUMMARY_DELAY_MS = 2_500;
+
+const FACTS = [
+  "the staging database rotates its password on thursdays",
+  "the flamingo parser caches at most 512 entries",
+  "deploys go through fly.io from the main branch",
+  "the billing webhook retries five times with backoff",
+  "redis runs on port 6380 in development",
+  "the search index is rebuilt nightly at two",
+  "feature flags live in the launchdarkly project atlas",
+  "the mobile app pins okhttp to version four",
+  "log retention in loki is fourteen days",
+  "the cron for invoices runs at six in the morning",
+  "api tokens expire after ninety days",
+  "the design system uses radix primitives",
+  "the ci cache key includes the lockfile hash",
+];
+/** Codewords short enough to be one token, unlike anything else in the notes. */
+const codeword = (i: number) => `zq${(i * 7919 + 1013).toString(36)}`;
+
+const tmp = mkdtempSync(join(tmpdir(), "ms-real-client-"));
+const project = join(tmp, "project");
+const home = join(tmp, "home");
+let plugin = "";
+let api: MockApi;
+const turns: Turn[] = [];
+const runIds: string[] = [];
+const debugFiles: string[] = [];
+const started = performance.now();
+const env = { MEMSEARCH_DEBUG: "1" };
+
+const memoryDir = () => join(project, ".memsearch", "memory");
+
+/** Every note section of the project's memory, with its anchor. */
+function notes(): { anchor: ReturnType<typeof anchorsIn>[number]; text: string }[] {
+  if (!existsSync(memoryDir())) return [];
+  const out: { anchor: ReturnType<typeof anchorsIn>[number]; text: string }[] = [];
+  for (const f of readdirSync(memoryDir()).filter((n) => n.endsWith(".md"))) {
+    for (const section of readFileSync(join(memoryDir(), f), "utf8").split(/^### /m).slice(1)) {
+      const [anchor] = anchorsIn(section);
+      if (anchor) out.push({ anchor, text: section });
+    }
+  }
+  return out;
+}
+
+/** Waits until every turn so far has its note and the queue is empty (drainers write them in the background). */
+async function allNoted(timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const pending = join(project, ".memsearch", "pending");
+  for (;;) {
+    const texts = notes().map((n) => n.text);
+    const missing = turns.filter((t) => !texts.some((x) => x.includes(t.codeword)));
+    const queued = existsSync(pending) ? readdirSync(pending).filter((n) => n.endsWith(".json")) : [];
+    if (!missing.length && !queued.length) return;
+    if (Date.now() > deadline) throw new Error(`after ${timeoutMs} ms: no note for ${missing.map((t) => t.codeword).join(", ")}; queued: ${queued.join(", ")}`);
+    await Bun.sleep(250);
+  }
+}
+
+function newTurn(session: string): Turn {
+  const i = turns.length;
+  const cw = codeword(i);
+  const fact = FACTS[i % FACTS.length]!;
+  const t: Turn = { session, codeword: cw, prompt: `Remember ${cw}: ${fact}.`, reply: `Noted ${cw.toUpperCase()}: ${fact}.` };
+  turns.push(t);
+  return t;
+}
+
+beforeAll(async () => {
+  mkdirSync(join(project, ".git"), { recursive: true });
+  makeClaudeHome({ home, projectDirs: [project] });
+  plugin = stagePlugin(BIN, join(tmp, "plugin"));
+  api = await startMockApi({
+    summaryDelayMs: SUMMARY_DELAY_MS,
+    // Each fact prompt gets its own reply; the summariser (handled by the mock) echoes the turn's words.
+    reply: (req) => {
+      const t = turns.find((x) => req.prompt === x.prompt);
+      return t ? { type: "text", text: t.reply } : undefined;
+    },
+  });
+});
+
+afterAll(async () => {
+  for (const id of runIds) killLeftovers(id);
+  await api?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe("memsearch with the real Claude Code", () => {
+  test(`${INTERACTIVE_SESSIONS} interactive sessions of ${TURNS_PER_SESSION} turns, each ended with /exit right after its last reply: every turn is in the markdown`, async () => {
+    for (let s = 1; s <= INTERACTIVE_SESSIONS; s++) {
+      const session: InteractiveSession = startInteractive({ api, projectDir: project, home, pluginDir: plugin, env, timeoutMs: 150_000 });
+      runIds.push(session.runId);
+      debugFiles.push(session.debugFile!);
+      try {
+        await session.ready();
+        for (let k = 1; k <= TURNS_PER_SESSION; k++) {
+          const t = newTurn(`interactive-${s}`);
+          await session.ask(t.prompt, { expectText: t.codeword.toUpperCase() });
+        }
+        const end = await session.exit();
+        expect(end.timedOut).toBe(false);
+        expect(end.exitCode).toBe(0);
+      } catch (e) {
+        session.kill();
+        throw new Error(`${e}\n--- screen ---\n${session.screen()}`);
+      }
+    }
+    await allNoted();
+    const all = notes();
+    expect(all).toHaveLength(INTERACTIVE_SESSIONS * TURNS_PER_SESSION);
+    // One note per turn, under its own session, anchored to the turn the transcript holds.
+    const transcripts = transcriptFiles(home, project);
+    expect(transcripts).toHaveLength(INTERACTIVE_SESSIONS);
+    const promptIds = new Map<string, string>();
+    for (const file of transcripts)
+      for (const line of readTranscript(file)) {
+        if (line.type !== "user") continue;
+        const c = line.message?.content;
+        const texts: string[] = typeof c === "string" ? [c] : Array.isArray(c) ? c.filter((b) => b?.type === "text").map((b) => String(b.text)) : [];
+        for (const text of texts) promptIds.set(text.trim(), line.uuid);
+      }
+    for (const t of turns) {
+      const mine = all.filter((n) => n.text.includes(t.codeword));
+      expect(mine).toHaveLength(1);
+      expect(mine[0]!.anchor.turn).toBe(promptIds.get(t.prompt)!);
+    }
+    expect(new Set(all.map((n) => n.anchor.session)).size).toBe(INTERACTIVE_SESSIONS);
+  }, 600_000);
+
+  test(`${PRINT_SESSIONS} claude -p sessions: every turn is in the markdown`, async () => {
+    const before = turns.length;
+    for (let s = 1; s <= PRINT_SESSIONS; s++) {
+      const t = newTurn(`print-${s}`);
+      const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: t.prompt, env });
+      runIds.push(r.runId);
+      debugFiles.push(r.debugFile!);
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toContain(t.codeword.toUpperCase());
+    }
+    await allNoted();
+    const texts = notes().map((n) => n.text);
+    for (const t of turns.slice(before)) expect(texts.filter((x) => x.includes(t.codeword))).toHaveLength(1);
+    expect(notes()).toHaveLength(turns.length);
+  }, 600_000);
+
+  test("notes of earlier sessions reach the model's request through SessionStart and UserPromptSubmit", async () => {
+    // Wait for the index to hold every note (the drainer asks the watch process, or indexes itself).
+    const first = turns[0]!;
+    const question = `What did we say about ${FACTS[0]!.split(" ").slice(1, 3).join(" ")} and its password rotation day?`;
+    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: question, env });
+    runIds.push(r.runId);
+    debugFiles.push(r.debugFile!);
+    expect(r.exitCode).toBe(0);
+    const req = api.main().findLast((q) => q.prompt === question)!;
+    const body = JSON.stringify(req.body);
+    // SessionStart: the recent memory, which holds the newest notes.
+    expect(body).toContain("SessionStart hook additional context: # Recent memory (memsearch)");
+    expect(body).toContain(turns.at(-1)!.codeword);
+    // UserPromptSubmit: the memory relevant to the question, from the first session.
+    expect(body).toMatch(/UserPromptSubmit hook additional context: \[memsearch\] Memories from earlier sessions/);
+    const injected = body.slice(body.indexOf("UserPromptSubmit hook additional context"));
+    expect(injected).toContain(first.codeword);
+    turns.push({ session: "recall", codeword: "", prompt: question, reply: "" });
+    await allNoted();
+  }, 180_000);
+
+  test("a reply that runs `memsearch search` through the Bash tool finds a fact from an earlier session", async () => {
+    const target = turns[1]!;
+    const prompt = "Look up in memory what the flamingo parser caches.";
+    api.script.rules = [{ match: "flamingo parser caches", times: 1, reply: { type: "bash", command: 'memsearch search "flamingo parser caches" --json-output -k 3', description: "Search memory" } }];
+    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt, env, args: ["--allowedTools", "Bash"] });
+    runIds.push(r.runId);
+    debugFiles.push(r.debugFile!);
+    expect(r.exitCode).toBe(0);
+    const followUp = api.main().find((q) => q.toolResults.length > 0 && q.prompt === prompt)!;
+    expect(followUp).toBeDefined();
+    const output = followUp.toolResults[0]!.output;
+    expect(followUp.toolResults[0]!.isError).toBe(false);
+    const hits = JSON.parse(output.slice(output.indexOf("[")));
+    expect(hits[0].content).toContain(target.codeword);
+    expect(r.stdout).toContain(target.codeword);
+    turns.push({ session: "tool", codeword: "", prompt, reply: "" });
+    await allNoted();
+  }, 180_000);
+
+  test("Claude Code killed mid-session (no SessionEnd): the turn is noted and the watch process leaves by itself", async () => {
+    const session = startInteractive({ api, projectDir: project, home, pluginDir: plugin, env: { ...env, MEMSEARCH_WATCH_LIVENESS_MS: "1000" }, timeoutMs: 120_000 });
+    runIds.push(session.runId);
+    debugFiles.push(session.debugFile!);
+    const t = newTurn("killed");
+    try {
+      await session.ready();
+      await session.ask(t.prompt, { expectText: t.codeword.toUpperCase() });
+      const watchPid = JSON.parse(readFileSync(join(project, ".memsearch", "watch.pid"), "utf8")).pid as number;
+      expect(leftovers(session.runId)).toContain(watchPid);
+      // As when its terminal is closed or it is killed: no SessionEnd hook runs.
+      process.kill(session.pid, "SIGKILL");
+      await session.exited;
+    } catch (e) {
+      session.kill();
+      throw new Error(`${e}\n--- screen ---\n${session.screen()}`);
+    }
+    await allNoted();
+    const deadline = Date.now() + 30_000;
+    while (leftovers(session.runId).length && Date.now() < deadline) await Bun.sleep(250);
+    expect(leftovers(session.runId)).toEqual([]);
+    expect(existsSync(join(project, ".memsearch", "watch.pid"))).toBe(false);
+  }, 180_000);
+
+  test("no memsearch process is left once the sessions are over", async () => {
+    const deadline = Date.now() + 60_000;
+    let left: number[] = [];
+    for (;;) {
+      left = runIds.flatMap((id) => leftovers(id));
+      if (!left.length || Date.now() > deadline) break;
+      await Bun.sleep(250);
+    }
+    const names = left.map((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+      } catch {
+        return String(pid);
+      }
+    });
+    expect(names).toEqual([]);
+    expect(existsSync(join(project, ".memsearch", "watch.pid"))).toBe(false);
+  }, 90_000);
+
+  test("every transcript line type the client wrote is read or skipped on purpose", async () => {
+    const { listTurns } = await import("../../src/transcript/reader.ts");
+    const seen = new Set<string>();
+    for (const file of transcriptFiles(home, project)) {
+      for (const line of readTranscript(file)) seen.add(String(line.type));
+      const index = await listTurns(file);
+      expect({ unknownTypes: index.stats.unknownTypes, malformed: index.stats.malformed, byType: index.stats.skipped }).toMatchObject({ unknownTypes: 0, malformed: 0 });
+      // Our own injected context never becomes a turn.
+      for (const t of index.turns) expect(t.userText).not.toContain("Recent memory (memsearch)");
+    }
+    expect(seen.has("user") && seen.has("assistant")).toBe(true);
+  });
+
+  test("report: counts, duration, and the hook timings Claude Code logged", () => {
+    // Every run of one HOME appends to the same debug file.
+    const timings: HookTiming[] = [...new Set(debugFiles)].filter((f) => existsSync(f)).flatMap((f) => hookTimings(f));
+    const byEvent = new Map<string, number[]>();
+    for (const t of timings) if (t.durationMs !== undefined) byEvent.set(t.event, [...(byEvent.get(t.event) ?? []), t.durationMs]);
+    const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+    const lines = [...byEvent].map(([e, xs]) => `${e}: n=${xs.length} median ${pct(xs, 50)} ms, p90 ${pct(xs, 90)} ms, max ${Math.max(...xs)} ms`);
+    const failed = timings.filter((t) => t.outcome === "failed-to-start" || t.outcome === "timed-out" || t.outcome === "async-cancelled" || (t.status !== undefined && t.status !== 0));
+    console.log(
+      [
+        `real-client suite: ${INTERACTIVE_SESSIONS} interactive sessions × ${TURNS_PER_SESSION} turns, ${PRINT_SESSIONS} print sessions, ${notes().length} notes for ${turns.length} turns`,
+        `summariser requests: ${api.summariser().length}, duration ${Math.round((performance.now() - started) / 1000)} s`,
+        ...lines,
+      ].join("\n"),
+    );
+    expect(failed.map((t) => t.line)).toEqual([]);
+    expect(byEvent.get("Stop")?.length).toBeGreaterThanOrEqual(INTERACTIVE_SESSIONS * TURNS_PER_SESSION + PRINT_SESSIONS);
+  });
+});
