@@ -7,6 +7,9 @@ import { embedderFor } from "./embedder.ts";
 import { oneLine } from "./errors.ts";
 import { peekIndex } from "./index-file.ts";
 import { askWarm, readWatchInfo } from "./warm.ts";
+import { listPending } from "../memory/pending.ts";
+
+const STALE_QUEUE_MS = 10 * 60_000;
 
 export interface Check {
   name: string;
@@ -65,6 +68,8 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
     });
   }
 
+  checks.push(queueCheck(project.dataDir));
+
   const watch = readWatchInfo(project.dataDir);
   if (!watch) {
     checks.push({ name: "watch", status: "ok", detail: "not running (started by the SessionStart hook; searches load the index meanwhile)" });
@@ -79,6 +84,16 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
   return checks;
 }
 
+/** Turns waiting for their note: normal for a minute after a turn, a problem when they stay. */
+function queueCheck(dataDir: string): Check {
+  const queued = listPending(dataDir);
+  if (!queued.length) return { name: "turn queue", status: "ok", detail: "empty: every finished turn has its note" };
+  const oldest = statSync(queued[0]!, { throwIfNoEntry: false })?.mtime;
+  const stale = oldest !== undefined && Date.now() - oldest.getTime() > STALE_QUEUE_MS;
+  const detail = `${queued.length} turn(s) waiting for their note${oldest ? ` since ${oldest.toISOString()}` : ""}`;
+  return stale ? { name: "turn queue", status: "warn", detail, fix: "memsearch hook drain (writes them now; MEMSEARCH_DEBUG=1 logs why they waited)" } : { name: "turn queue", status: "ok", detail };
+}
+
 /** Is the plugin installed and enabled in Claude Code, with hooks that will find a binary? */
 function pluginCheck(env: NodeJS.ProcessEnv): Check {
   const home = env.HOME ?? homedir();
@@ -90,7 +105,8 @@ function pluginCheck(env: NodeJS.ProcessEnv): Check {
   } catch {}
   const roots = [join(home, ".claude", "plugins", "cache"), join(home, ".memsearch")];
   const installed = roots.flatMap((r) => findPluginDirs(r, 3));
-  const withBin = installed.find((d) => isExecutable(join(d, "bin", "memsearch")));
+  // The repository's bin/memsearch is a shell stand-in that defers to PATH: it is no binary.
+  const withBin = installed.find((d) => isExecutable(join(d, "bin", "memsearch")) && !isScript(join(d, "bin", "memsearch")));
   if (!enabled) {
     return {
       name: "plugin",
@@ -117,6 +133,14 @@ function findPluginDirs(root: string, depth: number): string[] {
     for (const e of readdirSync(root, { withFileTypes: true })) if (e.isDirectory()) out = out.concat(findPluginDirs(join(root, e.name), depth - 1));
   } catch {}
   return out;
+}
+
+function isScript(p: string): boolean {
+  try {
+    return readFileSync(p).subarray(0, 2).toString() === "#!";
+  } catch {
+    return false;
+  }
 }
 
 function isExecutable(p: string): boolean {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
-import { run, tempProject } from "../helpers/cli.ts";
+import { REPO, run, tempProject } from "../helpers/cli.ts";
 
 describe("doctor, remember and recent", () => {
   const p = tempProject();
@@ -17,11 +17,24 @@ describe("doctor, remember and recent", () => {
     const r = await ms(["doctor", "--json-output"], { OLLAMA_HOST: "http://127.0.0.1:9" });
     const checks = JSON.parse(r.stdout) as { name: string; status: string; detail: string; fix?: string }[];
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
-    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "ollama", "index", "watch"]);
+    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "ollama", "index", "turn queue", "watch"]);
+    expect(by["turn queue"]!.status).toBe("ok");
     expect(by.ollama!.status).toBe("warn");
     expect(by.ollama!.fix).toBe("ollama serve");
     expect(by.index!.fix).toBe("memsearch index");
     expect(by.plugin!.detail).toContain("not installed");
+  });
+
+  test("the repository's stand-in bin/memsearch is not taken for a binary", async () => {
+    mkdirSync(join(p.home, ".claude"), { recursive: true });
+    writeFileSync(join(p.home, ".claude", "settings.json"), JSON.stringify({ enabledPlugins: { "memsearch@memsearch": true } }));
+    const pluginDir = join(p.home, ".claude", "plugins", "cache", "memsearch", "memsearch", "0.1.0");
+    cpSync(join(REPO, "plugin"), pluginDir, { recursive: true });
+    const r = await ms(["doctor", "-j"], { PATH: "/usr/bin:/bin" });
+    const plugin = JSON.parse(r.stdout).find((c: { name: string }) => c.name === "plugin");
+    expect(plugin.status).toBe("fail");
+    expect(plugin.detail).toContain("its hooks find no memsearch binary");
+    rmSync(join(p.home, ".claude"), { recursive: true });
   });
 
   test("doctor is happy once indexed with Ollama and the plugin enabled", async () => {
@@ -37,6 +50,22 @@ describe("doctor, remember and recent", () => {
     expect(r.stdout).toContain("nomic-embed-text pulled, 768 dimensions");
     expect(r.stdout).toMatch(/✓ index: 6 chunks in 2 files, 6 with vectors/);
     expect(r.stdout).toContain("✓ plugin: memsearch@memsearch enabled");
+  });
+
+  test("a turn waiting long for its note is named, with the command that writes it", async () => {
+    const pending = join(p.root, ".memsearch", "pending");
+    mkdirSync(pending, { recursive: true });
+    const file = join(pending, "s--p.json");
+    writeFileSync(file, JSON.stringify({ sessionId: "s", promptId: "p", stoppedAt: new Date().toISOString(), prompt: "q", lastAssistantMessage: "a" }));
+    const fresh = JSON.parse((await ms(["doctor", "-j"])).stdout).find((c: { name: string }) => c.name === "turn queue");
+    expect(fresh.status).toBe("ok");
+    expect(fresh.detail).toContain("1 turn(s) waiting");
+    const old = new Date(Date.now() - 3600_000);
+    utimesSync(file, old, old);
+    const stale = JSON.parse((await ms(["doctor", "-j"])).stdout).find((c: { name: string }) => c.name === "turn queue");
+    expect(stale.status).toBe("warn");
+    expect(stale.fix).toStartWith("memsearch hook drain");
+    rmSync(pending, { recursive: true });
   });
 
   test("a broken config makes doctor fail with the file and line", async () => {

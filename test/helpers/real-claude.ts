@@ -17,7 +17,10 @@ import { join, resolve } from "node:path";
 import type { MockApi, MockRequest } from "./anthropic-mock.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
-export const CLAUDE_BIN = process.env.MEMSEARCH_REAL_CLAUDE ?? join(REPO, "node_modules", ".bin", "claude");
+// The platform package's native binary: the wrapper's bin/claude.exe is only a stub until its
+// postinstall copies the binary over it, and npm may be set to skip install scripts.
+const NATIVE = join(REPO, "node_modules", "@anthropic-ai", `claude-code-${process.platform}-${process.arch}`, "claude");
+export const CLAUDE_BIN = process.env.MEMSEARCH_REAL_CLAUDE ?? (existsSync(NATIVE) ? NATIVE : join(REPO, "node_modules", ".bin", "claude"));
 export const DEFAULT_API_KEY = "sk-ant-api03-memsearch-offline-test-key-0123456789abcdefghij";
 
 /** The real client is a pinned dev dependency (`npm ci` brings it): its absence fails the tests that need it. */
