@@ -1,11 +1,11 @@
 import type { CommandModule } from "yargs";
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { isAbsolute, relative, resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
-import { NotFoundError } from "../core/errors.ts";
+import { InputError, NotFoundError } from "../core/errors.ts";
 import type { IndexReport } from "../core/indexer.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag, type EmbeddingArgs } from "./common.ts";
-import { rebuiltNotice } from "./notices.ts";
+import { rebuiltNotice, skippedNotice } from "./notices.ts";
 import { action, notice, print, printJson } from "./output.ts";
 
 interface Args extends EmbeddingArgs {
@@ -48,19 +48,31 @@ export const indexCommand: CommandModule<{}, Args> = {
         exclude: a.exclude,
       }),
     );
+    if (report.everyPathSkipped) {
+      // Only why: the state of vectors elsewhere in the index is beside the point here.
+      for (const f of report.skippedFiles) notice(skippedNotice(asGiven(f.path), f.reason));
+      throw new InputError("nothing to index: every path given was skipped");
+    }
     for (const line of indexNotices(report, ctx.config["embedding.model"])) notice(line);
     if (a.jsonOutput) printJson(report);
     else print(`Indexed ${report.indexedChunks} chunks.`);
   }),
 };
 
-/** One line each: a rebuilt index, files that failed, vectors missing and why. */
+/** One line each: a rebuilt index, files skipped or failed, vectors missing and why. */
 export function indexNotices(r: IndexReport, model: string): string[] {
   const out: string[] = [];
   if (r.rebuilt) out.push(rebuiltNotice(r.rebuilt, r.totalChunks));
+  for (const f of r.skippedFiles ?? []) out.push(skippedNotice(f.named ? asGiven(f.path) : f.path, f.reason));
   for (const f of r.failedFiles) out.push(`Warning: could not index ${f.path}: ${f.error}`);
   if (r.vectors === "off") out.push("Notice: embeddings are off (embedding.provider = none); search uses BM25 only");
   else if (r.embedderWarning) out.push(`Warning: ${r.embedderWarning}; ${r.missingVectors} chunks indexed for keyword search only, vectors will be added by the next index run`);
   else if (r.missingVectors > 0) out.push(`Warning: ${r.missingVectors} chunks have no '${model}' vector yet`);
   return out;
+}
+
+/** A path the user named, shown relative to the working directory when it lies inside it. */
+function asGiven(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
 }

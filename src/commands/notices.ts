@@ -1,4 +1,5 @@
 import type { Healed } from "../core/index-heal.ts";
+import type { SkipReason } from "../core/scanner.ts";
 
 /**
  * The one line that says an index was rebuilt, built or read differently than asked; the
@@ -20,6 +21,11 @@ export function healNotices(h: Healed, model: string): string[] {
 export function warmNotices(response: Record<string, unknown>): string[] {
   const r = response.rebuilt as Healed["rebuilt"];
   return r ? [rebuiltNotice(r.reason, r.chunks, r.missingVectors)] : [];
+}
+
+/** A file the index left out, and why. */
+export function skippedNotice(path: string, reason: SkipReason): string {
+  return `memsearch: skipped ${path}: ${reason === "not-markdown" ? "not a markdown file (.md, .markdown)" : "not UTF-8 text"}`;
 }
 
 /** What search says on a project with no index and no markdown to build one from. */

@@ -23,8 +23,12 @@ export const resetCommand: CommandModule<{}, Args> = {
         return;
       }
     }
-    const had = removeIndex(ctx.project.indexDir);
-    print(had ? `Dropped index ${ctx.project.indexDir}. Markdown in ${ctx.project.memoryDir} is untouched.` : "No index to drop.");
+    const { indexBytes, temps } = removeIndex(ctx.project.indexDir);
+    const freed = `${(((indexBytes ?? 0) + temps.bytes) / 1048576).toFixed(1)} MiB freed`;
+    const leftovers = temps.files === 1 ? "1 temporary file of an interrupted write" : `${temps.files} temporary files of interrupted writes`;
+    if (indexBytes !== undefined) {
+      print(`Dropped index ${ctx.project.indexDir} (${freed}${temps.files ? `, including ${leftovers}` : ""}). Markdown in ${ctx.project.memoryDir} is untouched.`);
+    } else print(temps.files ? `No index to drop; removed ${leftovers} (${freed}).` : "No index to drop.");
   }),
 };
 

@@ -56,8 +56,18 @@ export function parseSearchFast(argv: string[]): SearchArgs | undefined {
   return out;
 }
 
+/** Results a search may return: each costs memory up front (a billion took gigabytes before failing). */
+export const MAX_TOP_K = 1000;
+
+/** --top-k from either path (the fast parser or yargs): a whole number in 1..MAX_TOP_K. */
+export function checkTopK(topK: number | undefined): void {
+  if (topK === undefined) return;
+  if (!Number.isInteger(topK)) throw new UsageError(`--top-k must be a whole number between 1 and ${MAX_TOP_K}${Number.isFinite(topK) ? ` (got ${topK})` : ""}`);
+  if (topK < 1 || topK > MAX_TOP_K) throw new UsageError(`--top-k must be between 1 and ${MAX_TOP_K} (got ${topK})`);
+}
+
 export async function runSearch(a: SearchArgs): Promise<void> {
-    if (a.topK !== undefined && (!Number.isInteger(a.topK) || a.topK < 1)) throw new UsageError("--top-k must be a whole number ≥ 1");
+    checkTopK(a.topK);
     const overrides = embeddingOverrides(a);
     const ctx = loadContext({ ...overrides, "search.top_k": a.topK });
     const request = { query: String(a.query), topK: ctx.config["search.top_k"], sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined };

@@ -1,7 +1,7 @@
 import type { CommandModule } from "yargs";
 import { embeddingFlags, jsonFlag } from "./common.ts";
 import { action } from "./output.ts";
-import { runSearch, type SearchArgs } from "./search-run.ts";
+import { MAX_TOP_K, runSearch, type SearchArgs } from "./search-run.ts";
 
 export const searchCommand: CommandModule<{}, SearchArgs> = {
   command: "search <query>",
@@ -9,7 +9,7 @@ export const searchCommand: CommandModule<{}, SearchArgs> = {
   builder: (y) =>
     jsonFlag(embeddingFlags(y))
       .positional("query", { type: "string", demandOption: true })
-      .option("top-k", { alias: "k", type: "number", describe: "Number of results (default 5)" })
+      .option("top-k", { alias: "k", type: "number", describe: `Number of results, 1 to ${MAX_TOP_K} (default 5)` })
       .option("source-prefix", { type: "string", describe: "Only chunks whose source path starts with this" }) as never,
   handler: action(runSearch),
 };

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
+import type { IndexReport } from "../core/indexer.ts";
 import { readWatchInfo } from "../core/warm.ts";
 import { followSessions, followsSessions } from "../core/watch-lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
@@ -32,9 +33,18 @@ export const watchCommand: CommandModule<{}, Args> = {
     mkdirSync(ctx.project.dataDir, { recursive: true });
 
     const { Daemon } = await import("../core/daemon.ts");
+    // A skipped file is reported by every re-index; say it once per file and reason.
+    const skipsSaid = new Set<string>();
+    const newSkips = (r: IndexReport) =>
+      r.skippedFiles.filter((f) => {
+        const key = `${f.reason} ${f.path}`;
+        if (skipsSaid.has(key)) return false;
+        skipsSaid.add(key);
+        return true;
+      });
     const daemon = new Daemon(ctx, paths, {
       onIndexed: (r, trigger) => {
-        for (const line of indexNotices(r, ctx.config["embedding.model"])) notice(line);
+        for (const line of indexNotices({ ...r, skippedFiles: newSkips(r) }, ctx.config["embedding.model"])) notice(line);
         if (r.indexedChunks || r.removedChunks) print(`Indexed ${r.indexedChunks} chunks${trigger === "initial" ? "" : ` (${trigger})`}.`);
       },
       onError: (m) => notice(`Error: ${m}`),

@@ -14,9 +14,10 @@
  * vectors), so a truncated file or bytes damaged anywhere are caught on load, and the vectors
  * of a file whose other parts are damaged can still be trusted as an embedding cache.
  */
-import { closeSync, existsSync, fstatSync, lstatSync, openSync, readSync, rmSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { IndexDamagedError, MemsearchError, NotFoundError } from "./errors.ts";
+import { isAlive } from "./warm.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 export const INDEX_FILE = "index.bin";
@@ -34,6 +35,8 @@ export interface FileRecord {
   mtimeMs: number;
   size: number;
   chunks: string[];
+  /** Set when the file is not indexed because it is not UTF-8 text: kept so an unchanged one is not read again. */
+  skipped?: "not-text";
 }
 
 export interface StoreMeta {
@@ -326,12 +329,66 @@ export function peekIndexFiles(indexDir: string, opts: { verify?: boolean } = {}
   });
 }
 
-/** Remove the index file (reset); true when there was one. */
-export function removeIndex(indexDir: string): boolean {
+/** What reset removed: the index file (its size when there was one) and writers' leftovers. */
+export interface Dropped {
+  /** Bytes of the index file, or undefined when there was none. */
+  indexBytes?: number;
+  temps: Swept;
+}
+
+/** Remove the index file and the temp files of interrupted writes (reset). */
+export function removeIndex(indexDir: string): Dropped {
   const path = join(indexDir, INDEX_FILE);
-  const had = existsSync(path);
+  let indexBytes: number | undefined;
+  try {
+    indexBytes = lstatSync(path).size;
+  } catch {}
   rmSync(path, { force: true });
-  return had;
+  return { indexBytes, temps: sweepIndexTemps(indexDir) };
+}
+
+export interface Swept {
+  files: number;
+  bytes: number;
+}
+
+/** A writer's temp file older than this is a leftover even if its PID is alive (reused). */
+const TEMP_MAX_AGE_MS = 3600_000;
+
+/**
+ * Remove the temp files of index writes that will never finish: atomicWrite names them
+ * `index.bin.tmp-<pid>-<random>`, and a writer killed mid-save (a drainer past its budget, a
+ * closed terminal) leaves one the size of the index. One whose PID is dead, or that has not
+ * been written to for an hour, is removed; a live writer's is left to become the index.
+ */
+export function sweepIndexTemps(indexDir: string, now = Date.now()): Swept {
+  const out: Swept = { files: 0, bytes: 0 };
+  let names: string[];
+  try {
+    names = readdirSync(indexDir);
+  } catch {
+    return out;
+  }
+  const prefix = `${INDEX_FILE}.tmp-`;
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    const path = join(indexDir, name);
+    let st;
+    try {
+      st = lstatSync(path);
+    } catch {
+      continue; // renamed into place or removed meanwhile
+    }
+    if (!st.isFile()) continue;
+    if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && now - st.mtimeMs < TEMP_MAX_AGE_MS) continue;
+    try {
+      rmSync(path);
+      out.files++;
+      out.bytes += st.size;
+    } catch {}
+  }
+  return out;
 }
 
 /**

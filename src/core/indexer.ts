@@ -3,8 +3,8 @@ import { chunkHash, chunkMarkdown, embeddingText } from "./chunker.ts";
 import type { Config } from "./config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import { MemsearchError } from "./errors.ts";
-import { scanPaths } from "./scanner.ts";
-import { peekIndexFiles } from "./index-file.ts";
+import { scanPaths, type SkipReason } from "./scanner.ts";
+import { peekIndexFiles, sweepIndexTemps, type FileRecord } from "./index-file.ts";
 import { SCHEMA_VERSION, Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
 
@@ -44,6 +44,13 @@ export interface IndexReport {
   embedderWarning?: string;
   /** Why the existing index was thrown away and rebuilt, as the start of a sentence. */
   rebuilt?: string;
+  /**
+   * Files left out: named directly but not markdown, or not UTF-8 text (a binary file named
+   * .md). Listed on every run while they are there; `named` when given as a path of their own.
+   */
+  skippedFiles: { path: string; reason: SkipReason; named: boolean }[];
+  /** Every path given was a file, and every one was skipped: nothing could be indexed. */
+  everyPathSkipped?: boolean;
 }
 
 const GC_EVERY_CHUNKS = 2_500;
@@ -55,10 +62,20 @@ interface PendingFile {
   chunks: StoredChunk[];
 }
 
-/** Read markdown as UTF-8; invalid bytes become U+FFFD rather than failing the file. */
-const decoder = new TextDecoder("utf-8", { fatal: false });
-function readMarkdown(path: string): string {
-  return decoder.decode(readFileSync(path));
+const decoder = new TextDecoder("utf-8", { fatal: true });
+/**
+ * A markdown file's text, or undefined when it is not UTF-8 text: a NUL byte (binary, UTF-16)
+ * or an invalid sequence (random bytes, another encoding) would otherwise become hundreds of
+ * searchable chunks of garbage. Costs one memchr and the decode that was needed anyway.
+ */
+function readMarkdown(path: string): string | undefined {
+  const bytes = readFileSync(path);
+  if (bytes.includes(0)) return undefined;
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -67,6 +84,8 @@ function readMarkdown(path: string): string {
  * was embedded before (moved, renamed, re-numbered) reuses the cached vector.
  */
 export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
+  // Temp files of writers killed mid-save; a no-op run never saves, so the sweep is here too.
+  if (req.persist !== false) sweepIndexTemps(req.indexDir);
   if (!req.force) {
     const scan = scanFor(req);
     const unchanged = noChangeReport(req, scan, req.embedder?.model ?? req.config["embedding.model"]);
@@ -106,6 +125,10 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Retu
     if (known && known.mtimeMs === f.mtimeMs && known.size === f.size) continue;
     try {
       const text = readMarkdown(f.path);
+      if (text === undefined) {
+        report.removedChunks += store.skipFile(f.path, f, "not-text");
+        continue;
+      }
       const chunks = chunkMarkdown(text, f.path, {
         maxChunkSize: config["chunking.max_chunk_size"],
         overlapLines: config["chunking.overlap_lines"],
@@ -163,6 +186,7 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Retu
 
   report.totalChunks = store.size;
   report.missingVectors = req.embedder ? store.missingVectorCount : 0;
+  Object.assign(report, skipsOf(scan, store.meta.files));
   if (store.isDirty && req.persist !== false) {
     // The chunk texts and vectors are in the store now; let the copies go before the save,
     // the moment of peak memory (with the collections above and a save in sections, a
@@ -190,11 +214,22 @@ function noChangeReport(req: IndexRequest, scan: ReturnType<typeof scanPaths>, m
     if (!known || known.mtimeMs !== f.mtimeMs || known.size !== f.size) return undefined;
   }
   if (staleSources(Object.keys(head.fileRecords), scan).length) return undefined;
-  return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks };
+  return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks, ...skipsOf(scan, head.fileRecords) };
+}
+
+/** The files of this scan left out of the index, and whether that was every path given. */
+function skipsOf(scan: ReturnType<typeof scanPaths>, records: Record<string, FileRecord>): Pick<IndexReport, "skippedFiles" | "everyPathSkipped"> {
+  const skippedFiles: IndexReport["skippedFiles"] = scan.notMarkdown.map((path) => ({ path, reason: "not-markdown" as const, named: true }));
+  for (const f of scan.files) {
+    const reason = records[f.path]?.skipped;
+    if (reason) skippedFiles.push({ path: f.path, reason, named: f.root === f.path });
+  }
+  const named = new Set(skippedFiles.filter((s) => s.named).map((s) => s.path));
+  return { skippedFiles, everyPathSkipped: scan.roots.length > 0 && scan.roots.every((r) => named.has(r)) };
 }
 
 function emptyReport(totalFiles: number, vectors: boolean): IndexReport {
-  return { indexedChunks: 0, removedChunks: 0, totalChunks: 0, totalFiles, indexedFiles: 0, failedFiles: [], embedded: 0, missingVectors: 0, vectors: vectors ? "on" : "off" };
+  return { indexedChunks: 0, removedChunks: 0, totalChunks: 0, totalFiles, indexedFiles: 0, failedFiles: [], skippedFiles: [], embedded: 0, missingVectors: 0, vectors: vectors ? "on" : "off" };
 }
 
 /** Indexed files gone from a scanned directory root; explicit file arguments never prune. */

@@ -1,12 +1,19 @@
 /**
- * Cross-process locks: a file created with O_EXCL holding `pid time token`. Hooks of several
- * sessions, the watch process and the CLI all write one project's memory and index.
+ * Cross-process locks: a file created with O_EXCL holding `pid time token starttime`. Hooks of
+ * several sessions, the watch process and the CLI all write one project's memory and index.
+ *
+ * The holder is known by its PID and its start time (Linux: /proc/<pid>/stat field 22; macOS:
+ * ps lstart, spaces as "_"): after a crash the PID may soon belong to an unrelated process, and
+ * a lock naming a live PID with another start time is broken at once instead of being waited on
+ * until it ages out. The start time comes last so that a memsearch of the older `pid time token`
+ * format still reads the time right; a lock of that format is judged by PID and age as before.
  */
 // The default export, not named imports: tests replace fs.writeSync to simulate a full disk.
 import fs from "node:fs";
 import { join } from "node:path";
 import { StorageError } from "./errors.ts";
 import { errCode, readTextQuiet, storageError } from "./fsutil.ts";
+import { processStartTime } from "./sessions.ts";
 import { isAlive } from "./warm.ts";
 
 export interface LockOptions {
@@ -20,9 +27,10 @@ export interface LockOptions {
 export class LockTimeoutError extends StorageError {}
 
 /**
- * Runs `fn` while holding `lockPath`, a file created with O_EXCL that holds `pid time`.
- * Waiters poll with short jittered sleeps; a lock whose pid is dead, or that is older than
- * `staleMs`, is broken. Works across processes on one machine, which is what hooks need.
+ * Runs `fn` while holding `lockPath`, a file created with O_EXCL that holds `pid time token
+ * starttime`. Waiters poll with short jittered sleeps; a lock whose pid is dead or now names
+ * another process (its start time differs), or that is older than `staleMs`, is broken. Works
+ * across processes on one machine, which is what hooks need.
  */
 export async function withFileLock<T>(lockPath: string, fn: () => T | Promise<T>, opts: LockOptions = {}): Promise<T> {
   const token = await acquireLock(lockPath, opts.timeoutMs ?? 5_000, opts.staleMs ?? 30_000);
@@ -35,18 +43,31 @@ export async function withFileLock<T>(lockPath: string, fn: () => T | Promise<T>
 
 async function acquireLock(lockPath: string, timeoutMs: number, staleMs: number): Promise<string> {
   // The random part tells two holders apart inside one process (same pid).
-  const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2, 10)}\n`;
+  const start = ownStartTime();
+  const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2, 10) || "0"}${start ? ` ${start}` : ""}\n`;
   const deadline = Date.now() + timeoutMs;
+  const judge = new HolderCheck();
   for (let attempt = 0; ; attempt++) {
     if (tryCreateLock(lockPath, token)) return token;
-    if (breakIfStale(lockPath, staleMs)) continue;
+    if (breakIfStale(lockPath, staleMs, judge)) continue;
     if (Date.now() >= deadline) {
-      const holder = readTextQuiet(lockPath)?.trim().split(/\s+/)[0] ?? "?";
-      throw new LockTimeoutError(`timed out after ${timeoutMs} ms waiting for ${lockPath} (held by pid ${holder})`);
+      throw new LockTimeoutError(`timed out after ${timeoutMs} ms waiting for ${lockPath} (${holderOf(readTextQuiet(lockPath))})`);
     }
     // Jitter keeps a crowd of waiters from retrying in lockstep.
     await Bun.sleep(Math.min(5 + attempt * 5, 50) + Math.random() * 10);
   }
+}
+
+/**
+ * Who holds a lock, for the timeout message. A live holder may legitimately hold for minutes
+ * (an embedding run, a summariser); one that is hung is for the user to end, so say since when.
+ */
+function holderOf(content: string | undefined): string {
+  const [pid, time] = content?.trim().split(/\s+/) ?? [];
+  const since = Number(time);
+  if (!pid) return "its holder is unknown";
+  if (!Number.isFinite(since) || since <= 0) return `held by pid ${pid}`;
+  return `held by pid ${pid} for ${Math.max(0, Math.round((Date.now() - since) / 1000))} s; if that process is hung, end it`;
 }
 
 function tryCreateLock(lockPath: string, token: string): boolean {
@@ -69,20 +90,55 @@ function tryCreateLock(lockPath: string, token: string): boolean {
   return true;
 }
 
-function isStale(content: string, mtimeMs: number, staleMs: number): boolean {
-  const [pidText, timeText] = content.trim().split(/\s+/);
+/** A start time as the lock file holds it: one word. */
+const startWord = (t: string) => t.trim().replace(/\s+/g, "_");
+
+let ownStart: string | null | undefined;
+/** This process's start time (asked once: on macOS it costs a `ps`). */
+function ownStartTime(): string | undefined {
+  if (ownStart === undefined) {
+    const t = processStartTime(process.pid);
+    ownStart = t ? startWord(t) : null;
+  }
+  return ownStart ?? undefined;
+}
+
+/**
+ * Whether a live PID is still the process that wrote the lock. A waiter polls every few ms;
+ * the answer for one lock content is kept for a second (on macOS each look costs a `ps`).
+ */
+class HolderCheck {
+  private content?: string;
+  private at = 0;
+  private same = true;
+  isHolder(content: string, pid: number, recorded: string | undefined): boolean {
+    if (recorded === undefined) return true; // old format: the PID alone says it
+    if (content !== this.content || Date.now() - this.at > 1_000) {
+      const now = processStartTime(pid);
+      // Alive but unreadable (hidepid, no ps): nothing disproves it.
+      this.same = now === undefined || startWord(now) === recorded;
+      this.content = content;
+      this.at = Date.now();
+    }
+    return this.same;
+  }
+}
+
+function isStale(content: string, mtimeMs: number, staleMs: number, judge: HolderCheck): boolean {
+  const [pidText, timeText, , startText] = content.trim().split(/\s+/);
   const time = Number(timeText);
   const age = Date.now() - (Number.isFinite(time) && time > 0 ? time : mtimeMs);
   if (age > staleMs) return true;
   const pid = Number(pidText);
   // An empty lock is being written right now; only age can make it stale.
   if (!Number.isInteger(pid) || pid <= 0) return false;
-  return !isAlive(pid);
+  if (!isAlive(pid)) return true;
+  // The PID is alive, but a crashed holder's PID may have been reused by an unrelated process.
+  return !judge.isHolder(content, pid, startText || undefined);
 }
 
-
 /** Removes an abandoned lock; true when the lock file is gone (broken by us or released). */
-function breakIfStale(lockPath: string, staleMs: number): boolean {
+function breakIfStale(lockPath: string, staleMs: number, judge: HolderCheck): boolean {
   let content: string;
   let mtimeMs: number;
   try {
@@ -91,7 +147,7 @@ function breakIfStale(lockPath: string, staleMs: number): boolean {
   } catch {
     return true; // released between our attempt and now
   }
-  if (!isStale(content, mtimeMs, staleMs)) return false;
+  if (!isStale(content, mtimeMs, staleMs, judge)) return false;
   // Rename first: only one breaker can move a given file, and what was moved can be checked.
   const aside = `${lockPath}.stale-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {

@@ -9,7 +9,8 @@
  * not followed, so there are no loops; files are deduplicated by real path. Optional ignore
  * files (e.g. `.gitignore`) are read in every directory inside a root, never above it, with
  * gitignore semantics; `exclude` patterns (root-relative) are applied last. Ignored
- * directories are not descended. A file named directly bypasses every rule but the extension.
+ * directories are not descended. A file named directly bypasses every rule but the extension;
+ * one without it is listed in `notMarkdown`, so the caller can say why it was left out.
  */
 import { readdirSync, readFileSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { homedir } from "node:os";
@@ -37,7 +38,12 @@ export interface ScanResult {
   files: ScannedFile[];
   /** Real paths of the given paths, in order, without repeats. */
   roots: string[];
+  /** Files named directly that are not markdown by name (real paths, in order): never indexed, and said. */
+  notMarkdown: string[];
 }
+
+/** Why a file is left out of the index: not named .md/.markdown, or not UTF-8 text (binary, another encoding). */
+export type SkipReason = "not-markdown" | "not-text";
 
 const MARKDOWN_RE = /\.(?:md|markdown)$/i;
 
@@ -50,6 +56,7 @@ export function scanPaths(paths: string[], opts: ScanOptions = {}): ScanResult {
   const files: ScannedFile[] = [];
   const seen = new Set<string>();
   const roots: string[] = [];
+  const notMarkdown: string[] = [];
 
   const add = (real: string, root: string, st?: Stats) => {
     if (seen.has(real)) return;
@@ -64,9 +71,10 @@ export function scanPaths(paths: string[], opts: ScanOptions = {}): ScanResult {
     if (!roots.includes(real)) roots.push(real);
     if (stat.isDirectory()) walk(real, policy, add);
     else if (stat.isFile() && isMarkdownPath(real)) add(real, real, stat);
+    else if (stat.isFile() && !notMarkdown.includes(real)) notMarkdown.push(real);
   }
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, roots };
+  return { files, roots, notMarkdown };
 }
 
 /**

@@ -2,7 +2,7 @@ import { create, count, insert, remove, search, type AnyOrama, type Results } fr
 import { load, save } from "@orama/orama";
 import { deserialize, serialize } from "bun:jsc";
 import { closeSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "./errors.ts";
 import { atomicWrite, writeAt } from "./fsutil.ts";
 import {
@@ -20,6 +20,7 @@ import {
   readLayout,
   SCHEMA_VERSION,
   sizeProblem,
+  sweepIndexTemps,
   unreadable,
   type Head,
   type IndexFile,
@@ -290,6 +291,18 @@ export class Store {
     }
   }
 
+  /**
+   * Record a file that is not indexed (not UTF-8 text): whatever it held before goes, and its
+   * stat is kept so an unchanged file is neither read again nor taken for new. Returns the
+   * chunks removed.
+   */
+  skipFile(source: string, rec: { mtimeMs: number; size: number }, reason: "not-text"): number {
+    const removed = this.removeFile(source);
+    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: [], skipped: reason };
+    this.dirty = true;
+    return removed;
+  }
+
   removeFile(source: string): number {
     const f = this.meta.files[source];
     if (!f) return 0;
@@ -408,6 +421,8 @@ export class Store {
   save(): void {
     this.meta.updatedAt = new Date().toISOString();
     clearIndexPath(this.path);
+    // Leftovers of writers killed mid-save would otherwise pile up, each the size of the index.
+    sweepIndexTemps(dirname(this.path));
     writeIndex(this.path, this.meta, this.db);
     this.dirty = false;
   }
@@ -528,7 +543,7 @@ function writeIndex(path: string, meta: StoreMeta, db: AnyOrama): void {
     const head: Head = {
       meta: rest,
       count: count(db),
-      fileCount: Object.keys(files).length,
+      fileCount: Object.values(files).filter((f) => !f.skipped).length,
       vectorCount: vectorIds.length,
       layoutBytes: layoutBytes.byteLength,
       jsonBytes,

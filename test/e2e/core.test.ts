@@ -132,11 +132,12 @@ describe("memsearch binary, no Ollama (BM25 path)", () => {
     expect(noYes.stderr).toContain("--yes");
   });
 
-  test("invalid UTF-8 is indexed with replacement characters, not a crash", async () => {
+  test("invalid UTF-8 is skipped with one line naming the file, not indexed as garbage nor a crash", async () => {
     writeFileSync(join(p.memory, "bad.md"), Buffer.concat([Buffer.from("# Bad bytes\n\nlatin1 caf"), Buffer.from([0xe9, 0xff, 0xfe]), Buffer.from(" kombucha notes\n")]));
     const r = await ms(["index"]);
     expect(r.code).toBe(0);
-    expect(JSON.parse((await ms(["search", "kombucha", "-j"])).stdout).length).toBe(1);
+    expect(r.stderr).toContain(`memsearch: skipped ${join(p.memory, "bad.md")}: not UTF-8 text\n`);
+    expect(JSON.parse((await ms(["search", "kombucha", "-j"])).stdout).length).toBe(0);
     rmSync(join(p.memory, "bad.md"));
   });
 

@@ -96,6 +96,7 @@ describe("scanPaths", () => {
     expect(res.files.map((f) => relative(root, f.path))).toEqual([".hidden.md", "ignored.md"]);
     expect(res.files[1]!.root).toBe(join(root, "ignored.md"));
     expect(res.roots.length).toBe(3);
+    expect(res.notMarkdown).toEqual([join(root, "notes.txt")]); // said by the caller, never indexed
   });
 
   test("a file reached from two roots is listed once, under the first", () => {

@@ -1,0 +1,162 @@
+/**
+ * Issue 12, through the binary: a stale index lock whose PID was reused, temp files of killed
+ * index writers, an unbounded --top-k, and files that are not markdown text.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { run, tempProject } from "../helpers/cli.ts";
+import { processStartTime } from "../../src/core/sessions.ts";
+
+const posix = process.platform !== "win32";
+
+/** A process that is certainly alive for the test, and one that is certainly gone. */
+const sleeper = Bun.spawn(["sleep", "300"], { stdout: "ignore", stderr: "ignore" });
+afterAll(() => sleeper.kill(9));
+async function deadPid(): Promise<number> {
+  const p = Bun.spawn(["true"], { stdout: "ignore", stderr: "ignore" });
+  await p.exited;
+  return p.pid;
+}
+
+describe("a stale index lock whose PID now belongs to an unrelated live process", () => {
+  test.if(posix)(
+    "index breaks it at once instead of waiting for it",
+    async () => {
+      const p = tempProject();
+      const idx = join(p.root, ".memsearch", "index");
+      mkdirSync(idx, { recursive: true });
+      const real = processStartTime(sleeper.pid);
+      expect(real).toBeDefined();
+      // Written by a memsearch that crashed; its PID is now the sleeper's (another start time).
+      writeFileSync(join(idx, "index.lock"), `${sleeper.pid} ${Date.now()} deadbeef ${real}0\n`);
+      const r = await run(["index"], { cwd: p.root, env: p.env, timeoutMs: 100_000 });
+      expect(r.stderr).not.toContain("timed out");
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim()).toBe("Indexed 6 chunks.");
+      expect(existsSync(join(idx, "index.lock"))).toBe(false);
+    },
+    130_000,
+  );
+});
+
+describe("temp files of killed index writers", () => {
+  const p = tempProject();
+  const idx = join(p.root, ".memsearch", "index");
+  const ms = (args: string[]) => run(args, { cwd: p.root, env: p.env });
+  const temps = () => readdirSync(idx).filter((n) => n.startsWith("index.bin.tmp-")).sort();
+
+  test.if(posix)("index removes those of dead writers and old ones, and leaves a live writer's alone", async () => {
+    expect((await ms(["index"])).code).toBe(0);
+    const dead = `index.bin.tmp-${await deadPid()}-k1ll3d`;
+    const old = `index.bin.tmp-${sleeper.pid}-0ld0ld`;
+    const live = `index.bin.tmp-${sleeper.pid}-l1v3ab`;
+    for (const n of [dead, old, live]) writeFileSync(join(idx, n), randomBytes(256 * 1024));
+    const hoursAgo = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(join(idx, old), hoursAgo, hoursAgo);
+    // Nothing changed in the markdown: the no-op run sweeps too.
+    const r = await ms(["index"]);
+    expect(r.code).toBe(0);
+    expect(temps()).toEqual([live]);
+    // And a run that saves.
+    const again = `index.bin.tmp-${await deadPid()}-s4v1ng`;
+    writeFileSync(join(idx, again), "x");
+    writeFileSync(join(p.memory, "more.md"), "# More\n\nsomething new\n");
+    expect((await ms(["index"])).code).toBe(0);
+    expect(temps()).toEqual([live]);
+  });
+
+  test.if(posix)("reset --yes removes them with the index and says how much it freed", async () => {
+    const dead = [`index.bin.tmp-${await deadPid()}-aaaaaa`, `index.bin.tmp-${await deadPid()}-bbbbbb`];
+    for (const n of dead) writeFileSync(join(idx, n), randomBytes(1024 * 1024));
+    const r = await ms(["reset", "--yes"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Dropped index .* \(\d+\.\d MiB freed, including 2 temporary files of interrupted writes\)\. Markdown in .* is untouched\.\n$/);
+    expect(existsSync(join(idx, "index.bin"))).toBe(false);
+    expect(temps()).toEqual([`index.bin.tmp-${sleeper.pid}-l1v3ab`]);
+    // Only leftovers: said too.
+    writeFileSync(join(idx, dead[0]!), randomBytes(2 * 1024 * 1024));
+    const only = await ms(["reset", "--yes"]);
+    expect(only.stdout.trim()).toBe("No index to drop; removed 1 temporary file of an interrupted write (2.0 MiB freed).");
+  });
+});
+
+describe("--top-k is bounded", () => {
+  const p = tempProject();
+  const ms = (args: string[]) => run(args, { cwd: p.root, env: p.env, timeoutMs: 20_000 });
+
+  test("out of range is a usage error, on the fast path and through yargs", async () => {
+    expect((await ms(["index"])).code).toBe(0);
+    for (const args of [
+      ["search", "redis", "-k", "1001"], // fast path
+      ["search", "redis", "-k", "1000000000"],
+      ["search", "redis", "--top-k=1000000000", "-j"],
+      ["search", "redis", "-k", "1000000000", "--provider", "none"], // yargs
+      ["search", "redis", "--top-k", "0", "--provider", "none"],
+      ["search", "redis", "-k", "0"],
+    ]) {
+      const r = await ms(args);
+      const got = args.find((a) => /^\d+$/.test(a)) ?? args.find((a) => a.startsWith("--top-k="))!.slice(8);
+      expect({ args, code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ args, code: 2, stderr: `Error: --top-k must be between 1 and 1000 (got ${got})\n`, stdout: "" });
+    }
+    const ok = await ms(["search", "redis", "-k", "1000", "-j"]);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).length).toBeGreaterThan(0);
+  });
+
+  test("--help gives the range; the config key has it too", async () => {
+    expect((await ms(["search", "--help"])).stdout).toMatch(/--top-k.*1 to 1000/);
+    const env = await run(["search", "redis"], { cwd: p.root, env: { ...p.env, MEMSEARCH_SEARCH_TOP_K: "1000000000" } });
+    expect(env.code).not.toBe(0);
+    expect(env.stderr.trim()).toMatch(/^Error: .*search\.top_k must be at most 1000/);
+  });
+});
+
+describe("files that are not markdown text", () => {
+  const p = tempProject();
+  const ms = (args: string[]) => run(args, { cwd: p.root, env: p.env });
+  const lines = (s: string) => s.split("\n").filter(Boolean);
+
+  test("a .md of random bytes or invalid UTF-8 is skipped with one line each; the rest is indexed", async () => {
+    const random = join(p.memory, "random.md");
+    const latin1 = join(p.memory, "latin1.md");
+    writeFileSync(random, randomBytes(200 * 1024));
+    writeFileSync(latin1, Buffer.concat([Buffer.from("# Bad bytes\n\nlatin1 caf"), Buffer.from([0xe9]), Buffer.from(" kombucha notes\n")]));
+    const r = await ms(["index"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe("Indexed 6 chunks.");
+    expect(lines(r.stderr).filter((l) => l.startsWith("memsearch: skipped"))).toEqual([`memsearch: skipped ${latin1}: not UTF-8 text`, `memsearch: skipped ${random}: not UTF-8 text`]);
+    expect(JSON.parse((await ms(["search", "kombucha", "-j"])).stdout)).toEqual([]);
+    // Said again on the next run, which stays a no-op.
+    const again = await ms(["index"]);
+    expect(again.code).toBe(0);
+    expect(again.stdout.trim()).toBe("Indexed 0 chunks.");
+    expect(lines(again.stderr).filter((l) => l.startsWith("memsearch: skipped")).length).toBe(2);
+    expect((await ms(["stats"])).stdout).toContain("Total indexed chunks: 6");
+    // Fixed: indexed.
+    writeFileSync(latin1, "# Good bytes\n\ncafé kombucha notes\n");
+    const fixed = await ms(["index"]);
+    expect(lines(fixed.stderr).filter((l) => l.startsWith("memsearch: skipped"))).toEqual([`memsearch: skipped ${random}: not UTF-8 text`]);
+    expect(JSON.parse((await ms(["search", "kombucha", "-j"])).stdout).length).toBe(1);
+    rmSync(random);
+    rmSync(latin1);
+  });
+
+  test("a named path that is not markdown is said; exit 1 only when every named path was rejected", async () => {
+    writeFileSync(join(p.root, "notes.txt"), "# Notes\n\nplain text\n");
+    writeFileSync(join(p.root, "blob.md"), Buffer.from([0x23, 0x20, 0x00, 0x01, 0x02, 0x0a]));
+    const txt = await ms(["index", "notes.txt"]);
+    expect(txt.code).toBe(1);
+    expect(lines(txt.stderr)).toEqual(["memsearch: skipped notes.txt: not a markdown file (.md, .markdown)", "Error: nothing to index: every path given was skipped"]);
+    expect(txt.stdout).toBe("");
+    const both = await ms(["index", "notes.txt", "blob.md"]);
+    expect(both.code).toBe(1);
+    expect(lines(both.stderr)).toEqual(["memsearch: skipped notes.txt: not a markdown file (.md, .markdown)", "memsearch: skipped blob.md: not UTF-8 text", "Error: nothing to index: every path given was skipped"]);
+    const mixed = await ms(["index", "notes.txt", ".memsearch/memory"]);
+    expect(mixed.code).toBe(0);
+    expect(lines(mixed.stderr)).toContain("memsearch: skipped notes.txt: not a markdown file (.md, .markdown)");
+    expect((await ms(["stats"])).stdout).toContain("Total indexed chunks: 6");
+    expect(readFileSync(join(p.root, "notes.txt"), "utf8")).toBe("# Notes\n\nplain text\n");
+  });
+});
