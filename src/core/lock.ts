@@ -137,6 +137,19 @@ function isStale(content: string, mtimeMs: number, staleMs: number, judge: Holde
   return !judge.isHolder(content, pid, startText || undefined);
 }
 
+/** True while a live holder (by PID and start time) has `lockPath`, under the same rules waiters apply. */
+export function isLockHeld(lockPath: string, staleMs: number): boolean {
+  let content: string;
+  let mtimeMs: number;
+  try {
+    content = fs.readFileSync(lockPath, "utf8");
+    mtimeMs = fs.statSync(lockPath).mtimeMs;
+  } catch {
+    return false;
+  }
+  return !isStale(content, mtimeMs, staleMs, new HolderCheck());
+}
+
 /** Removes an abandoned lock; true when the lock file is gone (broken by us or released). */
 function breakIfStale(lockPath: string, staleMs: number, judge: HolderCheck): boolean {
   let content: string;

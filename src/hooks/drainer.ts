@@ -1,17 +1,15 @@
 import { spawn } from "node:child_process";
 import type { Context } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
-import { readTextQuiet } from "../core/fsutil.ts";
-import { isAlive } from "../core/warm.ts";
-import { drainLockFile, hasPending } from "../memory/pending.ts";
+import { isLockHeld } from "../core/lock.ts";
+import { DRAIN_LOCK_STALE_MS, drainLockFile, hasPending } from "../memory/pending.ts";
 import { debugLog, selfCommand } from "./runtime.ts";
 
 // Kept apart from drain.ts: the hooks that start a drainer must not load the summariser.
 
 /** True while a live drainer holds the project's queue (it looks at the queue again before leaving). */
 function drainerRunning(dataDir: string): boolean {
-  const pid = Number(readTextQuiet(drainLockFile(dataDir))?.trim().split(/\s+/)[0]);
-  return Number.isInteger(pid) && pid > 0 && isAlive(pid);
+  return isLockHeld(drainLockFile(dataDir), DRAIN_LOCK_STALE_MS);
 }
 
 /**

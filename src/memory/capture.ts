@@ -12,7 +12,7 @@ import { oneLine } from "../core/errors.ts";
 import { findStoppedTurn, type FoundTurn } from "../transcript/last-turn.ts";
 import type { LastTurn } from "../transcript/types.ts";
 import { appendTurnNote } from "./journal.ts";
-import { drainLockFile, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, type PendingTurn, type ResolvedTurn } from "./pending.ts";
+import { DRAIN_LOCK_STALE_MS, drainLockFile, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, type PendingTurn, type ResolvedTurn } from "./pending.ts";
 import { sanitize } from "./redact.ts";
 import type { Summary } from "./summarizer.ts";
 
@@ -57,7 +57,7 @@ export async function drainPending(opts: DrainOptions): Promise<DrainReport> {
     if (!todo.length) return report;
     try {
       // A summariser may take minutes; only a dead holder's lock is broken.
-      await withFileLock(drainLockFile(opts.dataDir), () => drainLocked(opts, report, tried), { timeoutMs: 0, staleMs: 6 * 3600_000 });
+      await withFileLock(drainLockFile(opts.dataDir), () => drainLocked(opts, report, tried), { timeoutMs: 0, staleMs: DRAIN_LOCK_STALE_MS });
       report.ran = true;
     } catch (e) {
       if (e instanceof LockTimeoutError) return report;

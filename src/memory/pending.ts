@@ -58,6 +58,9 @@ export function pendingDir(dataDir: string): string {
   return join(dataDir, "pending");
 }
 
+/** A summariser may take minutes, so the drainer's lock is judged by its holder's identity, not its age. */
+export const DRAIN_LOCK_STALE_MS = 6 * 3600_000;
+
 /** Held by the one drainer at work on the project's queue. */
 export function drainLockFile(dataDir: string): string {
   return join(pendingDir(dataDir), ".drain.lock");

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LockTimeoutError, withFileLock } from "../../src/core/lock.ts";
+import { isLockHeld, LockTimeoutError, withFileLock } from "../../src/core/lock.ts";
 import { processStartTime } from "../../src/core/sessions.ts";
 
 const posix = process.platform !== "win32";
@@ -65,5 +65,20 @@ describe("file locks know their holder by PID and start time", () => {
     const aged = lockIn();
     writeFileSync(aged, `${sleeper.pid} ${Date.now() - 120_000} deadbeef ${processStartTime(sleeper.pid)}\n`);
     expect(await withFileLock(aged, () => "yes", { timeoutMs: 2_000, staleMs: 60_000 })).toBe("yes");
+  });
+});
+
+describe("isLockHeld (whether to start another drainer)", () => {
+  test.if(posix)("follows the same rules as a waiter: a reused PID or a dead one is not a holder", async () => {
+    const path = lockIn();
+    expect(isLockHeld(path, 3600_000)).toBe(false);
+    const start = processStartTime(sleeper.pid)!.replace(/\s+/g, "_");
+    writeFileSync(path, `${sleeper.pid} ${Date.now()} deadbeef ${start}\n`);
+    expect(isLockHeld(path, 3600_000)).toBe(true);
+    writeFileSync(path, `${sleeper.pid} ${Date.now()} deadbeef ${start}0\n`);
+    expect(isLockHeld(path, 3600_000)).toBe(false);
+    writeFileSync(path, `${await deadPid()} ${Date.now()} deadbeef\n`);
+    expect(isLockHeld(path, 3600_000)).toBe(false);
+    expect(await withFileLock(path, () => isLockHeld(path, 3600_000))).toBe(true);
   });
 });
