@@ -177,6 +177,10 @@ describe("concurrent session starts", () => {
     try {
       expect(pids.length).toBe(1);
       expect(JSON.parse(readFileSync(join(p.root, ".memsearch", "watch.pid"), "utf8")).pid).toBe(pids[0]);
+      // Only one of them started a watch process: no loser truncated the winner's log.
+      const log = readFileSync(join(p.root, ".memsearch", "watch.log"), "utf8");
+      expect(log).toContain("Watching 1 path(s)");
+      expect(log).not.toContain("already running");
       // Sessions whose Claude Code process is gone do not keep the watch process alive.
       writeFileSync(join(p.root, ".memsearch", "sessions", "dead"), JSON.stringify({ pid: 999_999_999 }));
       for (const i of [1, 2, 3, 4]) await run(["hook", "session-end"], { cwd: p.root, env: p.env, stdin: JSON.stringify({ session_id: `s${i}`, cwd: p.root }) });
