@@ -4,13 +4,15 @@
  * search, prompt, start, stop and end sessions through it. Every command is a fresh process of
  * the compiled binary, with HOME and the memory in a temp folder.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { HOOK_EVENTS } from "../../src/hooks/events.ts";
+import { dailyFile } from "../../src/memory/journal.ts";
 import { generateCorpus, writeCorpus, type SentencePool } from "./corpus.ts";
 import { cpuProfile, type CpuProfile } from "./cpuprof.ts";
 import { buildFtsDb } from "./fts.ts";
-import { exitedZero, runOnce, series, summarize, type Measurement, type Sample } from "./proc.ts";
+import { exitedZero, percentile, runOnce, series, summarize, type Measurement, type Sample } from "./proc.ts";
 import { WatchProcess } from "./watch.ts";
 
 export interface BenchEnv {
@@ -50,6 +52,8 @@ export const HOOK_BUDGET_MS: Record<string, number> = Object.fromEntries(Object.
 const STOP_TRANSCRIPT = "spotter/short.jsonl";
 const WATCH_DEBOUNCE_MS = 1_500;
 const WATCH_EXIT_LIMIT_MS = 180_000;
+/** A turn must be searchable within this (the drainer waits up to 10 s for a lagging transcript). */
+const TURN_LIMIT_MS = 60_000;
 
 /** How many runs: fewer where one run costs seconds (cold loads of a large index). */
 function plan(chunks: number) {
@@ -59,8 +63,8 @@ function plan(chunks: number) {
     warmQueries: 20,
     noop: big ? 3 : 5,
     hooks: 5,
-    /** Half time the re-index, half a prompt right after the turn. */
-    stops: big ? 4 : 6,
+    /** Half follow the turn until its note is searchable, half send a prompt right after the Stop. */
+    stops: big ? 6 : 10,
     profileBuild: !big,
   };
 }
@@ -95,19 +99,67 @@ function commandEnv(env: BenchEnv, home: string): Record<string, string> {
   };
 }
 
+/** One turn as Claude Code (2.1.196+) reports it to the hooks, and the transcript that holds it. */
+interface StopTurn {
+  path: string;
+  sessionId: string;
+  promptId: string;
+  prompt: string;
+  lastAssistantMessage: string;
+  /** A word found nowhere else in the memory: the new note is searchable once a search finds it. */
+  word: string;
+}
+
+/** A word of letters only (one token for any tokenizer), different for each run. */
+function uniqueWord(i: number): string {
+  let s = "";
+  for (let n = i; ; n = Math.floor(n / 26) - 1) {
+    s = String.fromCharCode(97 + (n % 26)) + s;
+    if (n < 26) break;
+  }
+  return `zqvbenchmark${s}`;
+}
+
 /**
- * Copies of a real transcript whose UUIDs are all rewritten per copy, so each Stop run sees a
- * new last turn (a turn already in memory is skipped, which would time the wrong path).
+ * Copies of a real transcript's turn whose UUIDs are all rewritten per copy, so each Stop run is a
+ * new turn (a turn already in memory is skipped, which would time the wrong path). As Claude Code
+ * 2.1.196+ writes it: the prompt id on the user entry, and the turn complete (its final message in
+ * the file), so the drainer finds the turn at once and never waits for a lagging transcript. The
+ * turn is short.jsonl's prompt, thinking, two tool calls and their results, then a final reply that
+ * holds the run's unique word (the interrupt and the later /model lines are left out).
  */
-function stopTranscripts(env: BenchEnv, fixtures: string, n: number): string[] {
+function stopTurns(env: BenchEnv, fixtures: string, n: number): StopTurn[] {
   const text = readFileSync(join(fixtures, STOP_TRANSCRIPT), "utf8");
   const dir = join(env.work, "transcripts");
   mkdirSync(dir, { recursive: true });
   return Array.from({ length: n }, (_, i) => {
-    const path = join(dir, `stop-${i}.jsonl`);
     const tag = (0x1000 + i).toString(16);
-    writeFileSync(path, text.replace(/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{4}/g, `$1${tag}`));
-    return path;
+    const lines = text
+      .replace(/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{4}/g, `$1${tag}`)
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Record<string, any>);
+    const promptAt = lines.findIndex((o) => o.type === "user" && typeof o.message?.content === "string");
+    const interrupt = lines.findIndex((o) => o.type === "user" && JSON.stringify(o.message?.content ?? "").includes("[Request interrupted"));
+    if (promptAt < 0 || interrupt < promptAt) throw new Error(`${STOP_TRANSCRIPT} no longer has the expected turn`);
+    const user = lines[promptAt]!;
+    const promptId = randomUUID();
+    user.promptId = promptId;
+    const kept = lines.slice(0, interrupt);
+    const last = kept[kept.length - 1]!;
+    const word = uniqueWord(i);
+    const reply = `Both tool calls were rejected, so \`mix phx.server\` was never run here (checkpoint ${word}); run it in your terminal and paste the first error.`;
+    const template = kept.find((o) => o.type === "assistant" && o.message?.content?.[0]?.type === "text")!;
+    kept.push({
+      ...template,
+      parentUuid: last.uuid,
+      message: { ...template.message, id: `msg_bench${tag}`, content: [{ type: "text", text: reply }], stop_reason: "end_turn" },
+      uuid: randomUUID(),
+      timestamp: new Date(Date.parse(last.timestamp) + 2_000).toISOString(),
+    });
+    const path = join(dir, `stop-${i}.jsonl`);
+    writeFileSync(path, kept.map((o) => JSON.stringify(o)).join("\n") + "\n");
+    return { path, sessionId: String(user.sessionId), promptId, prompt: String(user.message.content), lastAssistantMessage: reply, word };
   });
 }
 
@@ -191,7 +243,7 @@ export async function runScale(env: BenchEnv, chunks: number, fixtures: string):
   add(build, `${Math.round(buildChunksPerSec)} chunks/s (vectors from the Ollama double)`);
   add(await series("index: no-op re-index", p.noop, (_i, rss) => run(["index"], rss)), `${files} files unchanged`);
   const indexBytes = statSync(join(root, ".memsearch", "index", "index.bin"), { throwIfNoEntry: false })?.size ?? 0;
-  add(await series("stats", 3, (_i, rss) => run(["stats"], rss)));
+  add(await series("stats", 3, (_i, rss) => run(["stats"], rss)), "reads the whole index file to check its CRC-32s");
 
   await coldRuns(ctx, sections);
   const result: ScaleResult = { chunks, files, indexBytes, buildChunksPerSec, rows, errors, cpu: {} };
@@ -219,7 +271,7 @@ async function coldRuns({ env, p, root, run, hook, add }: Ctx, sections: string[
   add(fts, built);
 
   const prompt = (i: number) => env.prompts[i % env.prompts.length]!;
-  const ups = await series("hook user-prompt-submit, no watch", p.hooks, (i, rss) => hook("user-prompt-submit", { session_id: "b", prompt: prompt(i) }, rss), hookCheck);
+  const ups = await series("hook user-prompt-submit, no watch", p.hooks, (i, rss) => hook("user-prompt-submit", { session_id: "b", prompt_id: randomUUID(), prompt: prompt(i) }, rss), hookCheck);
   add(ups, injected(ups.samples));
 }
 
@@ -252,7 +304,7 @@ async function warmPhase(ctx: Ctx, result: ScaleResult, fixtures: string): Promi
   }
 }
 
-async function warmRuns({ env, p, run, hook, add }: Ctx, watch: WatchProcess, fixtures: string): Promise<void> {
+async function warmRuns({ env, p, root, run, hook, add }: Ctx, watch: WatchProcess, fixtures: string): Promise<void> {
   const q = env.queries.slice(0, p.warmQueries);
   const warm = await series("search warm, hybrid (via watch)", q.length, (i, rss) => run(["search", q[i % q.length]!, "-j"], rss), searchCheck("hybrid"));
   add(warm, meanHits(warm.samples), "bun");
@@ -265,7 +317,7 @@ async function warmRuns({ env, p, run, hook, add }: Ctx, watch: WatchProcess, fi
   }
   add(summarize("watch: search over its socket (no CLI process)", direct), "the warm process's share of the row above");
   const prompt = (i: number) => env.prompts[i % env.prompts.length]!;
-  const ups = await series("hook user-prompt-submit, inject (warm)", env.prompts.length, (i, rss) => hook("user-prompt-submit", { session_id: "b", prompt: prompt(i) }, rss), hookCheck);
+  const ups = await series("hook user-prompt-submit, inject (warm)", env.prompts.length, (i, rss) => hook("user-prompt-submit", { session_id: "b", prompt_id: randomUUID(), prompt: prompt(i) }, rss), hookCheck);
   add(ups, injected(ups.samples), "bun");
 
   // SessionStart and SessionEnd alternate, as sessions come and go; the first pair measures RSS.
@@ -278,26 +330,148 @@ async function warmRuns({ env, p, run, hook, add }: Ctx, watch: WatchProcess, fi
   add(summarize("hook session-start", starts.slice(1), hookCheck, starts[0]));
   add(summarize("hook session-end (other session open)", ends.slice(1), hookCheck, ends[0]));
 
-  // Stop: a new turn each run. The watch then re-indexes it, which lands on the warm process:
-  // even runs time that re-index, odd runs time a prompt sent right after the turn ended (it
-  // waits for the re-index). Then the debounced file event is let pass before the next run.
-  const transcripts = stopTranscripts(env, fixtures, p.stops + 1);
+  // A turn as Claude Code runs it: UserPromptSubmit with the prompt id (it records the prompt),
+  // then Stop, which only queues the turn and starts the detached drainer; the drainer writes the
+  // note and asks the watch to re-index. Even runs follow the turn until a warm search finds the
+  // note; odd runs send the next prompt as soon as Stop returns (it meets the drainer and the
+  // re-index). Every run then waits for the drainer to be gone and lets the debounced file event
+  // pass, so runs never pile up.
+  const dataDir = join(root, ".memsearch");
+  const turns = stopTurns(env, fixtures, p.stops + 1);
+  const endToEnd: Sample[] = [];
+  const toMarkdown: number[] = [];
   const reindex: Sample[] = [];
   const promptAfter: Sample[] = [];
-  const stop = await series("hook stop (extract summary, warm re-index)", p.stops, async (i, rss) => {
-    const s = await hook("stop", { session_id: `stop-${i}`, transcript_path: transcripts[i], stop_hook_active: false }, rss);
-    if (!rss && i % 2 === 1) promptAfter.push(await hook("user-prompt-submit", { session_id: `stop-${i}`, prompt: prompt(i) }, false));
-    const t = performance.now();
-    const answer = await watch.ask({ op: "index", wait: true });
-    if (!answer?.ok) throw new Error(`the watch process did not re-index the new turn (${answer ? String(answer.error) : "no answer"})`);
-    if (!rss && i % 2 === 0) reindex.push({ ms: performance.now() - t, code: 0, stdout: "", stderr: "" });
+  let metReindex = 0;
+  const stop = await series("hook stop (queues the turn)", p.stops, async (i, rss) => {
+    const t = turns[i]!;
+    const base = { session_id: t.sessionId, transcript_path: t.path };
+    const before = await hook("user-prompt-submit", { ...base, prompt_id: t.promptId, prompt: t.prompt }, false);
+    const bad = hookCheck(before);
+    if (bad) throw new Error(`the UserPromptSubmit before a Stop failed: ${bad}`);
+    const ping = await watch.ask({ op: "ping" });
+    const chunksBefore = Number(ping?.chunks ?? NaN);
+    const start = performance.now();
+    const s = await hook("stop", { ...base, prompt_id: t.promptId, last_assistant_message: t.lastAssistantMessage, stop_hook_active: false }, rss);
+    const sent = performance.now() - start;
+    // Followed from here on in every run (a file read every 2 ms, then pings), also while the prompt hook runs.
+    const following = followTurn(watch, join(dataDir, "memory"), t.word, chunksBefore, start);
+    if (!rss && i % 2 === 1) promptAfter.push(await hook("user-prompt-submit", { ...base, prompt_id: randomUUID(), prompt: prompt(i) }, false));
+    const landed = await following;
+    // What the prompt hook met: the note landed (the re-index starts right after) before it ended.
+    if (!rss && i % 2 === 1 && landed.error === undefined) {
+      const ended = sent + promptAfter[promptAfter.length - 1]!.ms;
+      if (landed.markdownMs < ended) metReindex++;
+    }
+    if (!rss && i % 2 === 0) {
+      endToEnd.push({ ms: landed.foundMs, code: landed.error ? 1 : 0, stdout: "", stderr: landed.error ?? "" });
+      if (landed.error === undefined) {
+        toMarkdown.push(landed.markdownMs);
+        reindex.push({ ms: landed.indexedMs - landed.markdownMs, code: 0, stdout: "", stderr: "" });
+      }
+    }
+    await drained(env.bin, root, dataDir);
     await Bun.sleep(WATCH_DEBOUNCE_MS + 300);
-    await watch.ask({ op: "index", wait: true });
+    const answer = await watch.ask({ op: "index", wait: true });
+    if (!answer?.ok) throw new Error(`the watch process did not re-index (${answer ? String(answer.error) : "no answer"})`);
     return s;
   }, hookCheck);
-  add(stop, "a new turn each run");
-  add(summarize("watch: re-index after one new turn", reindex), "work in the warm process after each turn");
-  add(summarize("hook user-prompt-submit, right after a Stop", promptAfter, hookCheck), `${injected(promptAfter)}; sent while the watch re-indexes that turn`);
+  add(stop, "queues the turn in `.memsearch/pending/` and starts the drainer; a new turn each run");
+  const md = percentile(toMarkdown, 50);
+  add(
+    summarize("turn searchable: from Stop until a warm search finds its note", endToEnd),
+    `extract summary, no model; the note is in the markdown after ${Number.isFinite(md) ? md.toFixed(0) : "–"} ms (p50: hook, drainer start, transcript, append), the rest is the warm re-index and one search`,
+  );
+  add(summarize("watch: re-index after one new turn", reindex), "from the note in the markdown until the warm index holds it (the drainer's request included)");
+  add(summarize("hook user-prompt-submit, right after a Stop", promptAfter, hookCheck), `${injected(promptAfter)}; sent as the Stop hook exits, while the drainer writes the note; in ${metReindex}/${promptAfter.length} runs the note landed and the watch began re-indexing before it ended`);
+}
+
+interface Landed {
+  /** From the Stop hook's spawn: the note in the markdown, the warm index holding it, a warm search finding it. */
+  markdownMs: number;
+  indexedMs: number;
+  foundMs: number;
+  error?: string;
+}
+
+/**
+ * Follow one turn from the Stop hook's spawn (`start`): poll the day's markdown for the note's
+ * word (a file read), then the watch's chunk count (a ping, microseconds of its time), then search
+ * for the word until a search finds it; that search's answer ends the measurement. A chunk count
+ * that does not move (the note merged into a chunk) falls back to searching after a while.
+ */
+async function followTurn(watch: WatchProcess, memoryDir: string, word: string, chunksBefore: number, start: number): Promise<Landed> {
+  const out: Landed = { markdownMs: NaN, indexedMs: NaN, foundMs: NaN };
+  const deadline = start + TURN_LIMIT_MS;
+  while (performance.now() < deadline) {
+    if (!Number.isFinite(out.markdownMs)) {
+      if (noteWritten(memoryDir, word)) out.markdownMs = performance.now() - start;
+      else {
+        await Bun.sleep(2);
+        continue;
+      }
+    }
+    if (!Number.isFinite(out.indexedMs)) {
+      const r = await watch.ask({ op: "ping" }, 5_000);
+      if (Number(r?.chunks) > chunksBefore) out.indexedMs = performance.now() - start;
+      else if (performance.now() - start - out.markdownMs < 3_000) {
+        await Bun.sleep(3);
+        continue;
+      }
+    }
+    const r = await watch.ask({ op: "search", query: word, topK: 5 }, 10_000);
+    if (r?.ok && JSON.stringify(r.results ?? []).includes(word)) {
+      out.foundMs = performance.now() - start;
+      if (!Number.isFinite(out.indexedMs)) out.indexedMs = out.foundMs;
+      return out;
+    }
+    await Bun.sleep(3);
+  }
+  out.foundMs = performance.now() - start;
+  out.error = Number.isFinite(out.markdownMs) ? `no warm search found the note within ${TURN_LIMIT_MS / 1000} s` : `no note in the markdown within ${TURN_LIMIT_MS / 1000} s`;
+  return out;
+}
+
+/** The note is in today's daily file (or tomorrow's, for a run across midnight). */
+function noteWritten(memoryDir: string, word: string): boolean {
+  const now = Date.now();
+  for (const day of [now, now + 86_400_000]) {
+    try {
+      if (readFileSync(dailyFile(memoryDir, new Date(day)), "utf8").includes(word)) return true;
+    } catch {}
+  }
+  return false;
+}
+
+/**
+ * The drainer is done: no queued turn (`pending/*.json`), no `.drain.lock`, and no `memsearch hook
+ * drain` process left in the project (it asks the watch to re-index after letting go of the lock).
+ */
+async function drained(bin: string, root: string, dataDir: string): Promise<void> {
+  const pending = join(dataDir, "pending");
+  const deadline = performance.now() + TURN_LIMIT_MS;
+  for (;;) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(pending);
+    } catch {}
+    const busy = names.some((n) => n.endsWith(".json")) || existsSync(join(pending, ".drain.lock")) || drainerAlive(bin, root);
+    if (!busy) return;
+    if (performance.now() > deadline) throw new Error(`the drainer did not finish within ${TURN_LIMIT_MS / 1000} s (${names.join(", ")})`);
+    await Bun.sleep(10);
+  }
+}
+
+/** A live `<bin> hook drain` whose working folder is the project. */
+function drainerAlive(bin: string, root: string): boolean {
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      if (argv[0] === bin && argv[1] === "hook" && argv[2] === "drain" && readlinkSync(`/proc/${pid}/cwd`) === root) return true;
+    } catch {}
+  }
+  return false;
 }
 
 /** profile.ts in a child process, so its heap does not inflate the benchmark's own. */
