@@ -3,6 +3,7 @@ import { configCommand } from "./config.ts";
 import { doctorCommand } from "./doctor.ts";
 import { expandCommand } from "./expand.ts";
 import { hookCommand } from "./hook.ts";
+import { importCommand } from "./import.ts";
 import { indexCommand } from "./index-cmd.ts";
 import { recentCommand, rememberCommand } from "./remember.ts";
 import { resetCommand } from "./reset.ts";
@@ -10,6 +11,7 @@ import { searchCommand } from "./search.ts";
 import { statsCommand } from "./stats.ts";
 import { watchCommand } from "./watch.ts";
 import { transcriptCommand } from "./transcript.ts";
+import { recallCommand } from "./recall.ts";
 
 /** Every subcommand; one file each. */
-export const commands: CommandModule<any, any>[] = [indexCommand, searchCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, rememberCommand, recentCommand, hookCommand, doctorCommand];
+export const commands: CommandModule<any, any>[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hookCommand, doctorCommand];

@@ -88,6 +88,11 @@ export async function runSearch(a: SearchArgs): Promise<void> {
     else print(formatText(res, ctx.config["embedding.model"]));
 }
 
+/** The notes' search behind `search` and `recall`: the warm process when one runs, else the index file. */
+export async function searchNotes(ctx: Context, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse | "nothing indexed"> {
+  return (await searchWarm(ctx.project.dataDir, req)) ?? (await searchCold(ctx, req));
+}
+
 async function searchWarm(dataDir: string, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse | undefined> {
   if (!readWatchInfo(dataDir)) return undefined;
   const r = await askWarm(dataDir, { op: "search", ...req }, 5_000);

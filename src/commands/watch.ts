@@ -12,6 +12,8 @@ import { action, notice, print } from "./output.ts";
 import { indexNotices } from "./index-cmd.ts";
 
 const PENDING_SWEEP_MS = 60_000;
+/** How often the watch process brings the user's conversation index (`recall`) up to date. */
+const TRANSCRIPTS_EVERY_MS = 30_000;
 
 interface Args extends EmbeddingArgs {
   paths: string[];
@@ -82,6 +84,13 @@ export const watchCommand: CommandModule<{}, Args> = {
       };
       sweep();
       setInterval(sweep, PENDING_SWEEP_MS);
+    }
+    // The conversation index lives in the home, shared by every project: a periodic update keeps a
+    // recall during a session fast (an unchanged transcript costs one stat). Its own errors are
+    // said and never stop the watcher.
+    if (!a.paths.length && process.env.MEMSEARCH_NO_TRANSCRIPT_INDEX !== "1") {
+      const { keepTranscriptsIndexed } = await import("../transcripts/keeper.ts");
+      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`));
     }
     await daemon.reindex("initial");
     print(`Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);

@@ -336,3 +336,56 @@ export async function summarizeTurn(turn: LastTurn, opts: SummarizeOptions): Pro
   }
   return fallbackReason ? { bullets, provider: "extract", fallbackReason } : { bullets, provider: "extract" };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Free-form answers (recall)
+
+export type ModelAnswer = { ok: true; text: string; provider: "claude" | "ollama" } | { ok: false; reason: string };
+
+/**
+ * One text-in, text-out call to the configured model (the same claude / Ollama plumbing as the
+ * notes): `instructions` then `input`. Never throws: when no model answers, `reason` says why.
+ * The input is sanitised before it leaves and the answer when it comes back.
+ */
+export async function askModel(instructions: string, input: string, opts: SummarizeOptions): Promise<ModelAnswer> {
+  const text = sanitize(input);
+  try {
+    if (opts.provider === "claude") {
+      const env = claudeEnv(opts.env ?? process.env);
+      const bin = opts.claudeBin ?? "claude";
+      const path = Bun.which(bin, { PATH: env.PATH ?? "" });
+      if (!path) return { ok: false, reason: `${bin.includes("/") ? bin : "claude"} not found${bin.includes("/") ? "" : " on PATH"}` };
+      const run = await runWithTimeout([path, ...claudeArgs(opts.claudeModel)], `${instructions}\n\n${clipMiddle(text, CLAUDE_MAX_INPUT)}\n`, env, opts.timeoutMs);
+      if (run.timedOut) return { ok: false, reason: `claude timed out after ${seconds(opts.timeoutMs)}` };
+      if (run.signal) return { ok: false, reason: `claude was killed by ${run.signal}` };
+      if (run.exitCode !== 0) {
+        const why = firstLine(run.stderr) || firstLine(run.stdout);
+        return { ok: false, reason: `claude exited with status ${run.exitCode}${why ? `: ${clip(why, 200)}` : ""}` };
+      }
+      const out = sanitize(run.stdout.replace(/<think>[\s\S]*?<\/think>/gi, "")).trim();
+      return out ? { ok: true, text: out, provider: "claude" } : { ok: false, reason: "claude returned nothing" };
+    }
+    if (opts.provider === "ollama") {
+      const client = new Ollama({ host: opts.ollamaHost, fetch: timedFetch(opts.timeoutMs) as typeof fetch });
+      let content: string;
+      try {
+        const res = await client.chat({
+          model: opts.ollamaModel,
+          messages: [
+            { role: "system", content: instructions },
+            { role: "user", content: clipMiddle(text, OLLAMA_MAX_INPUT) },
+          ],
+          stream: false,
+        });
+        content = String(res?.message?.content ?? "");
+      } catch (e) {
+        return { ok: false, reason: `ollama: ${describeOllamaError(e, opts)}` };
+      }
+      const out = sanitize(content.replace(/<think>[\s\S]*?<\/think>/gi, "")).trim();
+      return out ? { ok: true, text: out, provider: "ollama" } : { ok: false, reason: "ollama returned nothing" };
+    }
+    return { ok: false, reason: `summarizer.provider is "${opts.provider}": no model to ask` };
+  } catch (e) {
+    return { ok: false, reason: `${opts.provider}: ${clip(firstLine(String((e as Error)?.message ?? e)), 200)}` };
+  }
+}

@@ -116,7 +116,7 @@ describe("skill and commands", () => {
     }
   });
 
-  const commands = ["search", "status", "remember", "recent"];
+  const commands = ["search", "status", "remember", "recent", "ask"];
   test("the command files exist", () => {
     const present = readdirSync(join(PLUGIN, "commands")).filter((f) => f.endsWith(".md")).map((f) => f.slice(0, -3));
     for (const c of commands) expect(present).toContain(c);
@@ -129,15 +129,15 @@ describe("skill and commands", () => {
       expect((meta.description as string).length).toBeGreaterThan(5);
       expect(String(meta["allowed-tools"])).toContain("Bash(memsearch *)");
       expect(body).toContain("memsearch ");
-      if (c === "search" || c === "remember") {
+      if (c === "search" || c === "remember" || c === "ask") {
         expect(typeof meta["argument-hint"]).toBe("string");
         expect(body).toContain("$ARGUMENTS");
       }
-      if (c === "remember" || c === "recent") {
+      if (c === "remember" || c === "recent" || c === "ask") {
         const min = body.match(/memsearch (\d+\.\d+\.\d+) or newer/)?.[1];
         expect(min).toBeDefined();
         expect(semverLe(min!, pkg.version)).toBe(true);
-        expect(body).toContain(`memsearch ${c}`);
+        expect(body).toContain(`memsearch ${c === "ask" ? "recall" : c}`);
       }
     });
   }

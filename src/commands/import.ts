@@ -1,0 +1,173 @@
+import type { CommandModule } from "yargs";
+import { loadContext } from "../core/context.ts";
+import { resolveOllamaHost } from "../core/embedder.ts";
+import { InputError, oneLine, UsageError } from "../core/errors.ts";
+import { estimateCost, planImport, runImport, type ImportCost, type ImportPlan, type ImportProgress, type ImportResult } from "../memory/import.ts";
+import { summarizeTurn, type SummarizerProvider } from "../memory/summarizer.ts";
+import { jsonFlag } from "./common.ts";
+import { action, notice, print, printJson } from "./output.ts";
+
+interface Args {
+  paths: string[];
+  dryRun: boolean;
+  summarizer: SummarizerProvider;
+  jobs?: number;
+  jsonOutput: boolean;
+}
+
+/** Model calls run at once by default: claude calls are remote and slow; a local Ollama serves one at a time. */
+const DEFAULT_JOBS: Record<SummarizerProvider, number> = { extract: 1, claude: 4, ollama: 1 };
+
+export const importCommand: CommandModule<{}, Args> = {
+  command: "import [paths..]",
+  describe: "Write notes for the project's past Claude Code sessions (from ~/.claude/projects), as the Stop hook would have",
+  builder: (y) =>
+    jsonFlag(y)
+      .positional("paths", { type: "string", array: true, default: [] as string[], describe: "Transcript files (or folders of them) to import instead of the project's" })
+      .option("dry-run", { alias: "n", type: "boolean", default: false, describe: "Say what would be written and what it would cost; write nothing" })
+      .option("summarizer", { alias: "s", type: "string", choices: ["extract", "claude", "ollama"], default: "extract", describe: "Who writes the notes: a deterministic extract (free), claude -p, or a local Ollama chat model" })
+      .option("jobs", { type: "number", describe: "Turns summarised at once by a model (default 4 for claude, 1 for ollama)" }) as never,
+  handler: action(async (a: Args) => {
+    const started = performance.now();
+    const jobs = a.jobs ?? DEFAULT_JOBS[a.summarizer];
+    if (!Number.isInteger(jobs) || jobs < 1 || jobs > 32) throw new UsageError("--jobs must be a whole number from 1 to 32");
+    const ctx = loadContext();
+    const { project, config } = ctx;
+    const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, paths: a.paths, warn: (m) => notice(`Warning: ${m}`) });
+
+    if (a.paths.length && plan.transcripts.length === 0 && plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
+    if (plan.transcripts.length === 0) {
+      // A new user, or a project never opened in Claude Code: nothing to do is not a failure.
+      const line = `No transcripts of this project (${project.root}) in ${plan.projectsDir}${plan.otherProjects ? ` (${fmt(plan.otherProjects)} of other projects left alone)` : ""}.`;
+      return a.jsonOutput ? printJson({ ...planJson(plan), written: 0 }) : print(line);
+    }
+
+    if (a.dryRun) {
+      const cost = await estimateCost(plan, a.summarizer);
+      if (a.jsonOutput) return printJson({ ...planJson(plan), cost });
+      return print([dryRunLine(plan), costLine(cost, a.summarizer === "claude" ? config["summarizer.model"] : config["summarizer.ollama_model"]), ...planNotes(plan)].join("\n"));
+    }
+
+    const bar = progressBar();
+    let result: ImportResult;
+    try {
+      result = await runImport(plan, {
+        memoryDir: project.memoryDir,
+        concurrency: jobs,
+        summarize: (turn) =>
+          summarizeTurn(turn, {
+            provider: a.summarizer,
+            claudeModel: config["summarizer.model"],
+            ollamaHost: safeHost(config["embedding.host"]),
+            ollamaModel: config["summarizer.ollama_model"],
+            timeoutMs: config["summarizer.timeout_ms"],
+          }),
+        onProgress: bar.update,
+        warn: (m) => bar.interrupt(() => notice(`Warning: ${m}`)),
+      });
+    } finally {
+      bar.done();
+    }
+
+    let indexed = "";
+    if (result.written > 0) {
+      try {
+        const { refreshMemoryIndex } = await import("../core/refresh.ts");
+        const { indexNotices } = await import("./index-cmd.ts");
+        const report = await refreshMemoryIndex(ctx);
+        if (report) for (const line of indexNotices(report, config["embedding.model"])) notice(line);
+      } catch (e) {
+        indexed = `; indexing failed (${oneLine(e)}), run memsearch index`;
+      }
+    }
+    if (a.jsonOutput) return printJson({ ...planJson(plan), ...result });
+    print(`${summaryLine(plan, result, performance.now() - started)}${indexed}`);
+    for (const line of planNotes(plan)) notice(line);
+    if (result.fallbacks) notice(`Notice: ${fmt(result.fallbacks)} turns got the plain extract because the summariser failed on them`);
+  }),
+};
+
+const fmt = (n: number) => n.toLocaleString("en-US");
+const plural = (n: number, one: string, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
+
+function dryRunLine(p: ImportPlan): string {
+  return `Would import ${plural(p.todo.length, "turn")} from ${plural(p.sessions, "session")} (${plural(p.transcripts.length, "transcript")}) into ${plural(p.days.length, "daily file")}; ${plural(p.already, "turn")} already ${p.already === 1 ? "has a note" : "have notes"}.`;
+}
+
+function costLine(c: ImportCost, model: string): string {
+  if (c.provider === "extract") return "Cost: none (deterministic extract, no model calls).";
+  const where = c.provider === "claude" ? `claude -p calls (model ${model})` : `calls to the local Ollama model ${model}`;
+  return `Cost: ${fmt(c.calls)} ${where}, about ${fmt(c.inputTokens)} input tokens (an estimate: characters / 4 of the prompts).`;
+}
+
+/** Things about the plan worth a line: turns left out and why, and notes landing after later ones. */
+function planNotes(p: ImportPlan): string[] {
+  const out: string[] = [];
+  if (p.active) out.push(`Notice: ${plural(p.active, "turn")} of sessions active in the last 10 minutes left to the Stop hook (run import again later if the plugin is not installed)`);
+  if (p.laterNotesDays.length) out.push(`Notice: ${plural(p.laterNotesDays.length, "daily file")} already had later notes (${p.laterNotesDays.slice(0, 3).join(", ")}${p.laterNotesDays.length > 3 ? ", …" : ""}); the older turns go after them, since memory files are only ever appended to`);
+  return out;
+}
+
+/** The whole run's time (finding and reading transcripts and indexing included), not only the writing. */
+function summaryLine(p: ImportPlan, r: ImportResult, ms: number): string {
+  const already = p.already + r.raced;
+  const secs = ms < 10_000 ? (ms / 1000).toFixed(1) : fmt(Math.round(ms / 1000));
+  return `Imported ${plural(r.written, "turn")} from ${plural(r.sessions, "session")} into ${plural(r.files, "daily file")} (${fmt(already)} already had notes) in ${secs} s`;
+}
+
+function planJson(p: ImportPlan) {
+  return {
+    projectsDir: p.projectsDir,
+    transcripts: p.transcripts.length,
+    sessions: p.sessions,
+    turns: p.todo.length,
+    alreadyNoted: p.already,
+    repeated: p.repeated,
+    active: p.active,
+    days: p.days,
+    laterNotesDays: p.laterNotesDays,
+    skipped: p.skipped,
+    otherProjects: p.otherProjects,
+  };
+}
+
+/** `importing 1,234/5,000 turns (3 sessions left)` on a terminal's stderr, redrawn at most 10 times a second. */
+function progressBar() {
+  const tty = process.stderr.isTTY === true;
+  let shown = false;
+  let last = 0;
+  let latest: ImportProgress | undefined;
+  const draw = (p: ImportProgress) => {
+    process.stderr.write(`\r\x1b[Kimporting ${fmt(p.done)}/${fmt(p.total)} turns (${plural(p.sessionsLeft, "session")} left)`);
+    shown = true;
+  };
+  const clear = () => {
+    if (shown) process.stderr.write("\r\x1b[K");
+    shown = false;
+  };
+  return {
+    update(p: ImportProgress) {
+      latest = p;
+      if (!tty) return;
+      const now = performance.now();
+      if (now - last < 100 && p.done !== p.total) return;
+      last = now;
+      draw(p);
+    },
+    /** Print a line without tearing the bar. */
+    interrupt(fn: () => void) {
+      clear();
+      fn();
+      if (tty && latest) draw(latest);
+    },
+    done: clear,
+  };
+}
+
+function safeHost(configured: string): string {
+  try {
+    return resolveOllamaHost(configured);
+  } catch {
+    return "http://127.0.0.1:11434";
+  }
+}

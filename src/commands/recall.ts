@@ -1,0 +1,206 @@
+import type { CommandModule } from "yargs";
+import { loadContext } from "../core/context.ts";
+import { UsageError } from "../core/errors.ts";
+import { DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, RECALL_SOURCES, type RecallResponse, type RecallResult, type RecallSource } from "../core/recall.ts";
+import { parseSince } from "../core/since.ts";
+import type { UpdateProgress, UpdateReport } from "../transcripts/ingest.ts";
+import { jsonFlag } from "./common.ts";
+import { notice, print, printJson, action } from "./output.ts";
+
+interface Args {
+  query: string;
+  raw?: boolean;
+  since?: string;
+  limit?: number;
+  jsonOutput: boolean;
+  allProjects?: boolean;
+  source?: string;
+  reindex?: boolean;
+}
+
+export const recallCommand: CommandModule<{}, Args> = {
+  command: "recall <query>",
+  describe: "Search notes and past conversations together; a model answers from the results (--raw: the results)",
+  builder: (y) =>
+    jsonFlag(y)
+      .positional("query", { type: "string", demandOption: true })
+      .option("raw", { type: "boolean", describe: "Ranked results, no model" })
+      .option("since", { type: "string", describe: "Only this recent: 12h, 3d, 1w, or a date 2026-11-01" })
+      .option("limit", { alias: "n", type: "number", describe: `Results, 1 to ${MAX_RECALL_LIMIT} (default ${DEFAULT_RECALL_LIMIT})` })
+      .option("all-projects", { type: "boolean", describe: "Search the conversations of every project, not only this one" })
+      .option("source", { type: "string", describe: "notes, transcripts or all (default all)" })
+      .option("reindex", { type: "boolean", describe: "Rebuild the conversation index from the transcripts first" }) as never,
+  handler: action(runRecall),
+};
+
+export function checkLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_RECALL_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RECALL_LIMIT) throw new UsageError(`--limit must be a whole number between 1 and ${MAX_RECALL_LIMIT}`);
+  return limit;
+}
+
+function checkSource(s: string | undefined): RecallSource {
+  if (s === undefined) return "all";
+  if (!(RECALL_SOURCES as readonly string[]).includes(s)) throw new UsageError(`--source must be one of ${RECALL_SOURCES.join(", ")} (got "${s}")`);
+  return s as RecallSource;
+}
+
+export async function runRecall(a: Args): Promise<void> {
+  const query = String(a.query ?? "").trim();
+  if (!query) throw new UsageError("recall needs a query");
+  const limit = checkLimit(a.limit);
+  const source = checkSource(a.source);
+  const sinceMs = a.since === undefined ? undefined : parseSince(String(a.since));
+  const ctx = loadContext();
+  const [{ recall }, { searchNotes }] = await Promise.all([import("../core/recall.ts"), import("./search-run.ts")]);
+
+  const tty = process.stderr.isTTY === true;
+  let shown = false;
+  const onProgress = (p: UpdateProgress) => {
+    // Only a large first build is worth a line; an update of a few files is done before it would show.
+    if (!tty || p.bytesTotal < 20 * 1024 * 1024) return;
+    shown = true;
+    process.stderr.write(`\rmemsearch: indexing conversations ${p.filesDone}/${p.filesTotal} files, ${Math.round(p.bytesDone / 1048576)}/${Math.round(p.bytesTotal / 1048576)} MB`);
+  };
+  const res = await recall(
+    { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source },
+    { searchNotes: (q, topK) => searchNotes(ctx, { query: q, topK }), reindex: a.reindex === true, onProgress },
+  );
+  if (shown) process.stderr.write("\n");
+  for (const line of updateNotices(res.transcripts.update)) notice(line);
+  if (res.notes.warning) notice(`Warning: ${res.notes.warning}; notes ranked by BM25 only`);
+
+  if (res.results.length === 0) {
+    const what = source === "notes" ? "notes" : source === "transcripts" ? "transcripts" : "notes or transcripts";
+    const line = `Nothing found in ${what} for "${query}".`;
+    if (a.jsonOutput) {
+      notice(line);
+      printJson(toJson(query, res, null));
+    } else print(line);
+    return;
+  }
+  if (a.raw) {
+    if (a.jsonOutput) printJson(toJson(query, res, null));
+    else print(formatResults(query, res.results));
+    return;
+  }
+
+  const [{ askModel }, { RECALL_INSTRUCTIONS, recallInput }] = await Promise.all([import("../memory/summarizer.ts"), import("../memory/recall-prompt.ts")]);
+  const c = ctx.config;
+  const provider = c["summarizer.provider"] === "off" ? "extract" : (c["summarizer.provider"] as "claude" | "ollama" | "extract");
+  const answer = await askModel(RECALL_INSTRUCTIONS, recallInput(query, res.results), {
+    provider,
+    claudeModel: c["summarizer.model"],
+    ollamaHost: c["embedding.host"] || process.env.OLLAMA_HOST || "http://127.0.0.1:11434",
+    ollamaModel: c["summarizer.ollama_model"],
+    timeoutMs: c["summarizer.timeout_ms"],
+  });
+  if (a.jsonOutput) {
+    if (!answer.ok) notice(`memsearch: no model answered (${answer.reason}); here are the results`);
+    printJson(toJson(query, res, answer));
+    return;
+  }
+  if (!answer.ok) {
+    notice(`memsearch: no model answered (${answer.reason}); here are the results`);
+    print(formatResults(query, res.results));
+    return;
+  }
+  print(`${answer.text}\n\n${sourcesFooter(res.results)}`);
+}
+
+/** The one line a build or a large update of the conversation index is worth. */
+export function updateNotices(u: UpdateReport | undefined): string[] {
+  if (!u) return [];
+  const out: string[] = [];
+  if (u.firstBuild && u.read > 0) out.push(`memsearch: indexed ${u.messages} messages from ${u.read} transcripts in ${(u.ms / 1000).toFixed(1)}s (first build of the conversation index)`);
+  else if (u.ms > 2000) out.push(`memsearch: updated the conversation index (${u.messages} messages from ${u.read} transcripts) in ${(u.ms / 1000).toFixed(1)}s`);
+  for (const e of u.errors.slice(0, 3)) out.push(`memsearch: skipped ${e.path}: ${e.message}`);
+  if (u.errors.length > 3) out.push(`memsearch: ${u.errors.length - 3} more transcripts could not be read`);
+  return out;
+}
+
+function drill(r: RecallResult): { expand?: string; transcript?: string } {
+  const out: { expand?: string; transcript?: string } = {};
+  if (r.note) out.expand = `memsearch expand ${r.note.chunkHash}`;
+  const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : r.anchorTranscript;
+  if (t) out.transcript = `memsearch transcript ${shellQuote(t.path)} --turn ${t.turn}`;
+  return out;
+}
+
+function shellQuote(s: string): string {
+  return /^[\w./~@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+export function formatResults(query: string, results: RecallResult[]): string {
+  const parts = [`Recall: ${results.length} result${results.length === 1 ? "" : "s"} for "${query}"`];
+  results.forEach((r, i) => {
+    const d = drill(r);
+    parts.push("", `--- ${i + 1}. ${r.date ?? "date unknown"}  [${r.from.join(" + ")}]  score ${r.score.toFixed(4)}`);
+    if (r.note) {
+      parts.push(`Note: ${r.note.source}:${r.note.startLine}${r.note.heading ? ` (${r.note.heading})` : ""}`, `  ${r.note.snippet}`);
+    }
+    if (r.transcript) {
+      const t = r.transcript;
+      parts.push(`Conversation (${t.role}, ${t.matches} matching message${t.matches === 1 ? "" : "s"}): ${t.snippet}`);
+      if (t.paths.length) parts.push(`  files: ${t.paths.slice(0, 6).join(", ")}${t.paths.length > 6 ? ` (+${t.paths.length - 6})` : ""}`);
+    }
+    if (d.expand) parts.push(`  → ${d.expand}`);
+    if (d.transcript) parts.push(`  → ${d.transcript}`);
+  });
+  return parts.join("\n");
+}
+
+function sourcesFooter(results: RecallResult[]): string {
+  const lines = ["Sources:"];
+  results.forEach((r, i) => {
+    const d = drill(r);
+    lines.push(`  [result ${i + 1}] ${r.date ?? "?"}  ${[d.expand, d.transcript].filter(Boolean).join("  |  ")}`);
+  });
+  return lines.join("\n");
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
+}
+
+export function toJson(query: string, res: RecallResponse, answer: { ok: true; text: string; provider: string } | { ok: false; reason: string } | null) {
+  return {
+    query,
+    answer: answer?.ok ? answer.text : null,
+    model: answer?.ok ? answer.provider : null,
+    ...(answer && !answer.ok ? { fallback_reason: answer.reason } : {}),
+    notes: { searched: res.notes.searched, hits: res.notes.hits, ...(res.notes.mode ? { mode: res.notes.mode } : {}), ...(res.notes.nothingIndexed ? { nothing_indexed: true } : {}) },
+    transcripts: { searched: res.transcripts.searched, hits: res.transcripts.hits },
+    results: res.results.map((r) => {
+      const d = drill(r);
+      return {
+        score: round(r.score),
+        date: r.date ?? null,
+        from: r.from,
+        session: r.session ?? null,
+        turn: r.turn ?? null,
+        note: r.note
+          ? { chunk_hash: r.note.chunkHash, source: r.note.source, heading: r.note.heading, start_line: r.note.startLine, end_line: r.note.endLine, score: round(r.note.score), snippet: r.note.snippet }
+          : null,
+        transcript: r.transcript
+          ? {
+              path: r.transcript.path,
+              session: r.transcript.session,
+              turn_uuid: r.transcript.turnUuid,
+              prompt_id: r.transcript.promptId ?? null,
+              role: r.transcript.role,
+              matches: r.transcript.matches,
+              score: round(r.transcript.score),
+              snippet: r.transcript.snippet,
+              tools: r.transcript.tools,
+              paths: r.transcript.paths,
+            }
+          : r.anchorTranscript
+            ? { path: r.anchorTranscript.path, turn_uuid: r.anchorTranscript.turn }
+            : null,
+        expand: d.expand ?? null,
+        open: d.transcript ?? null,
+      };
+    }),
+  };
+}

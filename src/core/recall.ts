@@ -1,0 +1,252 @@
+/**
+ * `recall`: notes and raw transcripts searched together, one result per session turn.
+ *
+ * The two rankings are merged by reciprocal-rank fusion (score = Σ 1/(60 + rank) over the lists a
+ * turn appears in). The notes' scores are a calibrated [0, 1] fusion of BM25 and cosine; the
+ * transcripts' are raw FTS5 bm25 values whose scale depends on the corpus and the query. Putting
+ * those on one scale would need a calibration we cannot make per query; ranks need none, and a
+ * turn found by both its note and its own messages rises above one found by either alone.
+ *
+ * A note anchored to turn T (`<!-- session:S turn:T … -->`, T a turn uuid or a prompt id) and the
+ * messages of turn T (rows carry both ids) are one result. Never prints.
+ */
+import type { Database } from "bun:sqlite";
+import { basename } from "node:path";
+import { anchorsIn, type Anchor } from "./anchor.ts";
+import { expandChunk } from "./expand.ts";
+import type { SearchResponse } from "./search.ts";
+import type { StoredChunk } from "./types.ts";
+import { openTranscriptDb, transcriptDbPath } from "../transcripts/db.ts";
+import { updateTranscriptIndex, type UpdateProgress, type UpdateReport } from "../transcripts/ingest.ts";
+import { searchTranscripts, snippetOf, type TranscriptHit } from "../transcripts/search.ts";
+import { queryTokens } from "../transcripts/fts.ts";
+
+export type RecallSource = "notes" | "transcripts" | "all";
+export const RECALL_SOURCES: readonly RecallSource[] = ["notes", "transcripts", "all"];
+export const DEFAULT_RECALL_LIMIT = 8;
+export const MAX_RECALL_LIMIT = 100;
+/** Reciprocal-rank fusion constant (the usual 60: a rank-1 hit is not worth many rank-5 ones). */
+const RRF_K = 60;
+
+export interface RecallRequest {
+  query: string;
+  limit: number;
+  /** ms since epoch. */
+  sinceMs?: number;
+  /** The current project's identity (its root); transcripts of other projects are left out unless allProjects. */
+  project: string;
+  allProjects?: boolean;
+  source?: RecallSource;
+}
+
+/** The notes' search (the existing hybrid index: warm process or index file), given by the caller. */
+export type NotesSearch = (query: string, topK: number) => Promise<SearchResponse | "nothing indexed">;
+
+export interface RecallDeps {
+  searchNotes?: NotesSearch;
+  /** An open transcript index; default: opened (and closed) here. */
+  db?: Database;
+  dbPath?: string;
+  /** Bring the transcript index up to date first (default true; a hook on a tight budget may skip it). */
+  update?: boolean;
+  /** Rebuild the transcript index from scratch. */
+  reindex?: boolean;
+  projectsDir?: string;
+  env?: NodeJS.ProcessEnv;
+  onProgress?: (p: UpdateProgress) => void;
+}
+
+export interface RecallNote {
+  chunkHash: string;
+  source: string;
+  heading: string;
+  startLine: number;
+  endLine: number;
+  snippet: string;
+  score: number;
+  anchor?: Anchor;
+}
+
+export interface RecallTranscript {
+  path: string;
+  session: string;
+  turnUuid: string;
+  promptId?: string;
+  /** Messages of this turn among the hits. */
+  matches: number;
+  role: "user" | "assistant";
+  snippet: string;
+  score: number;
+  tools: string[];
+  paths: string[];
+}
+
+export interface RecallResult {
+  /** RRF score. */
+  score: number;
+  /** `YYYY-MM-DD HH:MM` (local time) when known. */
+  date?: string;
+  /** ms since epoch when known. */
+  time?: number;
+  session?: string;
+  turn?: string;
+  from: ("note" | "transcript")[];
+  note?: RecallNote;
+  transcript?: RecallTranscript;
+  /** The transcript of a note's turn when the turn itself was not among the hits (from its anchor). */
+  anchorTranscript?: { path: string; turn: string };
+}
+
+export interface RecallResponse {
+  results: RecallResult[];
+  notes: { searched: boolean; mode?: SearchResponse["mode"]; warning?: string; nothingIndexed?: boolean; hits: number };
+  transcripts: { searched: boolean; update?: UpdateReport; hits: number; messages?: number };
+}
+
+export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise<RecallResponse> {
+  const source = req.source ?? "all";
+  const limit = Math.max(1, Math.floor(req.limit));
+  // Each list is asked for more than `limit`: several hits collapse into one turn.
+  const pool = Math.min(500, limit * 5);
+  const res: RecallResponse = { results: [], notes: { searched: false, hits: 0 }, transcripts: { searched: false, hits: 0 } };
+  const tokens = queryTokens(req.query);
+
+  let notes: RecallNote[] = [];
+  if (source !== "transcripts" && deps.searchNotes) {
+    res.notes.searched = true;
+    const r = await deps.searchNotes(req.query, Math.min(1000, pool));
+    if (r === "nothing indexed") res.notes.nothingIndexed = true;
+    else {
+      res.notes.mode = r.mode;
+      if (r.warning) res.notes.warning = r.warning;
+      notes = r.results.map((x) => noteOf(x.chunk, x.score, tokens)).filter((n) => req.sinceMs === undefined || noteTime(n) >= req.sinceMs);
+      res.notes.hits = notes.length;
+    }
+  }
+
+  let hits: TranscriptHit[] = [];
+  if (source !== "notes") {
+    res.transcripts.searched = true;
+    const db = deps.db ?? openTranscriptDb(deps.dbPath ?? transcriptDbPath(deps.env), { reset: deps.reindex });
+    try {
+      if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress });
+      hits = searchTranscripts(db, { query: req.query, project: req.allProjects ? undefined : req.project, sinceMs: req.sinceMs, limit: pool });
+      res.transcripts.hits = hits.length;
+    } finally {
+      if (!deps.db) db.close();
+    }
+  }
+
+  res.results = mergeRankings(notes, hits).slice(0, limit);
+  return res;
+}
+
+/** Both rankings fused, one result per turn, best first. */
+export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): RecallResult[] {
+  interface Group {
+    result: RecallResult;
+    noteRank?: number;
+    hitRank?: number;
+  }
+  const byId = new Map<string, Group>();
+  const groups: Group[] = [];
+  hits.forEach((h, i) => {
+    let g = byId.get(h.turnUuid) ?? (h.promptId ? byId.get(h.promptId) : undefined);
+    if (!g) {
+      g = {
+        hitRank: i + 1,
+        result: {
+          score: 0,
+          time: h.ts || undefined,
+          session: h.session,
+          turn: h.turnUuid,
+          from: ["transcript"],
+          transcript: { path: h.path, session: h.session, turnUuid: h.turnUuid, ...(h.promptId ? { promptId: h.promptId } : {}), matches: 0, role: h.role, snippet: h.snippet, score: h.score, tools: h.tools, paths: h.paths },
+        },
+      };
+      groups.push(g);
+    }
+    const t = g.result.transcript!;
+    t.matches++;
+    for (const x of h.tools) if (!t.tools.includes(x)) t.tools.push(x);
+    for (const x of h.paths) if (!t.paths.includes(x)) t.paths.push(x);
+    if (h.ts && (!g.result.time || h.ts < g.result.time)) g.result.time = h.ts;
+    byId.set(h.turnUuid, g);
+    if (h.promptId) byId.set(h.promptId, g);
+  });
+  notes.forEach((n, i) => {
+    const turn = n.anchor?.turn;
+    const g = turn && turn !== "-" ? byId.get(turn) : undefined;
+    if (g) {
+      if (g.noteRank === undefined) {
+        g.noteRank = i + 1;
+        g.result.note = n;
+        g.result.from = ["note", "transcript"];
+      }
+      return;
+    }
+    const ng: Group = {
+      noteRank: i + 1,
+      result: {
+        score: 0,
+        time: noteTime(n, false),
+        ...(n.anchor ? { session: n.anchor.session, turn: n.anchor.turn } : {}),
+        from: ["note"],
+        note: n,
+        ...(n.anchor && n.anchor.transcript && n.anchor.transcript !== "-" ? { anchorTranscript: { path: n.anchor.transcript, turn: n.anchor.turn } } : {}),
+      },
+    };
+    groups.push(ng);
+    if (turn && turn !== "-") byId.set(turn, ng);
+  });
+  for (const g of groups) {
+    g.result.score = (g.noteRank ? 1 / (RRF_K + g.noteRank) : 0) + (g.hitRank ? 1 / (RRF_K + g.hitRank) : 0);
+    if (g.result.time) g.result.date = localDate(g.result.time);
+  }
+  return groups.map((g) => g.result).sort((a, b) => b.score - a.score || (b.time ?? 0) - (a.time ?? 0));
+}
+
+function noteOf(chunk: StoredChunk, score: number, tokens: string[]): RecallNote {
+  let anchor: Anchor | undefined = anchorsIn(chunk.content)[0];
+  if (!anchor) {
+    // A piece of a split section: the anchor sits at the top of its section.
+    try {
+      anchor = expandChunk(chunk).anchor;
+    } catch {
+      anchor = undefined;
+    }
+  }
+  const body = chunk.content
+    .split("\n")
+    .filter((l) => !l.includes("<!--") && !/^#{1,6}\s/.test(l))
+    .join("\n");
+  return {
+    chunkHash: chunk.chunkHash,
+    source: chunk.source,
+    heading: chunk.heading,
+    startLine: chunk.startLine,
+    endLine: chunk.endLine,
+    snippet: snippetOf(body, tokens, 400),
+    score,
+    ...(anchor ? { anchor } : {}),
+  };
+}
+
+/**
+ * When a note was written: its daily file's date and its `HH:MM` heading; with no time, the end
+ * of that day when filtering (`--since 12h` keeps today's notes) and its start when dating.
+ */
+function noteTime(n: RecallNote, endOfDay = true): number {
+  const d = /(\d{4})-(\d{2})-(\d{2})\.md$/.exec(basename(n.source));
+  if (!d) return endOfDay ? Number.POSITIVE_INFINITY : 0;
+  const hm = /^(\d{1,2}):(\d{2})\b/.exec(n.heading.trim());
+  const base = new Date(Number(d[1]), Number(d[2]) - 1, Number(d[3]));
+  if (hm) return base.getTime() + (Number(hm[1]) * 60 + Number(hm[2])) * 60_000;
+  return endOfDay ? base.getTime() + 86_400_000 - 1 : base.getTime();
+}
+
+function localDate(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}

@@ -1,0 +1,596 @@
+/**
+ * `memsearch import`: memory from day one. A user who installs memsearch already has months of
+ * Claude Code transcripts; this writes, for every past turn of the project, the note the Stop hook
+ * would have written (same summariser input, same anchor, same journal call), into the daily file
+ * of the turn's own date.
+ *
+ * Exactly once and resumable without any state of its own: every note goes through
+ * `appendTurnNote`, which appends a whole note (anchor included) in one write or nothing, and a
+ * turn whose anchor is already somewhere in the memory folder is never planned again. A run
+ * killed anywhere is finished by the next one.
+ *
+ * The core never prints: progress and warnings go through callbacks, failures are typed errors.
+ */
+import { open, readdir, stat } from "node:fs/promises";
+import { realpathSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { anchorsIn } from "../core/anchor.ts";
+import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
+import { errCode } from "../core/fsutil.ts";
+import { gitTopLevel } from "../core/project.ts";
+import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
+import { EmptyTranscriptError, isSubagentPath, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
+import type { LastTurn, Turn } from "../transcript/types.ts";
+import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
+import { sanitize } from "./redact.ts";
+import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Where Claude Code keeps transcripts
+
+/** `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`. */
+export function claudeProjectsDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(env.HOME ?? env.USERPROFILE ?? homedir(), ".claude");
+  return join(base, "projects");
+}
+
+/** The folder name Claude Code gives a working directory: every non-alphanumeric character becomes `-`. */
+export function projectSlug(dir: string): string {
+  return dir.replace(/[^A-Za-z0-9]/g, "-");
+}
+
+const CWD_RE = /"cwd"\s*:\s*"((?:[^"\\]|\\.)*)"/;
+// The first entries carry the cwd; request records of 40–60 KB may come first, so look a little further.
+const CWD_HEAD_BYTES = [64 * 1024, 1024 * 1024];
+
+/** The working directory the session ran in, from the first entry that records one. */
+export async function transcriptCwd(path: string): Promise<string | undefined> {
+  const fh = await open(path, "r");
+  try {
+    for (const size of CWD_HEAD_BYTES) {
+      const buf = Buffer.alloc(size);
+      const { bytesRead } = await fh.read(buf, 0, size, 0);
+      const m = CWD_RE.exec(buf.subarray(0, bytesRead).toString("utf8"));
+      if (m) {
+        try {
+          return JSON.parse(`"${m[1]}"`) as string;
+        } catch {
+          return undefined;
+        }
+      }
+      if (bytesRead < size) return undefined;
+    }
+    return undefined;
+  } finally {
+    await fh.close();
+  }
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+/**
+ * The project a working directory belongs to, by the memory's own identity: the git top level
+ * (every worktree of a repository is one project), else the directory itself.
+ */
+export function projectOfCwd(cwd: string): string {
+  return real(gitTopLevel(cwd) ?? cwd);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding the project's transcripts
+
+export interface FoundTranscripts {
+  /** Where we looked. */
+  projectsDir: string;
+  /** Session files of this project, sorted. */
+  files: string[];
+  /** Session files seen that belong to other projects (never imported). */
+  otherProjects: number;
+}
+
+/**
+ * Session files of `root` below the projects folder: `<slug>/*.jsonl` whose recorded cwd belongs
+ * to the project. Every folder is looked at, not only the root's slug: sessions started in a
+ * subdirectory or another worktree live under other slugs. `<session>/subagents/` files are not
+ * returned: a subagent's work is a tool call of its parent's turn, whose note already covers it.
+ */
+export async function findProjectTranscripts(root: string, projectsDir: string, warn: (msg: string) => void = () => {}): Promise<FoundTranscripts> {
+  const want = real(root);
+  const ownSlug = projectSlug(want);
+  const found: FoundTranscripts = { projectsDir, files: [], otherProjects: 0 };
+  let dirs: string[];
+  try {
+    dirs = (await readdir(projectsDir)).sort();
+  } catch {
+    return found;
+  }
+  const rootOf = new Map<string, string>();
+  for (const d of dirs) {
+    const dir = join(projectsDir, d);
+    let names: string[];
+    try {
+      names = (await readdir(dir)).filter((n) => n.endsWith(".jsonl")).sort();
+    } catch {
+      continue; // a file, or unreadable: not a project folder
+    }
+    for (const name of names) {
+      const path = join(dir, name);
+      let cwd: string | undefined;
+      try {
+        cwd = await transcriptCwd(path);
+      } catch (e) {
+        if (d === ownSlug) warn(`skipped ${path}: cannot read it (${errCode(e) ?? oneLine(e)})`);
+        continue;
+      }
+      let owner: string | undefined;
+      if (cwd) {
+        owner = rootOf.get(cwd);
+        if (owner === undefined) rootOf.set(cwd, (owner = projectOfCwd(cwd)));
+      } else if (d === ownSlug) {
+        // Nothing recorded: the folder Claude Code files the root's sessions under is the evidence.
+        owner = want;
+      }
+      if (owner === want) found.files.push(path);
+      else found.otherProjects++;
+    }
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Turn → note
+
+/**
+ * A transcript turn as the Stop hook hands it to the summariser: every text redacted before it
+ * can reach a model or the journal, tool outputs clipped as for the last turn.
+ */
+export function turnToLastTurn(sessionId: string, turn: Turn): LastTurn {
+  return {
+    sessionId,
+    turnUuid: turn.uuid,
+    timestamp: turn.timestamp,
+    userText: sanitize(turn.userText),
+    assistantTexts: turn.assistantTexts.map(sanitize),
+    tools: turn.tools.map((c) => ({ id: c.id, name: c.name, input: sanitize(c.input) })),
+    text: sanitize(renderTurnForSummary(turn)),
+  };
+}
+
+function parseTime(ts: string | undefined): number | undefined {
+  if (!ts) return undefined;
+  const t = Date.parse(ts);
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/**
+ * When each turn happened, from its own timestamp. A turn without a usable one takes its
+ * predecessor's (else its successor's, else the file's mtime), so it lands beside its neighbours.
+ */
+export function turnTimes(turns: Pick<Turn, "timestamp">[], fallback: number): number[] {
+  const out = turns.map((t) => parseTime(t.timestamp));
+  let prev: number | undefined;
+  for (let i = 0; i < out.length; i++) {
+    if (out[i] === undefined) out[i] = prev;
+    else prev = out[i];
+  }
+  let next: number | undefined;
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (out[i] === undefined) out[i] = next ?? fallback;
+    else next = out[i];
+  }
+  return out as number[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the memory already holds
+
+export interface ExistingNotes {
+  /** Turn ids of every anchor in the memory folder (turn uuids, and prompt ids of hook-written notes). */
+  turns: Set<string>;
+  /** `session turn` of every anchor: for the reader's `line-N` ids, unique only within a session. */
+  pairs: Set<string>;
+  /** Per day (`YYYY-MM-DD`), the latest `### HH:MM` already in that file. */
+  lastTime: Map<string, string>;
+}
+
+/** Anchors of all daily files: a turn may have been noted on another day than its own (a Stop hook after midnight). */
+export function existingNotes(memoryDir: string): ExistingNotes {
+  const turns = new Set<string>();
+  const pairs = new Set<string>();
+  const lastTime = new Map<string, string>();
+  for (const name of dailyFiles(memoryDir)) {
+    let content: string;
+    try {
+      content = readFileSync(join(memoryDir, name), "utf8");
+    } catch {
+      continue;
+    }
+    for (const a of anchorsIn(content)) {
+      turns.add(a.turn);
+      pairs.add(`${a.session} ${a.turn}`);
+    }
+    let last: string | undefined;
+    for (const m of content.matchAll(/^###\s+(\d{1,2}):(\d{2})\b/gm)) {
+      const hm = `${m[1]!.padStart(2, "0")}:${m[2]}`;
+      if (last === undefined || hm > last) last = hm;
+    }
+    if (last) lastTime.set(name.slice(0, 10), last);
+  }
+  return { turns, pairs, lastTime };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planning
+
+export interface PlannedTurn {
+  /** Position in `ImportPlan.transcripts`. */
+  transcript: number;
+  /** Position among that transcript's turns. */
+  turn: number;
+  uuid: string;
+  sessionId: string;
+  /** ms since the epoch. */
+  time: number;
+  day: string;
+}
+
+export interface PlannedTranscript {
+  path: string;
+  sessionId: string;
+  index: TurnIndex;
+}
+
+export interface ImportPlan {
+  projectsDir: string;
+  /** Readable transcripts of the project (with or without turns to write). */
+  transcripts: PlannedTranscript[];
+  /** Turns to write, oldest first. */
+  todo: PlannedTurn[];
+  /** Turns that already have a note (by turn uuid or by prompt id). */
+  already: number;
+  /** Turns that appear in more than one transcript (a resumed session copies its history): written once. */
+  repeated: number;
+  /** Last turns of sessions written to recently: maybe still running, left to the Stop hook. */
+  active: number;
+  /** Sessions with turns to write. */
+  sessions: number;
+  /** Days (daily files) that get notes. */
+  days: string[];
+  /** Days whose file already holds notes later than a turn to write there (appended after them). */
+  laterNotesDays: string[];
+  /** Transcripts skipped (unreadable, not a transcript), with why. */
+  skipped: { path: string; reason: string }[];
+  /** Session files of other projects seen (not imported). */
+  otherProjects: number;
+}
+
+export interface PlanOptions {
+  /** The project root (git top level, shared by worktrees). */
+  root: string;
+  memoryDir: string;
+  /** Transcript files (or folders of them) to import instead of finding the project's. */
+  paths?: string[];
+  /** `~/.claude/projects` unless given. */
+  projectsDir?: string;
+  /** A transcript modified this recently may hold a running turn: its last turn is left out (default 10 min). */
+  activeMs?: number;
+  now?: number;
+  warn?: (msg: string) => void;
+}
+
+export const ACTIVE_MS = 10 * 60_000;
+
+const SUBAGENT_REASON = "a subagent transcript (its work is part of its parent session's turn; import the parent)";
+
+/** Named paths: files as given, folders as their `*.jsonl` files. A missing one stops before anything is written. */
+async function namedFiles(paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths) {
+    const abs = resolve(p);
+    let st;
+    try {
+      st = await stat(abs);
+    } catch {
+      throw new NotFoundError(`transcript not found: ${p}`);
+    }
+    if (st.isDirectory()) {
+      for (const n of (await readdir(abs)).sort()) if (n.endsWith(".jsonl")) out.push(join(abs, n));
+    } else out.push(abs);
+  }
+  return [...new Set(out)];
+}
+
+export async function planImport(o: PlanOptions): Promise<ImportPlan> {
+  const warn = o.warn ?? (() => {});
+  const projectsDir = o.projectsDir ?? claudeProjectsDir();
+  const now = o.now ?? Date.now();
+  const activeMs = o.activeMs ?? ACTIVE_MS;
+  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0 };
+
+  let files: string[];
+  if (o.paths?.length) {
+    files = await namedFiles(o.paths);
+  } else {
+    const found = await findProjectTranscripts(o.root, projectsDir, warn);
+    files = found.files;
+    plan.otherProjects = found.otherProjects;
+  }
+
+  const skip = (path: string, reason: string) => {
+    plan.skipped.push({ path, reason });
+    warn(`skipped ${path}: ${reason}`);
+  };
+  const existing = existingNotes(o.memoryDir);
+  const seen = new Set<string>();
+  const candidates: PlannedTurn[] = [];
+  for (const path of files) {
+    if (isSubagentPath(path)) {
+      skip(path, SUBAGENT_REASON);
+      continue;
+    }
+    let index: TurnIndex;
+    let mtime: number;
+    try {
+      index = await listTurns(path);
+      mtime = (await stat(path)).mtimeMs;
+    } catch (e) {
+      // Claude Code creates the file before writing to it: nothing to say about an empty one.
+      if (e instanceof EmptyTranscriptError) continue;
+      // The reader's own message tells a human to read the file by hand; here it is just skipped.
+      skip(path, e instanceof UnrecognisedFormatError ? "not a Claude Code transcript (unrecognised format)" : oneLine(e));
+      continue;
+    }
+    if (index.subagent) {
+      skip(path, SUBAGENT_REASON);
+      continue;
+    }
+    const t = plan.transcripts.length;
+    plan.transcripts.push({ path, sessionId: index.sessionId, index });
+    const times = turnTimes(index.turns, mtime);
+    // A session written to in the last minutes may be mid-turn: its last turn is the Stop hook's.
+    const last = now - mtime < activeMs ? index.turns.length - 1 : -1;
+    index.turns.forEach((turn, i) => {
+      const noted = isLineId(turn.uuid) ? existing.pairs.has(`${index.sessionId} ${turn.uuid}`) : existing.turns.has(turn.uuid);
+      if (noted || (turn.promptId !== undefined && existing.turns.has(turn.promptId))) {
+        plan.already++;
+        return;
+      }
+      if (i === last) {
+        plan.active++;
+        return;
+      }
+      candidates.push({ transcript: t, turn: i, uuid: turn.uuid, sessionId: index.sessionId, time: times[i]!, day: localDay(new Date(times[i]!)) });
+    });
+  }
+  // Oldest first across sessions, so days read in order; a turn copied into a resumed session's
+  // file is written once, under the session where it happened first.
+  candidates.sort((a, b) => a.time - b.time || a.transcript - b.transcript || a.turn - b.turn);
+  for (const c of candidates) {
+    const key = isLineId(c.uuid) ? `${c.sessionId} ${c.uuid}` : c.uuid;
+    if (seen.has(key)) {
+      plan.repeated++;
+      continue;
+    }
+    seen.add(key);
+    plan.todo.push(c);
+  }
+  plan.sessions = new Set(plan.todo.map((c) => c.sessionId)).size;
+  const days = new Set<string>();
+  const later = new Set<string>();
+  for (const c of plan.todo) {
+    days.add(c.day);
+    const last = existing.lastTime.get(c.day);
+    if (last !== undefined && hhmm(c.time) < last) later.add(c.day);
+  }
+  plan.days = [...days].sort();
+  plan.laterNotesDays = [...later].sort();
+  return plan;
+}
+
+/** The reader names a turn whose entry has no uuid (old formats) by its line: unique within its file only. */
+function isLineId(id: string): boolean {
+  return /^line-\d+$/.test(id);
+}
+
+function hhmm(t: number): string {
+  const d = new Date(t);
+  return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the turns to write
+
+/** Turns read per range: bounds memory on a session of thousands of turns. */
+const READ_BATCH = 64;
+
+/**
+ * The planned turns, in plan order, fully read. Consecutive planned turns of one transcript (the
+ * usual case: sessions rarely overlap in time) are parsed with one range read.
+ */
+async function* readPlanned(plan: ImportPlan, from = 0): AsyncGenerator<{ planned: PlannedTurn; turn: LastTurn }> {
+  const todo = plan.todo;
+  let i = from;
+  while (i < todo.length) {
+    const first = todo[i]!;
+    let j = i;
+    while (j + 1 < todo.length && j + 1 - i < READ_BATCH && todo[j + 1]!.transcript === first.transcript && todo[j + 1]!.turn > todo[j]!.turn) j++;
+    const tr = plan.transcripts[first.transcript]!;
+    const turns = await readTurnRange(tr.index, first.turn, todo[j]!.turn, { maxOutput: LAST_TURN_OUTPUT_CHARS });
+    for (let k = i; k <= j; k++) {
+      const p = todo[k]!;
+      const turn = turns[p.turn - first.turn];
+      // The file changed under us (rewritten, truncated): the index no longer matches it.
+      if (!turn || turn.uuid !== p.uuid) throw new TranscriptChangedError(tr.path);
+      yield { planned: p, turn: turnToLastTurn(tr.sessionId, turn) };
+    }
+    i = j + 1;
+  }
+}
+
+/** A transcript no longer holds what it held when the import was planned. */
+export class TranscriptChangedError extends MemsearchError {
+  constructor(path: string) {
+    super(`the transcript changed during the import: ${path}; run memsearch import again`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cost
+
+export interface ImportCost {
+  provider: SummarizerProvider;
+  /** Model calls (0 for the extract). */
+  calls: number;
+  /** Characters the model would read (the prompt with each turn's redacted text). */
+  inputChars: number;
+  /** An estimate: characters / 4. */
+  inputTokens: number;
+}
+
+/** What writing the plan would cost with `provider`: for a model, one call per turn and its input. */
+export async function estimateCost(plan: ImportPlan, provider: SummarizerProvider): Promise<ImportCost> {
+  if (provider === "extract") return { provider, calls: 0, inputChars: 0, inputTokens: 0 };
+  let chars = 0;
+  for await (const { turn } of readPlanned(plan)) chars += buildPrompt(turn.text).length;
+  return { provider, calls: plan.todo.length, inputChars: chars, inputTokens: Math.ceil(chars / 4) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+export interface ImportProgress {
+  done: number;
+  total: number;
+  /** Sessions with turns still to write. */
+  sessionsLeft: number;
+}
+
+export interface RunOptions {
+  memoryDir: string;
+  summarize: (turn: LastTurn) => Promise<Summary>;
+  /** Turns summarised at once ahead of the writer (model calls are slow); notes are still written in order. */
+  concurrency?: number;
+  /** Consecutive model failures after which the import stops (each falls back to the extract until then). */
+  maxConsecutiveFallbacks?: number;
+  onProgress?: (p: ImportProgress) => void;
+  warn?: (msg: string) => void;
+}
+
+export interface ImportResult {
+  /** Notes appended. */
+  written: number;
+  /** Turns found noted when their turn came (another process wrote them meanwhile). */
+  raced: number;
+  sessions: number;
+  /** Daily files written to. */
+  files: number;
+  /** Turns whose model summary failed and got the extract instead. */
+  fallbacks: number;
+  ms: number;
+}
+
+/** The model failed on too many turns in a row: stopping beats writing thousands of extract notes nobody asked for. */
+export class SummarizerGaveUpError extends MemsearchError {}
+
+export const MAX_CONSECUTIVE_FALLBACKS = 5;
+
+/**
+ * Writes the plan's notes, oldest first. Summaries may run ahead (`concurrency`) but notes are
+ * appended one by one in plan order, each one whole, so a kill leaves a prefix of the plan
+ * written and the next run (which skips anchored turns) writes the rest.
+ */
+export async function runImport(plan: ImportPlan, o: RunOptions): Promise<ImportResult> {
+  const start = performance.now();
+  const warn = o.warn ?? (() => {});
+  const total = plan.todo.length;
+  const left = new Map<string, number>();
+  for (const c of plan.todo) left.set(c.sessionId, (left.get(c.sessionId) ?? 0) + 1);
+  const res: ImportResult = { written: 0, raced: 0, sessions: left.size, files: 0, fallbacks: 0, ms: 0 };
+  const files = new Set<string>();
+  const width = Math.max(1, o.concurrency ?? 1);
+  const maxFallbacks = o.maxConsecutiveFallbacks ?? MAX_CONSECUTIVE_FALLBACKS;
+  let inARow = 0;
+  let warned = false;
+
+  const source = readPlanned(plan);
+  const queue: { planned: PlannedTurn; turn: LastTurn; summary: Promise<Summary> }[] = [];
+  let exhausted = false;
+  const fill = async () => {
+    while (!exhausted && queue.length < width) {
+      const next = await source.next();
+      if (next.done) {
+        exhausted = true;
+        break;
+      }
+      const { planned, turn } = next.value;
+      queue.push({ planned, turn, summary: o.summarize(turn) });
+    }
+  };
+
+  o.onProgress?.({ done: 0, total, sessionsLeft: left.size });
+  try {
+    for (let done = 0; ; ) {
+      await fill();
+      const item = queue.shift();
+      if (!item) break;
+      const summary = await item.summary;
+      if (summary.fallbackReason) {
+        res.fallbacks++;
+        inARow++;
+        if (!warned) {
+          warn(`the summariser fell back to the extract (${summary.fallbackReason})`);
+          warned = true;
+        }
+        if (inARow >= maxFallbacks) {
+          throw new SummarizerGaveUpError(`the summariser failed on ${inARow} turns in a row (${summary.fallbackReason}); stopped after ${res.written} notes; run memsearch import again later, or with --summarizer extract`);
+        }
+      } else inARow = 0;
+      const p = item.planned;
+      let written;
+      try {
+        written = await appendTurnNote({
+          memoryDir: o.memoryDir,
+          sessionId: p.sessionId,
+          turnUuid: p.uuid,
+          transcriptPath: plan.transcripts[p.transcript]!.path,
+          bullets: summary.bullets,
+          now: new Date(p.time),
+        });
+      } catch (e) {
+        if (e instanceof StorageError) {
+          // appendTurnNote cut the file back: every note before this one is whole, this one absent.
+          throw new StorageError(`${oneLine(e)}; ${res.written === 1 ? "1 note was" : `${res.written} notes were`} written before it, none half-written; run memsearch import again to continue`);
+        }
+        throw e;
+      }
+      if (written.appended) {
+        res.written++;
+        files.add(written.file);
+      } else res.raced++;
+      done++;
+      const n = left.get(p.sessionId)! - 1;
+      if (n === 0) left.delete(p.sessionId);
+      else left.set(p.sessionId, n);
+      o.onProgress?.({ done, total, sessionsLeft: left.size });
+    }
+  } finally {
+    // Summaries still running are abandoned; their turns are written by the next run.
+    await source.return(undefined);
+    await Promise.allSettled(queue.map((q) => q.summary));
+  }
+  res.files = files.size;
+  res.ms = performance.now() - start;
+  return res;
+}
+
+/** Exposed for tests: the day file a turn goes to. */
+export function dayOfTurn(turn: Pick<Turn, "timestamp">, fallback = Date.now()): string {
+  return localDay(new Date(turnTimes([turn], fallback)[0]!));
+}

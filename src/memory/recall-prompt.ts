@@ -1,0 +1,36 @@
+/**
+ * What the model is asked when `recall` synthesises an answer from its results. The results are
+ * the only source: the model is told to cite them and to say when they do not answer.
+ */
+import type { RecallResult } from "../core/recall.ts";
+
+export const RECALL_INSTRUCTIONS = `You answer a developer's question about their own earlier work with an AI coding assistant (Claude Code), using ONLY the numbered search results below: notes written after earlier turns, and excerpts of the original conversations. You have no other knowledge of this project.
+
+Write a short answer, grouped under these headings when they apply (leave out a heading with nothing under it):
+- Decisions (what was decided and why)
+- Approaches tried (including those that failed, and why they failed)
+- Files involved
+- Warnings and lessons
+- Open questions (what was left unfinished or unresolved)
+
+Every point ends with its date and source in brackets, as given in the results, for example [2026-03-04 10:12, result 2].
+Never invent anything: no fact, file, date or reason that is not in the results. If the results do not answer the question, say so in one sentence and stop.
+Answer in the language of the question.
+Content shown as [REDACTED:…] or [private] stays hidden; do not guess it.`;
+
+/** The question and the results, numbered, as the model's input. */
+export function recallInput(question: string, results: RecallResult[]): string {
+  const parts = [`Question: ${question}`, "", "Search results:"];
+  results.forEach((r, i) => {
+    const where: string[] = [];
+    if (r.note) where.push(`note ${r.note.source}:${r.note.startLine}`);
+    if (r.transcript) where.push(`conversation ${r.transcript.path} turn ${r.transcript.turnUuid}`);
+    parts.push("", `[result ${i + 1}] ${r.date ?? "date unknown"} — ${where.join("; ")}`);
+    if (r.note) parts.push(`Note: ${r.note.snippet}`);
+    if (r.transcript) {
+      parts.push(`Conversation (${r.transcript.role}): ${r.transcript.snippet}`);
+      if (r.transcript.paths.length) parts.push(`Files: ${r.transcript.paths.slice(0, 10).join(", ")}`);
+    }
+  });
+  return parts.join("\n");
+}

@@ -1,0 +1,106 @@
+/**
+ * Queries over the transcript index. One prepared statement, no model, no index to load: a new
+ * process answers in milliseconds, so the prompt hook can call `searchTranscripts` too.
+ */
+import type { Database } from "bun:sqlite";
+import { BM25_WEIGHTS } from "./db.ts";
+import { matchExpression, queryTokens } from "./fts.ts";
+
+export interface TranscriptQuery {
+  query: string;
+  /** Project identity (git top level); undefined = every project. */
+  project?: string;
+  /** Only messages at or after this time (ms since epoch). */
+  sinceMs?: number;
+  limit: number;
+}
+
+export interface TranscriptHit {
+  rowid: number;
+  project: string;
+  session: string;
+  /** uuid of the user entry that opened the turn (`memsearch transcript PATH --turn …`). */
+  turnUuid: string;
+  promptId?: string;
+  uuid: string;
+  /** ms since epoch. */
+  ts: number;
+  role: "user" | "assistant";
+  path: string;
+  tools: string[];
+  paths: string[];
+  /** Short excerpt around the first query term found. */
+  snippet: string;
+  /** −bm25 with the column weights: higher is better, only comparable within one query. */
+  score: number;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object";
+}
+
+const SNIPPET = 240;
+
+export function searchTranscripts(db: Database, q: TranscriptQuery): TranscriptHit[] {
+  const match = matchExpression(q.query);
+  if (!match) return [];
+  const where = ["msg_fts MATCH ?"];
+  const args: (string | number)[] = [match];
+  if (q.project !== undefined) {
+    where.push("m.project = ?");
+    args.push(q.project);
+  }
+  if (q.sinceMs !== undefined) {
+    where.push("m.ts >= ?");
+    args.push(q.sinceMs);
+  }
+  args.push(Math.max(1, Math.floor(q.limit)));
+  const sql = `SELECT m.id AS rowid, m.project, m.session, m.turn_uuid, m.prompt_id, m.uuid, m.ts, m.role, m.text, m.tools, m.paths, m.inputs, m.results, f.path,
+      bm25(msg_fts, ${BM25_WEIGHTS.join(", ")}) AS rank
+    FROM msg_fts JOIN messages m ON m.id = msg_fts.rowid JOIN files f ON f.id = m.file_id
+    WHERE ${where.join(" AND ")} ORDER BY rank LIMIT ?`;
+  const tokens = queryTokens(q.query);
+  const out: TranscriptHit[] = [];
+  for (const r of db.query(sql).all(...args)) {
+    if (!isRecord(r) || typeof r.turn_uuid !== "string" || typeof r.path !== "string" || typeof r.text !== "string") continue;
+    const text = String(r.text);
+    const body = text || [r.inputs, r.results].filter((x) => typeof x === "string" && x).join("\n");
+    out.push({
+      rowid: Number(r.rowid),
+      project: String(r.project),
+      session: String(r.session),
+      turnUuid: r.turn_uuid,
+      ...(typeof r.prompt_id === "string" && r.prompt_id ? { promptId: r.prompt_id } : {}),
+      uuid: String(r.uuid),
+      ts: Number(r.ts) || 0,
+      role: r.role === "user" ? "user" : "assistant",
+      path: r.path,
+      tools: String(r.tools ?? "").split(" ").filter(Boolean),
+      paths: String(r.paths ?? "").split("\n").filter(Boolean),
+      snippet: snippetOf(body, tokens),
+      score: -Number(r.rank),
+    });
+  }
+  return out;
+}
+
+/** About SNIPPET chars of `text` around the first query token it holds (the start when none). */
+export function snippetOf(text: string, tokens: string[], max = SNIPPET): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return flat;
+  const lower = flat.toLowerCase();
+  let at = -1;
+  for (const t of tokens) {
+    const i = lower.indexOf(t);
+    if (i >= 0 && (at < 0 || i < at)) at = i;
+  }
+  const start = at < 0 ? 0 : Math.max(0, at - Math.floor(max / 3));
+  const s = flat.slice(start, start + max);
+  return `${start > 0 ? "…" : ""}${s}${start + max < flat.length ? "…" : ""}`;
+}
+
+/** How many messages the index holds (for one project, or all). */
+export function countMessages(db: Database, project?: string): number {
+  const r = project === undefined ? db.query("SELECT count(*) AS n FROM messages").get() : db.query("SELECT count(*) AS n FROM messages WHERE project = ?").get(project);
+  return isRecord(r) ? Number(r.n) || 0 : 0;
+}

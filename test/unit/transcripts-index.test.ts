@@ -1,0 +1,333 @@
+/**
+ * The conversation index (src/transcripts/): incremental ingest of Claude Code transcripts into
+ * SQLite FTS5, its queries, and recall's merge of notes and transcript hits.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import type { Database } from "bun:sqlite";
+import { mergeRankings, type RecallNote } from "../../src/core/recall.ts";
+import { parseSince } from "../../src/core/since.ts";
+import { UsageError } from "../../src/core/errors.ts";
+import { openTranscriptDb } from "../../src/transcripts/db.ts";
+import { matchExpression } from "../../src/transcripts/fts.ts";
+import { updateTranscriptIndex } from "../../src/transcripts/ingest.ts";
+import { searchTranscripts } from "../../src/transcripts/search.ts";
+import { FIXTURES, realTranscripts } from "../helpers/fixtures.ts";
+
+const tmp = mkdtempSync(join(tmpdir(), "ms-tx-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+let n = 0;
+
+/** A fresh projects folder and database. */
+function setup() {
+  const dir = join(tmp, `case-${++n}`);
+  const projects = join(dir, "projects");
+  mkdirSync(join(projects, "-home-dev-proj"), { recursive: true });
+  const db = openTranscriptDb(join(dir, "t.sqlite"));
+  const update = () => updateTranscriptIndex(db, { projectsDir: projects });
+  return { dir, projects, slug: join(projects, "-home-dev-proj"), db, update };
+}
+
+const CWD = "/nonexistent/dev/proj";
+let ts = Date.parse("2026-03-01T10:00:00Z");
+const base = (uuid: string, session = "S1", cwd = CWD) => ({ uuid, sessionId: session, cwd, timestamp: new Date((ts += 60_000)).toISOString(), isSidechain: false });
+const user = (uuid: string, text: string, extra: Record<string, unknown> = {}) => JSON.stringify({ type: "user", message: { role: "user", content: text }, ...base(uuid), ...extra }) + "\n";
+const assistant = (uuid: string, msgId: string, content: unknown[], extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ type: "assistant", message: { id: msgId, role: "assistant", content }, ...base(uuid), ...extra }) + "\n";
+const text = (t: string) => ({ type: "text", text: t });
+const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({ type: "tool_use", id, name, input });
+const toolResult = (uuid: string, id: string, out: string) => JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: out }] }, ...base(uuid) }) + "\n";
+
+function rows(db: Database): { role: string; text: string; turn_uuid: string; prompt_id: string | null; tools: string; paths: string; results: string; project: string }[] {
+  return db.query("SELECT role, text, turn_uuid, prompt_id, tools, paths, results, project FROM messages ORDER BY id").all() as never;
+}
+
+function find(db: Database, query: string, project?: string, sinceMs?: number) {
+  return searchTranscripts(db, { query, project, sinceMs, limit: 50 });
+}
+
+describe("ingest", () => {
+  test("one row per message; turn uuid and prompt id; tool names, paths and a result excerpt on the calling message", async () => {
+    const { slug, db, update } = setup();
+    const f = join(slug, "S1.jsonl");
+    writeFileSync(
+      f,
+      user("u1", "Why does the redis pool time out?", { promptId: "p1" }) +
+        assistant("a1", "m1", [{ type: "thinking", thinking: "secret musings about zebras" }]) +
+        assistant("a2", "m1", [text("Let me read the pool config.")]) +
+        assistant("a3", "m1", [toolUse("t1", "Read", { file_path: "/src/pool.ts" })]) +
+        toolResult("r1", "t1", "export const POOL_SIZE = 4; // too small"),
+    );
+    const r = await update();
+    expect(r.errors).toEqual([]);
+    const all = rows(db);
+    expect(all.map((x) => x.role)).toEqual(["user", "assistant"]);
+    expect(all[1]!.text).toBe("Let me read the pool config.");
+    expect(all[1]!.tools).toBe("Read");
+    expect(all[1]!.paths).toBe("/src/pool.ts");
+    expect(all[1]!.results).toContain("POOL_SIZE");
+    for (const x of all) {
+      expect(x.turn_uuid).toBe("u1");
+      expect(x.prompt_id).toBe("p1");
+      expect(x.text).not.toContain("zebras");
+    }
+    expect(find(db, "zebras")).toEqual([]);
+  });
+
+  test("incremental: an appended turn is read alone; unchanged files cost a stat", async () => {
+    const { slug, db, update } = setup();
+    const f = join(slug, "S1.jsonl");
+    writeFileSync(f, user("u1", "first question about parsers") + assistant("a1", "m1", [text("parsers answer")]));
+    await update();
+    const before = statSync(f).size;
+    const add = user("u2", "second question about lexers") + assistant("a2", "m2", [text("lexers answer")]);
+    appendFileSync(f, add);
+    const r = await update();
+    expect(r.read).toBe(1);
+    expect(r.bytes).toBe(Buffer.byteLength(add));
+    expect(statSync(f).size).toBe(before + r.bytes);
+    expect(rows(db).map((x) => x.turn_uuid)).toEqual(["u1", "u1", "u2", "u2"]);
+    const again = await update();
+    expect(again.read).toBe(0);
+    expect(again.messages).toBe(0);
+  });
+
+  test("a message continued and a tool result arriving in a later read update the same row", async () => {
+    const { slug, db, update } = setup();
+    const f = join(slug, "S1.jsonl");
+    writeFileSync(f, user("u1", "fix the flaky test") + assistant("a1", "m1", [text("Running it.")]) + assistant("a2", "m1", [toolUse("t9", "Bash", { command: "bun test flaky" })]));
+    await update();
+    appendFileSync(f, toolResult("r1", "t9", "1 failed: TimeoutError in flaky.test.ts"));
+    await update();
+    const all = rows(db);
+    expect(all.length).toBe(2);
+    expect(all[1]!.results).toContain("TimeoutError");
+    expect(find(db, "TimeoutError").length).toBe(1);
+  });
+
+  test("a truncated last line is not consumed until it is complete", async () => {
+    const { slug, db, update } = setup();
+    const f = join(slug, "S1.jsonl");
+    const line = user("u2", "complete me about websockets");
+    writeFileSync(f, user("u1", "hello about sockets") + line.slice(0, 40));
+    await update();
+    expect(rows(db).length).toBe(1);
+    appendFileSync(f, line.slice(40));
+    await update();
+    expect(rows(db).map((x) => x.text)).toEqual(["hello about sockets", "complete me about websockets"]);
+  });
+
+  test("a file that shrank or was replaced (new inode) is re-read from scratch", async () => {
+    const { slug, db, update } = setup();
+    const f = join(slug, "S1.jsonl");
+    writeFileSync(f, user("u1", "alpha topic") + user("u2", "beta topic") + assistant("a", "m", [text("ok")]));
+    await update();
+    writeFileSync(f, user("u3", "gamma topic"));
+    const r = await update();
+    expect(r.reread).toBe(1);
+    expect(rows(db).map((x) => x.text)).toEqual(["gamma topic"]);
+    // Same size, another inode.
+    const other = join(slug, "tmp.part");
+    writeFileSync(other, user("u4", "delta topic"));
+    renameSync(other, f);
+    const r2 = await update();
+    expect(r2.read).toBe(1);
+    expect(rows(db).map((x) => x.text)).toEqual(["delta topic"]);
+    expect(find(db, "gamma")).toEqual([]);
+  });
+
+  test("a deleted transcript loses its rows", async () => {
+    const { slug, db, update } = setup();
+    writeFileSync(join(slug, "S1.jsonl"), user("u1", "keep this"));
+    writeFileSync(join(slug, "S2.jsonl"), user("v1", "drop that", { sessionId: "S2" }));
+    await update();
+    rmSync(join(slug, "S2.jsonl"));
+    const r = await update();
+    expect(r.removed).toBe(1);
+    expect(rows(db).map((x) => x.text)).toEqual(["keep this"]);
+    expect(find(db, "drop")).toEqual([]);
+  });
+
+  test("secrets are redacted before they enter the index", async () => {
+    const { slug, db, update } = setup();
+    const key = "sk-ant-api03-" + "A1b2C3d4".repeat(5);
+    writeFileSync(join(slug, "S1.jsonl"), user("u1", `use ANTHROPIC key ${key} and <private>my diary</private> now`) + assistant("a", "m", [toolUse("t", "Bash", { command: `export GITHUB_TOKEN=ghp_${"x1".repeat(20)}` })]));
+    await update();
+    const dump = JSON.stringify(rows(db));
+    expect(dump).not.toContain(key);
+    expect(dump).not.toContain("my diary");
+    expect(dump).not.toContain("ghp_x1");
+    expect(dump).toContain("[REDACTED:anthropic-key]");
+    expect(find(db, "A1b2C3d4A1b2C3d4")).toEqual([]);
+  });
+
+  test("injected context, system reminders, attachments, api-request lines, meta and local commands never enter the index", async () => {
+    const { slug, db, update } = setup();
+    cpSync(join(FIXTURES, "injected.jsonl"), join(slug, "injected.jsonl"));
+    cpSync(join(FIXTURES, "commands.jsonl"), join(slug, "commands.jsonl"));
+    writeFileSync(
+      join(slug, "S1.jsonl"),
+      user("u1", "real question about caching") +
+        JSON.stringify({ type: "api-request-blob", body: "# Recent memory (memsearch) blobword" }) +
+        "\n" +
+        JSON.stringify({ type: "api-request-shape", system: "SYSTEMPROMPTWORD" }) +
+        "\n" +
+        JSON.stringify({ type: "attachment", attachment: { type: "hook_additional_context", content: ["[memsearch] Memories from earlier sessions attachword"] }, ...base("x1") }) +
+        "\n" +
+        user("m1", "metaword caveat", { isMeta: true }) +
+        assistant("a1", "m9", [text("answer <system-reminder>reminderword</system-reminder> done")]),
+    );
+    const r = await update();
+    expect(r.errors).toEqual([]);
+    const dump = JSON.stringify(rows(db));
+    for (const w of ["blobword", "SYSTEMPROMPTWORD", "attachword", "metaword", "reminderword", "Recent memory (memsearch)", "[memsearch]", "<!-- session:", "system-reminder", "local-command"]) expect(dump).not.toContain(w);
+    for (const w of ["blobword", "attachword", "metaword", "reminderword"]) expect(find(db, w)).toEqual([]);
+    // The /mcp local command is no turn; the /review command Claude acted on is.
+    const texts = rows(db).filter((x) => x.role === "user").map((x) => x.text);
+    expect(texts.some((t) => t.startsWith("/mcp"))).toBe(false);
+    expect(texts.some((t) => t.startsWith("/review"))).toBe(true);
+  });
+
+  test("subagent files are indexed with their own turns; sidechain lines of the main file are not", async () => {
+    const { slug, db, update } = setup();
+    cpSync(join(FIXTURES, "session-sub.jsonl"), join(slug, "session-sub.jsonl"));
+    cpSync(join(FIXTURES, "session-sub"), join(slug, "session-sub"), { recursive: true });
+    const r = await update();
+    expect(r.errors).toEqual([]);
+    const files = db.query("SELECT f.path, count(m.id) AS n FROM files f LEFT JOIN messages m ON m.file_id = f.id GROUP BY f.id").all() as { path: string; n: number }[];
+    const sub = files.find((x) => basename(x.path) === "agent-abc1234.jsonl");
+    expect(sub).toBeDefined();
+    expect(sub!.n).toBeGreaterThan(0);
+  });
+
+  test("every real transcript in the fixtures indexes without error", async () => {
+    const { projects, db, update } = setup();
+    for (const src of ["claude-code-log", "episodic-memory", "spotter"]) cpSync(join(FIXTURES, src), join(projects, `-${src}`), { recursive: true });
+    const r = await update();
+    expect(r.errors).toEqual([]);
+    expect(r.files).toBe(realTranscripts().length);
+    expect(r.read).toBe(r.files);
+    const perFile = db.query("SELECT f.path, count(m.id) AS n FROM files f LEFT JOIN messages m ON m.file_id = f.id GROUP BY f.id").all() as { path: string; n: number }[];
+    // Files with conversation in them all gave rows (medium-conversation holds only snapshots and a summary).
+    for (const x of perFile) if (!x.path.endsWith("medium-conversation.jsonl")) expect(x.n).toBeGreaterThan(0);
+    const again = await update();
+    expect(again.read).toBe(0);
+  });
+
+  test("project identity: the git top level of the cwd (worktrees included), else the cwd", async () => {
+    const { slug, projects, db, update } = setup();
+    const repo = join(tmp, `repo-${n}`);
+    mkdirSync(join(repo, ".git", "worktrees", "wt"), { recursive: true });
+    writeFileSync(join(repo, ".git", "worktrees", "wt", "commondir"), "../..\n");
+    const wt = join(tmp, `wt-${n}`);
+    mkdirSync(join(wt, "sub"), { recursive: true });
+    writeFileSync(join(wt, ".git"), `gitdir: ${join(repo, ".git", "worktrees", "wt")}\n`);
+    mkdirSync(join(projects, "-wt"), { recursive: true });
+    writeFileSync(join(slug, "A.jsonl"), JSON.stringify({ type: "user", message: { role: "user", content: "from the main repo" }, ...base("a1", "A", repo) }) + "\n");
+    writeFileSync(join(projects, "-wt", "B.jsonl"), JSON.stringify({ type: "user", message: { role: "user", content: "from the worktree" }, ...base("b1", "B", join(wt, "sub")) }) + "\n");
+    await update();
+    expect(new Set(rows(db).map((x) => x.project))).toEqual(new Set([repo]));
+  });
+});
+
+describe("search", () => {
+  test("a content match outranks a path-only match", async () => {
+    const { slug, db, update } = setup();
+    writeFileSync(
+      join(slug, "S1.jsonl"),
+      user("u1", "look at the code") +
+        assistant("a1", "m1", [toolUse("t1", "Read", { file_path: "/src/tokenizer.ts" })]) +
+        user("u2", "the tokenizer drops accents, fix it") +
+        assistant("a2", "m2", [text("ok")]),
+    );
+    await update();
+    const hits = find(db, "tokenizer");
+    expect(hits.length).toBe(2);
+    expect(hits[0]!.turnUuid).toBe("u2");
+    expect(hits[1]!.paths).toEqual(["/src/tokenizer.ts"]);
+  });
+
+  test("projects are isolated unless asked; --since filters by time", async () => {
+    const { slug, projects, db, update } = setup();
+    mkdirSync(join(projects, "-other"), { recursive: true });
+    writeFileSync(join(slug, "S1.jsonl"), JSON.stringify({ type: "user", message: { role: "user", content: "kafka consumer lag" }, ...base("u1", "S1", "/p/one"), timestamp: "2026-01-01T10:00:00Z" }) + "\n");
+    writeFileSync(join(projects, "-other", "S2.jsonl"), JSON.stringify({ type: "user", message: { role: "user", content: "kafka partitions" }, ...base("u2", "S2", "/p/two"), timestamp: "2026-02-01T10:00:00Z" }) + "\n");
+    await update();
+    expect(find(db, "kafka", "/p/one").map((h) => h.turnUuid)).toEqual(["u1"]);
+    expect(find(db, "kafka", "/p/two").map((h) => h.turnUuid)).toEqual(["u2"]);
+    expect(find(db, "kafka").length).toBe(2);
+    expect(find(db, "kafka", undefined, Date.parse("2026-01-15T00:00:00Z")).map((h) => h.turnUuid)).toEqual(["u2"]);
+  });
+
+  test("queries: compound words become phrases, stop words are dropped, CJK is searchable", async () => {
+    expect(matchExpression("what about index-heal.ts")).toBe('"index heal ts"');
+    expect(matchExpression("the")).toBe('"the"');
+    expect(matchExpression("  ")).toBeUndefined();
+    const { slug, db, update } = setup();
+    writeFileSync(join(slug, "S1.jsonl"), user("u1", "我们决定使用连接池来解决超时问题") + user("u2", "snake_case_name and index-heal.ts"));
+    await update();
+    expect(find(db, "连接池").map((h) => h.turnUuid)).toEqual(["u1"]);
+    expect(find(db, "index-heal.ts").map((h) => h.turnUuid)).toEqual(["u2"]);
+    expect(find(db, "case").map((h) => h.turnUuid)).toEqual(["u2"]);
+  });
+
+  test("--since: durations and dates; anything else is a usage error", () => {
+    const now = Date.parse("2026-03-10T12:00:00Z");
+    expect(parseSince("12h", now)).toBe(now - 12 * 3600_000);
+    expect(parseSince("3d", now)).toBe(now - 3 * 86400_000);
+    expect(parseSince("1w", now)).toBe(now - 7 * 86400_000);
+    expect(parseSince("2026-11-01", now)).toBe(new Date(2026, 10, 1).getTime());
+    for (const bad of ["3x", "yesterday", "2026-13-01", "", "-1d"]) expect(() => parseSince(bad, now)).toThrow(UsageError);
+  });
+});
+
+describe("merge", () => {
+  const hit = (turnUuid: string, score: number, promptId?: string) => ({
+    rowid: 1,
+    project: "/p",
+    session: "S1",
+    turnUuid,
+    ...(promptId ? { promptId } : {}),
+    uuid: turnUuid + "-m",
+    ts: Date.parse("2026-03-01T10:00:00Z"),
+    role: "assistant" as const,
+    path: "/t/S1.jsonl",
+    tools: [],
+    paths: [],
+    snippet: "s",
+    score,
+  });
+  const note = (hash: string, turn?: string): RecallNote => ({
+    chunkHash: hash,
+    source: "/p/.memsearch/memory/2026-03-01.md",
+    heading: "10:00",
+    startLine: 3,
+    endLine: 6,
+    snippet: "note",
+    score: 0.8,
+    ...(turn ? { anchor: { session: "S1", turn, transcript: "/t/S1.jsonl" } } : {}),
+  });
+
+  test("a note and the messages of its turn are one result, ranked above either alone", () => {
+    const out = mergeRankings([note("aaaa", "T2"), note("bbbb")], [hit("T1", 9), hit("T2", 8), hit("T2", 7)]);
+    expect(out.length).toBe(3);
+    expect(out[0]!.turn).toBe("T2");
+    expect(out[0]!.from).toEqual(["note", "transcript"]);
+    expect(out[0]!.note!.chunkHash).toBe("aaaa");
+    expect(out[0]!.transcript!.matches).toBe(2);
+    expect(out.filter((r) => r.turn === "T2").length).toBe(1);
+  });
+
+  test("a note anchored by prompt id joins its turn too", () => {
+    const out = mergeRankings([note("cccc", "P7")], [hit("T7", 5, "P7")]);
+    expect(out.length).toBe(1);
+    expect(out[0]!.from).toEqual(["note", "transcript"]);
+  });
+
+  test("a note whose turn was not among the hits keeps its transcript from the anchor", () => {
+    const out = mergeRankings([note("dddd", "T9")], []);
+    expect(out[0]!.anchorTranscript).toEqual({ path: "/t/S1.jsonl", turn: "T9" });
+  });
+});
