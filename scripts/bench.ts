@@ -1,5 +1,7 @@
 /**
- * The benchmark of issue 5: `bun run bench [-- --quick] [--bin PATH] [--sizes 1000,20000] [--out FILE] [--keep]`.
+ * The benchmark of issue 5: `bun run bench [-- --quick] [--bin PATH] [--sizes 1000,20000] [--out FILE] [--keep] [--transcripts [--messages 300000]]`.
+ * `--transcripts` adds the conversation index of issue 10 (scripts/bench/transcripts.ts: about 5 GiB of
+ * JSONL written to the temp folder and indexed; several minutes).
  *
  * Builds its own copy of the binary (others may be rebuilding dist/ meanwhile), starts the
  * Ollama double, measures start-up and the baselines, then every command and hook at each
@@ -15,6 +17,7 @@ import { loadAverage, machine } from "./bench/machine.ts";
 import { cleanupScratch, rssMethod, runOnce, series } from "./bench/proc.ts";
 import { markdown, tablesMarkdown, type Report } from "./bench/report.ts";
 import { runScale, type BenchEnv, type ScaleResult } from "./bench/scale.ts";
+import { benchTranscriptIndex, DEFAULT_MESSAGES, type TranscriptIndexResult } from "./bench/transcripts.ts";
 
 const REPO = resolve(import.meta.dir, "..");
 const FULL_SIZES = [1_000, 20_000, 100_000];
@@ -23,6 +26,8 @@ const START_UP_RUNS = 10;
 
 interface Options {
   sizes: number[];
+  /** Also the conversation index at this many messages (`--transcripts [--messages N]`). */
+  transcripts?: number;
   bin?: string;
   out: string;
   keep: boolean;
@@ -35,7 +40,9 @@ function parseArgs(argv: string[]): Options {
   };
   const sizes = value("sizes")?.split(",").map(Number) ?? (argv.includes("--quick") ? QUICK_SIZES : FULL_SIZES);
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes takes whole numbers, got ${value("sizes")}`);
-  return { sizes, bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep") };
+  const transcripts = argv.includes("--transcripts") ? Number(value("messages") ?? DEFAULT_MESSAGES) : undefined;
+  if (transcripts !== undefined && (!Number.isInteger(transcripts) || transcripts < 1)) throw new Error(`--messages takes a whole number, got ${value("messages")}`);
+  return { sizes, transcripts, bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep") };
 }
 
 /** The project's pinned bun for baselines and helpers, so they match the one compiled into the binary. */
@@ -89,6 +96,7 @@ async function main(): Promise<void> {
   const scales: ScaleResult[] = [];
   let global;
   let transcript;
+  let transcriptIndex: TranscriptIndexResult | undefined;
   try {
     global = await startUp(env, work);
     for (const n of opts.sizes) {
@@ -97,6 +105,10 @@ async function main(): Promise<void> {
     }
     log("transcript reader:");
     transcript = await benchTranscript({ bin });
+    if (opts.transcripts) {
+      log(`conversation index (${opts.transcripts} messages):`);
+      transcriptIndex = await benchTranscriptIndex({ bin, work, messages: opts.transcripts, log });
+    }
   } finally {
     await double.stop();
     cleanupScratch();
@@ -113,6 +125,7 @@ async function main(): Promise<void> {
     global,
     scales,
     transcript,
+    transcriptIndex,
   };
   mkdirSync(dirname(opts.out), { recursive: true });
   writeFileSync(opts.out, markdown(report));

@@ -7,6 +7,7 @@ import type { BenchRow } from "../bench-transcript.ts";
 import type { Machine } from "./machine.ts";
 import type { Measurement } from "./proc.ts";
 import { HOOK_BUDGET_MS, type ScaleResult } from "./scale.ts";
+import type { TranscriptIndexResult } from "./transcripts.ts";
 
 export interface GlobalResult {
   binBytes: number;
@@ -25,6 +26,8 @@ export interface Report {
   scales: ScaleResult[];
   /** Listing a transcript's turns against `wc -l` on the same file (issue 3). */
   transcript?: BenchRow[];
+  /** The conversation index at 300k messages (issue 10; `--transcripts`). */
+  transcriptIndex?: TranscriptIndexResult;
 }
 
 const MB_500_IN_MIB = 500e6 / 2 ** 20;
@@ -254,6 +257,65 @@ export function cpuTables(scales: ScaleResult[]): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The conversation index (issue 10)
+
+function txRow(t: TranscriptIndexResult, prefix: string): Measurement | undefined {
+  return t.rows.find((m) => m.label.startsWith(prefix));
+}
+
+export function transcriptIndexSummary(t: TranscriptIndexResult): string {
+  return [
+    `${thousands(t.messages)} messages in ${thousands(t.files)} transcripts (${t.copies} copies of the real fixtures, ${(t.jsonlBytes / 2 ** 30).toFixed(2)} GiB of JSONL)`,
+    `index ${(t.dbBytes / 1048576).toFixed(0)} MiB`,
+    `full build ${Math.round(t.buildMessagesPerSec).toLocaleString("en-US")} messages/s`,
+  ].join(" · ");
+}
+
+export function transcriptIndexTable(t: TranscriptIndexResult): string {
+  const shell = txRow(t, "baseline: the same FTS5 query");
+  return table(
+    HEAD,
+    t.rows.map((m) => {
+      const note = [m.note, m.failures ? `**${m.failures} run(s) FAILED: ${m.firstFailure}**` : ""].filter(Boolean).join("; ");
+      const ratio = shell && /^`(memsearch )?recall/.test(m.label) ? `${(m.p50 / shell.p50).toFixed(1)}× sqlite3` : "";
+      return [m.label, String(m.n), fmtMs(m.p50), m.n > 1 ? fmtMs(m.p95) : "", fmtMiB(m.rssMiB), ratio, note];
+    }),
+  );
+}
+
+export function transcriptTargets(r: Report): TargetRow[] {
+  const t = r.transcriptIndex;
+  const names = {
+    recall: "`memsearch recall --raw` (new process) within 2× of the same FTS5 query in the `sqlite3` shell, 300k messages (p50 and p95)",
+    update: "incremental update after one new turn < 50 ms",
+    build: "first `recall` with no index: finishes and says how long the build took; messages/s",
+  };
+  if (!t) return Object.values(names).map((target) => ({ target, measured: "not run (`--transcripts`)", verdict: "not measured" as Verdict }));
+  const out: TargetRow[] = [];
+  const ours = txRow(t, "`memsearch recall --raw QUERY`");
+  const shell = txRow(t, "baseline: the same FTS5 query");
+  if (ours && shell) {
+    const x50 = ours.p50 / shell.p50;
+    const x95 = ours.p95 / shell.p95;
+    out.push({ target: names.recall, measured: `p50 ${x50.toFixed(1)}× (${fmtMs(ours.p50)} vs ${fmtMs(shell.p50)} ms), p95 ${x95.toFixed(1)}× (${fmtMs(ours.p95)} vs ${fmtMs(shell.p95)} ms) at ${thousands(t.messages)} messages`, verdict: verdict(x50 <= 2 && x95 <= 2 && ours.failures === 0) });
+  } else out.push({ target: names.recall, measured: t.problems.join("; ") || "not measured", verdict: "not measured" });
+  const up = txRow(t, "incremental update");
+  out.push(up ? { target: names.update, measured: `${fmtMs(up.p50)} ms (p95 ${fmtMs(up.p95)})`, verdict: verdict(up.p95 < 50 && up.failures === 0) } : { target: names.update, measured: "", verdict: "not measured" });
+  const first = txRow(t, "first `recall --raw`");
+  out.push(
+    first
+      ? { target: names.build, measured: `${(first.p50 / 1000).toFixed(1)} s in all; ${Math.round(t.buildMessagesPerSec).toLocaleString("en-US")} messages/s`, verdict: verdict(first.failures === 0 && Number.isFinite(t.buildMessagesPerSec)) }
+      : { target: names.build, measured: "", verdict: "not measured" },
+  );
+  return out;
+}
+
+/** The section on its own (`bun scripts/bench/transcripts.ts`). */
+export function transcriptIndexMarkdown(t: TranscriptIndexResult): string {
+  return ["### Conversation index (issue 10)", "", transcriptIndexSummary(t), "", transcriptIndexTable(t), "", ...(t.problems.length ? [`Problems: ${t.problems.join("; ")}`, ""] : [])].join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
 // The whole document
 
 export function tablesMarkdown(r: Report): string {
@@ -276,7 +338,9 @@ export function tablesMarkdown(r: Report): string {
       "",
     );
   }
+  if (r.transcriptIndex) out.push(transcriptIndexMarkdown(r.transcriptIndex), "");
   out.push("### Targets", "", targetsTable(r), "");
+  out.push("### Targets of issue 10 (conversation index)", "", table(["target (issue 10)", "measured", "verdict"], transcriptTargets(r).map((t) => [t.target, t.measured, t.verdict === "FAIL" ? "**FAIL**" : t.verdict])), "");
   return out.join("\n");
 }
 
@@ -293,7 +357,7 @@ export function markdown(r: Report): string {
     r.command,
     "```",
     "",
-    "`--quick` runs 1k and 20k chunks; the default adds 100k. `--bin PATH` measures an existing binary instead of building one; `--sizes 1000,5000` picks sizes; `--keep` keeps the temp projects.",
+    "`--quick` runs 1k and 20k chunks; the default adds 100k. `--bin PATH` measures an existing binary instead of building one; `--sizes 1000,5000` picks sizes; `--keep` keeps the temp projects; `--transcripts` adds the conversation index (issue 10: the real transcripts copied to 300k messages, `--messages N` to change; several minutes and about 5 GiB of temp files).",
     "",
     "## Machine",
     "",
@@ -309,6 +373,7 @@ export function markdown(r: Report): string {
     "- Vectors: 768-d from the Ollama test double (`test/helpers/ollama-double.ts`, its own process). It answers in about a millisecond, so every time here leaves out the model: a real `nomic-embed-text` adds its query-embedding time to each hybrid search and its document-embedding time to index builds.",
     "- Every row is a new process of the compiled binary (`memsearch …` or `memsearch hook …` with the hook JSON on stdin), timed from spawn to exit, except the `watch:` rows and `turn searchable`; queries are 3–5-word phrases from the corpus vocabulary, prompts are real user sentences, each with a new `prompt_id` (the prompt hook records the prompt on disk under it). Cold rows run with no watch process; warm rows with `memsearch watch` running for the project. p95 is nearest-rank (with 5 runs, the slowest).",
     "- Turns: each Stop run is a new turn of a real transcript (`spotter/short.jsonl`'s first turn, its UUIDs rewritten per run, a prompt id on its user entry and a final reply holding a word found nowhere else in the memory), with the hook input Claude Code sends: first UserPromptSubmit (`session_id`, `prompt_id`, `prompt`, `transcript_path`), then Stop (the same ids, `last_assistant_message`). `hook stop` times the hook alone: it queues the turn in `.memsearch/pending/` and starts the detached drainer (`memsearch hook drain`), which writes the note (`summarizer.provider=extract`, no model; the transcript already holds the whole turn, so the drainer never waits for it) and asks the watch to re-index. `turn searchable` runs from the Stop hook's spawn until a search sent to the warm process finds the note's word (the bench polls the day's markdown every 2 ms, then the watch's chunk count, then searches); `watch: re-index after one new turn` is its part from the note landing in the markdown until the warm index holds it. Every other run sends the next prompt as soon as Stop exits instead (`right after a Stop`). Before the next run the bench waits until `.memsearch/pending/` holds no turn and no `.drain.lock` and no drainer process is left, then lets the watch's debounced file event pass.",
+    "- Conversation index (`--transcripts`, `scripts/bench/transcripts.ts`): the real transcripts of `test/fixtures/transcripts` copied into a temp `~/.claude/projects/` until the index holds the wanted number of messages, each copy with its own session ids and uuids and its `cwd` rewritten to the temp project (which has no notes). The first `memsearch recall --raw` builds the index (timed under GNU time; the build's own time and messages/s are the line it prints on stderr). Then each query runs as `memsearch recall --raw` (a new process; it first checks every transcript for changes, a stat each, and searches the notes) and, as the baseline, as the same SQL `searchTranscripts` runs (same MATCH expression, bm25 weights, project filter and `LIMIT 40`) in the `sqlite3` shell, a new process too (installed with `apt-get install -y sqlite3` when missing and running as root). The incremental update appends one turn (two messages) to one transcript and times `updateTranscriptIndex` in-process, as the watch process runs it. The hook row sends real user prompts of the corpus to `memsearch hook user-prompt-submit` in that project: with no notes, each prompt takes the conversation path (read-only FTS5 query, no ingest, no model).",
     "- Baselines, same run, same chunks: `bun -e 0` (the floor any CLI call pays) and a new `bun` process that opens an SQLite FTS5 table of the same chunks and runs an any-term `MATCH` ordered by `bm25()`, `LIMIT 5` (`scripts/bench/fts.ts`).",
     "- Each series first makes one extra, untimed run under GNU time for the peak RSS (GNU time adds 7–10 ms to a spawn here, as much as `bun -e 0` takes); that run also warms the page cache. One-off runs (the full build, the last SessionEnd) are timed under it.",
     "- Helper views: `watch: search over its socket` sends the same queries straight to the warm process (its share of a warm search); the CPU profiles are Bun's sampling profiler (`BUN_OPTIONS=--cpu-prof-md`) on one cold and one warm search (time spent waiting on the warm process is charged to whatever native frame was sampled last, e.g. `(anonymous)`, `parse` or `setImmediate`: read the warm profile for the CLI's own work only); the in-process steps come from `scripts/bench/profile.ts`.",

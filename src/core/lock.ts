@@ -23,6 +23,8 @@ export interface LockOptions {
   staleMs?: number;
 }
 
+const EMPTY_LOCK_GRACE_MS = 2_000;
+
 /** The lock stayed held by someone else for the whole timeout. */
 export class LockTimeoutError extends StorageError {}
 
@@ -70,24 +72,51 @@ function holderOf(content: string | undefined): string {
   return `held by pid ${pid} for ${Math.max(0, Math.round((Date.now() - since) / 1000))} s; if that process is hung, end it`;
 }
 
+/**
+ * The lock appears with its content in one step: written to a private file, then hard-linked into
+ * place (link fails if the lock exists). A holder killed between creating and writing an O_EXCL
+ * file would leave an empty lock that nobody could judge. Where links are not supported, O_EXCL.
+ */
 function tryCreateLock(lockPath: string, token: string): boolean {
-  let fd: number;
+  const tmp = `${lockPath}.new-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {
-    fd = fs.openSync(lockPath, "wx", 0o644);
+    writeToken(tmp, "w", token);
+    try {
+      fs.linkSync(tmp, lockPath);
+      return true;
+    } catch (e) {
+      if (errCode(e) === "EEXIST") return false;
+      if (!["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"].includes(errCode(e) ?? "")) throw storageError(lockPath, e);
+    }
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+  try {
+    writeToken(lockPath, "wx", token);
+    return true;
   } catch (e) {
     if (errCode(e) === "EEXIST") return false;
-    throw storageError(lockPath, e);
+    throw e;
+  }
+}
+
+function writeToken(path: string, flags: "w" | "wx", token: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, flags, 0o644);
+  } catch (e) {
+    if (errCode(e) === "EEXIST") throw e;
+    throw storageError(path, e);
   }
   try {
     fs.writeSync(fd, token);
   } catch (e) {
-    // An empty lock would look alive to everyone until it ages out: remove it.
     fs.closeSync(fd);
-    fs.rmSync(lockPath, { force: true });
-    throw storageError(lockPath, e);
+    // An empty lock would make everyone wait out its grace: remove it.
+    fs.rmSync(path, { force: true });
+    throw storageError(path, e);
   }
   fs.closeSync(fd);
-  return true;
 }
 
 /** A start time as the lock file holds it: one word. */
@@ -130,8 +159,9 @@ function isStale(content: string, mtimeMs: number, staleMs: number, judge: Holde
   const age = Date.now() - (Number.isFinite(time) && time > 0 ? time : mtimeMs);
   if (age > staleMs) return true;
   const pid = Number(pidText);
-  // An empty lock is being written right now; only age can make it stale.
-  if (!Number.isInteger(pid) || pid <= 0) return false;
+  // Without a PID (an older memsearch killed between creating and writing it, or a hand-made
+  // file) only a moment's grace: locks are written whole now.
+  if (!Number.isInteger(pid) || pid <= 0) return Date.now() - mtimeMs > EMPTY_LOCK_GRACE_MS;
   if (!isAlive(pid)) return true;
   // The PID is alive, but a crashed holder's PID may have been reused by an unrelated process.
   return !judge.isHolder(content, pid, startText || undefined);

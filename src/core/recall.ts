@@ -206,7 +206,8 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
   return groups.map((g) => g.result).sort((a, b) => b.score - a.score || (b.time ?? 0) - (a.time ?? 0));
 }
 
-function noteOf(chunk: StoredChunk, score: number, tokens: string[]): RecallNote {
+/** A note search result as a recall result's note: its anchor (from its section when split) and a snippet around the query. */
+export function noteOf(chunk: StoredChunk, score: number, tokens: string[]): RecallNote {
   let anchor: Anchor | undefined = anchorsIn(chunk.content)[0];
   if (!anchor) {
     // A piece of a split section: the anchor sits at the top of its section.
@@ -245,7 +246,8 @@ function noteTime(n: RecallNote, endOfDay = true): number {
   return endOfDay ? base.getTime() + 86_400_000 - 1 : base.getTime();
 }
 
-function localDate(ms: number): string {
+/** `YYYY-MM-DD HH:MM`, local time. */
+export function localDate(ms: number): string {
   const d = new Date(ms);
   const p = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;

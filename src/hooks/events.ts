@@ -1,4 +1,4 @@
-import { runHook, type HookInput, type HookOutput } from "./runtime.ts";
+import { PROMPT_HOOK_BUDGET_MS, runHook, type HookInput, type HookOutput } from "./runtime.ts";
 
 type Handler = (input: HookInput) => Promise<HookOutput>;
 
@@ -8,7 +8,7 @@ type Handler = (input: HookInput) => Promise<HookOutput>;
  */
 export const HOOK_EVENTS: Record<string, { load: () => Promise<Handler>; budgetMs: number }> = {
   "session-start": { load: () => import("./session-start.ts").then((m) => m.sessionStart), budgetMs: 8_000 },
-  "user-prompt-submit": { load: () => import("./user-prompt-submit.ts").then((m) => m.userPromptSubmit), budgetMs: 4_500 },
+  "user-prompt-submit": { load: () => import("./user-prompt-submit.ts").then((m) => m.userPromptSubmit), budgetMs: PROMPT_HOOK_BUDGET_MS },
   stop: { load: () => import("./stop.ts").then((m) => m.stop), budgetMs: 4_000 },
   "session-end": { load: () => import("./session-end.ts").then((m) => m.sessionEnd), budgetMs: 1_300 },
   // Not a Claude Code event: the detached process the other hooks start to write queued turns.

@@ -63,6 +63,9 @@ export interface HookOutput {
   hookSpecificOutput?: { hookEventName: string; additionalContext?: string };
 }
 
+/** UserPromptSubmit's budget (hooks.json gives it 5 s); the synthesize mode gives its model what is left of it. */
+export const PROMPT_HOOK_BUDGET_MS = 4_500;
+
 /** Claude Code caps injected text at 10,000 characters; stay under with room to spare. */
 export const CONTEXT_LIMIT = 9_500;
 const STDIN_LIMIT = 16 * 1024 * 1024;

@@ -1,12 +1,13 @@
 import { loadContext, type Context } from "../core/context.ts";
 import { peekIndex } from "../core/index-file.ts";
-import type { SearchResponse } from "../core/search.ts";
+import type { SearchResponse, SearchResult } from "../core/search.ts";
 import { askWarm, readWatchInfo } from "../core/warm.ts";
 import { clip } from "../core/text.ts";
 import { oneLine } from "../core/errors.ts";
 import { touchSession } from "../core/sessions.ts";
 import { recordPrompt } from "../memory/pending.ts";
-import { CONTEXT_LIMIT, debugLog, hookCwd, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
+import { CONTEXT_LIMIT, debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
+import type { TurnHit } from "./prompt-recall.ts";
 import { basename } from "node:path";
 
 const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);
@@ -22,8 +23,11 @@ export function isTrivialPrompt(prompt: string): boolean {
 }
 
 /**
- * UserPromptSubmit: in `inject` mode, up to N memories relevant to the prompt; in `hint`
- * mode (or when a search cannot answer in time) one line saying memory is there.
+ * UserPromptSubmit. `inject`: up to N memories relevant to the prompt, or, when no note is
+ * relevant enough, up to N turns of the project's past conversations (no model on this path).
+ * `synthesize`: the same search, then the summariser's model writes a few lines from it inside
+ * what remains of the budget; plain injection when the model is slow, missing or fails. `hint`
+ * (or when a search cannot answer in time): one line saying memory is there.
  */
 export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   const prompt = input.prompt ?? "";
@@ -34,24 +38,109 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   if (mode === "off") return {};
   const warm = readWatchInfo(ctx.project.dataDir) !== undefined;
   const head = peekIndex(ctx.project.indexDir);
-  if (!warm && (!head || head.chunks === 0)) return {};
+  const haveNotes = warm || (head !== undefined && head.chunks > 0);
   const hint = hintOutput(head?.chunks);
-  if (mode === "hint") return hint;
+  if (mode === "hint") return haveNotes ? hint : {};
 
-  const res = await recall(ctx, clip(prompt, 2000), warm, head?.bytes ?? 0, input.session_id);
-  if (!res) return hint;
+  const query = clip(prompt, 2000);
+  const res = haveNotes ? await recall(ctx, query, warm, head?.bytes ?? 0, input.session_id) : undefined;
   const floor = ctx.config["hooks.inject_min_score"];
-  const picked = res.results.filter((r) => r.score >= floor).slice(0, ctx.config["hooks.inject_top_k"]);
-  debugLog("user-prompt-submit", `mode ${res.mode}, ${res.results.length} results, ${picked.length} above ${floor}`);
-  if (!picked.length) return {};
+  const topK = ctx.config["hooks.inject_top_k"];
+  const picked = (res?.results ?? []).filter((r) => r.score >= floor).slice(0, topK);
+  if (res) debugLog("user-prompt-submit", `mode ${res.mode}, ${res.results.length} results, ${picked.length} above ${floor}`);
+
+  // Past conversations: always for synthesize, only when no note made it for inject.
+  // Loaded only here: a prompt answered from the notes pays for none of it.
+  const pr = mode === "synthesize" || !picked.length ? await import("./prompt-recall.ts") : undefined;
+  let turns: TurnHit[] = [];
+  if (pr) {
+    const db = pr.openTranscriptsReadOnly();
+    if (db) {
+      try {
+        turns = pr.relevantTurns(db, query, ctx.project.root, floor, topK);
+      } catch (e) {
+        debugLog("user-prompt-submit", "transcript search failed", oneLine(e));
+      } finally {
+        db.close();
+      }
+      debugLog("user-prompt-submit", `${turns.length} conversation turns with at least ${floor} of the prompt's words`);
+    }
+  }
+  const plain = picked.length ? context(notesText(picked)) : pr && turns.length ? context(pr.formatTurns(turns)) : undefined;
+  if (!plain) return haveNotes && !res ? hint : {};
+  if (mode !== "synthesize") return plain;
+  return (await synthesize(ctx, query, picked, turns)) ?? plain;
+}
+
+function notesText(picked: SearchResult[]): string {
   const lines = picked.map((r) => {
     const c = r.chunk;
     const where = `${basename(c.source)}${c.heading ? ` › ${c.heading}` : ""}`;
     return `- ${where} (chunk ${c.chunkHash}, relevance ${r.score.toFixed(2)}): ${preview(c.content)}`;
   });
-  const text = clip(`[memsearch] Memories from earlier sessions that may be relevant (expand one with \`memsearch expand <chunk>\`):\n${lines.join("\n")}`, CONTEXT_LIMIT);
+  return clip(`[memsearch] Memories from earlier sessions that may be relevant (expand one with \`memsearch expand <chunk>\`):\n${lines.join("\n")}`, CONTEXT_LIMIT);
+}
+
+function context(text: string): HookOutput {
   return { hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: text } };
 }
+
+/** Time the model needs to be worth asking, and what is kept back for the fallback and the output. */
+const MODEL_MIN_MS = 500;
+const MODEL_MARGIN_MS = 800;
+
+/**
+ * The synthesize mode's model call, given what remains of the hook's budget minus a margin.
+ * Undefined means "inject plainly" (no model, too little time left, slow, failed); {} means the
+ * model found nothing in the results that helps with the prompt.
+ */
+async function synthesize(ctx: Context, query: string, notes: SearchResult[], turns: TurnHit[]): Promise<HookOutput | undefined> {
+  const c = ctx.config;
+  const provider = c["summarizer.provider"];
+  if (provider !== "claude" && provider !== "ollama") {
+    debugLog("user-prompt-submit", `synthesize: summarizer.provider is "${provider}", no model; plain injection`);
+    return undefined;
+  }
+  // performance.now() counts from the process start, a little before the budget's timer began.
+  const left = PROMPT_HOOK_BUDGET_MS - performance.now() - MODEL_MARGIN_MS;
+  const timeoutMs = Math.min(c["summarizer.timeout_ms"], Math.floor(left));
+  if (timeoutMs < MODEL_MIN_MS) {
+    debugLog("user-prompt-submit", `synthesize: ${Math.round(left)} ms left, not enough for a model; plain injection`);
+    return undefined;
+  }
+  const [{ askModel }, { PROMPT_SYNTHESIS_INSTRUCTIONS, NOTHING_RELEVANT, recallInput }, { mergeRankings, noteOf }, { queryTokens }, { formatSynthesis }] = await Promise.all([
+    import("../memory/summarizer.ts"),
+    import("../memory/recall-prompt.ts"),
+    import("../core/recall.ts"),
+    import("../transcripts/fts.ts"),
+    import("./prompt-recall.ts"),
+  ]);
+  // The notes above the floor and the relevant turns, one result per turn (a note and its own turn fused).
+  const tokens = queryTokens(query);
+  const results = mergeRankings(
+    notes.map((r) => noteOf(r.chunk, r.score, tokens)),
+    turns.map((t) => t.hit),
+  ).slice(0, SYNTHESIS_RESULTS);
+  const answer = await askModel(PROMPT_SYNTHESIS_INSTRUCTIONS, recallInput(query, results), {
+    provider,
+    claudeModel: c["summarizer.model"],
+    ollamaHost: c["embedding.host"] || process.env.OLLAMA_HOST || "http://127.0.0.1:11434",
+    ollamaModel: c["summarizer.ollama_model"],
+    timeoutMs,
+  });
+  if (!answer.ok) {
+    debugLog("user-prompt-submit", `synthesize: no model answered (${answer.reason}); plain injection`);
+    return undefined;
+  }
+  if (answer.text.trim().replace(/[.\s]+$/, "").toUpperCase() === NOTHING_RELEVANT) {
+    debugLog("user-prompt-submit", "synthesize: the model found nothing relevant");
+    return {};
+  }
+  return context(formatSynthesis(answer.text, answer.provider === "claude" ? c["summarizer.model"] : c["summarizer.ollama_model"], results));
+}
+
+/** Notes and turns handed to the model. */
+const SYNTHESIS_RESULTS = 6;
 
 /**
  * The prompt on disk under its prompt id, for the Stop hook: the transcript may not hold the turn

@@ -34,3 +34,17 @@ export function recallInput(question: string, results: RecallResult[]): string {
   });
   return parts.join("\n");
 }
+
+/** What the synthesize mode of the prompt hook answers when nothing in the results helps. */
+export const NOTHING_RELEVANT = "NOTHING RELEVANT";
+
+/**
+ * The prompt hook's `hooks.recall = "synthesize"`: a cheap model turns the results into a few
+ * lines of context for the assistant about to answer the developer's new prompt.
+ */
+export const PROMPT_SYNTHESIS_INSTRUCTIONS = `An AI coding assistant (Claude Code) is about to answer a developer's new request (the "Question" below). You brief it from the project's memory: the numbered search results below are notes written after earlier turns and excerpts of the original conversations. You have no other knowledge of this project.
+
+Write at most 6 short lines, no preamble, no headings: only what in the results helps with this request (earlier decisions and why, approaches that failed and why, files involved, warnings, unfinished work). Every line ends with its date and result number in brackets, as given in the results, for example [2026-03-04 10:12, result 2].
+Never invent anything: no fact, file, date or reason that is not in the results. Do not answer the request itself.
+If nothing in the results helps with this request, answer exactly: ${NOTHING_RELEVANT}
+Content shown as [REDACTED:…] or [private] stays hidden; do not guess it.`;

@@ -35,8 +35,9 @@ export interface TurnQuery {
   promptId?: string;
   /** The prompt as recorded (redacted the same way as `redact`). */
   prompt?: string;
+  /** Likewise redacted. */
   lastAssistantMessage?: string;
-  /** Applied to the transcript's user text before comparing it with `prompt`. */
+  /** Applied to the transcript's texts before comparing them with the recorded ones. */
   redact?: (text: string) => string;
 }
 
@@ -58,12 +59,13 @@ export async function findStoppedTurn(path: string, q: TurnQuery): Promise<Found
   if (!pick) return undefined;
   const [turn] = await readTurnRange(index, pick.i, pick.i, { maxOutput: LAST_TURN_OUTPUT_CHARS });
   if (!turn) return undefined;
+  const same = q.redact ?? ((s: string) => s);
   const msg = q.lastAssistantMessage === undefined ? "" : norm(cleanText(q.lastAssistantMessage));
   // Without the final message there is nothing to wait for.
-  const complete = msg ? turn.assistantTexts.some((t) => norm(t).includes(msg)) : true;
+  const complete = msg ? turn.assistantTexts.some((t) => norm(same(t)).includes(msg)) : true;
   // With nothing that names the turn, only its final message shows the last turn is this one.
   if (!pick.named && msg && !complete) return undefined;
-  return { turn: toLastTurn(index.sessionId, turn, q.lastAssistantMessage), complete };
+  return { turn: toLastTurn(index.sessionId, turn, q.lastAssistantMessage, same), complete };
 }
 
 /** The turn's position, and whether its prompt id or text named it (else it is just the last turn). */
@@ -91,9 +93,9 @@ async function turnIndex(path: string) {
   }
 }
 
-function toLastTurn(sessionId: string, turn: Turn, lastAssistantMessage: string | undefined): LastTurn {
+function toLastTurn(sessionId: string, turn: Turn, lastAssistantMessage: string | undefined, same: (text: string) => string = (s) => s): LastTurn {
   const msg = lastAssistantMessage === undefined ? "" : cleanText(lastAssistantMessage);
-  const used = msg ? applyLastAssistantMessage(turn, msg) : false;
+  const used = msg ? applyLastAssistantMessage(turn, msg, same) : false;
   const last: LastTurn = {
     sessionId,
     turnUuid: turn.uuid,
@@ -107,12 +109,15 @@ function toLastTurn(sessionId: string, turn: Turn, lastAssistantMessage: string 
   return last;
 }
 
-/** Add the hook's last assistant message when the transcript does not have it yet. */
-function applyLastAssistantMessage(turn: Turn, msg: string): boolean {
+/**
+ * Add the hook's last assistant message when the transcript does not have it yet. `same` maps a
+ * transcript text into the form `msg` was recorded in (redacted), so the two compare.
+ */
+function applyLastAssistantMessage(turn: Turn, msg: string, same: (text: string) => string): boolean {
   const m = norm(msg);
-  if (turn.assistantTexts.some((t) => norm(t).includes(m))) return false;
+  if (turn.assistantTexts.some((t) => norm(same(t)).includes(m))) return false;
   const lastItem = turn.items[turn.items.length - 1];
-  if (lastItem?.kind === "assistant" && m.startsWith(norm(lastItem.text))) {
+  if (lastItem?.kind === "assistant" && m.startsWith(norm(same(lastItem.text)))) {
     // The file holds the start of the final message only.
     lastItem.text = msg;
     turn.assistantTexts[turn.assistantTexts.length - 1] = msg;

@@ -4,7 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { BM25_WEIGHTS } from "./db.ts";
-import { matchExpression, queryTokens } from "./fts.ts";
+import { ftsText, matchExpression, queryTokens } from "./fts.ts";
 
 export interface TranscriptQuery {
   query: string;
@@ -33,6 +33,8 @@ export interface TranscriptHit {
   snippet: string;
   /** −bm25 with the column weights: higher is better, only comparable within one query. */
   score: number;
+  /** The query's tokens (stop words left out) this message holds, in its text, paths, tools or detail. */
+  terms?: string[];
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -65,6 +67,7 @@ export function searchTranscripts(db: Database, q: TranscriptQuery): TranscriptH
     if (!isRecord(r) || typeof r.turn_uuid !== "string" || typeof r.path !== "string" || typeof r.text !== "string") continue;
     const text = String(r.text);
     const body = text || [r.inputs, r.results].filter((x) => typeof x === "string" && x).join("\n");
+    const words = wordsOf([text, r.paths, r.tools, r.inputs, r.results].filter((x) => typeof x === "string" && x).join("\n"));
     out.push({
       rowid: Number(r.rowid),
       project: String(r.project),
@@ -79,9 +82,15 @@ export function searchTranscripts(db: Database, q: TranscriptQuery): TranscriptH
       paths: String(r.paths ?? "").split("\n").filter(Boolean),
       snippet: snippetOf(body, tokens),
       score: -Number(r.rank),
+      terms: tokens.filter((t) => words.has(t)),
     });
   }
   return out;
+}
+
+/** The tokens of a text as the index cut them (lower case; CJK characters one by one). */
+function wordsOf(text: string): Set<string> {
+  return new Set(ftsText(text).toLowerCase().split(/[^\p{L}\p{N}]+/u));
 }
 
 /** About SNIPPET chars of `text` around the first query token it holds (the start when none). */

@@ -51,7 +51,7 @@ describe("config layering", () => {
     const f = join(d, "c.toml");
     writeFileSync(f, '[search]\ntop_k = "five"\n');
     expect(() => readConfigFile(f, "global")).toThrow(/:2: search.top_k must be a number/);
-    expect(() => parseValue("hooks.recall", "loud", "x")).toThrow(/one of inject, hint, off/);
+    expect(() => parseValue("hooks.recall", "loud", "x")).toThrow(/one of inject, synthesize, hint, off/);
     expect(() => loadConfig({ projectRoot: d, env: { MEMSEARCH_CHUNKING_MAX_CHUNK_SIZE: "0" } })).toThrow(/MEMSEARCH_CHUNKING_MAX_CHUNK_SIZE.*at least 1/);
   });
 

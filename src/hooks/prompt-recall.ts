@@ -1,0 +1,130 @@
+/**
+ * The prompt hook's share of the conversation index (issue 10): past conversations of the project
+ * when no note is relevant enough (`hooks.recall = "inject"`), and a model's synthesis of notes and
+ * conversations (`"synthesize"`).
+ *
+ * The transcript side is kept cheap for the 4.5 s budget: the SQLite file is opened read-only, one
+ * prepared FTS5 query runs, nothing is ingested (the watch process keeps the index current; a
+ * recall call does too), and a missing or foreign-version file simply gives nothing.
+ *
+ * Everything injected starts with the `[memsearch]` marker and holds no blank line, so the whole
+ * text is one paragraph the transcript index and the note writer recognise and leave out
+ * (`stripInjected`): a recalled conversation never comes back as a new one.
+ */
+import { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import { basename } from "node:path";
+import { clip } from "../core/text.ts";
+import type { RecallResult } from "../core/recall.ts";
+import { SCHEMA_VERSION, transcriptDbPath } from "../transcripts/db.ts";
+import { queryTokens } from "../transcripts/fts.ts";
+import { searchTranscripts, type TranscriptHit } from "../transcripts/search.ts";
+import { sanitize } from "../memory/redact.ts";
+import { CONTEXT_LIMIT } from "./runtime.ts";
+
+/** Messages asked of FTS5 per prompt: a few turns' worth, since several hits collapse into one turn. */
+const HIT_POOL = 30;
+
+export interface TurnHit {
+  /** The best-ranked message of the turn. */
+  hit: TranscriptHit;
+  /** Share of the prompt's words (stop words left out) the best message holds, 0 to 1. */
+  coverage: number;
+}
+
+/** The transcript index opened read-only, or undefined (no file, another schema, unreadable). */
+export function openTranscriptsReadOnly(path = transcriptDbPath()): Database | undefined {
+  if (!existsSync(path)) return undefined;
+  let db: Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, strict: true });
+    // A writer holds its lock for one file's batch at most; a reader in WAL mode never waits for it.
+    db.run("PRAGMA busy_timeout = 500");
+    const v = db.query("PRAGMA user_version").get() as { user_version?: number } | null;
+    if (v?.user_version !== SCHEMA_VERSION) {
+      db.close();
+      return undefined;
+    }
+    return db;
+  } catch {
+    try {
+      db?.close();
+    } catch {}
+    return undefined;
+  }
+}
+
+/**
+ * Turns of this project's conversations that match the prompt: one per turn, best first, kept
+ * when their best message holds at least `minCoverage` of the prompt's words (the notes' floor,
+ * `hooks.inject_min_score`, read as a share of words: FTS5's bm25 has no scale of its own).
+ */
+export function relevantTurns(db: Database, query: string, project: string, minCoverage: number, max: number): TurnHit[] {
+  const tokens = queryTokens(query);
+  if (!tokens.length) return [];
+  const hits = searchTranscripts(db, { query, project, limit: HIT_POOL });
+  const byTurn = new Map<string, TurnHit>();
+  for (const hit of hits) {
+    const coverage = (hit.terms?.length ?? 0) / tokens.length;
+    const cur = byTurn.get(hit.turnUuid);
+    if (!cur) byTurn.set(hit.turnUuid, { hit, coverage });
+    else if (coverage > cur.coverage) cur.coverage = coverage;
+  }
+  return [...byTurn.values()].filter((t) => t.coverage >= minCoverage).slice(0, max);
+}
+
+/** `YYYY-MM-DD HH:MM`, local time (as `recall` dates its results). */
+function localDate(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+export function shellQuote(s: string): string {
+  return /^[\w./~@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** The injected text for conversation turns (inject mode when no note matched). */
+export function formatTurns(turns: TurnHit[]): string {
+  const lines = turns.map(({ hit }) => {
+    const when = hit.ts ? localDate(hit.ts) : "date unknown";
+    const files = hit.paths.length ? ` (files: ${hit.paths.slice(0, 4).map((p) => basename(p)).join(", ")})` : "";
+    const said = clip(oneLine(sanitize(hit.snippet)), 220);
+    return `- ${when}, ${hit.role}${files}: ${said} → memsearch transcript ${shellQuote(hit.path)} --turn ${hit.turnUuid}`;
+  });
+  return fit(`[memsearch] Earlier conversations of this project that may be relevant (no note matched; the command after each opens the turn):`, lines);
+}
+
+/** Header and as many whole lines as fit in the context cap. */
+export function fit(header: string, lines: string[]): string {
+  let text = header;
+  for (const l of lines) {
+    if (text.length + 1 + l.length > CONTEXT_LIMIT) break;
+    text += `\n${l}`;
+  }
+  return clip(text, CONTEXT_LIMIT);
+}
+
+/** The model's synthesis with its sources, as one paragraph under the marker. */
+export function formatSynthesis(answer: string, provider: string, results: RecallResult[]): string {
+  const header = `[memsearch] From earlier sessions of this project (${provider}'s summary of ${results.length} search result${results.length === 1 ? "" : "s"}, notes and conversation turns; check a point with its source):`;
+  const body = answer
+    .split("\n")
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim().length > 0);
+  const sources = results.map((r, i) => {
+    const cmds: string[] = [];
+    if (r.note) cmds.push(`memsearch expand ${r.note.chunkHash}`);
+    const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : r.anchorTranscript;
+    if (t) cmds.push(`memsearch transcript ${shellQuote(t.path)} --turn ${t.turn}`);
+    return `[result ${i + 1}] ${r.date ?? "date unknown"}: ${cmds.join(" | ")}`;
+  });
+  const tail = ["Sources:", ...sources].join("\n");
+  const room = CONTEXT_LIMIT - header.length - tail.length - 2;
+  const middle = clip(body.join("\n"), Math.max(200, room));
+  return clip(`${header}\n${middle}\n${tail}`, CONTEXT_LIMIT);
+}
