@@ -219,6 +219,29 @@ describe("memsearch with the real Claude Code", () => {
     await allNoted();
   }, 180_000);
 
+  test("`memsearch recall --raw` through the Bash tool: a turn of an earlier session comes back as its note and its own messages, one result", async () => {
+    const target = turns.find((t) => t.prompt.includes("billing webhook"))!;
+    const prompt = "Recall from past conversations how the billing webhook retries.";
+    api.script.rules = [{ match: "billing webhook retries", times: 1, reply: { type: "bash", command: 'memsearch recall --raw -j "billing webhook retries"', description: "Recall" } }];
+    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt, env, args: ["--allowedTools", "Bash"] });
+    runIds.push(r.runId);
+    debugFiles.push(r.debugFile!);
+    expect(r.exitCode).toBe(0);
+    const followUp = api.main().find((q) => q.toolResults.length > 0 && q.prompt === prompt)!;
+    const output = followUp.toolResults[0]!.output;
+    const res = JSON.parse(output.slice(output.indexOf("{")));
+    const top = res.results[0];
+    expect(top.from.sort()).toEqual(["note", "transcript"]);
+    expect(top.note.snippet).toContain(target.codeword);
+    // The transcript Claude Code wrote holds the turn: its path and uuid drill down to it.
+    expect(transcriptFiles(home, project)).toContain(top.transcript.path);
+    expect(JSON.stringify(readTranscript(top.transcript.path).find((l) => l.uuid === top.transcript.turn_uuid))).toContain(target.codeword);
+    // Our own injected context never became a conversation hit.
+    expect(output).not.toContain("Recent memory (memsearch)");
+    turns.push({ session: "recall-tool", codeword: "", prompt, reply: "" });
+    await allNoted();
+  }, 180_000);
+
   test("Claude Code killed mid-session (no SessionEnd): the turn is noted and the watch process leaves by itself", async () => {
     const session = startInteractive({ api, projectDir: project, home, pluginDir: plugin, env: { ...env, MEMSEARCH_WATCH_LIVENESS_MS: "1000" }, timeoutMs: 120_000 });
     runIds.push(session.runId);
