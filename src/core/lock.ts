@@ -167,30 +167,27 @@ function isStale(content: string, mtimeMs: number, staleMs: number, judge: Holde
   return !judge.isHolder(content, pid, startText || undefined);
 }
 
+/** A lock's content and age, or undefined once it is gone. */
+function readLock(lockPath: string): { content: string; mtimeMs: number } | undefined {
+  try {
+    return { content: fs.readFileSync(lockPath, "utf8"), mtimeMs: fs.statSync(lockPath).mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
 /** True while a live holder (by PID and start time) has `lockPath`, under the same rules waiters apply. */
 export function isLockHeld(lockPath: string, staleMs: number): boolean {
-  let content: string;
-  let mtimeMs: number;
-  try {
-    content = fs.readFileSync(lockPath, "utf8");
-    mtimeMs = fs.statSync(lockPath).mtimeMs;
-  } catch {
-    return false;
-  }
-  return !isStale(content, mtimeMs, staleMs, new HolderCheck());
+  const lock = readLock(lockPath);
+  return lock !== undefined && !isStale(lock.content, lock.mtimeMs, staleMs, new HolderCheck());
 }
 
 /** Removes an abandoned lock; true when the lock file is gone (broken by us or released). */
 function breakIfStale(lockPath: string, staleMs: number, judge: HolderCheck): boolean {
-  let content: string;
-  let mtimeMs: number;
-  try {
-    content = fs.readFileSync(lockPath, "utf8");
-    mtimeMs = fs.statSync(lockPath).mtimeMs;
-  } catch {
-    return true; // released between our attempt and now
-  }
-  if (!isStale(content, mtimeMs, staleMs, judge)) return false;
+  const lock = readLock(lockPath);
+  if (!lock) return true; // released between our attempt and now
+  const { content } = lock;
+  if (!isStale(content, lock.mtimeMs, staleMs, judge)) return false;
   // Rename first: only one breaker can move a given file, and what was moved can be checked.
   const aside = `${lockPath}.stale-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {

@@ -116,7 +116,8 @@ export function claudeArgs(model: string): string[] {
   return ["-p", "--strict-mcp-config", "--tools", "", "--model", model, "--no-session-persistence"];
 }
 
-async function summarizeWithClaude(prompt: string, opts: SummarizeOptions): Promise<string[]> {
+/** `claude -p` with `prompt` on stdin: its output, or a SummarizerFailure saying why there is none. */
+async function runClaude(prompt: string, opts: SummarizeOptions): Promise<string> {
   const env = claudeEnv(opts.env ?? process.env);
   const bin = opts.claudeBin ?? "claude";
   const path = Bun.which(bin, { PATH: env.PATH ?? "" });
@@ -128,7 +129,11 @@ async function summarizeWithClaude(prompt: string, opts: SummarizeOptions): Prom
     const why = firstLine(run.stderr) || firstLine(run.stdout);
     throw new SummarizerFailure(`claude exited with status ${run.exitCode}${why ? `: ${clip(why, 200)}` : ""}`);
   }
-  const bullets = parseBullets(run.stdout);
+  return run.stdout;
+}
+
+async function summarizeWithClaude(prompt: string, opts: SummarizeOptions): Promise<string[]> {
+  const bullets = parseBullets(await runClaude(prompt, opts));
   if (bullets.length === 0) throw new SummarizerFailure("claude returned no bullets");
   return bullets;
 }
@@ -191,23 +196,26 @@ async function runWithTimeout(cmd: string[], input: string, env: Record<string, 
 // ---------------------------------------------------------------------------------------------
 // Ollama
 
-async function summarizeWithOllama(turnText: string, opts: SummarizeOptions): Promise<string[]> {
+/** One chat call to the Ollama model: its answer, or a SummarizerFailure saying why there is none. */
+async function runOllama(system: string, user: string, opts: SummarizeOptions): Promise<string> {
   const client = new Ollama({ host: opts.ollamaHost, fetch: timedFetch(opts.timeoutMs) as typeof fetch });
-  let content: string;
   try {
     const res = await client.chat({
       model: opts.ollamaModel,
       messages: [
-        { role: "system", content: SUMMARY_INSTRUCTIONS },
-        { role: "user", content: `Transcript:\n${clipMiddle(turnText, OLLAMA_MAX_INPUT)}` },
+        { role: "system", content: system },
+        { role: "user", content: user },
       ],
       stream: false,
     });
-    content = String(res?.message?.content ?? "");
+    return String(res?.message?.content ?? "");
   } catch (e) {
     throw new SummarizerFailure(`ollama: ${describeOllamaError(e, opts)}`);
   }
-  const bullets = parseBullets(content);
+}
+
+async function summarizeWithOllama(turnText: string, opts: SummarizeOptions): Promise<string[]> {
+  const bullets = parseBullets(await runOllama(SUMMARY_INSTRUCTIONS, `Transcript:\n${clipMiddle(turnText, OLLAMA_MAX_INPUT)}`, opts));
   if (bullets.length === 0) throw new SummarizerFailure("ollama returned no bullets");
   return bullets;
 }
@@ -349,43 +357,19 @@ export type ModelAnswer = { ok: true; text: string; provider: "claude" | "ollama
  */
 export async function askModel(instructions: string, input: string, opts: SummarizeOptions): Promise<ModelAnswer> {
   const text = sanitize(input);
+  const answer = (raw: string) => sanitize(raw.replace(/<think>[\s\S]*?<\/think>/gi, "")).trim();
   try {
     if (opts.provider === "claude") {
-      const env = claudeEnv(opts.env ?? process.env);
-      const bin = opts.claudeBin ?? "claude";
-      const path = Bun.which(bin, { PATH: env.PATH ?? "" });
-      if (!path) return { ok: false, reason: `${bin.includes("/") ? bin : "claude"} not found${bin.includes("/") ? "" : " on PATH"}` };
-      const run = await runWithTimeout([path, ...claudeArgs(opts.claudeModel)], `${instructions}\n\n${clipMiddle(text, CLAUDE_MAX_INPUT)}\n`, env, opts.timeoutMs);
-      if (run.timedOut) return { ok: false, reason: `claude timed out after ${seconds(opts.timeoutMs)}` };
-      if (run.signal) return { ok: false, reason: `claude was killed by ${run.signal}` };
-      if (run.exitCode !== 0) {
-        const why = firstLine(run.stderr) || firstLine(run.stdout);
-        return { ok: false, reason: `claude exited with status ${run.exitCode}${why ? `: ${clip(why, 200)}` : ""}` };
-      }
-      const out = sanitize(run.stdout.replace(/<think>[\s\S]*?<\/think>/gi, "")).trim();
+      const out = answer(await runClaude(`${instructions}\n\n${clipMiddle(text, CLAUDE_MAX_INPUT)}\n`, opts));
       return out ? { ok: true, text: out, provider: "claude" } : { ok: false, reason: "claude returned nothing" };
     }
     if (opts.provider === "ollama") {
-      const client = new Ollama({ host: opts.ollamaHost, fetch: timedFetch(opts.timeoutMs) as typeof fetch });
-      let content: string;
-      try {
-        const res = await client.chat({
-          model: opts.ollamaModel,
-          messages: [
-            { role: "system", content: instructions },
-            { role: "user", content: clipMiddle(text, OLLAMA_MAX_INPUT) },
-          ],
-          stream: false,
-        });
-        content = String(res?.message?.content ?? "");
-      } catch (e) {
-        return { ok: false, reason: `ollama: ${describeOllamaError(e, opts)}` };
-      }
-      const out = sanitize(content.replace(/<think>[\s\S]*?<\/think>/gi, "")).trim();
+      const out = answer(await runOllama(instructions, clipMiddle(text, OLLAMA_MAX_INPUT), opts));
       return out ? { ok: true, text: out, provider: "ollama" } : { ok: false, reason: "ollama returned nothing" };
     }
     return { ok: false, reason: `summarizer.provider is "${opts.provider}": no model to ask` };
   } catch (e) {
+    if (e instanceof SummarizerFailure) return { ok: false, reason: e.message };
     return { ok: false, reason: `${opts.provider}: ${clip(firstLine(String((e as Error)?.message ?? e)), 200)}` };
   }
 }

@@ -2,23 +2,17 @@
  * Issue 12, through the binary: a stale index lock whose PID was reused, temp files of killed
  * index writers, an unbounded --top-k, and files that are not markdown text.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run, tempProject } from "../helpers/cli.ts";
 import { processStartTime } from "../../src/core/sessions.ts";
+import { deadPid, liveSleeper } from "../helpers/processes.ts";
 
 const posix = process.platform !== "win32";
 
-/** A process that is certainly alive for the test, and one that is certainly gone. */
-const sleeper = Bun.spawn(["sleep", "300"], { stdout: "ignore", stderr: "ignore" });
-afterAll(() => sleeper.kill(9));
-async function deadPid(): Promise<number> {
-  const p = Bun.spawn(["true"], { stdout: "ignore", stderr: "ignore" });
-  await p.exited;
-  return p.pid;
-}
+const sleeper = liveSleeper();
 
 describe("a stale index lock whose PID now belongs to an unrelated live process", () => {
   test.if(posix)(

@@ -1,19 +1,14 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isLockHeld, LockTimeoutError, withFileLock } from "../../src/core/lock.ts";
 import { processStartTime } from "../../src/core/sessions.ts";
+import { deadPid, liveSleeper } from "../helpers/processes.ts";
 
 const posix = process.platform !== "win32";
 const lockIn = () => join(mkdtempSync(join(tmpdir(), "ms-lock-")), "x.lock");
-const sleeper = Bun.spawn(["sleep", "300"], { stdout: "ignore", stderr: "ignore" });
-afterAll(() => sleeper.kill(9));
-async function deadPid(): Promise<number> {
-  const p = Bun.spawn(["true"], { stdout: "ignore", stderr: "ignore" });
-  await p.exited;
-  return p.pid;
-}
+const sleeper = liveSleeper();
 
 describe("file locks know their holder by PID and start time", () => {
   test.if(posix)("a lock records pid, time, token and the holder's start time", async () => {
