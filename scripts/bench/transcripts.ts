@@ -8,20 +8,22 @@
  *    same FTS5 query (the SQL `searchTranscripts` runs, same rows, same LIMIT) in the `sqlite3`
  *    command-line shell, a new process per query too;
  *  - the incremental update after one new turn is appended (in-process `updateTranscriptIndex`,
- *    what the watch process runs every 30 s and every recall runs first);
+ *    what the watch process runs every 30 s and every recall runs first), and the full scan it
+ *    runs every 10 minutes. The copies' mtimes are set days to weeks back (a real history of ended
+ *    sessions), except the transcript the turns go to (the session in progress);
  *  - the prompt hook answering from the conversation index (a project with no notes: every
  *    prompt takes the transcript path).
  *
  *   bun scripts/bench/transcripts.ts [--messages 300000] [--bin PATH]   (or `bun run bench -- --transcripts`)
  */
 import { Database } from "bun:sqlite";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statfsSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { FIXTURES, realTranscripts } from "../../test/helpers/fixtures.ts";
 import { BM25_WEIGHTS } from "../../src/transcripts/db.ts";
 import { matchExpression } from "../../src/transcripts/fts.ts";
-import { updateTranscriptIndex } from "../../src/transcripts/ingest.ts";
+import { FULL_SCAN_MS, updateTranscriptIndex } from "../../src/transcripts/ingest.ts";
 import { loadPool, makeQueries } from "./corpus.ts";
 import { runOnce, series, summarize, type Measurement, type Sample } from "./proc.ts";
 
@@ -122,6 +124,11 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     log(`  ${perCopy} messages per copy of the ${files.length} real transcripts: writing ${copies} copies`);
     let jsonlBytes = 0;
     for (let i = 0; i < copies; i++) jsonlBytes += writeCopy(projects, files, i, proj);
+    // A real history: sessions that ended days to months ago (mtimes spread over the past), and the
+    // one in progress, the transcript the update rows append to, written a minute ago.
+    const target = join(projects, "-bench-0000", "short.jsonl");
+    backdate(projects, Date.now() - 2 * 86_400_000, copies);
+    utimesSync(target, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
 
     // (a) The first recall builds the index.
     const queries = makeQueries(loadPool(FIXTURES), QUERIES, 23);
@@ -140,7 +147,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     const hitCheck = (s: Sample) => (s.code !== 0 ? `exit ${s.code}: ${s.stderr.trim().split("\n")[0]}` : undefined);
     const recallRow = await series("`memsearch recall --raw QUERY`, new process", queries.length, (i, rss) => runOnce([opts.bin, "recall", "--raw", queries[i % queries.length]!], { cwd: proj, env, rss }), hitCheck);
     const hits = recallRow.samples.filter((s) => /^Recall: \d+ result/.test(s.stdout)).length;
-    rows.push({ ...recallRow, note: `${hits}/${queries.length} queries found something; includes the index's update check (a stat of every transcript) and the notes' search` });
+    rows.push({ ...recallRow, note: `${hits}/${queries.length} queries found something; includes the index's update check (the hot transcripts and the project folders) and the notes' search` });
     const shell = await sqliteShell(log);
     if ("path" in shell) {
       const project = proj;
@@ -152,8 +159,17 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     const onlyFts = await series("`recall --raw --source transcripts`, new process", queries.length, (i, rss) => runOnce([opts.bin, "recall", "--raw", "--source", "transcripts", queries[i % queries.length]!], { cwd: proj, env, rss }), hitCheck);
     rows.push({ ...onlyFts, note: "no notes search: the index's update check and the FTS5 query" });
 
-    // (c) One new turn appended to a transcript, then the update the watch process runs.
-    const target = join(projects, "-bench-0000", "short.jsonl");
+    // (c) One new turn appended to the running session's transcript, then the update the watch process runs.
+    // First an update with nothing new, as the watch's last one was: a full scan, if one is due by
+    // now, is not part of the turn's update (the full-scan row below measures it).
+    {
+      const db = openTranscriptDb(dbPath);
+      try {
+        await updateTranscriptIndex(db, { projectsDir: projects });
+      } finally {
+        db.close();
+      }
+    }
     const updates: Sample[] = [];
     for (let i = 0; i < UPDATES; i++) {
       appendFileSync(target, newTurn(i, proj));
@@ -165,7 +181,19 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
         db.close();
       }
     }
-    rows.push({ ...summarize("incremental update after one new turn (in-process)", updates), note: `updateTranscriptIndex as the watch runs it: stat ${(copies * files.length).toLocaleString("en-US")} transcripts, read the new lines of one, 2 rows` });
+    rows.push({ ...summarize("incremental update after one new turn (in-process)", updates), note: "updateTranscriptIndex as the watch runs it: stat the hot transcripts and the project folders, read the new lines of one, 2 rows" });
+    // The full scan every update runs when the last one is FULL_SCAN_MS old (and the first build, `--reindex`).
+    const fulls: Sample[] = [];
+    for (let i = 0; i < UPDATES; i++) {
+      const db = openTranscriptDb(dbPath);
+      try {
+        const r = await updateTranscriptIndex(db, { projectsDir: projects, full: true });
+        fulls.push({ ms: r.ms, code: r.full && r.files === copies * files.length && r.read === 0 ? 0 : 1, stdout: "", stderr: r.full ? "" : "not a full scan" });
+      } finally {
+        db.close();
+      }
+    }
+    rows.push({ ...summarize("update with a full scan, nothing changed (in-process)", fulls), note: `every ${FULL_SCAN_MS / 60_000} min: stat all ${(copies * files.length).toLocaleString("en-US")} transcripts, list every folder` });
 
     // The prompt hook with conversation hits (no notes in this project: every prompt takes that path).
     const prompts = userPrompts(dbPath, PROMPTS);
@@ -213,6 +241,16 @@ async function shellCopy(shell: string, dbPath: string, copy: string, log: (l: s
   db.run("PRAGMA journal_mode = DELETE");
   db.close();
   return copy;
+}
+
+/** Every file and folder below `projects` given an mtime in the past: copy i at `base` minus i hours. */
+function backdate(projects: string, base: number, copies: number): void {
+  const walk = (p: string, t: Date): void => {
+    if (statSync(p).isDirectory()) for (const name of readdirSync(p)) walk(join(p, name), t);
+    utimesSync(p, t, t);
+  };
+  for (let i = 0; i < copies; i++) walk(join(projects, `-bench-${String(i).padStart(4, "0")}`), new Date(base - i * 3_600_000));
+  utimesSync(projects, new Date(base), new Date(base));
 }
 
 function writeCopy(projects: string, files: { rel: string; text: string }[], copy: number, cwd: string): number {

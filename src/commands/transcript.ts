@@ -1,8 +1,9 @@
 import type { CommandModule } from "yargs";
 import { NotFoundError, UsageError } from "../core/errors.ts";
+import { redactHead, sanitize } from "../memory/redact.ts";
 import { extractLastTurn } from "../transcript/last-turn.ts";
 import { findTurn, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
-import { clip, preview } from "../transcript/sanitize.ts";
+import { clip, oneLine, preview } from "../transcript/sanitize.ts";
 import { listSubagents } from "../transcript/subagents.ts";
 import type { SubagentFile, ToolCall, Turn } from "../transcript/types.ts";
 import { jsonFlag } from "./common.ts";
@@ -58,7 +59,7 @@ export const transcriptCommand: CommandModule<{}, Args> = {
 };
 
 async function lastTurn(path: string, a: Args): Promise<void> {
-  const t = await extractLastTurn(path, { lastAssistantMessage: a.lastAssistantMessage });
+  const t = await extractLastTurn(path, { lastAssistantMessage: a.lastAssistantMessage, redact: sanitize });
   if (a.jsonOutput) return printJson(t ?? null);
   print(t ? t.text : "(no user message found)");
 }
@@ -71,7 +72,7 @@ async function showTurns(path: string, id: string, context: number, json: boolea
   }
   const from = Math.max(0, target - context);
   const to = Math.min(index.turns.length - 1, target + context);
-  const turns = await readTurnRange(index, from, to, { maxOutput: json ? JSON_TOOL_OUTPUT_CHARS : 4000 });
+  const turns = await readTurnRange(index, from, to, { maxOutput: json ? JSON_TOOL_OUTPUT_CHARS : 4000, redact: sanitize });
   if (json) {
     return printJson({
       path,
@@ -93,9 +94,18 @@ export function clock(ts: string | undefined): string {
   return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/**
+ * What the listing shows of a prompt, redacted like every text this command prints: its output
+ * goes to the model that asked for it (the memory-recall skill) and into logs, and a key pasted in
+ * an old session must not come back that way.
+ */
+function userPreview(text: string): string {
+  return preview(redactHead(text, PREVIEW_CHARS, sanitize, oneLine).text, PREVIEW_CHARS);
+}
+
 export function formatListing(index: TurnIndex, subagents: SubagentFile[] = []): string {
   const lines = [`All turns (${index.turns.length}):`, ""];
-  const previews = index.turns.map((t) => preview(t.userText, PREVIEW_CHARS));
+  const previews = index.turns.map((t) => userPreview(t.userText));
   const width = Math.max(0, ...previews.map((p, i) => (index.turns[i]!.toolCount ? p.length : 0)));
   index.turns.forEach((t, i) => {
     const p = previews[i]!;
@@ -119,7 +129,7 @@ function listingJson(index: TurnIndex, subagents: SubagentFile[]) {
       uuid: t.uuid,
       timestamp: t.timestamp ?? null,
       kind: t.kind,
-      preview: preview(t.userText, PREVIEW_CHARS),
+      preview: userPreview(t.userText),
       toolCount: t.toolCount,
     })),
     compactions: index.compactions.length,

@@ -12,7 +12,9 @@
  *
  * The head records the file's byte length and a CRC-32 of each part after it (layout, state,
  * vectors), so a truncated file or bytes damaged anywhere are caught on load, and the vectors
- * of a file whose other parts are damaged can still be trusted as an embedding cache.
+ * of a file whose other parts are damaged can still be trusted as an embedding cache. The head
+ * ends with a CRC-32 of itself (`headCrc`), checked whenever it is read, by peekIndex too: a
+ * changed figure in it (a chunk or file count) is damage, never the truth.
  */
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -27,8 +29,9 @@ export const HEAD_SPACE = 2048;
  * Bumped whenever the on-disk layout or the tokenizer changes: an index of another version is
  * rebuilt from the markdown (its vectors kept as an embedding cache when they can be read).
  * v6: the head records the file length and CRC-32s of its parts.
+ * v7: the head carries a CRC-32 of itself.
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** What we remember per markdown file so an unchanged file costs one stat. */
 export interface FileRecord {
@@ -64,10 +67,12 @@ export interface Head {
   /** Since v6: the whole file's length, and CRC-32s of the layout, of each state section and of the vector block. */
   fileBytes: number;
   crc: { layout: number; sections: number[]; vectors: number };
+  /** Since v7, always the last field: CRC-32 of the head's JSON up to it (see sealHead). */
+  headCrc: number;
 }
 
-/** The parts a checksum covers. */
-export type Part = "layout" | "state" | "vectors";
+/** The parts a checksum covers (the head covers itself; the others are covered by the head). */
+export type Part = "head" | "layout" | "state" | "vectors";
 
 export interface Layout {
   files: Record<string, FileRecord>;
@@ -92,11 +97,31 @@ export function crc32(bytes: Uint8Array, seed = 0): number {
   return Bun.hash.crc32(bytes, seed);
 }
 
+const HEAD_CRC_FIELD = ',"headCrc":';
+
+/**
+ * The head as written: its JSON with `headCrc` added last, the CRC-32 of the UTF-8 bytes of the
+ * JSON without it. A reader checks the bytes before that field, closed with "}" (headChecksumOk).
+ */
+export function sealHead(head: Omit<Head, "headCrc"> | Head): string {
+  const { headCrc: _, ...rest } = head as Head;
+  const body = JSON.stringify(rest);
+  return `${body.slice(0, -1)}${HEAD_CRC_FIELD}${crc32(Buffer.from(body))}}`;
+}
+
+/** The head's bytes (JSON and its padding) agree with the `headCrc` they end with. */
+function headChecksumOk(bytes: Buffer, head: Head): boolean {
+  const at = bytes.lastIndexOf(HEAD_CRC_FIELD);
+  if (at < 0) return false;
+  return crc32(Buffer.concat([bytes.subarray(0, at), Buffer.from("}")])) === head.headCrc;
+}
+
 /**
  * Open an index file and read its head. A missing file throws NotFoundError; a file that is
  * not a readable index (a directory, garbage, a damaged or cut head) throws IndexDamagedError;
- * a file we may not read throws MemsearchError. The head is checked for shape only: whether
- * the rest is there and intact is for checkSize / verifyParts.
+ * a file we may not read throws MemsearchError. The head is checked for shape and, in a
+ * current-version file, against its own CRC-32 (a few KB: cheap enough for every peek); whether
+ * the rest is there and intact is for sizeProblem / damagedParts.
  */
 export function openIndexFile(path: string): IndexFile {
   let fd: number;
@@ -119,13 +144,17 @@ export function openIndexFile(path: string): IndexFile {
     }
     const len = prefix.readUInt32LE(MAGIC.length);
     if (prefix.length + len > size) throw new IndexDamagedError(`truncated: ${size} bytes, the header alone needs ${prefix.length + len}`);
+    const bytes = Buffer.allocUnsafe(len);
+    readExactly(fd, bytes, prefix.length);
     let head: Head;
     try {
-      head = JSON.parse(readText(fd, prefix.length, len)) as Head;
+      head = JSON.parse(bytes.toString("utf8")) as Head;
     } catch {
       throw new IndexDamagedError("damaged header");
     }
     if (!headShapeOk(head)) throw new IndexDamagedError("damaged header");
+    // An older head has no checksum of its own: it is rebuilt anyway, as another version.
+    if (head.meta.schemaVersion === SCHEMA_VERSION && !headChecksumOk(bytes, head)) throw new IndexDamagedError(checksumProblem(["head"]));
     const layoutAt = prefix.length + len;
     return { fd, size, head, layoutAt, bodyAt: layoutAt + head.layoutBytes };
   } catch (e) {
@@ -145,7 +174,7 @@ function headShapeOk(h: Head): boolean {
   if (!Array.isArray(h.sections) || !h.sections.every(isCount) || !Array.isArray(h.kinds) || h.kinds.length !== h.sections.length) return false;
   if (h.sections.reduce((a, b) => a + b, 0) !== h.jsonBytes) return false;
   if (meta.schemaVersion !== SCHEMA_VERSION) return true; // an older head: enough to read its vectors, if anything
-  return isCount(h.fileBytes) && !!h.crc && isCount(h.crc.layout) && isCount(h.crc.vectors) && Array.isArray(h.crc.sections) && h.crc.sections.length === h.sections.length && h.crc.sections.every(isCount);
+  return isCount(h.headCrc) && isCount(h.fileBytes) && !!h.crc && isCount(h.crc.layout) && isCount(h.crc.vectors) && Array.isArray(h.crc.sections) && h.crc.sections.length === h.sections.length && h.crc.sections.every(isCount);
 }
 
 /** Why the file cannot hold what its head describes (cut short, grown, inconsistent head), or undefined. */
@@ -174,12 +203,6 @@ export function readExactly(fd: number, buf: Uint8Array, at: number): void {
     if (n <= 0) throw new IndexDamagedError(`truncated at byte ${at + done}`);
     done += n;
   }
-}
-
-function readText(fd: number, at: number, len: number): string {
-  const buf = Buffer.allocUnsafe(len);
-  readExactly(fd, buf, at);
-  return buf.toString("utf8");
 }
 
 export function blockStart(file: Pick<IndexFile, "head" | "bodyAt">): number {
@@ -229,7 +252,7 @@ export function damagedParts(file: IndexFile, parts: Part[] = ["layout", "state"
 
 /** The one-line reason for a CRC failure, naming what was damaged. */
 export function checksumProblem(parts: Part[]): string {
-  const names = { layout: "file list", state: "search index", vectors: "vectors" };
+  const names = { head: "header", layout: "file list", state: "search index", vectors: "vectors" };
   return `checksum mismatch in the ${parts.map((p) => names[p]).join(" and ")}`;
 }
 

@@ -19,6 +19,7 @@ import {
   readExactly,
   readLayout,
   SCHEMA_VERSION,
+  sealHead,
   sizeProblem,
   sweepIndexTemps,
   unreadable,
@@ -540,7 +541,7 @@ function writeIndex(path: string, meta: StoreMeta, db: AnyOrama): void {
   }
   atomicWrite(path, parts(), (fd) => {
     const jsonBytes = sections.reduce((a, b) => a + b, 0);
-    const head: Head = {
+    const head: Omit<Head, "headCrc"> = {
       meta: rest,
       count: count(db),
       fileCount: Object.values(files).filter((f) => !f.skipped).length,
@@ -553,9 +554,9 @@ function writeIndex(path: string, meta: StoreMeta, db: AnyOrama): void {
       fileBytes: used,
       crc,
     };
-    const text = JSON.stringify(head);
+    const text = Buffer.from(sealHead(head));
     if (text.length > headSpace) throw new Error(`index head larger than the ${headSpace} bytes reserved`);
-    writeAt(fd, Buffer.from(text.padEnd(headSpace, " ")), prefix.length);
+    writeAt(fd, Buffer.concat([text, Buffer.alloc(headSpace - text.length, 0x20)]), prefix.length);
   });
 }
 

@@ -144,6 +144,7 @@ async function lookUp(entry: PendingTurn): Promise<FoundTurn | undefined> {
   }
 }
 
+/** The reader redacted the turn already (lookUp: tool inputs and outputs before their clip); again is cheap and changes nothing. */
 function fromTranscript(t: LastTurn): ResolvedTurn {
   return {
     turnUuid: t.turnUuid,

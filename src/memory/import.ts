@@ -149,7 +149,9 @@ export async function findProjectTranscripts(root: string, projectsDir: string, 
 
 /**
  * A transcript turn as the Stop hook hands it to the summariser: every text redacted before it
- * can reach a model or the journal, tool outputs clipped as for the last turn.
+ * can reach a model or the journal, tool outputs clipped as for the last turn. A turn read with
+ * `redact` (readPlanned) is redacted already, its tool parts before their clip; a turn read
+ * without it would have pieces of a clipped secret left (redacting again is cheap and changes nothing).
  */
 export function turnToLastTurn(sessionId: string, turn: Turn): LastTurn {
   return {
@@ -422,7 +424,8 @@ async function* readPlanned(plan: ImportPlan, from = 0): AsyncGenerator<{ planne
     let j = i;
     while (j + 1 < todo.length && j + 1 - i < READ_BATCH && todo[j + 1]!.transcript === first.transcript && todo[j + 1]!.turn > todo[j]!.turn) j++;
     const tr = plan.transcripts[first.transcript]!;
-    const turns = await readTurnRange(tr.index, first.turn, todo[j]!.turn, { maxOutput: LAST_TURN_OUTPUT_CHARS });
+    // Redacted by the reader, tool inputs and outputs before they are clipped.
+    const turns = await readTurnRange(tr.index, first.turn, todo[j]!.turn, { maxOutput: LAST_TURN_OUTPUT_CHARS, redact: sanitize });
     for (let k = i; k <= j; k++) {
       const p = todo[k]!;
       const turn = turns[p.turn - first.turn];

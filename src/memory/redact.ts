@@ -88,8 +88,10 @@ const RULES: Rule[] = [
     pattern: /(aws_secret_access_key["']?\s{0,5}[:=]\s{0,5}["']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/gi,
     replace: (_m, head) => head + tag("aws-secret"),
   },
-  { kind: "github-token", pattern: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}\b/g },
-  { kind: "github-token", pattern: /\bgithub_pat_[A-Za-z0-9_]{22,255}\b/g },
+  // No word boundary before: the prefixes are distinctive enough, and a token glued to the word
+  // before it (`buildghp_…` in a log) is still a token.
+  { kind: "github-token", pattern: /(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}\b/g },
+  { kind: "github-token", pattern: /github_pat_[A-Za-z0-9_]{22,255}\b/g },
   { kind: "anthropic-key", pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,300}/g },
   {
     kind: "openai-key",
@@ -187,4 +189,60 @@ export function redactSecrets(text: string): string {
 /** What every text goes through before it leaves the process or reaches the journal. */
 export function sanitize(text: string): string {
   return redactSecrets(stripPrivate(text));
+}
+
+/** Anything that maps a text to its redacted form (`sanitize` by default). */
+export type Redactor = (text: string) => string;
+
+/** A clipped text is redacted over this many times what is kept (at least REDACT_MIN_WINDOW chars). */
+export const REDACT_WINDOW_FACTOR = 8;
+export const REDACT_MIN_WINDOW = 8_000;
+/**
+ * How far past what is kept the edge of a redacted window must stay. No rule matches a secret
+ * holding white space longer than a quoted value (300) with its name: one cut by the window's
+ * edge cannot reach back into what is kept.
+ */
+const EDGE_MARGIN = 512;
+
+/** White space, as `\s` has it (the BMP's; the rules only need the ASCII ones to be right). */
+function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/** Without its last run of non-white-space characters: what a cut may have left of a token. */
+function dropCutRun(text: string): string {
+  let i = text.length;
+  while (i > 0 && !isSpace(text.charCodeAt(i - 1))) i--;
+  return text.slice(0, i);
+}
+
+/**
+ * The start of `text` redacted, for a text that is clipped to `keep` characters afterwards:
+ * redact first, then clip, so a secret the clip would cut (a PEM key losing its END line, a token
+ * cut short) is still recognised whole. Only a window of the text is redacted (8× what is kept,
+ * at least 8,000 chars), so a 1 MB tool output of which 1,000 chars are kept costs what 8 KB do.
+ * Where the window cuts the text, its last run of non-blank characters (maybe a piece of a secret
+ * the cut made unrecognisable) is dropped; a window whose redaction shrank so much that its edge
+ * comes near the kept part is widened (at worst to the whole text: the redactor is linear).
+ *
+ * `shape` is applied to the redacted text before it is measured (the one-line form of a tool
+ * input, say). Returns the redacted (and shaped) start of the text, of which at least the first
+ * `keep` characters are final, and `whole` when that is all of it: clip it to `keep` to show it,
+ * marking it cut when `whole` is false or it is longer than `keep`.
+ */
+export function redactHead(text: string, keep: number, redact: Redactor = sanitize, shape: (s: string) => string = (s) => s): { text: string; whole: boolean } {
+  for (let window = Math.max(keep * REDACT_WINDOW_FACTOR, REDACT_MIN_WINDOW); ; window *= 4) {
+    if (text.length <= window) return { text: shape(redact(text)), whole: true };
+    const head = shape(dropCutRun(redact(text.slice(0, window))));
+    if (head.length >= keep + EDGE_MARGIN) return { text: head, whole: false };
+  }
+}
+
+/**
+ * `text` redacted, then clipped to `max` chars: `cut` makes the clipped form from the redacted
+ * start (default: the first `max` chars and "…").
+ */
+export function clipRedacted(text: string, max: number, redact: Redactor = sanitize, cut: (head: string, max: number) => string = (h, m) => `${h.slice(0, m - 1)}…`): string {
+  const head = redactHead(text, max, redact);
+  return head.whole && head.text.length <= max ? head.text : cut(head.text, max);
 }

@@ -15,6 +15,8 @@ export interface LastTurnOptions {
    * behind the hook: when the file's last turn does not hold this text yet, it is appended.
    */
   lastAssistantMessage?: string;
+  /** Redact every text of the turn (tool inputs and outputs before their clip) and the message with this. */
+  redact?: (text: string) => string;
 }
 
 const norm = (s: string) => s.replace(/\s+/g, " ").trim();
@@ -26,8 +28,9 @@ const norm = (s: string) => s.replace(/\s+/g, " ").trim();
 export async function extractLastTurn(path: string, opts: LastTurnOptions = {}): Promise<LastTurn | undefined> {
   const index = await turnIndex(path);
   if (!index?.turns.length) return undefined;
-  const [turn] = await readTurnRange(index, index.turns.length - 1, index.turns.length - 1, { maxOutput: LAST_TURN_OUTPUT_CHARS });
-  return turn && toLastTurn(index.sessionId, turn, opts.lastAssistantMessage);
+  const [turn] = await readTurnRange(index, index.turns.length - 1, index.turns.length - 1, { maxOutput: LAST_TURN_OUTPUT_CHARS, redact: opts.redact });
+  const msg = opts.redact && opts.lastAssistantMessage !== undefined ? opts.redact(opts.lastAssistantMessage) : opts.lastAssistantMessage;
+  return turn && toLastTurn(index.sessionId, turn, msg, opts.redact);
 }
 
 /** What the hooks saw of a turn: Stop's `prompt_id` and `last_assistant_message`, UserPromptSubmit's prompt. */
@@ -57,7 +60,8 @@ export async function findStoppedTurn(path: string, q: TurnQuery): Promise<Found
   if (!index) return undefined;
   const pick = pickTurn(index.turns, q);
   if (!pick) return undefined;
-  const [turn] = await readTurnRange(index, pick.i, pick.i, { maxOutput: LAST_TURN_OUTPUT_CHARS });
+  // Redacted by the reader, tool outputs before their clip: the same redaction as the recorded texts.
+  const [turn] = await readTurnRange(index, pick.i, pick.i, { maxOutput: LAST_TURN_OUTPUT_CHARS, redact: q.redact });
   if (!turn) return undefined;
   const same = q.redact ?? ((s: string) => s);
   const msg = q.lastAssistantMessage === undefined ? "" : norm(cleanText(q.lastAssistantMessage));

@@ -13,6 +13,7 @@
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { InputError, NotFoundError, UnrecognisedFormatError } from "../core/errors.ts";
+import type { Redactor } from "../memory/redact.ts";
 import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "./lines.ts";
 import { classifyUserText, cleanText, clip, commandText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
 import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";
@@ -66,6 +67,13 @@ export interface ReadOptions {
   maxOutput?: number;
   /** Read sidechain lines as the main thread (a subagent file). Default: detected. */
   subagent?: boolean;
+  /**
+   * Redact every text the read returns (user and assistant texts, tool inputs and outputs,
+   * compaction and session summaries) with this, e.g. `sanitize`. Tool inputs and outputs are
+   * redacted before they are clipped, so a secret the clip would cut is still caught whole. What
+   * leaves the transcript for storage or a model reads it so.
+   */
+  redact?: Redactor;
 }
 
 type Mode = "index" | "full";
@@ -74,6 +82,7 @@ interface BuilderOptions {
   mode: Mode;
   maxOutput: number;
   subagent?: boolean;
+  redact?: Redactor;
   /** Validate the format and emptiness (off when reading a range of an already-read file). */
   validate: boolean;
   /** Record which turn holds an entry whose uuid starts with this. */
@@ -441,7 +450,7 @@ class Builder {
           t.toolCount++;
           if (!full) break;
           const name = str(b.name) ?? "?";
-          const call: ToolCall = { id, name, input: summarizeToolInput(name, b.input) };
+          const call: ToolCall = { id, name, input: summarizeToolInput(name, b.input, undefined, this.o.redact) };
           t.tools.push(call);
           t.items.push({ kind: "tool", call });
           if (id) this.pending.set(id, call);
@@ -488,7 +497,7 @@ class Builder {
     else out = JSON.stringify(c) ?? "";
     const text = cleanText(out);
     call.outputChars = text.length;
-    call.output = clip(text, this.o.maxOutput);
+    call.output = clip(text, this.o.maxOutput, this.o.redact);
     if (b.is_error === true) call.isError = true;
   }
 
@@ -524,6 +533,24 @@ class Builder {
     this.close(end);
     for (const t of this.turns) for (const c of t.tools) if (c.output === undefined) c.unpaired = true;
     for (const [k, n] of this.skips) this.stats.skipped[k] = n;
+    if (this.o.redact) this.redactTexts(this.o.redact);
+  }
+
+  /** The texts not clipped by the reader, redacted whole (tool inputs and outputs were, before their clip). */
+  private redactTexts(redact: Redactor): void {
+    const seen = new Map<string, string>();
+    const r = (text: string) => {
+      let out = seen.get(text);
+      if (out === undefined) seen.set(text, (out = redact(text)));
+      return out;
+    };
+    for (const t of this.turns) {
+      t.userText = r(t.userText);
+      t.assistantTexts = t.assistantTexts.map(r);
+      for (const it of t.items) if (it.kind === "user" || it.kind === "assistant") it.text = r(it.text);
+    }
+    for (const c of this.compactions) if (c.summary !== undefined) c.summary = r(c.summary);
+    for (const s of this.rawSummaries) s.summary = r(s.summary);
   }
 
   summaries(): SessionSummary[] {
@@ -591,7 +618,7 @@ function transcriptOf(path: string, b: Builder, size: number, withSummaries: boo
 /** Read a transcript fully: turns with texts, tool calls paired with results, compactions, summaries. */
 export async function readTranscript(path: string, opts: ReadOptions = {}): Promise<Transcript> {
   const subagent = opts.subagent ?? (isSubagentPath(path) ? true : undefined);
-  const { b, size } = await run(path, { mode: "full", maxOutput: opts.maxOutput ?? 4000, subagent, validate: true });
+  const { b, size } = await run(path, { mode: "full", maxOutput: opts.maxOutput ?? 4000, subagent, validate: true, redact: opts.redact });
   return transcriptOf(path, b, size, true);
 }
 
@@ -619,7 +646,7 @@ export async function readTurnRange(index: Transcript, from: number, to: number,
   if (!first || !last || to < from) return [];
   const { b } = await run(
     index.path,
-    { mode: "full", maxOutput: opts.maxOutput ?? 4000, subagent: index.subagent, validate: false },
+    { mode: "full", maxOutput: opts.maxOutput ?? 4000, subagent: index.subagent, validate: false, redact: opts.redact },
     { start: first.start, end: last.end, linesBefore: first.line - 1 },
   );
   const turns = b.turns;

@@ -1,7 +1,9 @@
 /**
  * Text hygiene for captured transcript content: our own injected memory never comes back,
- * images and base64 never leak, tool inputs become one line, long text is clipped visibly.
+ * images and base64 never leak, tool inputs become one line, long text is clipped visibly
+ * (redacted before it is clipped when a redactor is given: see redactHead).
  */
+import { redactHead, type Redactor } from "../memory/redact.ts";
 
 /**
  * Markers of context memsearch itself injects (the hooks' `[memsearch]` hints and recalled notes,
@@ -49,8 +51,17 @@ export function cleanText(text: string): string {
   return scrubBase64(stripInjected(text)).trim();
 }
 
-/** Clip to `max` chars with a visible marker saying how much was cut. */
-export function clip(text: string, max: number): string {
+/**
+ * Clip to `max` chars with a visible marker saying how much was cut. With `redact`, the text is
+ * redacted first (over a bounded window, see redactHead), so the cut never leaves a piece of a
+ * secret its rule no longer recognises.
+ */
+export function clip(text: string, max: number, redact?: Redactor): string {
+  if (redact) {
+    const head = redactHead(text, max, redact);
+    if (head.whole && head.text.length <= max) return head.text;
+    return `${head.text.slice(0, max)} …[truncated, ${text.length} chars total]`;
+  }
   if (text.length <= max) return text;
   return `${text.slice(0, max)} …[truncated, ${text.length} chars total]`;
 }
@@ -81,8 +92,12 @@ export function mediaPlaceholder(block: ImageLike): string {
 
 const INPUT_KEYS = ["command", "cmd", "pattern", "query", "file_path", "notebook_path", "path", "url", "skill", "description", "prompt", "subject", "content"];
 
-/** One-line summary of a tool input: the command, path, pattern… else compact JSON. */
-export function summarizeToolInput(name: string, input: unknown, max = 500): string {
+/**
+ * One-line summary of a tool input: the command, path, pattern… else compact JSON, at most `max`
+ * chars. With `redact`, the input is redacted before it is made one line and clipped (a PEM key
+ * needs its line breaks and its END line to be recognised).
+ */
+export function summarizeToolInput(name: string, input: unknown, max = 500, redact?: Redactor): string {
   let s: string;
   if (input === null || input === undefined) s = "";
   else if (typeof input !== "object") s = String(input);
@@ -113,7 +128,8 @@ export function summarizeToolInput(name: string, input: unknown, max = 500): str
       }
     }
   }
-  s = scrubBase64(s.replace(/\s*\n\s*/g, " ↵ ").replace(/[ \t]+/g, " ").trim());
+  const flat = (t: string) => scrubBase64(t.replace(/\s*\n\s*/g, " ↵ ").replace(/[ \t]+/g, " ").trim());
+  s = redact ? redactHead(s, max, redact, flat).text : flat(s);
   return s.length <= max ? s : s.slice(0, max - 1) + "…";
 }
 

@@ -8,6 +8,8 @@
  *
  * Layout:
  *  - `files`: one row per transcript file and where its incremental reader stopped.
+ *  - `dirs`: the folders last listed below the projects folder and their mtime then (a folder whose
+ *    mtime did not change holds no new file), `meta`: the time of the last full scan (see ingest.ts).
  *  - `messages`: one row per message (metadata and the stored, redacted text).
  *  - `msg_fts`: contentless FTS5 over messages (content, paths, tools, detail = tool inputs and
  *    result excerpts), rowid = messages.id.
@@ -21,7 +23,7 @@ import { userDir } from "../core/project.ts";
 
 export const DB_FILE = "transcripts.sqlite";
 /** Bump when the schema or what goes into a row changes: an older file is rebuilt from the transcripts. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 /** FTS5 tokenizer (see docs in the report / README): unicode61 splits code identifiers into words. */
 export const DEFAULT_TOKENIZER = "unicode61 remove_diacritics 2";
 /** bm25 column weights: content, file paths, tool names, tool detail (inputs and result excerpts). */
@@ -86,6 +88,14 @@ function createSchema(db: Database, tokenizer: string): void {
       session TEXT,
       state TEXT NOT NULL
     )`);
+    // The hot files of an update: those whose mtime was recent when last seen.
+    db.run("CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime)");
+    db.run(`CREATE TABLE IF NOT EXISTS dirs (
+      path TEXT PRIMARY KEY,
+      mtime REAL NOT NULL,
+      settled INTEGER NOT NULL
+    ) WITHOUT ROWID`);
+    db.run("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID");
     db.run(`CREATE TABLE IF NOT EXISTS messages (
       id INTEGER PRIMARY KEY,
       file_id INTEGER NOT NULL,

@@ -7,6 +7,7 @@
  * Lines other than `user` and `assistant` entries (api-request*, attachments, progress,
  * snapshots, system, summaries…) are recognised from their first bytes and never parsed.
  */
+import { sanitize } from "../memory/redact.ts";
 import { parseLine, peekEntry } from "../transcript/lines.ts";
 import { classifyUserText, cleanText, commandText, mediaPlaceholder, summarizeToolInput } from "../transcript/sanitize.ts";
 
@@ -21,7 +22,7 @@ export type LineEvent =
 export interface ToolUse {
   id: string;
   name: string;
-  /** One-line summary of the input (command, pattern…). */
+  /** One-line summary of the input (command, pattern…), redacted before it was clipped. */
   input: string;
   paths: string[];
 }
@@ -122,7 +123,7 @@ function assistantEvent(o: Obj, common: Common): LineEvent {
       if (t) texts.push(t);
     } else if (b.type === "tool_use" || b.type === "server_tool_use") {
       const name = str(b.name) ?? "?";
-      tools.push({ id: str(b.id) ?? "", name, input: summarizeToolInput(name, b.input, 300), paths: pathsOfInput(b.input) });
+      tools.push({ id: str(b.id) ?? "", name, input: summarizeToolInput(name, b.input, 300, sanitize), paths: pathsOfInput(b.input) });
     } else if (typeof b.type === "string" && b.type.endsWith("_tool_result") && typeof b.tool_use_id === "string") {
       results.push({ toolUseId: b.tool_use_id, text: resultText(b) });
     }

@@ -3,7 +3,8 @@
  * Transcripts are append-only JSONL, so each file is read from where the last read stopped: the
  * byte after its last complete line. A last line still being written is left for the next read;
  * a file that shrank or was replaced (another inode) is re-read from the start; a file gone from
- * disk loses its rows. Checking an unchanged file costs one stat. Never prints.
+ * disk loses its rows. Checking an unchanged file costs one stat, and only files that may have
+ * changed are checked (hot files, new ones; see HOT_MS). Never prints.
  */
 import type { Database } from "bun:sqlite";
 import { existsSync, readdirSync, statSync, type Stats } from "node:fs";
@@ -11,7 +12,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { gitTopLevel } from "../core/project.ts";
 import { clip } from "../core/text.ts";
-import { sanitize } from "../memory/redact.ts";
+import { clipRedacted, sanitize } from "../memory/redact.ts";
 import { scanLines } from "../transcript/lines.ts";
 import { isSubagentPath } from "../transcript/reader.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
@@ -30,23 +31,6 @@ const PENDING_MAX = 200;
 export function claudeProjectsDir(env = process.env): string {
   const base = env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(env.HOME ?? homedir(), ".claude");
   return join(base, "projects");
-}
-
-/** Every transcript below the projects folder: `<slug>/*.jsonl` and `<slug>/<session>/subagents/*.jsonl`. */
-export function listTranscriptFiles(projectsDir: string): string[] {
-  const out: string[] = [];
-  for (const slug of safeReaddir(projectsDir)) {
-    const dir = join(projectsDir, slug);
-    for (const name of safeReaddir(dir)) {
-      const p = join(dir, name);
-      if (name.endsWith(".jsonl")) out.push(p);
-      else {
-        const sub = join(p, "subagents");
-        for (const s of safeReaddir(sub)) if (s.endsWith(".jsonl")) out.push(join(sub, s));
-      }
-    }
-  }
-  return out.sort();
 }
 
 function safeReaddir(dir: string): string[] {
@@ -148,11 +132,15 @@ export interface UpdateOptions {
   /** Called after each file read, at most every `progressEveryMs`. */
   onProgress?: (p: UpdateProgress) => void;
   progressEveryMs?: number;
+  /** Stat every file and list every folder, whenever the last full scan was (see HOT_MS). */
+  full?: boolean;
 }
 
 export interface UpdateReport {
-  /** Transcript files on disk. */
+  /** Transcript files stat'ed: all of them in a full scan, the hot and new ones otherwise. */
   files: number;
+  /** A full scan (every file stat'ed, every folder listed) rather than the hot files and changed folders. */
+  full: boolean;
   /** Files read (new, grown, re-read). */
   read: number;
   /** Files re-read from the start (shrunk or replaced). */
@@ -178,18 +166,190 @@ export function projectOfCwd(cwd: string, cache?: Map<string, string>): string {
   return id;
 }
 
+/**
+ * A transcript is appended to only while its session runs, so most files never change again.
+ * A file whose mtime, when last seen, was within HOT_MS of now is "hot" and stat'ed by every
+ * update; a new file is found by listing only the folders whose own mtime changed; everything
+ * else waits for the full scan (every file stat'ed, every folder listed, rows of deleted files
+ * removed), run every FULL_SCAN_MS, on the first build and on `recall --reindex`. So:
+ *  - an append to a hot file, and a new transcript anywhere (a new session changes its project
+ *    folder's mtime, a new subagent its `subagents` folder's), are seen by the very next update;
+ *  - a deleted file's rows go at the next update when its folder changed (it does: the entry is
+ *    gone), else at the next full scan;
+ *  - a session resumed after more than HOT_MS of quiet (a cold file appended to, or a new subagent
+ *    below its cold session folder) is seen at the latest by the next full scan.
+ * 8 hours: a session left open over a working day stays hot; stat'ing the few hundred files a heavy
+ * user touches in that time costs about a millisecond, and a miss is bounded by the full scan anyway.
+ */
+export const HOT_MS = 8 * 3600_000;
+/** How old the last full scan may be before an update runs one (the watch updates every 30 s). */
+export const FULL_SCAN_MS = 10 * 60_000;
+/**
+ * A folder whose mtime is this recent may still change within the same mtime tick (coarse clocks):
+ * it is listed again by the next update rather than trusted.
+ */
+const SETTLE_MS = 5_000;
+
+interface DirMark {
+  mtime: number;
+  settled: boolean;
+}
+
+/** A `files` row as the change check needs it (the state is read by ingestFile, in its transaction). */
+interface KnownFile {
+  id: number;
+  path: string;
+  dev: number;
+  ino: number;
+  size: number;
+  mtime: number;
+}
+
+const KNOWN_COLS = "id, path, dev, ino, size, mtime";
+
+function isKnownFile(v: unknown): v is KnownFile {
+  if (!v || typeof v !== "object") return false;
+  const r = v as Record<string, unknown>;
+  return typeof r.id === "number" && typeof r.path === "string" && typeof r.size === "number";
+}
+
+/** Rows whose path starts with `prefix` (which ends in "/"): a range on the path index. */
+function underArgs(prefix: string): [string, string] {
+  return [prefix, prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)];
+}
+
+function withSlash(dir: string): string {
+  return dir.endsWith("/") ? dir : dir + "/";
+}
+
+function lastFullScanKey(projectsDir: string): string {
+  return `last_full_scan:${projectsDir}`;
+}
+
+/** When the last full scan of this projects folder started (ms since epoch), if any. */
+export function lastFullScan(db: Database, projectsDir: string): number | undefined {
+  const r = db.query("SELECT value FROM meta WHERE key = ?").get(lastFullScanKey(projectsDir)) as { value?: unknown } | null;
+  return r && typeof r.value === "number" ? r.value : undefined;
+}
+
+/** Set (or with undefined, forget) the time of the last full scan: tests, and nothing else. */
+export function setLastFullScan(db: Database, projectsDir: string, ms: number | undefined): void {
+  if (ms === undefined) db.query("DELETE FROM meta WHERE key = ?").run(lastFullScanKey(projectsDir));
+  else db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(lastFullScanKey(projectsDir), ms);
+}
+
+/**
+ * Walks the projects folder: `<projects>` (depth 0), `<slug>` (1), `<slug>/<session>` (2),
+ * `<slug>/<session>/subagents` (3). Transcripts are the `.jsonl` files at depths 1 and 3.
+ */
+class Walker {
+  /** Folders stat'ed and listed by this update, with the mark to store. */
+  readonly listed = new Map<string, DirMark>();
+  /** Folders visited (stat'ed) by this update. */
+  private seen = new Set<string>();
+  /** `.jsonl` paths found in the listed folders. */
+  readonly files: string[] = [];
+  /** Stored folders whose listing no longer holds them (with everything below). */
+  readonly goneDirs: string[] = [];
+
+  constructor(
+    private readonly now: number,
+    /** Folders as stored: a folder whose mtime is unchanged is not listed (empty map: list everything). */
+    private readonly stored: Map<string, DirMark>,
+  ) {}
+
+  /** Stat `dir`; list it when it is new or changed, and go down into the folders it has that are new. */
+  visit(dir: string, depth: number): void {
+    if (this.seen.has(dir)) return;
+    this.seen.add(dir);
+    let st: Stats;
+    try {
+      st = statSync(dir);
+    } catch {
+      return; // gone: its parent changed and says so, or the full scan does
+    }
+    if (!st.isDirectory()) return;
+    const old = this.stored.get(dir);
+    if (old && old.settled && old.mtime === st.mtimeMs) return;
+    // Stat before listing: an entry made after the listing changes the mtime again.
+    this.listed.set(dir, { mtime: st.mtimeMs, settled: this.now - st.mtimeMs > SETTLE_MS });
+    if (depth === 2) {
+      this.visit(join(dir, "subagents"), 3);
+      return;
+    }
+    const names = safeReaddir(dir);
+    const here = new Set<string>();
+    for (const name of names) {
+      const p = join(dir, name);
+      here.add(p);
+      if (depth === 0) this.visit(p, 1);
+      else if (depth === 1) {
+        if (name.endsWith(".jsonl")) this.files.push(p);
+        else if (!this.stored.has(p)) this.visit(p, 2); // a new session folder (a known one is checked on its own)
+      } else if (name.endsWith(".jsonl")) this.files.push(p);
+    }
+    if (old && depth < 3) {
+      // Stored folders directly below this one that are gone.
+      const prefix = withSlash(dir);
+      for (const d of this.stored.keys()) if (d.startsWith(prefix) && !d.includes("/", prefix.length) && !here.has(d)) this.goneDirs.push(d);
+    }
+  }
+}
+
 /** Bring the index up to date with the transcripts on disk. */
 export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = {}): Promise<UpdateReport> {
   const t0 = performance.now();
+  const now = Date.now();
   const projectsDir = opts.projectsDir ?? claudeProjectsDir(opts.env);
-  const paths = listTranscriptFiles(projectsDir);
-  const known = new Map<string, FileRow>();
-  for (const r of db.query("SELECT id, path, dev, ino, size, mtime, consumed, project, state FROM files").all()) if (isFileRow(r)) known.set(r.path, r);
-  const firstBuild = known.size === 0;
-  const report: UpdateReport = { files: paths.length, read: 0, reread: 0, removed: 0, messages: 0, bytes: 0, ms: 0, firstBuild, errors: [] };
+  const prefix = withSlash(projectsDir);
+  const under = underArgs(prefix);
+  const firstBuild = db.query("SELECT 1 AS x FROM files LIMIT 1").get() === null;
+  const last = lastFullScan(db, projectsDir);
+  const full = opts.full === true || firstBuild || last === undefined || now - last >= FULL_SCAN_MS || last > now + 60_000;
 
+  const stored = new Map<string, DirMark>();
+  for (const r of db.query("SELECT path, mtime, settled FROM dirs WHERE path = ? OR (path >= ? AND path < ?)").all(projectsDir, ...under) as { path: string; mtime: number; settled: number }[]) {
+    stored.set(r.path, { mtime: r.mtime, settled: r.settled === 1 });
+  }
+  const walker = new Walker(now, full ? new Map() : stored);
+  /** Files to stat and compare with their row (path → row, or undefined when new). */
+  const check = new Map<string, KnownFile | undefined>();
+  /** Rows of files gone from the listings, by id. */
+  const gone = new Map<number, KnownFile>();
+
+  if (full) {
+    walker.visit(projectsDir, 0);
+    const known = new Map<string, KnownFile>();
+    for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE path >= ? AND path < ?`).all(...under)) if (isKnownFile(r)) known.set(r.path, r);
+    for (const p of walker.files) check.set(p, known.get(p));
+    for (const [p, row] of known) if (!check.has(p)) gone.set(row.id, row);
+  } else {
+    walker.visit(projectsDir, 0);
+    for (const [dir, m] of stored) {
+      const depth = dir === projectsDir ? 0 : dir.slice(prefix.length).split("/").length;
+      if (depth === 1 || (depth >= 2 && (m.mtime >= now - HOT_MS || !m.settled))) walker.visit(dir, depth);
+    }
+    for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE mtime >= ? AND +path >= ? AND +path < ?`).all(now - HOT_MS, ...under)) if (isKnownFile(r)) check.set(r.path, r);
+    // The listed folders: their new files, and the rows of files no longer in them.
+    const listedFiles = new Set(walker.files);
+    for (const dir of walker.listed.keys()) {
+      if (dir === projectsDir) continue;
+      const p = withSlash(dir);
+      for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE path >= ? AND path < ?`).all(...underArgs(p))) {
+        if (!isKnownFile(r) || r.path.includes("/", p.length)) continue;
+        if (listedFiles.has(r.path)) listedFiles.delete(r.path); // known: checked when hot, else by the full scan
+        else gone.set(r.id, r);
+      }
+    }
+    for (const p of listedFiles) if (!check.has(p)) check.set(p, undefined);
+    for (const d of walker.goneDirs) {
+      for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE path >= ? AND path < ?`).all(...underArgs(withSlash(d)))) if (isKnownFile(r)) gone.set(r.id, r);
+    }
+  }
+
+  const report: UpdateReport = { files: check.size, full, read: 0, reread: 0, removed: 0, messages: 0, bytes: 0, ms: 0, firstBuild, errors: [] };
   const todo: { path: string; st: Stats }[] = [];
-  for (const path of paths) {
+  for (const [path, k] of check) {
     let st: Stats;
     try {
       st = statSync(path);
@@ -197,10 +357,10 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
       continue;
     }
     if (!st.isFile()) continue;
-    const k = known.get(path);
     if (k && k.dev === st.dev && k.ino === st.ino && k.size === st.size && k.mtime === st.mtimeMs) continue;
     todo.push({ path, st });
   }
+  todo.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const bytesTotal = todo.reduce((n, t) => n + t.st.size, 0);
   const cwdCache = new Map<string, string>();
   let lastProgress = 0;
@@ -215,24 +375,47 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
     } catch (e) {
       report.errors.push({ path, message: (e as Error)?.message ?? String(e) });
     }
-    const now = performance.now();
-    if (opts.onProgress && (now - lastProgress >= (opts.progressEveryMs ?? 200) || i === todo.length - 1)) {
-      lastProgress = now;
-      opts.onProgress({ filesDone: i + 1, filesTotal: todo.length, bytesDone: todo.slice(0, i + 1).reduce((n, t) => n + t.st.size, 0), bytesTotal });
+    const t = performance.now();
+    if (opts.onProgress && (t - lastProgress >= (opts.progressEveryMs ?? 200) || i === todo.length - 1)) {
+      lastProgress = t;
+      opts.onProgress({ filesDone: i + 1, filesTotal: todo.length, bytesDone: todo.slice(0, i + 1).reduce((n, x) => n + x.st.size, 0), bytesTotal });
     }
   }
 
   // Files gone from disk (only those under this projects folder: another CLAUDE_CONFIG_DIR's stay).
-  const onDisk = new Set(paths);
-  const prefix = projectsDir.endsWith("/") ? projectsDir : projectsDir + "/";
-  for (const [path, row] of known) {
-    if (onDisk.has(path) || !path.startsWith(prefix)) continue;
-    if (existsSync(path)) continue;
+  for (const row of gone.values()) {
+    if (existsSync(row.path)) continue;
     inWrite(db, () => {
       deleteFileRows(db, row.id);
       db.query("DELETE FROM files WHERE id = ?").run(row.id);
     });
     report.removed++;
+  }
+
+  // What was listed, for the next update; nothing written when nothing changed. A folder holding a
+  // file that failed is listed again next time, so the file is retried (it has no row to be hot by).
+  for (const e of report.errors) {
+    const m = walker.listed.get(dirname(e.path));
+    if (m) m.settled = false;
+  }
+  const dirsGone: string[] = full ? [...stored.keys()].filter((d) => !walker.listed.has(d)) : walker.goneDirs;
+  const dirsSet = [...walker.listed].filter(([d, m]) => {
+    const o = stored.get(d);
+    return !o || o.mtime !== m.mtime || o.settled !== m.settled;
+  });
+  if (full || dirsGone.length || dirsSet.length) {
+    inWrite(db, () => {
+      const del = db.query("DELETE FROM dirs WHERE path = ?");
+      const delUnder = db.query("DELETE FROM dirs WHERE path >= ? AND path < ?");
+      for (const d of dirsGone) {
+        del.run(d);
+        if (!full) delUnder.run(...underArgs(withSlash(d)));
+      }
+      const put = db.query("INSERT INTO dirs (path, mtime, settled) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET mtime = excluded.mtime, settled = excluded.settled");
+      for (const [d, m] of dirsSet) put.run(d, m.mtime, m.settled ? 1 : 0);
+      // The scan's start: anything that changed while it ran is looked at again by the next one.
+      if (full) setLastFullScan(db, projectsDir, now);
+    });
   }
   report.ms = performance.now() - t0;
   return report;
@@ -430,7 +613,8 @@ class FileReader {
       this.pending.delete(r.toolUseId);
       const row = typeof ref === "number" ? this.loadRow(ref) : ref;
       if (!row || !r.text || row.results.length >= RESULTS_MAX) continue;
-      const s = sanitize(clip(r.text, RESULTS_MAX));
+      // Redacted, then clipped: a clip first would leave pieces of a secret it cut.
+      const s = clipRedacted(r.text, RESULTS_MAX);
       row.results = clip(row.results ? `${row.results}\n${s}` : s, RESULTS_MAX);
       row.dirty = true;
     }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkIndex, INDEX_FILE } from "../../src/core/index-file.ts";
+import { checkIndex, INDEX_FILE, sealHead } from "../../src/core/index-file.ts";
 import { BIN, REPO, run, tempProject } from "../helpers/cli.ts";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 
@@ -23,13 +23,13 @@ function expectHealthy(p: Project, chunks: number): void {
   if (check.state === "ok") expect(check.file.chunks).toBe(chunks);
 }
 
-/** Rewrite the head JSON in place (same reserved length). */
+/** Rewrite the head JSON in place (same reserved length), sealed again: a whole header that says something else. */
 function patchHead(file: string, edit: (head: Record<string, any>) => void): void {
   const bytes = readFileSync(file);
   const len = bytes.readUInt32LE(16);
   const head = JSON.parse(bytes.subarray(20, 20 + len).toString());
   edit(head);
-  const text = Buffer.from(JSON.stringify(head).padEnd(len, " "));
+  const text = Buffer.from(sealHead(head).padEnd(len, " "));
   if (text.length !== len) throw new Error("patched head does not fit");
   text.copy(bytes, 20);
   writeFileSync(file, bytes);

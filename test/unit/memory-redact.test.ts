@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { redactSecrets, sanitize, stripPrivate } from "../../src/memory/redact.ts";
+import { clipRedacted, redactHead, redactSecrets, REDACT_MIN_WINDOW, sanitize, stripPrivate } from "../../src/memory/redact.ts";
+import { clip as clipEllipsis } from "../../src/core/text.ts";
+import { clip, summarizeToolInput } from "../../src/transcript/sanitize.ts";
 
 // Test secrets are assembled at run time so the repository never holds a string that a secret
 // scanner (or a reviewer) would take for a real credential.
@@ -135,6 +137,12 @@ describe("redactSecrets: no false positives", () => {
     expect(redactSecrets(text)).toBe(text);
   });
 
+  test("a GitHub token glued to the word before it is still a token", () => {
+    const token = "ghp_" + rep("aB3d", 9);
+    expect(redactSecrets(`the buil${token} was rejected`)).toBe("the buil[REDACTED:github-token] was rejected");
+    expect(redactSecrets(`xgithub_pat_${"11ABCDEFG0" + rep("aZ_9", 15)} ok`)).toBe("x[REDACTED:github-token] ok");
+  });
+
   test("already redacted text is stable", () => {
     const once = redactSecrets("token=" + "ghp_" + rep("aB3d", 9));
     expect(once).toBe("token=[REDACTED:github-token]");
@@ -173,4 +181,87 @@ describe("linear time", () => {
       expect(performance.now() - t0).toBeLessThan(1500);
     });
   }
+});
+
+describe("redacted before clipped (redactHead, clipRedacted)", () => {
+  const words = (n: number) => "the build log says ok ".repeat(Math.ceil(n / 22)).slice(0, n - 1) + " ";
+  const pemOf = (lines: number) => {
+    const body = Array.from({ length: lines }, (_, i) => rep(`Q${i % 10}x${String.fromCharCode(65 + (i % 26))}`, 16));
+    return { text: `-----BEGIN RSA PRIVATE KEY-----\n${body.join("\n")}\n-----END RSA PRIVATE KEY-----`, body };
+  };
+  const token = "ghp_" + rep("k2Lm", 9);
+  const piecesOf = (s: string) => [s.slice(4, 16), s.slice(-12)];
+
+  test("a PEM key or a token straddling the kept length is redacted whole, not cut (output 1,000, input 500)", () => {
+    const pem = pemOf(25);
+    for (const keep of [1000, 500, 300, 2000]) {
+      for (const at of [Math.max(10, keep - 600), keep - 20, keep - 1]) {
+        const text = words(at) + pem.text + "\nafter";
+        const out = clip(text, keep, sanitize);
+        for (const line of pem.body) expect(out).not.toContain(line.slice(0, 16));
+        const t = clip(words(keep - 10) + token + " rejected", keep, sanitize);
+        for (const p of piecesOf(token)) expect(t).not.toContain(p);
+        expect(clipEllipsis(sanitize(words(keep - 10) + token), keep)).toBe(clipRedacted(words(keep - 10) + token, keep));
+      }
+    }
+    // The old order, for contrast: clipped first, the line the clip cut (48 of its chars kept) went through.
+    expect(sanitize(clip(words(400) + pem.text, 1000))).toContain(pem.body[8]!.slice(0, 16));
+    // A tool input: made one line after it is redacted.
+    const input = summarizeToolInput("Bash", { command: `cat > k.pem <<'EOF'\n${pem.text}\nEOF` }, 500, sanitize);
+    expect(input).toBe("cat > k.pem <<'EOF' ↵ [REDACTED:private-key] ↵ EOF");
+    const cut = summarizeToolInput("Bash", { command: `git push ${words(480)}${token} --force` }, 500, sanitize);
+    expect(cut.length).toBeLessThanOrEqual(500);
+    for (const p of piecesOf(token)) expect(cut).not.toContain(p);
+  });
+
+  test("what is kept is what redacting the whole text keeps, when the window holds it all", () => {
+    let seed = 7;
+    const pick = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const kinds = [token, "AKIA" + "IOSFODNN7EXAMPLE", "DB_PASSWORD=" + "hunter2hunter2", pemOf(3).text, "<private>my salary</private>", "Authorization: Bearer " + "abcDEF1234567890xyz"];
+    for (let i = 0; i < 200; i++) {
+      const parts: string[] = [];
+      while (parts.join("").length < 1500) parts.push(pick(3) ? words(5 + pick(60)) : kinds[pick(kinds.length)]! + " ");
+      const text = parts.join("");
+      const keep = 100 + pick(1200);
+      expect(clipRedacted(text, keep)).toBe(clipEllipsis(sanitize(text), keep));
+    }
+  });
+
+  test("a secret cut by the window's edge leaves no piece, even when redaction shrinks the window onto the kept part", () => {
+    // A token cut at the window's edge (8,000 chars for 1,000 kept): its piece is dropped.
+    const far = words(REDACT_MIN_WINDOW - 12) + token + " " + words(5000);
+    const head = redactHead(far, 1000);
+    expect(head.whole).toBe(false);
+    for (const p of piecesOf(token)) expect(head.text).not.toContain(p);
+    // A big PEM key shrinks to one tag: the edge of the window, which cuts a quoted password
+    // after it, would come into the kept part: the window is widened instead.
+    const pem = pemOf(119);
+    const lead = "start " + pem.text + ' {"password": "';
+    const text = lead + "correct horse battery staple " + words(200) + '"} ' + words(30_000);
+    expect(lead.length).toBeLessThan(REDACT_MIN_WINDOW);
+    expect(lead.length + 29 + 200).toBeGreaterThan(REDACT_MIN_WINDOW); // the edge cuts the quoted value
+    const out = clipRedacted(text, 1000);
+    expect(out).not.toContain("correct horse");
+    expect(out).toStartWith("start [REDACTED:private-key] ");
+    for (const line of pem.body) expect(out).not.toContain(line.slice(0, 16));
+  });
+
+  test("only a bounded window of a long text is redacted, at worst all of it", () => {
+    let seen = 0;
+    const counting = (s: string) => ((seen += s.length), sanitize(s));
+    const big = words(1 << 20);
+    const head = redactHead(big, 1000, counting);
+    expect(head.whole).toBe(false);
+    expect(seen).toBe(REDACT_MIN_WINDOW);
+    // One 1 MB run without white space (minified JSON): the cut run would be all of it, so the
+    // window grows until it holds the whole text.
+    seen = 0;
+    const run = rep("a1b2", 1 << 18);
+    const all = redactHead(run, 1000, counting);
+    expect(all.whole).toBe(true);
+    expect(seen).toBeLessThan(3 * run.length);
+    const t0 = performance.now();
+    for (let i = 0; i < 20; i++) clip(big, 1000, sanitize);
+    expect(performance.now() - t0).toBeLessThan(1000);
+  });
 });

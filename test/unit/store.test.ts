@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { save as oramaSave, type AnyOrama } from "@orama/orama";
-import { INDEX_FILE, Store } from "../../src/core/store.ts";
+import { INDEX_FILE, SCHEMA_VERSION, Store } from "../../src/core/store.ts";
+import { checkIndex, peekIndex, sealHead } from "../../src/core/index-file.ts";
 import type { StoredChunk } from "../../src/core/types.ts";
 
 function chunk(id: string, source: string, content: string, line = 1): StoredChunk {
@@ -162,7 +163,8 @@ describe("format upgrades and damage keep the vectors", () => {
     const len = bytes.readUInt32LE(16);
     const head = JSON.parse(bytes.subarray(20, 20 + len).toString());
     edit(head);
-    const text = Buffer.from(JSON.stringify(head).padEnd(len, " "));
+    // Sealed again: a whole header that says something else.
+    const text = Buffer.from(sealHead(head).padEnd(len, " "));
     expect(text.length).toBe(len);
     text.copy(bytes, 20);
     writeFileSync(path, bytes);
@@ -192,5 +194,54 @@ describe("format upgrades and damage keep the vectors", () => {
     const { store, rebuilt } = Store.open(dir, "m");
     expect(rebuilt).toContain("unreadable");
     expect(store.vectorForContent("ca")?.[1]).toBe(1);
+  });
+});
+
+describe("the header checks itself", () => {
+  /** An index of one file and one chunk, its head's `from` replaced by `to` (same length, not sealed again; `to` "+1": the digit after `from` changed). */
+  function tampered(from: string, to: string): string {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const s = Store.empty(dir, "m", 4);
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, [chunk("a", "/p/a.md", "## x\nhello world")], () => vec(0, 1, 0, 0));
+    s.save();
+    expect(checkIndex(dir).state).toBe("ok");
+    expect(peekIndex(dir)).toMatchObject({ chunks: 1, files: 1 });
+    const path = join(dir, INDEX_FILE);
+    const bytes = readFileSync(path);
+    const len = bytes.readUInt32LE(16);
+    const head = bytes.subarray(20, 20 + len);
+    const at = head.indexOf(from);
+    expect(at).toBeGreaterThan(0);
+    if (to === "+1") {
+      const digit = at + from.length;
+      head[digit] = 48 + ((head[digit]! - 48 + 1) % 10);
+    } else head.write(to, at, "latin1");
+    writeFileSync(path, bytes);
+    return dir;
+  }
+
+  for (const [what, from, to] of [
+    ["chunk count", '"count":1,', '"count":7,'],
+    ["file count", '"fileCount":1,', '"fileCount":5,'],
+    ["model name", '"model":"m"', '"model":"n"'],
+    ["checksum (its own)", '"headCrc":', "+1"],
+  ]) {
+    test(`a changed ${what} is damage: peekIndex sees no index, checkIndex and Store.open say why`, () => {
+      const dir = tampered(from!, to!);
+      expect(peekIndex(dir)).toBeUndefined();
+      expect(checkIndex(dir)).toEqual({ state: "unusable", reason: "the index was unreadable (checksum mismatch in the header)" });
+      const { store, rebuilt } = Store.open(dir, "m");
+      expect(rebuilt).toBe("the index was unreadable (checksum mismatch in the header)");
+      expect(store.size).toBe(0);
+    });
+  }
+
+  test("sealHead: the last field is the CRC-32 of the JSON before it; sealing again changes nothing", () => {
+    const sealed = sealHead({ meta: { schemaVersion: SCHEMA_VERSION, model: "m", dim: 4, updatedAt: "x" }, count: 1, fileCount: 1, vectorCount: 1, layoutBytes: 2, jsonBytes: 0, sections: [], kinds: [], runtime: "1", fileBytes: 3, crc: { layout: 0, sections: [], vectors: 0 } });
+    const head = JSON.parse(sealed);
+    expect(Object.keys(head).at(-1)).toBe("headCrc");
+    const { headCrc, ...rest } = head;
+    expect(headCrc).toBe(Bun.hash.crc32(JSON.stringify(rest)));
+    expect(sealHead(head)).toBe(sealed);
   });
 });

@@ -3,7 +3,7 @@
  * SQLite FTS5, its queries, and recall's merge of notes and transcript hits.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Database } from "bun:sqlite";
@@ -12,7 +12,7 @@ import { parseSince } from "../../src/core/since.ts";
 import { UsageError } from "../../src/core/errors.ts";
 import { openTranscriptDb } from "../../src/transcripts/db.ts";
 import { matchExpression } from "../../src/transcripts/fts.ts";
-import { updateTranscriptIndex } from "../../src/transcripts/ingest.ts";
+import { FULL_SCAN_MS, HOT_MS, lastFullScan, setLastFullScan, updateTranscriptIndex } from "../../src/transcripts/ingest.ts";
 import { searchTranscripts } from "../../src/transcripts/search.ts";
 import { FIXTURES, realTranscripts } from "../helpers/fixtures.ts";
 
@@ -26,7 +26,7 @@ function setup() {
   const projects = join(dir, "projects");
   mkdirSync(join(projects, "-home-dev-proj"), { recursive: true });
   const db = openTranscriptDb(join(dir, "t.sqlite"));
-  const update = () => updateTranscriptIndex(db, { projectsDir: projects });
+  const update = (o: { full?: boolean } = {}) => updateTranscriptIndex(db, { projectsDir: projects, ...o });
   return { dir, projects, slug: join(projects, "-home-dev-proj"), db, update };
 }
 
@@ -229,6 +229,121 @@ describe("ingest", () => {
     writeFileSync(join(projects, "-wt", "B.jsonl"), JSON.stringify({ type: "user", message: { role: "user", content: "from the worktree" }, ...base("b1", "B", join(wt, "sub")) }) + "\n");
     await update();
     expect(new Set(rows(db).map((x) => x.project))).toEqual(new Set([repo]));
+  });
+});
+
+describe("freshness: hot files, changed folders, full scans", () => {
+  const DAY = 86_400_000;
+  /** Set the mtime of each path (files and folders) `ago` ms in the past. */
+  const age = (ago: number, ...paths: string[]) => {
+    const t = new Date(Date.now() - ago);
+    for (const p of paths) utimesSync(p, t, t);
+  };
+  /** A projects folder whose transcripts and folders all went quiet a day ago, indexed. */
+  async function quietSetup() {
+    const s = setup();
+    const cold = join(s.slug, "OLD.jsonl");
+    const hot = join(s.slug, "HOT.jsonl");
+    const sess = join(s.slug, "OLD");
+    const subs = join(sess, "subagents");
+    mkdirSync(subs, { recursive: true });
+    writeFileSync(cold, user("o1", "an old question about parquet", { sessionId: "OLD" }));
+    writeFileSync(join(subs, "agent-old.jsonl"), user("o2", "an old subagent about avro", { sessionId: "OLD", isSidechain: true }));
+    writeFileSync(hot, user("h1", "a running session about protobuf", { sessionId: "HOT" }));
+    age(DAY, cold, join(subs, "agent-old.jsonl"), subs, sess, s.slug, s.projects);
+    age(60_000, hot); // the session in progress: written a minute ago
+    age(DAY, s.slug); // writing HOT.jsonl touched the folder
+    const first = await s.update();
+    expect(first.full).toBe(true);
+    expect(first.firstBuild).toBe(true);
+    expect(rows(s.db).length).toBe(3);
+    // Nothing changed: the next update is not a full scan, reads nothing, stats only the hot file.
+    const quiet = await s.update();
+    expect(quiet.full).toBe(false);
+    expect(quiet.read).toBe(0);
+    expect(quiet.files).toBe(1);
+    return { ...s, cold, hot, sess, subs };
+  }
+
+  test("an append to a hot file is read by the very next update", async () => {
+    const { db, hot, update } = await quietSetup();
+    appendFileSync(hot, user("h2", "and now about flatbuffers", { sessionId: "HOT" }));
+    const r = await update();
+    expect(r.full).toBe(false);
+    expect(r.read).toBe(1);
+    expect(find(db, "flatbuffers").length).toBe(1);
+  });
+
+  test("a new transcript is found by the next update: in the project folder, in a new session's subagents, in a known subagents folder", async () => {
+    const { db, slug, projects, subs, update } = await quietSetup();
+    writeFileSync(join(slug, "NEW.jsonl"), user("n1", "a new session about thrift", { sessionId: "NEW" }));
+    mkdirSync(join(slug, "NEW2", "subagents"), { recursive: true });
+    writeFileSync(join(slug, "NEW2", "subagents", "agent-a1.jsonl"), user("n2", "a new subagent about capnproto", { sessionId: "NEW2", isSidechain: true }));
+    mkdirSync(join(projects, "-home-dev-other"));
+    writeFileSync(join(projects, "-home-dev-other", "X.jsonl"), user("n3", "another project about msgpack", { sessionId: "X" }));
+    const r = await update();
+    expect(r.full).toBe(false);
+    expect(r.read).toBe(3);
+    for (const w of ["thrift", "capnproto", "msgpack"]) expect(find(db, w).length).toBe(1);
+    // The old session's subagents folder went quiet a day ago: a new file in it changes its mtime,
+    // but a cold folder is only looked at by the full scan (a session resumed after hours).
+    writeFileSync(join(subs, "agent-new.jsonl"), user("n4", "a resumed subagent about bson", { sessionId: "OLD", isSidechain: true }));
+    expect((await update()).read).toBe(0);
+    const full = await update({ full: true });
+    expect(full.full).toBe(true);
+    expect(full.read).toBe(1);
+    expect(find(db, "bson").length).toBe(1);
+  });
+
+  test("a cold file appended to is read at the latest by the next full scan", async () => {
+    const { db, dir, projects, cold, update } = await quietSetup();
+    appendFileSync(cold, user("o3", "a resumed question about orc", { sessionId: "OLD" }));
+    age(DAY - 60_000, cold); // still cold: its mtime stays far outside HOT_MS
+    expect(DAY - 60_000).toBeGreaterThan(HOT_MS);
+    const quick = await update();
+    expect(quick.full).toBe(false);
+    expect(find(db, "orc")).toEqual([]);
+    // The last full scan is now older than FULL_SCAN_MS: the next update is one.
+    const last = lastFullScan(db, projects)!;
+    expect(last).toBeGreaterThan(Date.now() - 60_000);
+    setLastFullScan(db, projects, Date.now() - FULL_SCAN_MS - 1_000);
+    const full = await update();
+    expect(full.full).toBe(true);
+    expect(full.read).toBe(1);
+    expect(find(db, "orc").length).toBe(1);
+    expect(lastFullScan(db, projects)!).toBeGreaterThan(last - 1);
+    // A new process (the keeper opens the database per update) sees the same.
+    db.close();
+    const again = openTranscriptDb(join(dir, "t.sqlite"));
+    expect((await updateTranscriptIndex(again, { projectsDir: projects })).full).toBe(false);
+    again.close();
+  });
+
+  test("a deleted file's rows go at the next full scan, or at the next update when its folder changed", async () => {
+    const { db, slug, cold, subs, update } = await quietSetup();
+    // Deleting changes the folder's mtime: the next update lists it and drops the rows.
+    rmSync(cold);
+    const r = await update();
+    expect(r.removed).toBe(1);
+    expect(find(db, "parquet")).toEqual([]);
+    // A folder whose mtime says nothing (set back, as a copy tool might): the full scan finds it gone.
+    rmSync(join(subs, "agent-old.jsonl"));
+    age(DAY, subs, slug);
+    expect((await update()).removed).toBe(0);
+    const full = await update({ full: true });
+    expect(full.removed).toBe(1);
+    expect(find(db, "avro")).toEqual([]);
+    expect(rows(db).map((x) => x.text)).toEqual(["a running session about protobuf"]);
+  });
+
+  test("a removed session folder and project folder lose their transcripts' rows at the next update", async () => {
+    const { db, slug, sess, update } = await quietSetup();
+    rmSync(sess, { recursive: true });
+    expect((await update()).removed).toBe(1);
+    expect(find(db, "avro")).toEqual([]);
+    rmSync(slug, { recursive: true });
+    expect((await update()).removed).toBe(2);
+    expect(rows(db)).toEqual([]);
   });
 });
 

@@ -1,0 +1,253 @@
+/**
+ * Fault injection 4: every kind of damage to index.bin, with seeded random parameters —
+ * truncated at a random length, bytes flipped at a random offset past the header, replaced by
+ * random garbage (with or without the magic), a directory in its place, an older format version,
+ * bytes flipped inside the header, figures changed in the header — met by `search`, `stats` and
+ * `expand` in turn.
+ * Each rebuilds from the markdown, says so in exactly one line, answers correctly, and leaves a
+ * healthy index that the next command uses without a word. (test/e2e/index-heal.test.ts holds
+ * the fixed, named cases; this is their randomized sweep.)
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { checkIndex, INDEX_FILE, MAGIC } from "../../src/core/index-file.ts";
+import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
+import { FACT, FACT_QUERY, faultKit, ms, stderrLines, tracked, writeMemory, type Project } from "./helpers.ts";
+
+const kit = faultKit("index-damage");
+const rng = kit.rng;
+
+const FILES = 4;
+const NOTES = 12;
+const VARIANTS = 12;
+
+let double: OllamaDouble;
+let p: Project;
+let env: Record<string, string | undefined>;
+let pristine: Buffer;
+let layoutAt = 0;
+let chunks = 0;
+let factHash = "";
+
+const indexFile = () => join(p.indexDir, INDEX_FILE);
+const rebuiltLine = /^memsearch: .*; rebuilt it from the markdown \((\d+) chunks?[;)]/;
+
+/** The head JSON edited in place and not sealed again (its `headCrc` stays): damage, for a current-version head. */
+function patchHead(bytes: Buffer, edit: (head: Record<string, any>) => void): Buffer {
+  const out = Buffer.from(bytes);
+  const len = out.readUInt32LE(MAGIC.length);
+  const head = JSON.parse(out.subarray(MAGIC.length + 4, MAGIC.length + 4 + len).toString());
+  edit(head);
+  const text = Buffer.from(JSON.stringify(head).padEnd(len, " "));
+  text.copy(out, MAGIC.length + 4);
+  return out;
+}
+
+interface Damage {
+  kind: string;
+  apply: () => string;
+}
+
+const DAMAGES: Damage[] = [
+  {
+    kind: "truncated",
+    apply: () => {
+      const size = rng.int(0, pristine.length);
+      writeFileSync(indexFile(), pristine.subarray(0, size));
+      return `to ${size} of ${pristine.length} bytes`;
+    },
+  },
+  {
+    kind: "bytes flipped",
+    apply: () => {
+      const b = Buffer.from(pristine);
+      const at = rng.int(layoutAt, b.length);
+      const n = Math.min(rng.int(1, 17), b.length - at);
+      for (let i = at; i < at + n; i++) b[i] = b[i]! ^ rng.int(1, 256);
+      writeFileSync(indexFile(), b);
+      return `${n} at offset ${at}`;
+    },
+  },
+  {
+    kind: "garbage",
+    apply: () => {
+      const n = rng.int(0, 8192);
+      const withMagic = rng.chance(0.5);
+      const body = Buffer.from(rng.bytes(n));
+      writeFileSync(indexFile(), withMagic ? Buffer.concat([Buffer.from(MAGIC, "latin1"), body]) : body);
+      return `${n} random bytes${withMagic ? " after the magic" : ""}`;
+    },
+  },
+  {
+    kind: "a directory",
+    apply: () => {
+      rmSync(indexFile(), { recursive: true, force: true });
+      const depth = rng.int(1, 4);
+      let d = indexFile();
+      for (let i = 0; i < depth; i++) d = join(d, rng.string(6));
+      mkdirSync(d, { recursive: true });
+      writeFileSync(join(d, "x.md"), "# not memory\n");
+      return `depth ${depth}`;
+    },
+  },
+  {
+    kind: "an older version",
+    apply: () => {
+      const v = rng.int(1, 6);
+      writeFileSync(indexFile(), patchHead(pristine, (h) => (h.meta.schemaVersion = v)));
+      return `v${v}`;
+    },
+  },
+  {
+    kind: "header bytes flipped",
+    apply: () => {
+      const b = Buffer.from(pristine);
+      const at = rng.int(0, layoutAt);
+      // A byte with its high bit set: it breaks the magic, the length, the JSON or its padding, or
+      // fails the header's own checksum. (An ASCII change may turn padding into other white space,
+      // which changes nothing: the changed figures below are the ASCII case that matters.)
+      b[at] = b[at]! ^ rng.int(0x80, 0x100);
+      writeFileSync(indexFile(), b);
+      return `offset ${at}`;
+    },
+  },
+  {
+    kind: "a header figure changed",
+    apply: () => {
+      // One digit of the head JSON changed into another: the JSON still reads, only the header's
+      // own checksum (or its version, when that is the digit) tells.
+      const b = Buffer.from(pristine);
+      const digits: number[] = [];
+      for (let i = MAGIC.length + 4; i < layoutAt; i++) if (b[i]! >= 0x30 && b[i]! <= 0x39) digits.push(i);
+      const at = digits[rng.int(0, digits.length)]!;
+      const was = String.fromCharCode(b[at]!);
+      b[at] = 0x30 + ((b[at]! - 0x30 + rng.int(1, 10)) % 10);
+      writeFileSync(indexFile(), b);
+      return `offset ${at}: ${was} → ${String.fromCharCode(b[at]!)}`;
+    },
+  },
+];
+
+const COMMANDS: { name: string; args: () => string[]; check: (stdout: string) => void }[] = [
+  {
+    name: "search",
+    args: () => ["search", FACT_QUERY, "-j", "-k", "3"],
+    check: (out) => expect(JSON.parse(out)[0].content).toContain(FACT),
+  },
+  {
+    name: "stats",
+    args: () => ["stats", "-j"],
+    check: (out) => expect(JSON.parse(out)).toMatchObject({ total_chunks: chunks, files: FILES }),
+  },
+  {
+    name: "expand",
+    args: () => ["expand", factHash, "-j"],
+    check: (out) => expect(JSON.parse(out).content).toContain(FACT),
+  },
+];
+
+beforeAll(async () => {
+  double = await startOllamaDouble({ dim: 64 });
+  const memory = join(kit.base, "memory-src");
+  writeMemory(memory, rng, FILES, NOTES);
+  p = kit.project({ memory });
+  env = { ...p.env, OLLAMA_HOST: double.host, MEMSEARCH_NO_WATCH: "1" };
+  const r = await ms(["index"], { cwd: p.root, env });
+  expect(r.code).toBe(0);
+  const stats = JSON.parse((await ms(["stats", "-j"], { cwd: p.root, env })).stdout);
+  chunks = stats.total_chunks;
+  expect(stats.vectors).toBe(chunks);
+  factHash = JSON.parse((await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env })).stdout)[0].chunk_hash;
+  pristine = readFileSync(indexFile());
+  layoutAt = MAGIC.length + 4 + pristine.readUInt32LE(MAGIC.length);
+  kit.set("chunks", chunks);
+});
+
+afterAll(async () => {
+  await double?.stop();
+});
+
+describe("randomized index damage", () => {
+  for (const d of DAMAGES) {
+    test(
+      `${d.kind}: search, stats and expand each rebuild with one notice and answer correctly`,
+      tracked(kit, async () => {
+        for (let v = 0; v < VARIANTS; v++) {
+          const c = COMMANDS[v % COMMANDS.length]!;
+          rmSync(indexFile(), { recursive: true, force: true });
+          writeFileSync(indexFile(), pristine);
+          const what = d.apply();
+          const label = `${d.kind} (${what}) → ${c.name}`;
+          const r = await ms(c.args(), { cwd: p.root, env });
+          kit.count("damaged-indexes");
+          try {
+            expect(r.code).toBe(0);
+            c.check(r.stdout);
+            const lines = stderrLines(r.stderr);
+            expect(lines.length).toBe(1);
+            expect(lines[0]).toMatch(rebuiltLine);
+            expect(Number(rebuiltLine.exec(lines[0]!)![1])).toBe(chunks);
+            // Healed: a whole current index, and the next command says nothing about it.
+            const check = checkIndex(p.indexDir);
+            expect(check.state).toBe("ok");
+            if (check.state === "ok") expect(check.file.chunks).toBe(chunks);
+            expect(statSync(indexFile()).isFile()).toBe(true);
+            const again = await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env });
+            expect(stderrLines(again.stderr)).toEqual([]);
+            expect(JSON.parse(again.stdout)[0].content).toContain(FACT);
+          } catch (e) {
+            throw new Error(`${label}: ${(e as Error).message}\nstderr: ${r.stderr}`);
+          }
+          kit.count(`cmd-${c.name}`);
+        }
+      }),
+      120_000,
+    );
+  }
+});
+
+/**
+ * The header checks itself (format v7: its own CRC-32, `headCrc`). It once did not: the CRCs
+ * covered only the parts after it, so a changed digit in its chunk or file count was read as the
+ * truth: `stats` and the SessionStart status line reported it with no notice, and a wrong file
+ * count even survived `memsearch index` (the no-op check trusts the header).
+ */
+describe("the header's own checksum", () => {
+  const withCounts = () =>
+    patchHead(pristine, (h) => {
+      h.count = chunks + 7;
+      h.fileCount = FILES + 5;
+    });
+
+  test(
+    "a changed digit in the header's file and chunk counts is caught: stats rebuilds and reports the real figures",
+    tracked(kit, async () => {
+      rmSync(indexFile(), { recursive: true, force: true });
+      writeFileSync(indexFile(), withCounts());
+      const r = await ms(["stats", "-j"], { cwd: p.root, env });
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ total_chunks: chunks, files: FILES });
+      expect(stderrLines(r.stderr)).toEqual([expect.stringMatching(rebuiltLine)]);
+    }),
+  );
+
+  test(
+    "the SessionStart status line does not report a changed count, and `memsearch index` rebuilds instead of keeping it",
+    tracked(kit, async () => {
+      rmSync(indexFile(), { recursive: true, force: true });
+      writeFileSync(indexFile(), withCounts());
+      const start = await ms(["hook", "session-start"], { cwd: p.root, env, stdin: JSON.stringify({ session_id: "hdr", cwd: p.root, source: "startup" }) });
+      expect(start.code).toBe(0);
+      const status = JSON.parse(start.stdout).systemMessage as string;
+      expect(status).not.toContain(`${chunks + 7} chunks`);
+      const idx = await ms(["index"], { cwd: p.root, env });
+      expect(idx.code).toBe(0);
+      expect(stderrLines(idx.stderr)).toEqual([expect.stringMatching(rebuiltLine)]);
+      const check = checkIndex(p.indexDir);
+      expect(check.state === "ok" && [check.file.chunks, check.file.files]).toEqual([chunks, FILES]);
+      const again = await ms(["hook", "session-start"], { cwd: p.root, env, stdin: JSON.stringify({ session_id: "hdr2", cwd: p.root, source: "startup" }) });
+      expect(JSON.parse(again.stdout).systemMessage).toContain(`memory: ${chunks} chunks`);
+    }),
+  );
+});
