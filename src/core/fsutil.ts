@@ -1,4 +1,5 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { StorageError } from "./errors.ts";
 
@@ -63,4 +64,23 @@ export function readTextQuiet(path: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A file's mtime in ms, or 0 when it cannot be stat'ed (gone). */
+export function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * An id from outside (hook input: session, prompt) as a file name: anything outside a safe
+ * alphabet replaced, no leading dot, a long one cut and hashed so two long ids stay two names.
+ */
+export function safeName(id: string): string {
+  const clean = id.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_");
+  if (clean.length <= 80) return clean || "unknown";
+  return `${clean.slice(0, 40)}-${createHash("sha256").update(id).digest("hex").slice(0, 16)}`;
 }

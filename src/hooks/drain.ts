@@ -1,9 +1,8 @@
 import { loadContext, type Context } from "../core/context.ts";
-import { resolveOllamaHost } from "../core/embedder.ts";
 import { oneLine } from "../core/errors.ts";
 import { refreshMemoryIndex } from "../core/refresh.ts";
 import { drainPending } from "../memory/capture.ts";
-import { summarizeTurn, type SummarizerProvider } from "../memory/summarizer.ts";
+import { summarizeTurn, summarizerOptions } from "../memory/summarizer.ts";
 import { debugLog, recordProblem, type HookOutput } from "./runtime.ts";
 
 /**
@@ -17,14 +16,7 @@ export async function drain(): Promise<HookOutput> {
   const report = await drainPending({
     memoryDir: project.memoryDir,
     dataDir: project.dataDir,
-    summarize: (turn) =>
-      summarizeTurn(turn, {
-        provider: (config["summarizer.provider"] === "off" ? "extract" : config["summarizer.provider"]) as SummarizerProvider,
-        claudeModel: config["summarizer.model"],
-        ollamaHost: safeHost(config["embedding.host"]),
-        ollamaModel: config["summarizer.ollama_model"],
-        timeoutMs: config["summarizer.timeout_ms"],
-      }),
+    summarize: (turn) => summarizeTurn(turn, summarizerOptions(config)),
   });
   debugLog("drain", report.ran ? "drained" : "another drainer holds the queue", report);
   // The last one wins the status line: the newest problem is the one worth acting on.
@@ -38,13 +30,5 @@ async function indexMemory(ctx: Context): Promise<void> {
     await refreshMemoryIndex(ctx);
   } catch (e) {
     recordProblem(ctx.project.dataDir, `indexing after a turn failed: ${oneLine(e)}`);
-  }
-}
-
-function safeHost(configured: string): string {
-  try {
-    return resolveOllamaHost(configured);
-  } catch {
-    return "http://127.0.0.1:11434";
   }
 }

@@ -6,7 +6,7 @@ import { userDir } from "../core/project.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../memory/redact.ts";
 import { isAlive, readWatchInfo } from "../core/warm.ts";
-import { readTextQuiet } from "../core/fsutil.ts";
+import { mtimeOf, readTextQuiet } from "../core/fsutil.ts";
 
 /** The JSON Claude Code sends every hook on stdin: the fields we use, each checked (see `parseHookInput`). */
 export interface HookInput {
@@ -179,14 +179,6 @@ export function startWatch(dataDir: string, cwd: string): { started: boolean; pi
     writeFileSync(starting.file, String(child?.pid ?? ""));
   }
   return { started: true, pid: child.pid };
-}
-
-function mtimeOf(file: string): number {
-  try {
-    return statSync(file).mtimeMs;
-  } catch {
-    return 0;
-  }
 }
 
 /** O_EXCL marker: claimed by us, or held by a live starter (whose pid it names). */

@@ -108,7 +108,7 @@ async function synthesize(ctx: Context, query: string, notes: SearchResult[], tu
     debugLog("user-prompt-submit", `synthesize: ${Math.round(left)} ms left, not enough for a model; plain injection`);
     return undefined;
   }
-  const [{ askModel }, { PROMPT_SYNTHESIS_INSTRUCTIONS, NOTHING_RELEVANT, recallInput }, { mergeRankings, noteOf }, { queryTokens }, { formatSynthesis }] = await Promise.all([
+  const [{ askModel, summarizerOptions }, { PROMPT_SYNTHESIS_INSTRUCTIONS, NOTHING_RELEVANT, recallInput }, { mergeRankings, noteOf }, { queryTokens }, { formatSynthesis }] = await Promise.all([
     import("../memory/summarizer.ts"),
     import("../memory/recall-prompt.ts"),
     import("../core/recall.ts"),
@@ -121,13 +121,7 @@ async function synthesize(ctx: Context, query: string, notes: SearchResult[], tu
     notes.map((r) => noteOf(r.chunk, r.score, tokens)),
     turns.map((t) => t.hit),
   ).slice(0, SYNTHESIS_RESULTS);
-  const answer = await askModel(PROMPT_SYNTHESIS_INSTRUCTIONS, recallInput(query, results), {
-    provider,
-    claudeModel: c["summarizer.model"],
-    ollamaHost: c["embedding.host"] || process.env.OLLAMA_HOST || "http://127.0.0.1:11434",
-    ollamaModel: c["summarizer.ollama_model"],
-    timeoutMs,
-  });
+  const answer = await askModel(PROMPT_SYNTHESIS_INSTRUCTIONS, recallInput(query, results), summarizerOptions(c, { timeoutMs }));
   if (!answer.ok) {
     debugLog("user-prompt-submit", `synthesize: no model answered (${answer.reason}); plain injection`);
     return undefined;

@@ -11,9 +11,9 @@
  * redacted first: these files live in the project like the notes.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { atomicWrite, readTextQuiet } from "../core/fsutil.ts";
+import { atomicWrite, mtimeOf, readTextQuiet, safeName } from "../core/fsutil.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "./redact.ts";
 
@@ -70,13 +70,6 @@ function promptsDir(dataDir: string): string {
   return join(pendingDir(dataDir), "prompts");
 }
 
-/** Session and prompt ids come from hook input: anything outside a safe alphabet is replaced, long ones hashed. */
-export function safeName(id: string): string {
-  const clean = id.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_");
-  if (clean.length <= 80) return clean || "unknown";
-  return `${clean.slice(0, 40)}-${createHash("sha256").update(id).digest("hex").slice(0, 16)}`;
-}
-
 function keyOf(sessionId: string, promptId: string): string {
   return `${safeName(sessionId)}--${safeName(promptId)}`;
 }
@@ -113,12 +106,10 @@ export function sweepPrompts(dataDir: string, now = Date.now()): number {
   let removed = 0;
   for (const name of listNames(promptsDir(dataDir))) {
     const file = join(promptsDir(dataDir), name);
-    try {
-      if (now - statSync(file).mtimeMs > PROMPT_TTL_MS) {
-        rmSync(file, { force: true });
-        removed++;
-      }
-    } catch {}
+    if (now - mtimeOf(file) > PROMPT_TTL_MS) {
+      rmSync(file, { force: true });
+      removed++;
+    }
   }
   return removed;
 }
@@ -218,13 +209,5 @@ function listNames(dir: string): string[] {
     return readdirSync(dir);
   } catch {
     return [];
-  }
-}
-
-function mtimeOf(file: string): number {
-  try {
-    return statSync(file).mtimeMs;
-  } catch {
-    return 0;
   }
 }

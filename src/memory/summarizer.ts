@@ -6,6 +6,8 @@
  */
 import { Ollama } from "ollama";
 import { tmpdir } from "node:os";
+import type { ResolvedConfig } from "../core/config.ts";
+import { resolveOllamaHost } from "../core/embedder.ts";
 import { clip } from "../core/text.ts";
 import type { LastTurn, ToolCall } from "../transcript/types.ts";
 import { sanitize } from "./redact.ts";
@@ -37,6 +39,28 @@ const CLAUDE_MAX_INPUT = 400_000;
 // Ollama's default context is a few thousand tokens and it truncates silently from the front,
 // which would drop our instructions: keep the input well inside it.
 const OLLAMA_MAX_INPUT = 12_000;
+
+/**
+ * The summariser's options as the configuration gives them: the one place that reads its keys.
+ * `provider` overrides the configured one (`import --summarizer`); "off" asks for the extract.
+ */
+export function summarizerOptions(config: ResolvedConfig["values"], over: { provider?: SummarizerProvider; timeoutMs?: number } = {}): SummarizeOptions {
+  const configured = config["summarizer.provider"];
+  let ollamaHost: string;
+  try {
+    ollamaHost = resolveOllamaHost(config["embedding.host"]);
+  } catch {
+    // A malformed host is the embedder's error to report; the summariser falls back to the extract.
+    ollamaHost = "http://127.0.0.1:11434";
+  }
+  return {
+    provider: over.provider ?? (configured === "off" ? "extract" : (configured as SummarizerProvider)),
+    claudeModel: config["summarizer.model"],
+    ollamaHost,
+    ollamaModel: config["summarizer.ollama_model"],
+    timeoutMs: over.timeoutMs ?? config["summarizer.timeout_ms"],
+  };
+}
 
 /** Why a provider produced nothing usable; the message becomes `fallbackReason`. */
 class SummarizerFailure extends Error {}
