@@ -101,6 +101,17 @@ function newTurn(session: string): Turn {
   return t;
 }
 
+/** A `claude -p` turn whose reply runs `command` through the Bash tool; the request that brought its output back. */
+async function bashTurn(prompt: string, match: string, command: string) {
+  api.script.rules = [{ match, times: 1, reply: { type: "bash", command, description: "Ask memory" } }];
+  const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt, env, args: ["--allowedTools", "Bash"] });
+  runIds.push(r.runId);
+  debugFiles.push(r.debugFile!);
+  expect(r.exitCode).toBe(0);
+  const followUp = api.main().find((q) => q.toolResults.length > 0 && q.prompt === prompt)!;
+  return { r, followUp, output: followUp.toolResults[0]!.output };
+}
+
 beforeAll(async () => {
   mkdirSync(join(project, ".git"), { recursive: true });
   makeClaudeHome({ home, projectDirs: [project] });
@@ -203,14 +214,8 @@ describe("memsearch with the real Claude Code", () => {
   test("a reply that runs `memsearch search` through the Bash tool finds a fact from an earlier session", async () => {
     const target = turns[1]!;
     const prompt = "Look up in memory what the flamingo parser caches.";
-    api.script.rules = [{ match: "flamingo parser caches", times: 1, reply: { type: "bash", command: 'memsearch search "flamingo parser caches" --json-output -k 3', description: "Search memory" } }];
-    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt, env, args: ["--allowedTools", "Bash"] });
-    runIds.push(r.runId);
-    debugFiles.push(r.debugFile!);
-    expect(r.exitCode).toBe(0);
-    const followUp = api.main().find((q) => q.toolResults.length > 0 && q.prompt === prompt)!;
+    const { r, followUp, output } = await bashTurn(prompt, "flamingo parser caches", 'memsearch search "flamingo parser caches" --json-output -k 3');
     expect(followUp).toBeDefined();
-    const output = followUp.toolResults[0]!.output;
     expect(followUp.toolResults[0]!.isError).toBe(false);
     const hits = JSON.parse(output.slice(output.indexOf("[")));
     expect(hits[0].content).toContain(target.codeword);
@@ -222,13 +227,7 @@ describe("memsearch with the real Claude Code", () => {
   test("`memsearch recall --raw` through the Bash tool: a turn of an earlier session comes back as its note and its own messages, one result", async () => {
     const target = turns.find((t) => t.prompt.includes("billing webhook"))!;
     const prompt = "Recall from past conversations how the billing webhook retries.";
-    api.script.rules = [{ match: "billing webhook retries", times: 1, reply: { type: "bash", command: 'memsearch recall --raw -j "billing webhook retries"', description: "Recall" } }];
-    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt, env, args: ["--allowedTools", "Bash"] });
-    runIds.push(r.runId);
-    debugFiles.push(r.debugFile!);
-    expect(r.exitCode).toBe(0);
-    const followUp = api.main().find((q) => q.toolResults.length > 0 && q.prompt === prompt)!;
-    const output = followUp.toolResults[0]!.output;
+    const { output } = await bashTurn(prompt, "billing webhook retries", 'memsearch recall --raw -j "billing webhook retries"');
     const res = JSON.parse(output.slice(output.indexOf("{")));
     const top = res.results[0];
     expect(top.from.sort()).toEqual(["note", "transcript"]);
