@@ -1,13 +1,16 @@
 /**
- * The benchmark of issue 5: `bun run bench [-- --quick] [--bin PATH] [--sizes 1000,20000] [--out FILE] [--keep] [--transcripts [--messages 300000]]`.
+ * The benchmark of issue 5: `bun run bench [-- --quick] [--bin PATH] [--sizes 1000,20000] [--out FILE] [--keep] [--transcripts [--messages 300000]] [--persistence]`.
  * `--transcripts` adds the conversation index of issue 10 (scripts/bench/transcripts.ts: about 5 GiB of
  * JSONL written to the temp folder and indexed; several minutes).
+ * `--persistence` re-measures Orama's persistence plugin against our index file
+ * (scripts/bench/persistence.ts; a few minutes). Without it, the section already in the output
+ * file is carried over, so a run that does not re-measure it does not drop it.
  *
  * Builds its own copy of the binary (others may be rebuilding dist/ meanwhile), starts the
  * Ollama double, measures start-up and the baselines, then every command and hook at each
  * corpus size, and writes docs/BENCHMARKS.md. The tables are printed on stdout too.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { build } from "./build.ts";
@@ -18,6 +21,7 @@ import { cleanupScratch, rssMethod, runOnce, series } from "./bench/proc.ts";
 import { markdown, tablesMarkdown, type Report } from "./bench/report.ts";
 import { runScale, type BenchEnv, type ScaleResult } from "./bench/scale.ts";
 import { benchTranscriptIndex, DEFAULT_MESSAGES, type TranscriptIndexResult } from "./bench/transcripts.ts";
+import { benchPersistence, existingSection, persistenceMarkdown, withSection, type PersistenceResult } from "./bench/persistence.ts";
 
 const REPO = resolve(import.meta.dir, "..");
 const FULL_SIZES = [1_000, 20_000, 100_000];
@@ -28,6 +32,8 @@ interface Options {
   sizes: number[];
   /** Also the conversation index at this many messages (`--transcripts [--messages N]`). */
   transcripts?: number;
+  /** Also Orama's persistence plugin against our index file (`--persistence`). */
+  persistence: boolean;
   bin?: string;
   out: string;
   keep: boolean;
@@ -42,7 +48,7 @@ function parseArgs(argv: string[]): Options {
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes takes whole numbers, got ${value("sizes")}`);
   const transcripts = argv.includes("--transcripts") ? Number(value("messages") ?? DEFAULT_MESSAGES) : undefined;
   if (transcripts !== undefined && (!Number.isInteger(transcripts) || transcripts < 1)) throw new Error(`--messages takes a whole number, got ${value("messages")}`);
-  return { sizes, transcripts, bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep") };
+  return { sizes, transcripts, persistence: argv.includes("--persistence"), bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep") };
 }
 
 /** The project's pinned bun for baselines and helpers, so they match the one compiled into the binary. */
@@ -97,6 +103,7 @@ async function main(): Promise<void> {
   let global;
   let transcript;
   let transcriptIndex: TranscriptIndexResult | undefined;
+  let persistence: PersistenceResult | undefined;
   try {
     global = await startUp(env, work);
     for (const n of opts.sizes) {
@@ -108,6 +115,10 @@ async function main(): Promise<void> {
     if (opts.transcripts) {
       log(`conversation index (${opts.transcripts} messages):`);
       transcriptIndex = await benchTranscriptIndex({ bin, work, messages: opts.transcripts, log });
+    }
+    if (opts.persistence) {
+      log("Orama's persistence plugin vs our index file:");
+      persistence = await benchPersistence({ bun, work, log });
     }
   } finally {
     await double.stop();
@@ -128,8 +139,10 @@ async function main(): Promise<void> {
     transcriptIndex,
   };
   mkdirSync(dirname(opts.out), { recursive: true });
-  writeFileSync(opts.out, markdown(report));
-  process.stdout.write(`${tablesMarkdown(report)}\nWrote ${relative(process.cwd(), opts.out)}\n`);
+  const fresh = persistence && persistenceMarkdown(persistence);
+  const section = fresh || (existsSync(opts.out) ? existingSection(readFileSync(opts.out, "utf8")) : undefined);
+  writeFileSync(opts.out, section ? withSection(markdown(report), section) : markdown(report));
+  process.stdout.write(`${tablesMarkdown(report)}\n${fresh ? `${fresh}\n` : ""}Wrote ${relative(process.cwd(), opts.out)}\n`);
 }
 
 if (import.meta.main) await main();

@@ -1,11 +1,24 @@
 /**
- * The test command: builds the binary the e2e tests drive, runs `bun test`, and ends
- * with the `N passed, N failed` line CI reads (bun's own summary is not recognised).
+ * The test command: builds the binary the e2e tests drive (MEMSEARCH_BIN, else dist/memsearch),
+ * runs `bun test` in a random order, and ends with the `N passed, N failed` line CI reads (bun's
+ * own summary is not recognised).
+ *
+ * Every run shuffles the tests, so one that leans on another's leftovers fails sooner or later;
+ * the seed is printed, and MEMSEARCH_TEST_SEED=<seed> replays that order.
  */
 import { build } from "./build.ts";
 
-await build();
-const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...process.argv.slice(2)], {
+const seedText = process.env.MEMSEARCH_TEST_SEED?.trim();
+if (seedText && !/^\d+$/.test(seedText)) {
+  console.error(`MEMSEARCH_TEST_SEED must be a whole number, not ${JSON.stringify(seedText)}`);
+  process.exit(2);
+}
+const seed = seedText ? Number(seedText) : crypto.getRandomValues(new Uint32Array(1))[0]!;
+const replay = `test order seed ${seed} (MEMSEARCH_TEST_SEED=${seed} replays it)`;
+
+await build(process.env.MEMSEARCH_BIN || undefined);
+console.log(replay);
+const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", "--randomize", `--seed=${seed}`, ...process.argv.slice(2)], {
   stdout: "pipe",
   stderr: "pipe",
   env: { ...process.env, FORCE_COLOR: "0" },
@@ -32,5 +45,6 @@ for (const text of [out, err]) {
   if (f) failed = Number(f[1]);
 }
 if (code !== 0 && failed === 0) failed = 1; // a crash or load error is a failure, counted
+console.log(replay);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(code === 0 && failed === 0 ? 0 : 1);

@@ -1,10 +1,12 @@
 import yargs from "yargs";
 import pkg from "../package.json" with { type: "json" };
-import { fail } from "./commands/output.ts";
+import { globalFlags } from "./commands/common.ts";
+import { applyFlags } from "./commands/declare.ts";
+import { fail, notice } from "./commands/output.ts";
 import { commands } from "./commands/index.ts";
 
 export async function main(argv: string[]): Promise<void> {
-  let cli = yargs(argv)
+  const cli = yargs(argv)
     .scriptName("memsearch")
     .version(`memsearch, version ${pkg.version}`)
     .alias("version", "V")
@@ -16,10 +18,11 @@ export async function main(argv: string[]): Promise<void> {
     .wrap(Math.min(100, process.stdout.columns || 100))
     .fail((msg, err) => {
       if (err) throw err;
-      process.stderr.write(`Error: ${msg}\n`);
+      notice(`Error: ${msg}`);
       process.exit(2);
     });
-  for (const c of commands) cli = cli.command(c as never);
+  applyFlags(cli, globalFlags);
+  for (const c of commands) cli.command(c);
   try {
     await cli.parseAsync();
   } catch (e) {

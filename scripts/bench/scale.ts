@@ -313,7 +313,7 @@ async function warmRuns({ env, p, root, run, hook, add }: Ctx, watch: WatchProce
   for (const query of q) {
     const t = performance.now();
     const r = await watch.ask({ op: "search", query, topK: 5 });
-    direct.push({ ms: performance.now() - t, code: r?.ok ? 0 : 1, stdout: "", stderr: r ? String(r.error ?? "") : "no answer" });
+    direct.push({ ms: performance.now() - t, code: r?.ok ? 0 : 1, stdout: "", stderr: !r ? "no answer" : r.ok ? "" : r.error });
   }
   add(summarize("watch: search over its socket (no CLI process)", direct), "the warm process's share of the row above");
   const prompt = (i: number) => env.prompts[i % env.prompts.length]!;
@@ -350,7 +350,7 @@ async function warmRuns({ env, p, root, run, hook, add }: Ctx, watch: WatchProce
     const bad = hookCheck(before);
     if (bad) throw new Error(`the UserPromptSubmit before a Stop failed: ${bad}`);
     const ping = await watch.ask({ op: "ping" });
-    const chunksBefore = Number(ping?.chunks ?? NaN);
+    const chunksBefore = ping?.ok ? ping.chunks : NaN;
     const start = performance.now();
     const s = await hook("stop", { ...base, prompt_id: t.promptId, last_assistant_message: t.lastAssistantMessage, stop_hook_active: false }, rss);
     const sent = performance.now() - start;
@@ -413,14 +413,14 @@ async function followTurn(watch: WatchProcess, memoryDir: string, word: string, 
     }
     if (!Number.isFinite(out.indexedMs)) {
       const r = await watch.ask({ op: "ping" }, 5_000);
-      if (Number(r?.chunks) > chunksBefore) out.indexedMs = performance.now() - start;
+      if (r?.ok && r.chunks > chunksBefore) out.indexedMs = performance.now() - start;
       else if (performance.now() - start - out.markdownMs < 3_000) {
         await Bun.sleep(3);
         continue;
       }
     }
     const r = await watch.ask({ op: "search", query: word, topK: 5 }, 10_000);
-    if (r?.ok && JSON.stringify(r.results ?? []).includes(word)) {
+    if (r?.ok && JSON.stringify(r.results).includes(word)) {
       out.foundMs = performance.now() - start;
       if (!Number.isFinite(out.indexedMs)) out.indexedMs = out.foundMs;
       return out;

@@ -3,7 +3,8 @@
  * project, timed until it says it is watching, asked over its socket (the product's one-JSON-
  * line protocol) to finish pending re-index work, and its peak RSS read before it stops.
  */
-import { askWarm, type WarmRequest } from "../../src/core/warm.ts";
+import { askWatch } from "../../src/core/watch-client.ts";
+import type { WatchRequest } from "../../src/core/watch-protocol.ts";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { vmHwmKiB } from "./proc.ts";
@@ -61,8 +62,8 @@ export class WatchProcess {
   }
 
   /** One request over the watch's socket (the product's own client); undefined when it does not answer in time. */
-  ask(req: Record<string, unknown>, timeoutMs = 600_000): Promise<Record<string, unknown> | undefined> {
-    return askWarm(join(this.root, ".memsearch"), req as unknown as WarmRequest, timeoutMs);
+  ask<R extends WatchRequest>(req: R, timeoutMs = 600_000): ReturnType<typeof askWatch<R>> {
+    return askWatch(join(this.root, ".memsearch"), req, timeoutMs);
   }
 
   /** Peak RSS so far, MiB (the warm process lives on, so GNU time cannot report it). */

@@ -1,21 +1,15 @@
-import type { Argv } from "yargs";
 import type { ConfigKey, ConfigValue } from "../core/config.ts";
+import { flags, type Args } from "./declare.ts";
 
-/** Flags shared by index, search, expand and watch (the reference's common options we support). */
-export function embeddingFlags<T>(y: Argv<T>) {
-  return y
-    .option("provider", { alias: "p", type: "string", choices: ["ollama", "none"], describe: "Embedding provider (none = BM25 only)" })
-    .option("model", { alias: "m", type: "string", describe: "Ollama embedding model" })
-    .option("batch-size", { type: "number", describe: "Texts per embedding request" })
-    .option("base-url", { type: "string", describe: "Ollama host (default $OLLAMA_HOST or http://127.0.0.1:11434)" });
-}
+/** Flags shared by index, search and watch (the reference's common options we support). */
+export const embeddingFlags = flags({
+  provider: { alias: "p", type: "string", choices: ["ollama", "none"], describe: "Embedding provider (none = BM25 only)" },
+  model: { alias: "m", type: "string", describe: "Ollama embedding model" },
+  "batch-size": { type: "number", describe: "Texts per embedding request" },
+  "base-url": { type: "string", describe: "Ollama host (default $OLLAMA_HOST or http://127.0.0.1:11434)" },
+});
 
-export interface EmbeddingArgs {
-  provider?: string;
-  model?: string;
-  batchSize?: number;
-  baseUrl?: string;
-}
+export type EmbeddingArgs = Args<typeof embeddingFlags>;
 
 export function embeddingOverrides(a: EmbeddingArgs): Partial<Record<ConfigKey, ConfigValue | undefined>> {
   return {
@@ -26,6 +20,11 @@ export function embeddingOverrides(a: EmbeddingArgs): Partial<Record<ConfigKey, 
   };
 }
 
-export function jsonFlag<T>(y: Argv<T>) {
-  return y.option("json-output", { alias: "j", type: "boolean", default: false, describe: "Print JSON" });
-}
+export const jsonFlag = flags({
+  "json-output": { alias: "j", type: "boolean", default: false, describe: "Print JSON" },
+});
+
+/** Accepted by every command; cli.ts acts on it before any parsing (see color.ts). */
+export const globalFlags = flags({
+  color: { type: "boolean", describe: "Colour on a terminal (--no-color: never)" },
+});

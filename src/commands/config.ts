@@ -1,4 +1,3 @@
-import type { Argv, CommandModule } from "yargs";
 import { existsSync } from "node:fs";
 import { CONFIG_KEYS, globalConfigPath, isConfigKey, projectConfigPath, readConfigFile, toToml, writeConfigKey, type ConfigKey } from "../core/config.ts";
 import { loadContext } from "../core/context.ts";
@@ -6,9 +5,12 @@ import { UsageError } from "../core/errors.ts";
 import { atomicWrite } from "../core/fsutil.ts";
 import { resolveProjectRoot } from "../core/project.ts";
 import { jsonFlag } from "./common.ts";
-import { action, print, printJson } from "./output.ts";
+import { command, flags, group } from "./declare.ts";
+import { print, printJson } from "./output.ts";
 
-const scopeFlag = <T>(y: Argv<T>) => y.option("project", { type: "boolean", default: false, describe: "Use the project's .memsearch.toml instead of ~/.memsearch/config.toml" });
+const scopeFlag = flags({
+  project: { type: "boolean", default: false, describe: "Use the project's .memsearch.toml instead of ~/.memsearch/config.toml" },
+});
 
 function target(project: boolean): { path: string; scope: "global" | "project" } {
   return project ? { path: projectConfigPath(resolveProjectRoot()), scope: "project" } : { path: globalConfigPath(), scope: "global" };
@@ -19,11 +21,11 @@ function show(v: unknown): string {
   return String(v);
 }
 
-const init: CommandModule<{}, { project: boolean; force: boolean }> = {
+const init = command({
   command: "init",
   describe: "Write a config file with every key at its default",
-  builder: (y) => scopeFlag(y).option("force", { type: "boolean", default: false, describe: "Overwrite an existing file" }) as never,
-  handler: action((a: { project: boolean; force: boolean }) => {
+  flags: { ...scopeFlag, force: { type: "boolean", default: false, describe: "Overwrite an existing file" } },
+  run: (a) => {
     const { path, scope } = target(a.project);
     if (existsSync(path) && !a.force) throw new UsageError(`${path} already exists (use --force to overwrite)`);
     const vals: Record<string, unknown> = {};
@@ -33,45 +35,44 @@ const init: CommandModule<{}, { project: boolean; force: boolean }> = {
     }
     atomicWrite(path, `# memsearch configuration (${scope}). See 'memsearch config list --resolved'.\n` + toToml(vals as never));
     print(`Wrote ${path}`);
-  }),
-};
+  },
+});
 
-const get: CommandModule<{}, { key: string }> = {
+const get = command({
   command: "get <key>",
   describe: "Print the resolved value of one key",
-  handler: action((a: { key: string }) => {
+  flags: { key: { positional: true, type: "string", demandOption: true } },
+  run: (a) => {
     if (!isConfigKey(a.key)) throw new UsageError(`unknown config key "${a.key}" (see 'memsearch config list --resolved')`);
     print(show(loadContext().config[a.key]));
-  }),
-};
+  },
+});
 
-const set: CommandModule<{}, { key: string; value: string; project: boolean }> = {
+const set = command({
   command: "set <key> <value>",
   describe: "Set a key in the global (or --project) config file",
-  builder: (y) => scopeFlag(y) as never,
-  handler: action((a: { key: string; value: string; project: boolean }) => {
+  flags: {
+    key: { positional: true, type: "string", demandOption: true },
+    value: { positional: true, type: "string", demandOption: true },
+    ...scopeFlag,
+  },
+  run: (a) => {
     const { path, scope } = target(a.project);
-    const v = writeConfigKey(path, scope, a.key, String(a.value));
+    const v = writeConfigKey(path, scope, a.key, a.value);
     print(`Set ${a.key} = ${show(v)} in ${path}`);
-  }),
-};
+  },
+});
 
-interface ListArgs {
-  resolved?: boolean;
-  global?: boolean;
-  project?: boolean;
-  jsonOutput: boolean;
-}
-
-const list: CommandModule<{}, ListArgs> = {
+const list = command({
   command: "list",
   describe: "Show configuration: resolved (default, with each value's source), --global or --project",
-  builder: (y) =>
-    jsonFlag(y)
-      .option("resolved", { type: "boolean", describe: "All layers merged, with where each value came from (default)" })
-      .option("global", { type: "boolean", describe: "Only ~/.memsearch/config.toml" })
-      .option("project", { type: "boolean", describe: "Only the project's .memsearch.toml" }) as never,
-  handler: action((a: ListArgs) => {
+  flags: {
+    ...jsonFlag,
+    resolved: { type: "boolean", describe: "All layers merged, with where each value came from (default)" },
+    global: { type: "boolean", describe: "Only ~/.memsearch/config.toml" },
+    project: { type: "boolean", describe: "Only the project's .memsearch.toml" },
+  },
+  run: (a) => {
     if (a.global || (a.project && !a.resolved)) {
       const { path, scope } = target(!!a.project);
       const vals = readConfigFile(path, scope);
@@ -99,12 +100,12 @@ const list: CommandModule<{}, ListArgs> = {
       lines.push(`${name} = ${value}  # ${src.source}${src.detail && src.source !== "default" ? `: ${src.detail}` : ""}`);
     }
     print(lines.join("\n"));
-  }),
-};
+  },
+});
 
-export const configCommand: CommandModule = {
+export const configCommand = group({
   command: "config",
   describe: "Read and write configuration (init, get, set, list)",
-  builder: (y) => y.command(init).command(get).command(set).command(list).demandCommand(1, "Give a config subcommand: init, get, set or list"),
-  handler: () => {},
-};
+  subcommands: [init, get, set, list],
+  demand: "Give a config subcommand: init, get, set or list",
+});

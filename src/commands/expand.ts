@@ -1,43 +1,29 @@
-import type { CommandModule } from "yargs";
 import { loadContext, type Context } from "../core/context.ts";
-import { MemsearchError, UsageError } from "../core/errors.ts";
+import { UsageError } from "../core/errors.ts";
 import type { StoredChunk } from "../core/types.ts";
-import { askWarm, readWatchInfo } from "../core/warm.ts";
+import { readChunk } from "../core/index-gateway.ts";
 import { jsonFlag } from "./common.ts";
-import { healNotices, warmNotices } from "./notices.ts";
-import { action, notice, print, printJson } from "./output.ts";
+import { command } from "./declare.ts";
+import { healNotices } from "./notices.ts";
+import { notice, print, printJson } from "./output.ts";
 
-interface Args {
-  chunkHash: string;
-  lines?: number;
-  jsonOutput: boolean;
-}
-
-/** From the warm process when one runs (its index is the freshest), else from the index file. */
+/** The chunk, with what opening the index had to repair said on stderr. */
 async function findChunk(ctx: Context, hash: string): Promise<StoredChunk> {
-  if (readWatchInfo(ctx.project.dataDir)) {
-    const r = await askWarm(ctx.project.dataDir, { op: "chunk", hash }, 3_000);
-    if (r?.ok) {
-      for (const line of warmNotices(r)) notice(line);
-      return r.chunk as StoredChunk;
-    }
-    if (r) throw new MemsearchError(String(r.error), Number(r.exitCode) || 1);
-  }
-  const [{ resolveChunk }, { openOrRebuild }] = await Promise.all([import("../core/expand.ts"), import("../core/index-heal.ts")]);
-  const healed = await openOrRebuild(ctx);
-  for (const line of healNotices(healed, ctx.config["embedding.model"])) notice(line);
-  return resolveChunk(healed.store, hash);
+  const { chunk, heal } = await readChunk(ctx, hash);
+  for (const line of healNotices(heal, ctx.config["embedding.model"])) notice(line);
+  return chunk;
 }
 
-export const expandCommand: CommandModule<{}, Args> = {
+export const expandCommand = command({
   command: "expand <chunk-hash>",
   describe: "Show the whole section around a chunk, with its session anchor",
-  builder: (y) =>
-    jsonFlag(y)
-      .positional("chunk-hash", { type: "string", demandOption: true })
-      .option("lines", { alias: "n", type: "number", describe: "Instead of the section: the chunk plus N lines before and after" })
-      .option("section", { type: "boolean", default: true, hidden: true, describe: "Accepted for compatibility; the section is the default" }) as never,
-  handler: action(async (a: Args) => {
+  flags: {
+    ...jsonFlag,
+    "chunk-hash": { positional: true, type: "string", demandOption: true },
+    lines: { alias: "n", type: "number", describe: "Instead of the section: the chunk plus N lines before and after" },
+    section: { type: "boolean", default: true, hidden: true, describe: "Accepted for compatibility; the section is the default" },
+  },
+  run: async (a) => {
     if (a.lines !== undefined && (!Number.isInteger(a.lines) || a.lines < 0)) throw new UsageError("--lines must be a whole number ≥ 0");
     const ctx = loadContext();
     const { expandChunk } = await import("../core/expand.ts");
@@ -57,5 +43,5 @@ export const expandCommand: CommandModule<{}, Args> = {
     if (x.chunk.heading) head.push(`[Heading: ${x.chunk.heading}]`);
     if (x.anchor) head.push(`[Session: ${x.anchor.session}  Turn: ${x.anchor.turn}]`, `[Transcript: ${x.anchor.transcript}]`);
     print([...head, "", x.content].join("\n"));
-  }),
-};
+  },
+});

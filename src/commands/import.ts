@@ -1,33 +1,25 @@
-import type { CommandModule } from "yargs";
 import { loadContext } from "../core/context.ts";
-import { resolveOllamaHost } from "../core/embedder.ts";
 import { InputError, oneLine, UsageError } from "../core/errors.ts";
 import { estimateCost, planImport, runImport, type ImportCost, type ImportPlan, type ImportProgress, type ImportResult } from "../memory/import.ts";
-import { summarizeTurn, type SummarizerProvider } from "../memory/summarizer.ts";
+import { summarizeTurn, summarizerOptions, type SummarizerProvider } from "../memory/summarizer.ts";
 import { jsonFlag } from "./common.ts";
-import { action, notice, print, printJson } from "./output.ts";
-
-interface Args {
-  paths: string[];
-  dryRun: boolean;
-  summarizer: SummarizerProvider;
-  jobs?: number;
-  jsonOutput: boolean;
-}
+import { command } from "./declare.ts";
+import { notice, print, printJson } from "./output.ts";
 
 /** Model calls run at once by default: claude calls are remote and slow; a local Ollama serves one at a time. */
 const DEFAULT_JOBS: Record<SummarizerProvider, number> = { extract: 1, claude: 4, ollama: 1 };
 
-export const importCommand: CommandModule<{}, Args> = {
+export const importCommand = command({
   command: "import [paths..]",
   describe: "Write notes for the project's past Claude Code sessions (from ~/.claude/projects), as the Stop hook would have",
-  builder: (y) =>
-    jsonFlag(y)
-      .positional("paths", { type: "string", array: true, default: [] as string[], describe: "Transcript files (or folders of them) to import instead of the project's" })
-      .option("dry-run", { alias: "n", type: "boolean", default: false, describe: "Say what would be written and what it would cost; write nothing" })
-      .option("summarizer", { alias: "s", type: "string", choices: ["extract", "claude", "ollama"], default: "extract", describe: "Who writes the notes: a deterministic extract (free), claude -p, or a local Ollama chat model" })
-      .option("jobs", { type: "number", describe: "Turns summarised at once by a model (default 4 for claude, 1 for ollama)" }) as never,
-  handler: action(async (a: Args) => {
+  flags: {
+    ...jsonFlag,
+    paths: { positional: true, type: "string", array: true, default: [], describe: "Transcript files (or folders of them) to import instead of the project's" },
+    "dry-run": { alias: "n", type: "boolean", default: false, describe: "Say what would be written and what it would cost; write nothing" },
+    summarizer: { alias: "s", type: "string", choices: ["extract", "claude", "ollama"] satisfies SummarizerProvider[], default: "extract", describe: "Who writes the notes: a deterministic extract (free), claude -p, or a local Ollama chat model" },
+    jobs: { type: "number", describe: "Turns summarised at once by a model (default 4 for claude, 1 for ollama)" },
+  },
+  run: async (a) => {
     const started = performance.now();
     const jobs = a.jobs ?? DEFAULT_JOBS[a.summarizer];
     if (!Number.isInteger(jobs) || jobs < 1 || jobs > 32) throw new UsageError("--jobs must be a whole number from 1 to 32");
@@ -54,14 +46,7 @@ export const importCommand: CommandModule<{}, Args> = {
       result = await runImport(plan, {
         memoryDir: project.memoryDir,
         concurrency: jobs,
-        summarize: (turn) =>
-          summarizeTurn(turn, {
-            provider: a.summarizer,
-            claudeModel: config["summarizer.model"],
-            ollamaHost: safeHost(config["embedding.host"]),
-            ollamaModel: config["summarizer.ollama_model"],
-            timeoutMs: config["summarizer.timeout_ms"],
-          }),
+        summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { provider: a.summarizer })),
         onProgress: bar.update,
         warn: (m) => bar.interrupt(() => notice(`Warning: ${m}`)),
       });
@@ -72,9 +57,9 @@ export const importCommand: CommandModule<{}, Args> = {
     let indexed = "";
     if (result.written > 0) {
       try {
-        const { refreshMemoryIndex } = await import("../core/refresh.ts");
+        const { refreshIndex } = await import("../core/index-gateway.ts");
         const { indexNotices } = await import("./index-cmd.ts");
-        const report = await refreshMemoryIndex(ctx);
+        const report = await refreshIndex(ctx);
         if (report) for (const line of indexNotices(report, config["embedding.model"])) notice(line);
       } catch (e) {
         indexed = `; indexing failed (${oneLine(e)}), run memsearch index`;
@@ -84,8 +69,8 @@ export const importCommand: CommandModule<{}, Args> = {
     print(`${summaryLine(plan, result, performance.now() - started)}${indexed}`);
     for (const line of planNotes(plan)) notice(line);
     if (result.fallbacks) notice(`Notice: ${fmt(result.fallbacks)} turns got the plain extract because the summariser failed on them`);
-  }),
-};
+  },
+});
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 const plural = (n: number, one: string, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
@@ -164,10 +149,4 @@ function progressBar() {
   };
 }
 
-function safeHost(configured: string): string {
-  try {
-    return resolveOllamaHost(configured);
-  } catch {
-    return "http://127.0.0.1:11434";
-  }
-}
+

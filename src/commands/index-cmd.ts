@@ -1,33 +1,26 @@
-import type { CommandModule } from "yargs";
 import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { InputError, NotFoundError } from "../core/errors.ts";
 import type { IndexReport } from "../core/indexer.ts";
-import { embeddingFlags, embeddingOverrides, jsonFlag, type EmbeddingArgs } from "./common.ts";
+import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
+import { command } from "./declare.ts";
 import { rebuiltNotice, skippedNotice } from "./notices.ts";
-import { action, notice, print, printJson } from "./output.ts";
+import { notice, print, printJson } from "./output.ts";
 
-interface Args extends EmbeddingArgs {
-  paths: string[];
-  force: boolean;
-  ignoreFile?: string[];
-  exclude?: string[];
-  maxChunkSize?: number;
-  jsonOutput: boolean;
-}
-
-export const indexCommand: CommandModule<{}, Args> = {
+export const indexCommand = command({
   command: "index [paths..]",
   describe: "Index markdown files or folders (default: the project's memory folder)",
-  builder: (y) =>
-    jsonFlag(embeddingFlags(y))
-      .positional("paths", { type: "string", array: true, default: [] as string[] })
-      .option("force", { type: "boolean", default: false, describe: "Rebuild the index from scratch" })
-      .option("ignore-file", { type: "string", array: true, describe: "Ignore file to honour in each folder (repeatable), e.g. .gitignore" })
-      .option("exclude", { type: "string", array: true, describe: "Root-relative gitignore pattern to skip (repeatable)" })
-      .option("max-chunk-size", { type: "number", describe: "Largest chunk in characters" }) as never,
-  handler: action(async (a: Args) => {
+  flags: {
+    ...embeddingFlags,
+    ...jsonFlag,
+    paths: { positional: true, type: "string", array: true, default: [] },
+    force: { type: "boolean", default: false, describe: "Rebuild the index from scratch" },
+    "ignore-file": { type: "string", array: true, describe: "Ignore file to honour in each folder (repeatable), e.g. .gitignore" },
+    exclude: { type: "string", array: true, describe: "Root-relative gitignore pattern to skip (repeatable)" },
+    "max-chunk-size": { type: "number", describe: "Largest chunk in characters" },
+  },
+  run: async (a) => {
     const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
     const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
     if (!a.paths.length && !existsSync(ctx.project.memoryDir)) {
@@ -56,8 +49,8 @@ export const indexCommand: CommandModule<{}, Args> = {
     for (const line of indexNotices(report, ctx.config["embedding.model"])) notice(line);
     if (a.jsonOutput) printJson(report);
     else print(`Indexed ${report.indexedChunks} chunks.`);
-  }),
-};
+  },
+});
 
 /** One line each: a rebuilt index, files skipped or failed, vectors missing and why. */
 export function indexNotices(r: IndexReport, model: string): string[] {

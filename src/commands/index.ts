@@ -14,4 +14,4 @@ import { transcriptCommand } from "./transcript.ts";
 import { recallCommand } from "./recall.ts";
 
 /** Every subcommand; one file each. */
-export const commands: CommandModule<any, any>[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hookCommand, doctorCommand];
+export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hookCommand, doctorCommand];

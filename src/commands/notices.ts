@@ -1,4 +1,4 @@
-import type { Healed } from "../core/index-heal.ts";
+import type { Heal } from "../core/index-gateway.ts";
 import type { SkipReason } from "../core/scanner.ts";
 
 /**
@@ -10,17 +10,11 @@ export function rebuiltNotice(reason: string, chunks: number, missingVectors = 0
   return `memsearch: ${reason}; rebuilt it from the markdown (${plural(chunks, "chunk")}${vectors})`;
 }
 
-export function healNotices(h: Healed, model: string): string[] {
+export function healNotices(h: Heal, model: string): string[] {
   if (h.rebuilt) return [rebuiltNotice(h.rebuilt.reason, h.rebuilt.chunks, h.rebuilt.missingVectors)];
   if (h.built) return [`memsearch: there was no index yet; indexed ${plural(h.built.chunks, "chunk")} first`];
   if (h.otherModel) return [`memsearch: the index was built with embedding model '${h.otherModel}', not '${model}': keyword results only ('memsearch index' rebuilds it for '${model}')`];
   return [];
-}
-
-/** The warm process had to rebuild a broken index to answer: say so here too, where the user looks. */
-export function warmNotices(response: Record<string, unknown>): string[] {
-  const r = response.rebuilt as Healed["rebuilt"];
-  return r ? [rebuiltNotice(r.reason, r.chunks, r.missingVectors)] : [];
 }
 
 /** A file the index left out, and why. */

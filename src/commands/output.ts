@@ -1,4 +1,5 @@
 import { MemsearchError, oneLine } from "../core/errors.ts";
+import { err } from "./color.ts";
 
 /**
  * stdout belongs to command results only, so `--json-output` stays valid JSON; the embedder
@@ -14,7 +15,7 @@ export function printJson(value: unknown): void {
 
 /** One-line notice for the user on stderr (never mixed into results). */
 export function notice(text: string): void {
-  process.stderr.write(text + "\n");
+  process.stderr.write(text.replace(/^Error:/, err.red(err.bold("Error:"))).replace(/^Warning:/, err.yellow("Warning:")) + "\n");
 }
 
 /** Wrap a command handler: typed errors become `Error: …` on stderr and their exit code. */

@@ -1,37 +1,30 @@
-import type { CommandModule } from "yargs";
 import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
 import { DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, RECALL_SOURCES, type RecallResponse, type RecallResult, type RecallSource } from "../core/recall.ts";
 import { parseSince } from "../core/since.ts";
 import type { UpdateProgress, UpdateReport } from "../transcripts/ingest.ts";
+import { out } from "./color.ts";
 import { jsonFlag } from "./common.ts";
-import { notice, print, printJson, action } from "./output.ts";
+import { command, flags, type Args } from "./declare.ts";
+import { notice, print, printJson } from "./output.ts";
 
-interface Args {
-  query: string;
-  raw?: boolean;
-  since?: string;
-  limit?: number;
-  jsonOutput: boolean;
-  allProjects?: boolean;
-  source?: string;
-  reindex?: boolean;
-}
+const recallFlags = flags({
+  ...jsonFlag,
+  query: { positional: true, type: "string", demandOption: true },
+  raw: { type: "boolean", describe: "Ranked results, no model" },
+  since: { type: "string", describe: "Only this recent: 12h, 3d, 1w, or a date 2026-11-01" },
+  limit: { alias: "n", type: "number", describe: `Results, 1 to ${MAX_RECALL_LIMIT} (default ${DEFAULT_RECALL_LIMIT})` },
+  "all-projects": { type: "boolean", describe: "Search the conversations of every project, not only this one" },
+  source: { type: "string", describe: "notes, transcripts or all (default all)" },
+  reindex: { type: "boolean", describe: "Rebuild the conversation index from the transcripts first" },
+});
 
-export const recallCommand: CommandModule<{}, Args> = {
+export const recallCommand = command({
   command: "recall <query>",
   describe: "Search notes and past conversations together; a model answers from the results (--raw: the results)",
-  builder: (y) =>
-    jsonFlag(y)
-      .positional("query", { type: "string", demandOption: true })
-      .option("raw", { type: "boolean", describe: "Ranked results, no model" })
-      .option("since", { type: "string", describe: "Only this recent: 12h, 3d, 1w, or a date 2026-11-01" })
-      .option("limit", { alias: "n", type: "number", describe: `Results, 1 to ${MAX_RECALL_LIMIT} (default ${DEFAULT_RECALL_LIMIT})` })
-      .option("all-projects", { type: "boolean", describe: "Search the conversations of every project, not only this one" })
-      .option("source", { type: "string", describe: "notes, transcripts or all (default all)" })
-      .option("reindex", { type: "boolean", describe: "Rebuild the conversation index from the transcripts first" }) as never,
-  handler: action(runRecall),
-};
+  flags: recallFlags,
+  run: runRecall,
+});
 
 export function checkLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_RECALL_LIMIT;
@@ -45,7 +38,7 @@ function checkSource(s: string | undefined): RecallSource {
   return s as RecallSource;
 }
 
-export async function runRecall(a: Args): Promise<void> {
+export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   const query = String(a.query ?? "").trim();
   if (!query) throw new UsageError("recall needs a query");
   const limit = checkLimit(a.limit);
@@ -85,16 +78,8 @@ export async function runRecall(a: Args): Promise<void> {
     return;
   }
 
-  const [{ askModel }, { RECALL_INSTRUCTIONS, recallInput }] = await Promise.all([import("../memory/summarizer.ts"), import("../memory/recall-prompt.ts")]);
-  const c = ctx.config;
-  const provider = c["summarizer.provider"] === "off" ? "extract" : (c["summarizer.provider"] as "claude" | "ollama" | "extract");
-  const answer = await askModel(RECALL_INSTRUCTIONS, recallInput(query, res.results), {
-    provider,
-    claudeModel: c["summarizer.model"],
-    ollamaHost: c["embedding.host"] || process.env.OLLAMA_HOST || "http://127.0.0.1:11434",
-    ollamaModel: c["summarizer.ollama_model"],
-    timeoutMs: c["summarizer.timeout_ms"],
-  });
+  const [{ askModel, summarizerOptions }, { RECALL_INSTRUCTIONS, recallInput }] = await Promise.all([import("../memory/summarizer.ts"), import("../memory/recall-prompt.ts")]);
+  const answer = await askModel(RECALL_INSTRUCTIONS, recallInput(query, res.results), summarizerOptions(ctx.config));
   if (a.jsonOutput) {
     if (!answer.ok) notice(`memsearch: no model answered (${answer.reason}); here are the results`);
     printJson(toJson(query, res, answer));
@@ -135,7 +120,7 @@ export function formatResults(query: string, results: RecallResult[]): string {
   const parts = [`Recall: ${results.length} result${results.length === 1 ? "" : "s"} for "${query}"`];
   results.forEach((r, i) => {
     const d = drill(r);
-    parts.push("", `--- ${i + 1}. ${r.date ?? "date unknown"}  [${r.from.join(" + ")}]  score ${r.score.toFixed(4)}`);
+    parts.push("", out.bold(out.cyan(`--- ${i + 1}. ${r.date ?? "date unknown"}  [${r.from.join(" + ")}]  score ${out.yellow(r.score.toFixed(4))}`)));
     if (r.note) {
       parts.push(`Note: ${r.note.source}:${r.note.startLine}${r.note.heading ? ` (${r.note.heading})` : ""}`, `  ${r.note.snippet}`);
     }
@@ -144,8 +129,8 @@ export function formatResults(query: string, results: RecallResult[]): string {
       parts.push(`Conversation (${t.role}, ${t.matches} matching message${t.matches === 1 ? "" : "s"}): ${t.snippet}`);
       if (t.paths.length) parts.push(`  files: ${t.paths.slice(0, 6).join(", ")}${t.paths.length > 6 ? ` (+${t.paths.length - 6})` : ""}`);
     }
-    if (d.expand) parts.push(`  → ${d.expand}`);
-    if (d.transcript) parts.push(`  → ${d.transcript}`);
+    if (d.expand) parts.push(out.dim(`  → ${d.expand}`));
+    if (d.transcript) parts.push(out.dim(`  → ${d.transcript}`));
   });
   return parts.join("\n");
 }

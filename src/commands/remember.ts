@@ -1,14 +1,15 @@
-import type { CommandModule } from "yargs";
 import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
 import { appendTurnNote, recentMemory } from "../memory/journal.ts";
 import { jsonFlag } from "./common.ts";
-import { action, print, printJson } from "./output.ts";
+import { command } from "./declare.ts";
+import { print, printJson } from "./output.ts";
 
-export const rememberCommand: CommandModule<{}, { note: string[] }> = {
+export const rememberCommand = command({
   command: "remember <note..>",
   describe: "Write a note of your own into today's memory file (secrets redacted) and index it",
-  handler: action(async (a: { note: string[] }) => {
+  flags: { note: { positional: true, type: "string", array: true, demandOption: true } },
+  run: async (a) => {
     const text = a.note.join(" ").trim();
     if (!text) throw new UsageError("give the note to remember");
     const ctx = loadContext();
@@ -21,30 +22,25 @@ export const rememberCommand: CommandModule<{}, { note: string[] }> = {
       bullets: text.split(/\n+/).map((l) => l.replace(/^\s*[-*]\s+/, "")),
       now,
     });
-    const { refreshMemoryIndex } = await import("../core/refresh.ts");
-    await refreshMemoryIndex(ctx);
+    const { refreshIndex } = await import("../core/index-gateway.ts");
+    await refreshIndex(ctx);
     print(`Remembered in ${res.file}`);
-  }),
-};
+  },
+});
 
-interface RecentArgs {
-  files: number;
-  lines: number;
-  jsonOutput: boolean;
-}
-
-export const recentCommand: CommandModule<{}, RecentArgs> = {
+export const recentCommand = command({
   command: "recent",
   describe: "Show the latest notes (headings and bullets of the newest daily files)",
-  builder: (y) =>
-    jsonFlag(y)
-      .option("files", { type: "number", default: 2, describe: "How many daily files" })
-      .option("lines", { type: "number", default: 30, describe: "Lines per file" }) as never,
-  handler: action((a: RecentArgs) => {
+  flags: {
+    ...jsonFlag,
+    files: { type: "number", default: 2, describe: "How many daily files" },
+    lines: { type: "number", default: 30, describe: "Lines per file" },
+  },
+  run: (a) => {
     const ctx = loadContext();
     const recent = recentMemory(ctx.project.memoryDir, { files: a.files, linesPerFile: a.lines });
     if (a.jsonOutput) return printJson(recent);
     if (!recent.length) return print(`No memory yet in ${ctx.project.memoryDir}.`);
     print(recent.map((r) => `## ${r.file}\n${r.lines.join("\n")}`).join("\n\n"));
-  }),
-};
+  },
+});

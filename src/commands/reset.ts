@@ -1,18 +1,14 @@
-import type { CommandModule } from "yargs";
 import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
 import { removeIndex } from "../core/index-file.ts";
-import { action, print } from "./output.ts";
+import { command } from "./declare.ts";
+import { print } from "./output.ts";
 
-interface Args {
-  yes: boolean;
-}
-
-export const resetCommand: CommandModule<{}, Args> = {
+export const resetCommand = command({
   command: "reset",
   describe: "Delete the project's index (the markdown memory is kept; 'memsearch index' rebuilds it)",
-  builder: (y) => y.option("yes", { alias: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" }) as never,
-  handler: action(async (a: Args) => {
+  flags: { yes: { alias: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" } },
+  run: async (a) => {
     const ctx = loadContext();
     if (!a.yes) {
       if (!process.stdin.isTTY) throw new UsageError("refusing to delete the index without --yes (no terminal to ask)");
@@ -29,8 +25,8 @@ export const resetCommand: CommandModule<{}, Args> = {
     if (indexBytes !== undefined) {
       print(`Dropped index ${ctx.project.indexDir} (${freed}${temps.files ? `, including ${leftovers}` : ""}). Markdown in ${ctx.project.memoryDir} is untouched.`);
     } else print(temps.files ? `No index to drop; removed ${leftovers} (${freed}).` : "No index to drop.");
-  }),
-};
+  },
+});
 
 async function readLine(): Promise<string> {
   for await (const line of console) return line;

@@ -1,60 +1,20 @@
 import { resolve } from "node:path";
 import { loadContext, type Context } from "../core/context.ts";
-import { UsageError } from "../core/errors.ts";
+import { MemsearchError, UsageError } from "../core/errors.ts";
 import type { SearchResponse } from "../core/search.ts";
-import { askWarm, readWatchInfo } from "../core/warm.ts";
-import { embeddingOverrides, type EmbeddingArgs } from "./common.ts";
-import { healNotices, nothingIndexedLine, warmNotices } from "./notices.ts";
+import { searchIndex, type NotesQuery, type Searched } from "../core/index-gateway.ts";
+import { out } from "./color.ts";
+import { embeddingOverrides } from "./common.ts";
+import { healNotices, nothingIndexedLine } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
+import type { SearchArgs } from "./search.ts";
 
 /**
- * `memsearch search`, without yargs: cli.ts runs the common forms of the command straight
- * here (yargs costs ~25 ms of a ~50 ms warm search); search.ts declares it to yargs for
- * --help, the rarer flags and error messages.
+ * What `memsearch search` does once parsed, by yargs (search.ts) or, for its plain forms,
+ * by cli.ts's fast path, which must not load yargs.
  */
-
-export interface SearchArgs extends EmbeddingArgs {
-  query: string;
-  topK?: number;
-  sourcePrefix?: string;
-  jsonOutput: boolean;
-}
 
 const PREVIEW = 500;
-
-/**
- * The plain forms: one query plus -k/--top-k, -j/--json-output, --source-prefix. Anything
- * else (help, embedding flags, a second positional, a malformed value) returns undefined and
- * goes to yargs, which owns validation and messages.
- */
-export function parseSearchFast(argv: string[]): SearchArgs | undefined {
-  const out: SearchArgs = { query: "", jsonOutput: false };
-  let query: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
-    const value = () => inline ?? argv[++i];
-    if (flag === "-j" || flag === "--json-output") {
-      if (inline !== undefined) return undefined;
-      out.jsonOutput = true;
-    } else if (flag === "-k" || flag === "--top-k") {
-      const v = value();
-      if (v === undefined || !/^\d+$/.test(v)) return undefined;
-      out.topK = Number(v);
-    } else if (flag === "--source-prefix") {
-      const v = value();
-      if (v === undefined) return undefined;
-      out.sourcePrefix = v;
-    } else if (arg.startsWith("-") || query !== undefined) {
-      return undefined;
-    } else {
-      query = arg;
-    }
-  }
-  if (query === undefined) return undefined;
-  out.query = query;
-  return out;
-}
 
 /** Results a search may return: each costs memory up front (a billion took gigabytes before failing). */
 export const MAX_TOP_K = 1000;
@@ -73,8 +33,8 @@ export async function runSearch(a: SearchArgs): Promise<void> {
     const request = { query: String(a.query), topK: ctx.config["search.top_k"], sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined };
     // The warm process answers in milliseconds; it runs with the project's own settings, so
     // embedding flags on the command line mean a cold search.
-    const warm = Object.values(overrides).every((v) => v === undefined) ? await searchWarm(ctx.project.dataDir, request) : undefined;
-    const res = warm ?? (await searchCold(ctx, request));
+    const found = await searchIndex(ctx, request, { useWatch: Object.values(overrides).every((v) => v === undefined) });
+    const res = notesOrNothing(found, ctx.config["embedding.model"]);
     if (res === "nothing indexed") {
       // No index and no markdown to build one from: not an error, and not "no results" either.
       if (a.jsonOutput) {
@@ -88,26 +48,17 @@ export async function runSearch(a: SearchArgs): Promise<void> {
     else print(formatText(res, ctx.config["embedding.model"]));
 }
 
-/** The notes' search behind `search` and `recall`: the warm process when one runs, else the index file. */
-export async function searchNotes(ctx: Context, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse | "nothing indexed"> {
-  return (await searchWarm(ctx.project.dataDir, req)) ?? (await searchCold(ctx, req));
+/** The notes' search behind `search` and `recall`, with what opening the index had to repair said on stderr. */
+export async function searchNotes(ctx: Context, req: NotesQuery): Promise<SearchResponse | "nothing indexed"> {
+  return notesOrNothing(await searchIndex(ctx, req), ctx.config["embedding.model"]);
 }
 
-async function searchWarm(dataDir: string, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse | undefined> {
-  if (!readWatchInfo(dataDir)) return undefined;
-  const r = await askWarm(dataDir, { op: "search", ...req }, 5_000);
-  if (!r?.ok) return undefined;
-  for (const line of warmNotices(r)) notice(line);
-  return r as unknown as SearchResponse;
-}
-
-/** Search the index file; an index that is missing or cannot be used is (re)built from the markdown first. */
-async function searchCold(ctx: Context, req: { query: string; topK: number; sourcePrefix?: string }): Promise<SearchResponse | "nothing indexed"> {
-  const [{ openOrRebuild }, { searchChunks }, { embedderFor }] = await Promise.all([import("../core/index-heal.ts"), import("../core/search.ts"), import("../core/embedder.ts")]);
-  const healed = await openOrRebuild(ctx);
-  for (const line of healNotices(healed, ctx.config["embedding.model"])) notice(line);
-  if (healed.nothingIndexed) return "nothing indexed";
-  return searchChunks({ ...req, store: healed.store, config: ctx.config, embedder: healed.otherModel ? null : embedderFor(ctx.config, "query") });
+function notesOrNothing(found: Searched, model: string): SearchResponse | "nothing indexed" {
+  if (found.kind === "nothing-indexed") return "nothing indexed";
+  // Only the prompt hook's reader gives up on a slow watch process; a command loads the index itself.
+  if (found.kind === "unanswered") throw new MemsearchError(found.why);
+  for (const line of healNotices(found.heal, model)) notice(line);
+  return found.response;
 }
 
 /** The reference's JSON shape, plus which signals ranked each result. */
@@ -134,13 +85,13 @@ function round(x: number): number {
 export function formatText(res: SearchResponse, model: string): string {
   const mode = res.mode === "hybrid" ? `hybrid (BM25 + ${model} vectors)` : "BM25 only (no vectors)";
   if (res.results.length === 0) return `Search mode: ${mode}\nNo results found.`;
-  const parts = [`Search mode: ${mode}`];
+  const parts = [out.dim(`Search mode: ${mode}`)];
   res.results.forEach((r, i) => {
     const c = r.chunk;
     const body = c.content.length > PREVIEW ? `${c.content.slice(0, PREVIEW)}  ... [truncated, run 'memsearch expand ${c.chunkHash}' for full content]` : c.content;
-    parts.push(`\n--- Result ${i + 1} (score: ${r.score.toFixed(4)}) ---`, `Source: ${c.source}`);
-    if (c.heading) parts.push(`Heading: ${c.heading}`);
-    parts.push(`Chunk: ${c.chunkHash}`, body);
+    parts.push(`\n${out.bold(out.cyan(`--- Result ${i + 1} (score: ${out.yellow(r.score.toFixed(4))}) ---`))}`, `Source: ${out.green(c.source)}`);
+    if (c.heading) parts.push(`Heading: ${out.bold(c.heading)}`);
+    parts.push(`Chunk: ${out.dim(c.chunkHash)}`, body);
   });
   return parts.join("\n");
 }

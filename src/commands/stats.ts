@@ -1,27 +1,18 @@
-import type { CommandModule } from "yargs";
 import { loadContext } from "../core/context.ts";
-import { checkIndex, peekIndex } from "../core/index-file.ts";
+import { indexStats } from "../core/index-gateway.ts";
 import { jsonFlag } from "./common.ts";
+import { command } from "./declare.ts";
 import { healNotices } from "./notices.ts";
-import { action, notice, print, printJson } from "./output.ts";
+import { notice, print, printJson } from "./output.ts";
 
-interface Args {
-  jsonOutput: boolean;
-}
-
-export const statsCommand: CommandModule<{}, Args> = {
+export const statsCommand = command({
   command: "stats",
   describe: "Show what the project's index holds",
-  builder: (y) => jsonFlag(y) as never,
-  handler: action(async (a: Args) => {
+  flags: jsonFlag,
+  run: async (a) => {
     const ctx = loadContext();
-    // The header, and the file's checksums: no Orama. An index that cannot be used is rebuilt
-    // from the markdown first, so stats never reports a broken index as empty or not built.
-    if (checkIndex(ctx.project.indexDir).state === "unusable") {
-      const { openOrRebuild } = await import("../core/index-heal.ts");
-      for (const line of healNotices(await openOrRebuild(ctx, { buildMissing: false }), ctx.config["embedding.model"])) notice(line);
-    }
-    const meta = peekIndex(ctx.project.indexDir);
+    const { head: meta, heal } = await indexStats(ctx);
+    for (const line of healNotices(heal, ctx.config["embedding.model"])) notice(line);
     const data = {
       total_chunks: meta?.chunks ?? 0,
       files: meta?.files ?? 0,
@@ -42,5 +33,5 @@ export const statsCommand: CommandModule<{}, Args> = {
         `Index: ${data.index_path} (${(data.index_bytes / 1048576).toFixed(1)} MiB${data.updated_at ? `, updated ${data.updated_at}` : ", not built yet"})`,
       ].join("\n"),
     );
-  }),
-};
+  },
+});

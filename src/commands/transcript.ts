@@ -1,22 +1,13 @@
-import type { CommandModule } from "yargs";
 import { NotFoundError, UsageError } from "../core/errors.ts";
+import { clip, clipMarked, oneLine } from "../core/text.ts";
 import { redactHead, sanitize } from "../memory/redact.ts";
 import { extractLastTurn } from "../transcript/last-turn.ts";
 import { findTurn, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
-import { clip, oneLine, preview } from "../transcript/sanitize.ts";
 import { listSubagents } from "../transcript/subagents.ts";
 import type { SubagentFile, ToolCall, Turn } from "../transcript/types.ts";
 import { jsonFlag } from "./common.ts";
-import { action, print, printJson } from "./output.ts";
-
-interface Args {
-  path: string;
-  turn?: string;
-  context: number;
-  jsonOutput: boolean;
-  lastTurn?: boolean;
-  lastAssistantMessage?: string;
-}
+import { command, flags, type Args } from "./declare.ts";
+import { print, printJson } from "./output.ts";
 
 /** The whole `--turn` output is capped at this many chars. */
 export const OUTPUT_CAP = 12000;
@@ -31,18 +22,20 @@ export const TEXT_CHARS = 4000;
 export const PREVIEW_CHARS = 80;
 export const TRUNCATED_MARKER = `\n…[transcript truncated: output capped at ${OUTPUT_CAP} chars]\n`;
 
-export const transcriptCommand: CommandModule<{}, Args> = {
+const transcriptFlags = flags({
+  ...jsonFlag,
+  path: { positional: true, type: "string", demandOption: true, describe: "Session transcript (.jsonl)" },
+  turn: { alias: "t", type: "string", describe: "Show the turn whose uuid starts with this, with context" },
+  context: { alias: "c", type: "number", default: 3, describe: "Turns shown before and after --turn" },
+  "last-turn": { type: "boolean", conflicts: "turn", describe: "Print the last turn labelled for a summariser (Stop hook input)" },
+  "last-assistant-message": { type: "string", describe: "With --last-turn: the hook's last_assistant_message, used when the file lags" },
+});
+
+export const transcriptCommand = command({
   command: "transcript <path>",
   describe: "List the turns of a Claude Code session transcript (JSONL), or show turns around one",
-  builder: (y) =>
-    jsonFlag(y)
-      .positional("path", { type: "string", demandOption: true, describe: "Session transcript (.jsonl)" })
-      .option("turn", { alias: "t", type: "string", describe: "Show the turn whose uuid starts with this, with context" })
-      .option("context", { alias: "c", type: "number", default: 3, describe: "Turns shown before and after --turn" })
-      .option("last-turn", { type: "boolean", describe: "Print the last turn labelled for a summariser (Stop hook input)" })
-      .option("last-assistant-message", { type: "string", describe: "With --last-turn: the hook's last_assistant_message, used when the file lags" })
-      .conflicts("last-turn", "turn") as never,
-  handler: action(async (a: Args) => {
+  flags: transcriptFlags,
+  run: async (a) => {
     const path = String(a.path);
     if (a.lastTurn) return lastTurn(path, a);
     if (!Number.isInteger(a.context) || a.context < 0) throw new UsageError("--context must be a whole number ≥ 0");
@@ -55,10 +48,10 @@ export const transcriptCommand: CommandModule<{}, Args> = {
     const subagents = index.subagent ? [] : await listSubagents(path);
     if (a.jsonOutput) return printJson(listingJson(index, subagents));
     print(formatListing(index, subagents));
-  }),
-};
+  },
+});
 
-async function lastTurn(path: string, a: Args): Promise<void> {
+async function lastTurn(path: string, a: Args<typeof transcriptFlags>): Promise<void> {
   const t = await extractLastTurn(path, { lastAssistantMessage: a.lastAssistantMessage, redact: sanitize });
   if (a.jsonOutput) return printJson(t ?? null);
   print(t ? t.text : "(no user message found)");
@@ -100,7 +93,7 @@ export function clock(ts: string | undefined): string {
  * an old session must not come back that way.
  */
 function userPreview(text: string): string {
-  return preview(redactHead(text, PREVIEW_CHARS, sanitize, oneLine).text, PREVIEW_CHARS);
+  return clip(redactHead(text, PREVIEW_CHARS, sanitize, oneLine).text, PREVIEW_CHARS, "...");
 }
 
 export function formatListing(index: TurnIndex, subagents: SubagentFile[] = []): string {
@@ -169,13 +162,12 @@ function indent(text: string, pad: string): string {
 }
 
 function toolLines(c: ToolCall): string[] {
-  const input = c.input.length > TOOL_INPUT_CHARS ? c.input.slice(0, TOOL_INPUT_CHARS - 1) + "…" : c.input;
+  const input = clip(c.input, TOOL_INPUT_CHARS);
   const out = [`  [${c.name}]${input ? " " + input : ""}`];
   if (c.output === undefined) out.push("      → (no result in the transcript)");
   else if (c.output.trim()) {
-    const full = c.outputChars ?? c.output.length;
-    let o = c.output.slice(0, TOOL_OUTPUT_CHARS).trimEnd();
-    if (full > TOOL_OUTPUT_CHARS) o += ` …[truncated, ${full} chars total]`;
+    // No blank tail before the marker; the length it gives is the output's before the reader cut it.
+    const o = clipMarked(c.output.slice(0, TOOL_OUTPUT_CHARS).trimEnd(), TOOL_OUTPUT_CHARS, c.outputChars ?? c.output.length);
     out.push(`      ${c.isError ? "✗" : "→"} ${indent(o, "        ")}`);
   }
   return out;
@@ -183,18 +175,18 @@ function toolLines(c: ToolCall): string[] {
 
 /** One turn as text: header (`>>>` on the target), user text, assistant text, one line per tool call. */
 export function formatTurn(t: Turn, target: boolean): string {
-  const lines = [`${target ? ">>> " : ""}[${clock(t.timestamp)}] ${t.uuid.slice(0, 8)}`, clip(t.userText, TEXT_CHARS), ""];
+  const lines = [`${target ? ">>> " : ""}[${clock(t.timestamp)}] ${t.uuid.slice(0, 8)}`, clipMarked(t.userText, TEXT_CHARS), ""];
   let prevTool = false;
   for (const it of t.items) {
     if (it.kind === "assistant") {
       if (prevTool) lines.push("");
-      lines.push(`**Assistant**: ${clip(it.text, TEXT_CHARS)}`);
+      lines.push(`**Assistant**: ${clipMarked(it.text, TEXT_CHARS)}`);
       prevTool = false;
     } else if (it.kind === "tool") {
       lines.push(...toolLines(it.call));
       prevTool = true;
     } else if (it.kind === "user") {
-      lines.push(`  [User] ${clip(it.text, TEXT_CHARS)}`);
+      lines.push(`  [User] ${clipMarked(it.text, TEXT_CHARS)}`);
       prevTool = true;
     } else {
       lines.push(`  [context compacted${it.trigger ? ` (${it.trigger}${it.preTokens ? `, ${it.preTokens} tokens` : ""})` : ""}]`);

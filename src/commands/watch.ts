@@ -1,33 +1,29 @@
-import type { CommandModule } from "yargs";
 import { existsSync, mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
 import type { IndexReport } from "../core/indexer.ts";
-import { readWatchInfo } from "../core/warm.ts";
+import { readWatchInfo } from "../core/watch-client.ts";
 import { followSessions, followsSessions } from "../core/watch-lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
-import { embeddingFlags, embeddingOverrides, type EmbeddingArgs } from "./common.ts";
-import { action, notice, print } from "./output.ts";
+import { embeddingFlags, embeddingOverrides } from "./common.ts";
+import { command } from "./declare.ts";
+import { notice, print } from "./output.ts";
 import { indexNotices } from "./index-cmd.ts";
 
 const PENDING_SWEEP_MS = 60_000;
 /** How often the watch process brings the user's conversation index (`recall`) up to date. */
 const TRANSCRIPTS_EVERY_MS = 30_000;
 
-interface Args extends EmbeddingArgs {
-  paths: string[];
-  debounceMs?: number;
-}
-
-export const watchCommand: CommandModule<{}, Args> = {
+export const watchCommand = command({
   command: "watch [paths..]",
   describe: "Index, then keep the index warm and re-index on changes (one per project; serves fast searches)",
-  builder: (y) =>
-    embeddingFlags(y)
-      .positional("paths", { type: "string", array: true, default: [] as string[] })
-      .option("debounce-ms", { type: "number", describe: "Quiet time before re-indexing a changed file (default 1500)" }) as never,
-  handler: action(async (a: Args) => {
+  flags: {
+    ...embeddingFlags,
+    paths: { positional: true, type: "string", array: true, default: [] },
+    "debounce-ms": { type: "number", describe: "Quiet time before re-indexing a changed file (default 1500)" },
+  },
+  run: async (a) => {
     const ctx = loadContext({ ...embeddingOverrides(a), "watch.debounce_ms": a.debounceMs });
     const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
     if (!a.paths.length) mkdirSync(ctx.project.memoryDir, { recursive: true });
@@ -52,7 +48,7 @@ export const watchCommand: CommandModule<{}, Args> = {
       onError: (m) => notice(`Error: ${m}`),
     });
     // Check-and-claim under a lock: two sessions starting at once must not both serve.
-    await withFileLock(join(ctx.project.dataDir, "watch.lock"), async () => {
+    await withFileLock(ctx.project.watchLock, async () => {
       const other = readWatchInfo(ctx.project.dataDir);
       if (other) throw new MemsearchError(`a watch process is already running for this project (pid ${other.pid})`);
       await daemon.listen();
@@ -95,5 +91,5 @@ export const watchCommand: CommandModule<{}, Args> = {
     await daemon.reindex("initial");
     print(`Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);
     await new Promise(() => {});
-  }),
-};
+  },
+});

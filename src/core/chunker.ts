@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { Lexer, Tokenizer, type Token, type Tokens } from "marked";
 import { UsageError } from "./errors.ts";
+import { oneLine } from "./text.ts";
 import type { Chunk } from "./types.ts";
 
 export interface ChunkOptions {
@@ -164,7 +165,7 @@ function findHeadings(lines: string[], bodyStart: number): Heading[] {
     if (t.type === "heading") {
       const lead = leadingNewlines(t.raw);
       const span = Math.max(1, countNewlines(t.raw.trimEnd()) - lead + 1);
-      found.push({ line: line + lead, span, level: t.depth, title: oneLineTitle(t.text) });
+      found.push({ line: line + lead, span, level: t.depth, title: oneLine(t.text) });
     }
     pos += t.raw.length;
     line += countNewlines(t.raw);
@@ -245,10 +246,6 @@ function scanHeadings(lines: string[], bodyStart: number): Heading[] {
     if (h) found.push({ line: i, span: 1, level: h[1]!.length, title: (h[2] ?? "").trim() });
   }
   return found;
-}
-
-function oneLineTitle(text: string): string {
-  return text.replace(/\s*\n\s*/g, " ").trim();
 }
 
 /**

@@ -10,8 +10,9 @@ import { indexInto, type IndexReport } from "./indexer.ts";
 import { withIndexLock } from "./lock.ts";
 import { searchChunks } from "./search.ts";
 import { openOrRebuild, type Healed } from "./index-heal.ts";
-import { INDEX_FILE, type Store } from "./store.ts";
-import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo, type WarmRequest, type WarmResponse } from "./warm.ts";
+import type { Store } from "./store.ts";
+import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo } from "./watch-client.ts";
+import { checkRequest, type WatchFailure, type WatchReply, type WatchRequest } from "./watch-protocol.ts";
 
 const SAVE_DELAY_MS = 10_000;
 const SAVE_AT_ONCE_CHUNKS = 5_000;
@@ -43,7 +44,7 @@ export class Daemon {
   ) {}
 
   private get indexFile(): string {
-    return join(this.ctx.project.indexDir, INDEX_FILE);
+    return this.ctx.project.indexFile;
   }
 
   private statKey(): string {
@@ -170,11 +171,11 @@ export class Daemon {
     }
   }
 
-  async handle(req: WarmRequest): Promise<WarmResponse> {
+  async handle(req: WatchRequest): Promise<WatchReply<WatchRequest["op"]> | WatchFailure> {
     switch (req.op) {
       case "ping": {
         const s = await this.current();
-        return { ok: true, pid: process.pid, version: pkg.version, chunks: s.size, vectors: s.vectorCount, lastError: this.lastError };
+        return { ok: true, pid: process.pid, version: pkg.version, chunks: s.size, vectors: s.vectorCount, ...(this.lastError ? { lastError: this.lastError } : {}) };
       }
       case "search": {
         // No waiting for a running re-index: its store changes happen in one synchronous step
@@ -182,8 +183,8 @@ export class Daemon {
         // indexing cannot stall a prompt. A rebuild this search caused travels back with it.
         const { store, rebuilt } = await this.load();
         const res = await searchChunks({
-          query: String(req.query ?? ""),
-          topK: Math.max(1, Math.min(1000, Number(req.topK) || 5)),
+          query: req.query,
+          topK: req.topK,
           sourcePrefix: req.sourcePrefix,
           store,
           config: this.ctx.config,
@@ -193,23 +194,19 @@ export class Daemon {
       }
       case "chunk": {
         const { store, rebuilt } = await this.load();
-        const chunk = resolveChunk(store, String(req.hash ?? ""));
+        const chunk = resolveChunk(store, req.hash);
         return { ok: true, chunk, ...(rebuilt ? { rebuilt } : {}) };
       }
       case "index": {
         const p = this.reindex("request");
-        if (req.wait) {
-          const report = await p;
-          return report ? { ok: true, report } : { ok: false, error: this.lastError };
-        }
-        return { ok: true, queued: true };
+        if (!req.wait) return { ok: true, queued: true };
+        const report = await p;
+        return report ? { ok: true, report: { ...report } } : { ok: false, error: this.lastError ?? "the re-index failed" };
       }
       case "stop":
         // Answer first: the caller (SessionEnd) has 1.5 s; saving a large index takes longer.
         setTimeout(() => this.close().then(() => process.exit(0)), 10);
         return { ok: true };
-      default:
-        return { ok: false, error: "unknown request" };
     }
   }
 
@@ -242,9 +239,10 @@ export class Daemon {
       }
       const line = buf.slice(0, nl);
       buf = "";
-      let res: WarmResponse;
+      let res: WatchReply<WatchRequest["op"]> | WatchFailure;
       try {
-        res = await this.handle(JSON.parse(line));
+        const checked = checkRequest(JSON.parse(line));
+        res = "request" in checked ? await this.handle(checked.request) : { ok: false, error: checked.problem, exitCode: 2 };
       } catch (e) {
         // Typed errors travel to the client, which raises them as its own (exit codes intact).
         res = { ok: false, error: oneLine(e), exitCode: e instanceof MemsearchError ? e.exitCode : 1 };
@@ -270,6 +268,6 @@ export class Daemon {
     await this.running;
     await this.saveNow();
     const info = readWatchInfo(this.ctx.project.dataDir);
-    if (info?.pid === process.pid) rmSync(join(this.ctx.project.dataDir, "watch.pid"), { force: true });
+    if (info?.pid === process.pid) rmSync(this.ctx.project.watchPid, { force: true });
   }
 }

@@ -4,9 +4,10 @@ import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { loadContext } from "./context.ts";
 import { embedderFor } from "./embedder.ts";
+import { ollamaTimeoutMs } from "./ollama-client.ts";
 import { oneLine } from "./errors.ts";
 import { peekIndex } from "./index-file.ts";
-import { askWarm, readWatchInfo } from "./warm.ts";
+import { pingWatch } from "./index-gateway.ts";
 import { listPending } from "../memory/pending.ts";
 
 const STALE_QUEUE_MS = 10 * 60_000;
@@ -40,7 +41,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
   if (!embedder) {
     checks.push({ name: "ollama", status: "warn", detail: "embeddings off (embedding.provider = none): keyword search only", fix: "memsearch config set embedding.provider ollama" });
   } else {
-    const probe = await embedder.probe(3_000);
+    const probe = await embedder.probe(ollamaTimeoutMs(config, "doctor"));
     if (probe.ok) {
       ollamaDim = probe.dim;
       checks.push({ name: "ollama", status: "ok", detail: `${embedder.host}: ${config["embedding.model"]} pulled, ${probe.dim} dimensions` });
@@ -70,14 +71,13 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
 
   checks.push(queueCheck(project.dataDir));
 
-  const watch = readWatchInfo(project.dataDir);
-  if (!watch) {
+  const watch = await pingWatch(project.dataDir);
+  if (!watch.running) {
     checks.push({ name: "watch", status: "ok", detail: "not running (started by the SessionStart hook; searches load the index meanwhile)" });
   } else {
-    const pong = await askWarm(project.dataDir, { op: "ping" }, 1_000);
     checks.push(
-      pong?.ok
-        ? { name: "watch", status: pong.lastError ? "warn" : "ok", detail: `pid ${watch.pid} serving ${pong.chunks} chunks${pong.lastError ? `; last error: ${pong.lastError}` : ""}` }
+      watch.answered
+        ? { name: "watch", status: watch.lastError ? "warn" : "ok", detail: `pid ${watch.pid} serving ${watch.chunks} chunks${watch.lastError ? `; last error: ${watch.lastError}` : ""}` }
         : { name: "watch", status: "warn", detail: `pid ${watch.pid} does not answer on its socket`, fix: `kill ${watch.pid} (the next session starts a fresh one)` },
     );
   }

@@ -51,16 +51,13 @@ export class IndexDamagedError extends MemsearchError {
 /** Writing to disk failed (disk full, permissions); nothing already written was replaced. */
 export class StorageError extends MemsearchError {}
 
-/** Message of any thrown value, on one line. */
-export function oneLine(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  return msg.replace(/\s*\n\s*/g, " ").trim();
-}
+// Error handlers want a thrown value's message on one line; they find it next to the errors.
+export { oneLine } from "./text.ts";
 
-/** What went wrong talking to Ollama; each kind has its own fix for the user. */
+/** What went wrong talking to Ollama (see ollama-client.ts); each kind has its own fix for the user. */
 export type EmbedderErrorKind = "down" | "model-missing" | "http" | "timeout" | "dimension" | "bad-response";
 
-/** Ollama could not embed: the message is one line naming the fix. */
+/** Ollama could not answer (an embedding or a chat call): the message is one line naming the fix. */
 export class EmbedderError extends MemsearchError {
   readonly kind: EmbedderErrorKind;
   constructor(kind: EmbedderErrorKind, message: string) {

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { StorageError } from "./errors.ts";
+import { oneLine } from "./text.ts";
 
 /**
  * Write a file so that readers see the old content or the new, never a torn one:
@@ -53,7 +54,7 @@ export function storageError(path: string, e: unknown): StorageError {
       ? "disk full"
       : code === "EACCES" || code === "EPERM" || code === "EROFS"
         ? "permission denied"
-        : String((e as Error)?.message ?? e).replace(/\s*\n\s*/g, " ");
+        : oneLine(e);
   return new StorageError(`cannot write ${path}: ${why}; the file is unchanged`);
 }
 

@@ -18,8 +18,9 @@
  */
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import * as v from "valibot";
 import { IndexDamagedError, MemsearchError, NotFoundError } from "./errors.ts";
-import { isAlive } from "./warm.ts";
+import { isAlive } from "./processes.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 export const INDEX_FILE = "index.bin";
@@ -146,13 +147,14 @@ export function openIndexFile(path: string): IndexFile {
     if (prefix.length + len > size) throw new IndexDamagedError(`truncated: ${size} bytes, the header alone needs ${prefix.length + len}`);
     const bytes = Buffer.allocUnsafe(len);
     readExactly(fd, bytes, prefix.length);
-    let head: Head;
+    let raw: unknown;
     try {
-      head = JSON.parse(bytes.toString("utf8")) as Head;
+      raw = JSON.parse(bytes.toString("utf8"));
     } catch {
       throw new IndexDamagedError("damaged header");
     }
-    if (!headShapeOk(head)) throw new IndexDamagedError("damaged header");
+    const head = checkHead(raw);
+    if (!head) throw new IndexDamagedError("damaged header");
     // An older head has no checksum of its own: it is rebuilt anyway, as another version.
     if (head.meta.schemaVersion === SCHEMA_VERSION && !headChecksumOk(bytes, head)) throw new IndexDamagedError(checksumProblem(["head"]));
     const layoutAt = prefix.length + len;
@@ -163,18 +165,70 @@ export function openIndexFile(path: string): IndexFile {
   }
 }
 
-const isCount = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+const Count = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 
-/** The fields every version relies on have the right types, and the sizes add up. */
-function headShapeOk(h: Head): boolean {
-  if (!h || typeof h !== "object" || !h.meta || typeof h.meta !== "object") return false;
-  const { meta } = h;
-  if (!isCount(meta.schemaVersion) || typeof meta.model !== "string" || !(meta.dim === null || (isCount(meta.dim) && meta.dim > 0))) return false;
-  if (![h.count, h.fileCount, h.vectorCount, h.layoutBytes, h.jsonBytes].every(isCount)) return false;
-  if (!Array.isArray(h.sections) || !h.sections.every(isCount) || !Array.isArray(h.kinds) || h.kinds.length !== h.sections.length) return false;
-  if (h.sections.reduce((a, b) => a + b, 0) !== h.jsonBytes) return false;
-  if (meta.schemaVersion !== SCHEMA_VERSION) return true; // an older head: enough to read its vectors, if anything
-  return isCount(h.headCrc) && isCount(h.fileBytes) && !!h.crc && isCount(h.crc.layout) && isCount(h.crc.vectors) && Array.isArray(h.crc.sections) && h.crc.sections.length === h.sections.length && h.crc.sections.every(isCount);
+/** What every version's head holds: enough of an older one to read its vectors, if anything. */
+const HeadOfAnyVersion = v.looseObject({
+  meta: v.looseObject({ schemaVersion: Count, model: v.string(), dim: v.nullable(v.pipe(Count, v.minValue(1))) }),
+  count: Count,
+  fileCount: Count,
+  vectorCount: Count,
+  layoutBytes: Count,
+  jsonBytes: Count,
+  sections: v.array(Count),
+  kinds: v.array(v.string()),
+});
+
+const CurrentHead = v.object({
+  meta: v.object({ schemaVersion: v.literal(SCHEMA_VERSION), model: v.string(), dim: v.nullable(v.pipe(Count, v.minValue(1))), updatedAt: v.string() }),
+  count: Count,
+  fileCount: Count,
+  vectorCount: Count,
+  layoutBytes: Count,
+  jsonBytes: Count,
+  sections: v.array(Count),
+  kinds: v.array(v.string()),
+  runtime: v.string(),
+  fileBytes: Count,
+  crc: v.object({ layout: Count, sections: v.array(Count), vectors: Count }),
+  headCrc: Count,
+});
+
+/**
+ * The head, when it has the shape its version promises and its sizes add up; undefined
+ * otherwise. An older version's head is returned as far as it goes (the caller rebuilds it).
+ */
+function checkHead(raw: unknown): Head | undefined {
+  const any = v.safeParse(HeadOfAnyVersion, raw);
+  if (!any.success) return undefined;
+  const h = any.output;
+  if (h.kinds.length !== h.sections.length || h.sections.reduce((a, b) => a + b, 0) !== h.jsonBytes) return undefined;
+  if (h.meta.schemaVersion !== SCHEMA_VERSION) return olderHead(h);
+  const cur = v.safeParse(CurrentHead, raw);
+  if (!cur.success || cur.output.crc.sections.length !== cur.output.sections.length) return undefined;
+  return cur.output;
+}
+
+/**
+ * An older head in today's shape. Nothing reads its checksums or file length (they are checked
+ * only in a current-version file), so those are zero; only its vectors are ever used.
+ */
+function olderHead(h: v.InferOutput<typeof HeadOfAnyVersion>): Head {
+  const str = (x: unknown) => (typeof x === "string" ? x : "");
+  return {
+    meta: { schemaVersion: h.meta.schemaVersion, model: h.meta.model, dim: h.meta.dim, updatedAt: str(h.meta.updatedAt) },
+    count: h.count,
+    fileCount: h.fileCount,
+    vectorCount: h.vectorCount,
+    layoutBytes: h.layoutBytes,
+    jsonBytes: h.jsonBytes,
+    sections: h.sections,
+    kinds: h.kinds,
+    runtime: str(h.runtime),
+    fileBytes: 0,
+    crc: { layout: 0, sections: [], vectors: 0 },
+    headCrc: 0,
+  };
 }
 
 /** Why the file cannot hold what its head describes (cut short, grown, inconsistent head), or undefined. */

@@ -8,13 +8,12 @@
  * until it ages out. The start time comes last so that a memsearch of the older `pid time token`
  * format still reads the time right; a lock of that format is judged by PID and age as before.
  */
-// The default export, not named imports: tests replace fs.writeSync to simulate a full disk.
-import fs from "node:fs";
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { StorageError } from "./errors.ts";
 import { errCode, readTextQuiet, storageError } from "./fsutil.ts";
-import { processStartTime } from "./sessions.ts";
-import { isAlive } from "./warm.ts";
+import { isAlive, processStartTime } from "./processes.ts";
+import { INDEX_LOCK } from "./project.ts";
 
 export interface LockOptions {
   /** Give up after this long (default 5 s). */
@@ -82,14 +81,14 @@ function tryCreateLock(lockPath: string, token: string): boolean {
   try {
     writeToken(tmp, "w", token);
     try {
-      fs.linkSync(tmp, lockPath);
+      linkSync(tmp, lockPath);
       return true;
     } catch (e) {
       if (errCode(e) === "EEXIST") return false;
       if (!["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"].includes(errCode(e) ?? "")) throw storageError(lockPath, e);
     }
   } finally {
-    fs.rmSync(tmp, { force: true });
+    rmSync(tmp, { force: true });
   }
   try {
     writeToken(lockPath, "wx", token);
@@ -103,20 +102,20 @@ function tryCreateLock(lockPath: string, token: string): boolean {
 function writeToken(path: string, flags: "w" | "wx", token: string): void {
   let fd: number;
   try {
-    fd = fs.openSync(path, flags, 0o644);
+    fd = openSync(path, flags, 0o644);
   } catch (e) {
     if (errCode(e) === "EEXIST") throw e;
     throw storageError(path, e);
   }
   try {
-    fs.writeSync(fd, token);
+    writeSync(fd, token);
   } catch (e) {
-    fs.closeSync(fd);
+    closeSync(fd);
     // An empty lock would make everyone wait out its grace: remove it.
-    fs.rmSync(path, { force: true });
+    rmSync(path, { force: true });
     throw storageError(path, e);
   }
-  fs.closeSync(fd);
+  closeSync(fd);
 }
 
 /** A start time as the lock file holds it: one word. */
@@ -170,7 +169,7 @@ function isStale(content: string, mtimeMs: number, staleMs: number, judge: Holde
 /** A lock's content and age, or undefined once it is gone. */
 function readLock(lockPath: string): { content: string; mtimeMs: number } | undefined {
   try {
-    return { content: fs.readFileSync(lockPath, "utf8"), mtimeMs: fs.statSync(lockPath).mtimeMs };
+    return { content: readFileSync(lockPath, "utf8"), mtimeMs: statSync(lockPath).mtimeMs };
   } catch {
     return undefined;
   }
@@ -191,7 +190,7 @@ function breakIfStale(lockPath: string, staleMs: number, judge: HolderCheck): bo
   // Rename first: only one breaker can move a given file, and what was moved can be checked.
   const aside = `${lockPath}.stale-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {
-    fs.renameSync(lockPath, aside);
+    renameSync(lockPath, aside);
   } catch {
     return true;
   }
@@ -199,16 +198,16 @@ function breakIfStale(lockPath: string, staleMs: number, judge: HolderCheck): bo
   // rename; if we moved that one, put it back (link fails if a newer lock already exists).
   if (readTextQuiet(aside) !== content) {
     try {
-      fs.linkSync(aside, lockPath);
+      linkSync(aside, lockPath);
     } catch {}
   }
-  fs.rmSync(aside, { force: true });
+  rmSync(aside, { force: true });
   return true;
 }
 
 function releaseLock(lockPath: string, token: string): void {
   // Only remove our own lock: if we overran staleMs someone may hold a new one.
-  if (readTextQuiet(lockPath) === token) fs.rmSync(lockPath, { force: true });
+  if (readTextQuiet(lockPath) === token) rmSync(lockPath, { force: true });
 }
 
 /**
@@ -218,9 +217,9 @@ function releaseLock(lockPath: string, token: string): void {
  */
 export function withIndexLock<T>(indexDir: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
   try {
-    fs.mkdirSync(indexDir, { recursive: true });
+    mkdirSync(indexDir, { recursive: true });
   } catch (e) {
     throw new StorageError(`cannot create the index folder ${indexDir}: ${(e as NodeJS.ErrnoException).code ?? e}`);
   }
-  return withFileLock(join(indexDir, "index.lock"), fn, { timeoutMs, staleMs: 30 * 60_000 });
+  return withFileLock(join(indexDir, INDEX_LOCK), fn, { timeoutMs, staleMs: 30 * 60_000 });
 }

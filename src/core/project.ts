@@ -1,18 +1,73 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { INDEX_FILE } from "./index-file.ts";
 
 /** Where one project's memory lives. */
-export interface ProjectPaths {
+export interface ProjectPaths extends DataFiles {
   /** The project root: git top level (shared by worktrees), else CLAUDE_PROJECT_DIR, else cwd. */
   root: string;
+}
+
+/**
+ * Every file and folder memsearch keeps under a project's `.memsearch` folder, named once.
+ * Code that only knows the data folder (a hook, the watch process) gets the same names from
+ * `dataFiles(dataDir)`.
+ */
+export interface DataFiles {
   /** The `.memsearch` folder (MEMSEARCH_DIR overrides). */
   dataDir: string;
   /** Daily markdown files: the source of truth. */
   memoryDir: string;
   /** Derived index files. */
   indexDir: string;
+  /** The index itself (format: index-file.ts). */
+  indexFile: string;
+  /** Held by whoever writes the index. */
+  indexLock: string;
+  /** The running watch process: pid, socket, start time, version (JSON). */
+  watchPid: string;
+  /** The watch process's stdout and stderr, when a hook started it. */
+  watchLog: string;
+  /** Held while a watch process claims the project or decides to leave it. */
+  watchLock: string;
+  /** O_EXCL marker of a hook starting a watch process; holds its pid once spawned. */
+  watchStarting: string;
+  /** The last problem a background hook met, for the next SessionStart status line. */
+  hookProblems: string;
+  /** One file per live Claude Code session of the project. */
+  sessionsDir: string;
+  /** Turns waiting for their note (write-ahead queue). */
+  pendingDir: string;
+  /** Prompts UserPromptSubmit recorded, by session and prompt id. */
+  pendingPromptsDir: string;
+  /** Held by the one drainer at work on the queue. */
+  drainLock: string;
 }
+
+export function dataFiles(dataDir: string): DataFiles {
+  const indexDir = join(dataDir, "index");
+  const pendingDir = join(dataDir, "pending");
+  return {
+    dataDir,
+    memoryDir: join(dataDir, "memory"),
+    indexDir,
+    indexFile: join(indexDir, INDEX_FILE),
+    indexLock: join(indexDir, INDEX_LOCK),
+    watchPid: join(dataDir, "watch.pid"),
+    watchLog: join(dataDir, "watch.log"),
+    watchLock: join(dataDir, "watch.lock"),
+    watchStarting: join(dataDir, "watch.starting"),
+    hookProblems: join(dataDir, "hook-problems.json"),
+    sessionsDir: join(dataDir, "sessions"),
+    pendingDir,
+    pendingPromptsDir: join(pendingDir, "prompts"),
+    drainLock: join(pendingDir, ".drain.lock"),
+  };
+}
+
+/** Inside the index folder: the lock beside the index file. */
+export const INDEX_LOCK = "index.lock";
 
 /**
  * The main worktree's top level for `start`, or undefined outside git.
@@ -59,7 +114,7 @@ export function resolveProject(cwd = process.cwd(), env = process.env): ProjectP
   const root = resolveProjectRoot(cwd, env);
   const override = env.MEMSEARCH_DIR;
   const dataDir = override ? (isAbsolute(override) ? override : resolve(cwd, override)) : join(root, ".memsearch");
-  return { root, dataDir, memoryDir: join(dataDir, "memory"), indexDir: join(dataDir, "index") };
+  return { root, ...dataFiles(dataDir) };
 }
 
 /** `~/.memsearch`, overridable so tests never touch the real home. */

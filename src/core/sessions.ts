@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readTextQuiet } from "./fsutil.ts";
-import { isAlive } from "./warm.ts";
+import { readTextQuiet, safeName } from "./fsutil.ts";
+import { dataFiles } from "./project.ts";
+import { claudeProcess, isAlive, processStartTime, type ProcessId } from "./processes.ts";
 
 /**
  * The Claude Code sessions of a project, so the watch process lives exactly as long as one of
@@ -21,108 +22,12 @@ export interface SessionRecord {
   at: string;
 }
 
-export interface ProcessId {
-  pid: number;
-  startTime?: string;
-}
-
 export function sessionsDir(dataDir: string): string {
-  return join(dataDir, "sessions");
+  return dataFiles(dataDir).sessionsDir;
 }
-
-const safeId = (id: string) => id.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_").slice(0, 100) || "unknown";
 
 function sessionFile(dataDir: string, sessionId: string): string {
-  return join(sessionsDir(dataDir), safeId(sessionId));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Processes: parent, name and start time, without spawning anything on Linux.
-
-interface ProcInfo {
-  ppid: number;
-  comm: string;
-  startTime?: string;
-}
-
-const hasProc = () => existsSync("/proc/self/stat");
-
-/** Linux: /proc/<pid>/stat is `pid (comm) state ppid ... starttime(22) ...`; comm may hold spaces and parens. */
-function procInfoLinux(pid: number): ProcInfo | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return undefined;
-  }
-  const open = stat.indexOf("(");
-  const close = stat.lastIndexOf(")");
-  if (open < 0 || close < open) return undefined;
-  const rest = stat.slice(close + 2).split(" "); // rest[0] is field 3 (state)
-  const ppid = Number(rest[1]);
-  const start = rest[19];
-  if (!Number.isInteger(ppid) || !start) return undefined;
-  return { ppid, comm: stat.slice(open + 1, close), startTime: start };
-}
-
-/** macOS and other Unixes without /proc: one `ps` call per process. */
-function procInfoPs(pid: number): ProcInfo | undefined {
-  try {
-    const r = Bun.spawnSync(["ps", "-o", "ppid=,lstart=,comm=", "-p", String(pid)], { stdout: "pipe", stderr: "ignore", env: { ...process.env, LC_ALL: "C" } });
-    if (r.exitCode !== 0) return undefined;
-    // `  123 Mon Nov 23 09:00:00 2026 /bin/zsh`: lstart is always five words, comm may hold spaces.
-    const words = r.stdout.toString().trim().split(/\s+/);
-    if (words.length < 7) return undefined;
-    const ppid = Number(words[0]);
-    if (!Number.isInteger(ppid)) return undefined;
-    return { ppid, startTime: words.slice(1, 6).join(" "), comm: words.slice(6).join(" ") };
-  } catch {
-    return undefined;
-  }
-}
-
-function procInfo(pid: number): ProcInfo | undefined {
-  if (process.platform === "win32" || !Number.isInteger(pid) || pid <= 0) return undefined;
-  return hasProc() ? procInfoLinux(pid) : procInfoPs(pid);
-}
-
-/** The start time of a process, or undefined when it is gone or the OS does not tell. */
-export function processStartTime(pid: number): string | undefined {
-  return procInfo(pid)?.startTime;
-}
-
-/** Shells and exec wrappers a hook command may run under; they are not Claude Code. */
-const WRAPPERS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "ash", "yash", "fish", "tcsh", "csh", "busybox", "env", "nohup", "nice", "setsid", "stdbuf", "timeout", "cmd.exe", "powershell", "pwsh"]);
-
-export function isWrapper(comm: string): boolean {
-  const base = comm.replace(/^-/, "").split(/[\\/]/).pop()!.toLowerCase().replace(/\.exe$/, "");
-  return WRAPPERS.has(base) || WRAPPERS.has(base + ".exe");
-}
-
-/**
- * The Claude Code process that runs this hook: the first ancestor that is not a shell. Hooks
- * may run under `sh -c` (one or more shells that exit with the hook), so `process.ppid` alone
- * would name a process that is gone a moment later. Windows: the parent, as is.
- */
-export function claudeProcess(): ProcessId {
-  const parent = process.ppid;
-  if (process.platform === "win32") return { pid: parent };
-  let pid = parent;
-  let info = procInfo(pid);
-  if (!info) return { pid: parent };
-  for (let depth = 0; depth < 16 && isWrapper(info.comm); depth++) {
-    const up = procInfo(info.ppid);
-    // Only shells up to init: the topmost shell is the best guess there is.
-    if (info.ppid <= 1 || !up) break;
-    pid = info.ppid;
-    info = up;
-  }
-  return { pid, startTime: info.startTime };
-}
-
-/** The Claude Code PID that ran this hook (see claudeProcess). */
-export function claudePid(): number {
-  return claudeProcess().pid;
+  return join(sessionsDir(dataDir), safeName(sessionId));
 }
 
 // ---------------------------------------------------------------------------------------------

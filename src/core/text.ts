@@ -1,4 +1,63 @@
-/** At most `max` characters, ending in "…" when something was cut. */
-export function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+/**
+ * Text shaping shared by every layer: one line, clipped, the first line of it. Lengths are in
+ * UTF-16 code units (what `.length` counts), but a cut never splits a surrogate pair, so what is
+ * kept is always valid text (a lone surrogate would become U+FFFD or a `\ud83d` escape in JSON).
+ *
+ * Redaction is not done here: a text that may hold a secret is clipped through clipRedacted
+ * (memory/redact.ts), which redacts before it cuts.
+ */
+
+/** Any text, or the message of anything thrown, with every run of white space made one space. */
+export function oneLine(value: unknown): string {
+  const text = typeof value === "string" ? value : value instanceof Error ? value.message : String(value);
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** The first line holding something other than white space, trimmed ("" when there is none). */
+export function firstLine(text: string): string {
+  for (const line of text.split("\n")) {
+    const t = line.trim();
+    if (t) return t;
+  }
+  return "";
+}
+
+/** The first `n` code units of `text`, one fewer when the last would be half of a surrogate pair. */
+function head(text: string, n: number): string {
+  if (n <= 0) return "";
+  const code = text.charCodeAt(n - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
+
+/**
+ * At most `max` code units, ending in `ellipsis` when something was cut: for a line that must fit
+ * a width or a budget (a hook's context, an error message).
+ */
+export function clip(text: string, max: number, ellipsis = "…"): string {
+  return text.length > max ? head(text, max - ellipsis.length) + ellipsis : text;
+}
+
+/**
+ * The first `max` code units and a marker giving the whole length, for a reader who may go and
+ * fetch the rest. `total` is the length before an earlier cut, when `text` is already a part.
+ */
+export function clipMarked(text: string, max: number, total = text.length): string {
+  if (text.length <= max && total <= max) return text;
+  return `${head(text, max)} …[truncated, ${total} chars total]`;
+}
+
+/** At most about `max` code units, keeping the start and the end, which say the most in a long turn. */
+export function clipMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const start = Math.floor(max / 3);
+  const end = max - start;
+  const tail = text.slice(-end);
+  // Drop the low half of a pair whose high half was cut off.
+  const lowFirst = tail.charCodeAt(0) >= 0xdc00 && tail.charCodeAt(0) <= 0xdfff;
+  return `${head(text, start)}\n[… ${text.length - max} characters omitted …]\n${lowFirst ? tail.slice(1) : tail}`;
+}
+
+/** A duration as people read it: `0.3s`, `90s`. */
+export function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))}s`;
 }

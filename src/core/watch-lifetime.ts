@@ -1,9 +1,9 @@
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { oneLine } from "./errors.ts";
 import { withFileLock } from "./lock.ts";
 import { liveSessions } from "./sessions.ts";
-import { pidFile, readWatchInfo, writeWatchInfo } from "./warm.ts";
+import { dataFiles } from "./project.ts";
+import { readWatchInfo, writeWatchInfo } from "./watch-client.ts";
 
 /**
  * How long a watch process started by a hook lives: as long as one Claude Code session of its
@@ -94,11 +94,11 @@ export function followSessions(opts: FollowOptions): { stop(): void } {
  * file), or it sees no PID file and starts a fresh watch, which waits for this lock.
  */
 async function giveUpProject(dataDir: string, daemon: Leaver): Promise<"stay" | "leave" | "taken-over"> {
-  return withFileLock(join(dataDir, "watch.lock"), () => {
+  return withFileLock(dataFiles(dataDir).watchLock, () => {
     if (liveSessions(dataDir) > 0) return "stay";
     const info = readWatchInfo(dataDir);
     if (info && info.pid !== process.pid) return "taken-over";
-    if (info) rmSync(pidFile(dataDir), { force: true });
+    if (info) rmSync(dataFiles(dataDir).watchPid, { force: true });
     if (liveSessions(dataDir) > 0) {
       if (info) writeWatchInfo(dataDir, info);
       return "stay";

@@ -1,6 +1,6 @@
 import { loadContext, type Context } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
-import { refreshMemoryIndex } from "../core/refresh.ts";
+import { refreshIndex } from "../core/index-gateway.ts";
 import { drainPending } from "../memory/capture.ts";
 import { summarizeTurn, summarizerOptions } from "../memory/summarizer.ts";
 import { debugLog, recordProblem, type HookOutput } from "./runtime.ts";
@@ -27,7 +27,7 @@ export async function drain(): Promise<HookOutput> {
 
 async function indexMemory(ctx: Context): Promise<void> {
   try {
-    await refreshMemoryIndex(ctx);
+    await refreshIndex(ctx);
   } catch (e) {
     recordProblem(ctx.project.dataDir, `indexing after a turn failed: ${oneLine(e)}`);
   }

@@ -14,7 +14,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
-import { clip } from "../core/text.ts";
+import { clip, oneLine } from "../core/text.ts";
 import type { RecallResult } from "../core/recall.ts";
 import { SCHEMA_VERSION, transcriptDbPath } from "../transcripts/db.ts";
 import { queryTokens } from "../transcripts/fts.ts";
@@ -82,10 +82,6 @@ function localDate(ms: number): string {
 
 export function shellQuote(s: string): string {
   return /^[\w./~@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
 }
 
 /** The injected text for conversation turns (inject mode when no note matched). */

@@ -1,51 +1,53 @@
 import { spawn } from "node:child_process";
+import * as v from "valibot";
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { oneLine } from "../core/errors.ts";
-import { userDir } from "../core/project.ts";
+import { dataFiles, userDir } from "../core/project.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../memory/redact.ts";
-import { isAlive, readWatchInfo } from "../core/warm.ts";
+import { isAlive } from "../core/processes.ts";
+import { readWatchInfo } from "../core/watch-client.ts";
 import { mtimeOf, readTextQuiet } from "../core/fsutil.ts";
 
-/** The JSON Claude Code sends every hook on stdin: the fields we use, each checked (see `parseHookInput`). */
-export interface HookInput {
-  session_id?: string;
-  transcript_path?: string;
-  cwd?: string;
-  hook_event_name?: string;
-  source?: string;
-  prompt?: string;
-  /** Since Claude Code 2.1.196: the same id at UserPromptSubmit and Stop, and on the transcript's user entry. */
-  prompt_id?: string;
-  stop_hook_active?: boolean;
-  last_assistant_message?: string;
-  reason?: string;
-}
-
-const ID_FIELDS = ["session_id", "prompt_id", "hook_event_name", "source", "reason"] as const;
-const PATH_FIELDS = ["transcript_path", "cwd"] as const;
-const TEXT_FIELDS = ["prompt", "last_assistant_message"] as const;
 const ID_MAX = 200;
 const PATH_MAX = 4096;
 
 /**
- * Keep only fields of the expected type and size. An id longer than any Claude Code writes is
- * hashed rather than cut (two long ids must stay two ids); a path that long is dropped.
+ * An id longer than any Claude Code writes is hashed rather than cut (two long ids must stay
+ * two ids).
  */
-export function parseHookInput(v: Record<string, unknown>): HookInput {
-  const out: HookInput = {};
-  for (const k of ID_FIELDS) {
-    const x = v[k];
-    if (typeof x === "string" && x.length > 0) out[k] = x.length <= ID_MAX ? x : `${x.slice(0, 40)}-${Bun.hash(x).toString(16)}`;
-  }
-  for (const k of PATH_FIELDS) {
-    const x = v[k];
-    if (typeof x === "string" && x.length > 0 && x.length <= PATH_MAX && !x.includes("\0")) out[k] = x;
-  }
-  for (const k of TEXT_FIELDS) if (typeof v[k] === "string") out[k] = v[k] as string;
-  if (typeof v.stop_hook_active === "boolean") out.stop_hook_active = v.stop_hook_active;
-  return out;
+const Id = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.transform((x) => (x.length <= ID_MAX ? x : `${x.slice(0, 40)}-${Bun.hash(x).toString(16)}`)),
+);
+/** A path of a size and content the OS could take; anything else is dropped, not cut. */
+const Path = v.pipe(v.string(), v.minLength(1), v.maxLength(PATH_MAX), v.check((x) => !x.includes("\0")));
+
+/** A field of the wrong type or size is dropped on its own; the rest of the input still counts. */
+const field = <S extends v.GenericSchema<unknown, unknown>>(s: S) => v.fallback(v.optional(s), undefined);
+
+/** The JSON Claude Code sends every hook on stdin: the fields we use, each checked. */
+const HookInputShape = v.object({
+  session_id: field(Id),
+  /** Since Claude Code 2.1.196: the same id at UserPromptSubmit and Stop, and on the transcript's user entry. */
+  prompt_id: field(Id),
+  hook_event_name: field(Id),
+  source: field(Id),
+  reason: field(Id),
+  transcript_path: field(Path),
+  cwd: field(Path),
+  prompt: field(v.string()),
+  last_assistant_message: field(v.string()),
+  stop_hook_active: field(v.boolean()),
+});
+
+export type HookInput = v.InferOutput<typeof HookInputShape>;
+
+/** Keep only fields of the expected type and size. */
+export function parseHookInput(raw: Record<string, unknown>): HookInput {
+  return v.parse(HookInputShape, raw);
 }
 
 /** The session's folder: the input's `cwd` when it is an existing folder (a hook never creates one), else ours. */
@@ -160,11 +162,12 @@ export function startWatch(dataDir: string, cwd: string): { started: boolean; pi
   mkdirSync(dataDir, { recursive: true });
   // A watch process takes a moment to claim the project: hooks of several sessions starting
   // together leave the start to the first (and its log to it, untruncated).
-  const starting = claimStart(join(dataDir, "watch.starting"));
+  const files = dataFiles(dataDir);
+  const starting = claimStart(files.watchStarting);
   if (!starting.claimed) return { started: false, pid: starting.pid };
   let child;
   try {
-    const log = openSync(join(dataDir, "watch.log"), "w");
+    const log = openSync(files.watchLog, "w");
     const [cmd, ...args] = selfCommand();
     child = spawn(cmd!, [...args, "watch"], {
       cwd,
@@ -204,7 +207,7 @@ function claimStart(file: string): { claimed: true; file: string } | { claimed: 
 // Problems a background hook met, shown in the next SessionStart status line.
 
 function problemsFile(dataDir: string): string {
-  return join(dataDir, "hook-problems.json");
+  return dataFiles(dataDir).hookProblems;
 }
 
 export function recordProblem(dataDir: string, message: string): void {

@@ -1,5 +1,5 @@
 import { loadContext } from "../core/context.ts";
-import { askWarm, readWatchInfo } from "../core/warm.ts";
+import { stopWatch } from "../core/index-gateway.ts";
 import { unregisterSession } from "../core/sessions.ts";
 import { debugLog, hookCwd, type HookInput, type HookOutput } from "./runtime.ts";
 
@@ -16,18 +16,8 @@ export async function sessionEnd(input: HookInput): Promise<HookOutput> {
     debugLog("session-end", `${others} other session(s) still use the watch process`);
     return {};
   }
-  const info = readWatchInfo(project.dataDir);
-  if (!info) return {};
-  // An acknowledged stop saves the index and exits on its own (a large index takes longer than
-  // our budget); only a process that does not answer is killed.
-  const ack = await askWarm(project.dataDir, { op: "stop" }, 400);
-  if (ack?.ok) {
-    debugLog("session-end", `asked watch pid ${info.pid} to stop`);
-    return {};
-  }
-  try {
-    process.kill(info.pid, "SIGKILL");
-  } catch {}
-  debugLog("session-end", `killed unresponsive watch pid ${info.pid}`);
+  const r = await stopWatch(project.dataDir);
+  if (r.stopped === "asked") debugLog("session-end", `asked watch pid ${r.pid} to stop`);
+  else if (r.stopped === "killed") debugLog("session-end", `killed unresponsive watch pid ${r.pid}`);
   return {};
 }

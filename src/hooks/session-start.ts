@@ -1,6 +1,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { loadContext } from "../core/context.ts";
 import { embedderFor } from "../core/embedder.ts";
+import { ollamaTimeoutMs } from "../core/ollama-client.ts";
 import { oneLine } from "../core/errors.ts";
 import { peekIndex } from "../core/index-file.ts";
 import { lastSessionLine, recentMemory } from "../memory/journal.ts";
@@ -49,7 +50,7 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
   let embedding = "off (BM25 only)";
   const embedder = embedderFor(config, "query");
   if (embedder) {
-    const probe = await embedder.probe(800);
+    const probe = await embedder.probe(ollamaTimeoutMs(config, "session-start"));
     embedding = `ollama/${config["embedding.model"]} ${probe.ok ? "ready" : "unavailable"}`;
     if (!probe.ok) warnings.push(`${probe.reason.message}; keyword search only`);
   }

@@ -1,6 +1,6 @@
 import { loadContext } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
-import { enqueueTurn, takePrompt } from "../memory/pending.ts";
+import { enqueueTurn, readPrompt } from "../memory/pending.ts";
 import { kickDrainer } from "./drainer.ts";
 import { debugLog, hookCwd, recordProblem, type HookInput, type HookOutput } from "./runtime.ts";
 
@@ -23,7 +23,7 @@ export async function stop(input: HookInput): Promise<HookOutput> {
       promptId,
       transcriptPath: input.transcript_path,
       stoppedAt: new Date().toISOString(),
-      prompt: promptId ? takePrompt(project.dataDir, sessionId, promptId) : undefined,
+      prompt: promptId ? readPrompt(project.dataDir, sessionId, promptId) : undefined,
       lastAssistantMessage: input.last_assistant_message,
     });
     debugLog("stop", `queued ${file}`);

@@ -1,9 +1,8 @@
 import { loadContext, type Context } from "../core/context.ts";
 import { peekIndex } from "../core/index-file.ts";
 import type { SearchResponse, SearchResult } from "../core/search.ts";
-import { askWarm, readWatchInfo } from "../core/warm.ts";
-import { clip } from "../core/text.ts";
-import { oneLine } from "../core/errors.ts";
+import { searchIndex, watchRunning } from "../core/index-gateway.ts";
+import { clip, oneLine } from "../core/text.ts";
 import { touchSession } from "../core/sessions.ts";
 import { recordPrompt } from "../memory/pending.ts";
 import { CONTEXT_LIMIT, debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
@@ -11,9 +10,6 @@ import type { TurnHit } from "./prompt-recall.ts";
 import { basename } from "node:path";
 
 const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);
-/** A cold search loads the whole index; above this size it cannot fit in the hook's budget. */
-const COLD_INDEX_LIMIT = 12 * 1024 * 1024;
-const WARM_WAIT_MS = 3_000;
 
 export function isTrivialPrompt(prompt: string): boolean {
   const p = prompt.trim();
@@ -36,14 +32,14 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   if (isTrivialPrompt(prompt)) return {};
   const mode = ctx.config["hooks.recall"];
   if (mode === "off") return {};
-  const warm = readWatchInfo(ctx.project.dataDir) !== undefined;
+  const warm = watchRunning(ctx.project.dataDir) !== undefined;
   const head = peekIndex(ctx.project.indexDir);
   const haveNotes = warm || (head !== undefined && head.chunks > 0);
   const hint = hintOutput(head?.chunks);
   if (mode === "hint") return haveNotes ? hint : {};
 
   const query = clip(prompt, 2000);
-  const res = haveNotes ? await recall(ctx, query, warm, head?.bytes ?? 0, input.session_id) : undefined;
+  const res = haveNotes ? await recall(ctx, query, warm, input.session_id) : undefined;
   const floor = ctx.config["hooks.inject_min_score"];
   const topK = ctx.config["hooks.inject_top_k"];
   const picked = (res?.results ?? []).filter((r) => r.score >= floor).slice(0, topK);
@@ -159,26 +155,21 @@ function hintOutput(chunks: number | undefined): HookOutput {
   };
 }
 
-/** Warm process first; a cold in-process search only while the index is small enough. */
-async function recall(ctx: Context, query: string, warm: boolean, indexBytes: number, sessionId: string | undefined): Promise<SearchResponse | undefined> {
+/** The notes' search, as the index gateway allows a prompt hook (undefined: no answer in the budget). */
+async function recall(ctx: Context, query: string, warm: boolean, sessionId: string | undefined): Promise<SearchResponse | undefined> {
   const topK = Math.max(ctx.config["hooks.inject_top_k"] * 2, 5);
-  if (warm) {
-    const r = await askWarm(ctx.project.dataDir, { op: "search", query, topK }, WARM_WAIT_MS);
-    if (r?.ok) return r as unknown as SearchResponse;
-    debugLog("user-prompt-submit", "warm process did not answer in time");
-    return undefined;
+  if (!warm) {
+    // No watch process (it died, or the session started before install): bring it back for next
+    // time, with this session on record so that it stays while the session lives.
+    try {
+      if (sessionId) touchSession(ctx.project.dataDir, sessionId);
+      startWatch(ctx.project.dataDir, ctx.project.root);
+    } catch {}
   }
-  // No warm process (it died, or the session started before install): bring it back for next time,
-  // with this session on record so that it stays while the session lives.
-  try {
-    if (sessionId) touchSession(ctx.project.dataDir, sessionId);
-    startWatch(ctx.project.dataDir, ctx.project.root);
-  } catch {}
-  if (indexBytes > COLD_INDEX_LIMIT) return undefined;
-  // Loaded only here: the warm path above needs neither Orama nor the ollama client.
-  const [{ openOrRebuild }, { searchChunks }, { embedderFor }] = await Promise.all([import("../core/index-heal.ts"), import("../core/search.ts"), import("../core/embedder.ts")]);
-  const { store } = await openOrRebuild(ctx, { lockTimeoutMs: 1_500 });
-  return searchChunks({ query, topK, store, config: ctx.config, embedder: embedderFor(ctx.config, "query") });
+  const found = await searchIndex(ctx, { query, topK }, { reader: "prompt" });
+  if (found.kind === "results") return found.response;
+  if (found.kind === "unanswered") debugLog("user-prompt-submit", found.why);
+  return undefined;
 }
 
 /** Body text without the heading line and anchor comment, on one line, 200 characters. */
@@ -187,8 +178,6 @@ export function preview(content: string): string {
     .replace(/<!--[\s\S]*?-->/g, "")
     .split("\n")
     .filter((l) => !/^#{1,6}\s/.test(l))
-    .join(" ")
-    .replace(/\s+/g, " ")
-    .trim();
-  return clip(body, 200);
+    .join(" ");
+  return clip(oneLine(body), 200);
 }

@@ -12,7 +12,7 @@ import { oneLine } from "../core/errors.ts";
 import { findStoppedTurn, type FoundTurn } from "../transcript/last-turn.ts";
 import type { LastTurn } from "../transcript/types.ts";
 import { appendTurnNote } from "./journal.ts";
-import { DRAIN_LOCK_STALE_MS, drainLockFile, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, type PendingTurn, type ResolvedTurn } from "./pending.ts";
+import { DRAIN_LOCK_STALE_MS, drainLockFile, forgetPrompt, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, type PendingTurn, type ResolvedTurn } from "./pending.ts";
 import { sanitize } from "./redact.ts";
 import type { Summary } from "./summarizer.ts";
 
@@ -87,7 +87,7 @@ async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, 
     resolved = await resolveTurn(entry, opts);
     if (!resolved) {
       // Nothing to write: no prompt, no reply, no transcript turn (a Stop with empty input).
-      removePending(file);
+      done(file, entry, opts);
       return;
     }
     saveResolved(file, entry, resolved);
@@ -106,11 +106,17 @@ async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, 
     });
     if (written.appended) report.written++;
     else report.duplicates++;
-    removePending(file);
+    done(file, entry, opts);
   } catch (e) {
     report.failed++;
     report.problems.push(`a turn could not be written to memory (it stays queued): ${oneLine(e)}`);
   }
+}
+
+/** The turn is in memory: off the queue, and its prompt with it. */
+function done(file: string, entry: PendingTurn, opts: DrainOptions): void {
+  removePending(file);
+  if (entry.promptId) forgetPrompt(opts.dataDir, entry.sessionId, entry.promptId);
 }
 
 /**

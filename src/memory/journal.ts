@@ -4,11 +4,10 @@
  * across processes (several sessions of one project stop at once), idempotent (Claude Code may
  * retry a hook) and all-or-nothing (a full disk leaves the file as it was).
  */
-// The default export, not named imports: tests replace fs.writeSync to simulate a full disk.
-import fs from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { anchorsIn, formatAnchor, parseAnchor } from "../core/anchor.ts";
-import { clip } from "../core/text.ts";
+import { clip, oneLine } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { errCode, readTextQuiet, storageError } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
@@ -59,7 +58,7 @@ const NO_BULLETS = "- (no summary; see the transcript anchor)";
 export function normaliseBullets(bullets: string[]): string[] {
   const out: string[] = [];
   for (const raw of bullets) {
-    let text = sanitize(String(raw)).replace(/\s+/g, " ").trim();
+    let text = oneLine(sanitize(String(raw)));
     text = text.replace(/^(?:[-*•+]\s*)+/, "").trim();
     if (!text) continue;
     // A bullet must never pass for an anchor (or hide the rest of the file in a comment).
@@ -78,7 +77,7 @@ export async function appendTurnNote(opts: TurnNote): Promise<AppendResult> {
   if (!opts.sessionId.trim() || !opts.turnUuid.trim()) throw new InputError("a turn note needs a session id and a turn uuid");
   const now = opts.now ?? new Date();
   try {
-    fs.mkdirSync(opts.memoryDir, { recursive: true });
+    mkdirSync(opts.memoryDir, { recursive: true });
   } catch (e) {
     throw storageError(opts.memoryDir, e);
   }
@@ -108,7 +107,7 @@ function buildBlock(before: string | undefined, opts: TurnNote, now: Date, needH
 
 function readIfExists(file: string): string | undefined {
   try {
-    return fs.readFileSync(file, "utf8");
+    return readFileSync(file, "utf8");
   } catch (e) {
     if (errCode(e) === "ENOENT") return undefined;
     throw storageError(file, e);
@@ -121,26 +120,26 @@ function readIfExists(file: string): string | undefined {
  */
 export function appendAll(path: string, data: string): void {
   const buf = Buffer.from(data);
-  const existed = fs.existsSync(path);
+  const existed = existsSync(path);
   let fd: number | undefined;
   let size = 0;
   try {
-    fd = fs.openSync(path, "a", 0o644);
-    size = fs.fstatSync(fd).size;
+    fd = openSync(path, "a", 0o644);
+    size = fstatSync(fd).size;
     let off = 0;
-    while (off < buf.byteLength) off += fs.writeSync(fd, buf, off, buf.byteLength - off);
+    while (off < buf.byteLength) off += writeSync(fd, buf, off, buf.byteLength - off);
     // The append is the commit point of a turn note: make it survive a crash.
-    fs.fsyncSync(fd);
+    fsyncSync(fd);
   } catch (e) {
     if (fd !== undefined) {
       try {
-        fs.ftruncateSync(fd, size);
+        ftruncateSync(fd, size);
       } catch {}
     }
-    if (!existed) fs.rmSync(path, { force: true });
+    if (!existed) rmSync(path, { force: true });
     throw storageError(path, e);
   } finally {
-    if (fd !== undefined) fs.closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -153,7 +152,7 @@ const DAILY = /^\d{4}-\d{2}-\d{2}\.md$/;
 export function dailyFiles(memoryDir: string): string[] {
   let names: string[];
   try {
-    names = fs.readdirSync(memoryDir);
+    names = readdirSync(memoryDir);
   } catch {
     return [];
   }

@@ -13,6 +13,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { dataFiles } from "../core/project.ts";
 import { atomicWrite, mtimeOf, readTextQuiet, safeName } from "../core/fsutil.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "./redact.ts";
@@ -55,7 +56,7 @@ const ID_LIMIT = 200;
 const PROMPT_TTL_MS = 7 * 24 * 3600_000;
 
 export function pendingDir(dataDir: string): string {
-  return join(dataDir, "pending");
+  return dataFiles(dataDir).pendingDir;
 }
 
 /** A summariser may take minutes, so the drainer's lock is judged by its holder's identity, not its age. */
@@ -63,11 +64,11 @@ export const DRAIN_LOCK_STALE_MS = 6 * 3600_000;
 
 /** Held by the one drainer at work on the project's queue. */
 export function drainLockFile(dataDir: string): string {
-  return join(pendingDir(dataDir), ".drain.lock");
+  return dataFiles(dataDir).drainLock;
 }
 
 function promptsDir(dataDir: string): string {
-  return join(pendingDir(dataDir), "prompts");
+  return dataFiles(dataDir).pendingPromptsDir;
 }
 
 function keyOf(sessionId: string, promptId: string): string {
@@ -85,20 +86,31 @@ const toolList = (v: unknown): { name: string; input: string }[] =>
 // Prompts (UserPromptSubmit)
 
 export function recordPrompt(dataDir: string, rec: PromptRecord): void {
-  atomicWrite(join(promptsDir(dataDir), `${keyOf(rec.sessionId, rec.promptId)}.json`), JSON.stringify({ ...rec, prompt: redactText(rec.prompt) }));
+  atomicWrite(promptFile(dataDir, rec.sessionId, rec.promptId), JSON.stringify({ ...rec, prompt: redactText(rec.prompt) }));
 }
 
-/** The prompt of a turn, taken out of the prompt folder (the turn file keeps it from now on). */
-export function takePrompt(dataDir: string, sessionId: string, promptId: string): string | undefined {
-  const file = join(promptsDir(dataDir), `${keyOf(sessionId, promptId)}.json`);
-  const text = readTextQuiet(file);
+/**
+ * The prompt of a turn. It stays in the prompt folder until the turn's note is written
+ * (`forgetPrompt`): Claude Code may run Stop twice for one turn, and each Stop's queue entry must
+ * carry the prompt, whichever of them the drainer reads.
+ */
+export function readPrompt(dataDir: string, sessionId: string, promptId: string): string | undefined {
+  const text = readTextQuiet(promptFile(dataDir, sessionId, promptId));
   if (text === undefined) return undefined;
-  rmSync(file, { force: true });
   try {
     return str(JSON.parse(text)?.prompt);
   } catch {
     return undefined;
   }
+}
+
+/** Once the turn's note is written (or there was nothing to write). */
+export function forgetPrompt(dataDir: string, sessionId: string, promptId: string): void {
+  rmSync(promptFile(dataDir, sessionId, promptId), { force: true });
+}
+
+function promptFile(dataDir: string, sessionId: string, promptId: string): string {
+  return join(promptsDir(dataDir), `${keyOf(sessionId, promptId)}.json`);
 }
 
 /** Prompts whose turn never reached Stop, past their time. */

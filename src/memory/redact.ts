@@ -9,6 +9,8 @@
  * quadratic (the unit tests feed it such input).
  */
 
+import { clip } from "../core/text.ts";
+
 const PRIVATE_TAG = /<(\/?)private(?:\s[^<>]{0,200})?\s*>/gi;
 
 /**
@@ -240,9 +242,10 @@ export function redactHead(text: string, keep: number, redact: Redactor = saniti
 
 /**
  * `text` redacted, then clipped to `max` chars: `cut` makes the clipped form from the redacted
- * start (default: the first `max` chars and "…").
+ * start, told the length of the whole text (default: clip, ending in "…"; clipMarked says how
+ * long the whole was).
  */
-export function clipRedacted(text: string, max: number, redact: Redactor = sanitize, cut: (head: string, max: number) => string = (h, m) => `${h.slice(0, m - 1)}…`): string {
+export function clipRedacted(text: string, max: number, redact: Redactor = sanitize, cut: (head: string, max: number, total: number) => string = (h, m) => clip(h, m)): string {
   const head = redactHead(text, max, redact);
-  return head.whole && head.text.length <= max ? head.text : cut(head.text, max);
+  return head.whole && head.text.length <= max ? head.text : cut(head.text, max, text.length);
 }

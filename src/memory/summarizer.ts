@@ -4,11 +4,10 @@
  * extract is written instead, so a turn is never lost. Text is sanitised before it is sent
  * anywhere and the bullets again when they come back.
  */
-import { Ollama } from "ollama";
 import { tmpdir } from "node:os";
 import type { ResolvedConfig } from "../core/config.ts";
-import { resolveOllamaHost } from "../core/embedder.ts";
-import { clip } from "../core/text.ts";
+import { DEFAULT_OLLAMA_HOST, ollamaClient, ollamaError, ollamaTimeoutMs, resolveOllamaHost } from "../core/ollama-client.ts";
+import { clip, clipMiddle, firstLine, oneLine, seconds } from "../core/text.ts";
 import type { LastTurn, ToolCall } from "../transcript/types.ts";
 import { sanitize } from "./redact.ts";
 
@@ -51,14 +50,14 @@ export function summarizerOptions(config: ResolvedConfig["values"], over: { prov
     ollamaHost = resolveOllamaHost(config["embedding.host"]);
   } catch {
     // A malformed host is the embedder's error to report; the summariser falls back to the extract.
-    ollamaHost = "http://127.0.0.1:11434";
+    ollamaHost = DEFAULT_OLLAMA_HOST;
   }
   return {
     provider: over.provider ?? (configured === "off" ? "extract" : (configured as SummarizerProvider)),
     claudeModel: config["summarizer.model"],
     ollamaHost,
     ollamaModel: config["summarizer.ollama_model"],
-    timeoutMs: over.timeoutMs ?? config["summarizer.timeout_ms"],
+    timeoutMs: over.timeoutMs ?? ollamaTimeoutMs(config, "summary"),
   };
 }
 
@@ -82,14 +81,6 @@ export function buildPrompt(turnText: string, maxChars = CLAUDE_MAX_INPUT): stri
   return `${SUMMARY_INSTRUCTIONS}\n\nTranscript:\n${clipMiddle(turnText, maxChars)}\n`;
 }
 
-/** Keeps the start (the request) and the end (the outcome) of an over-long turn. */
-export function clipMiddle(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const head = Math.floor(max / 3);
-  const tail = max - head;
-  return `${text.slice(0, head)}\n[… ${text.length - max} characters omitted …]\n${text.slice(-tail)}`;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Parsing model output
 
@@ -111,17 +102,12 @@ export function parseBullets(output: string): string[] {
 
 function finishBullets(bullets: string[]): string[] {
   return bullets.map((b) => {
-    const clean = sanitize(b).replace(/\s+/g, " ").trim();
-    return clip(clean, BULLET_MAX_CHARS);
+    return clip(oneLine(sanitize(b)), BULLET_MAX_CHARS);
   });
 }
 
 // ---------------------------------------------------------------------------------------------
 // claude -p
-
-function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(1))}s`;
-}
 
 /** The environment of the summariser's claude: our own hooks switched off, not nested. */
 export function claudeEnv(base: NodeJS.ProcessEnv): Record<string, string> {
@@ -222,7 +208,7 @@ async function runWithTimeout(cmd: string[], input: string, env: Record<string, 
 
 /** One chat call to the Ollama model: its answer, or a SummarizerFailure saying why there is none. */
 async function runOllama(system: string, user: string, opts: SummarizeOptions): Promise<string> {
-  const client = new Ollama({ host: opts.ollamaHost, fetch: timedFetch(opts.timeoutMs) as typeof fetch });
+  const client = ollamaClient(opts.ollamaHost, opts.timeoutMs);
   try {
     const res = await client.chat({
       model: opts.ollamaModel,
@@ -234,7 +220,8 @@ async function runOllama(system: string, user: string, opts: SummarizeOptions): 
     });
     return String(res?.message?.content ?? "");
   } catch (e) {
-    throw new SummarizerFailure(`ollama: ${describeOllamaError(e, opts)}`);
+    const call = { host: opts.ollamaHost, model: opts.ollamaModel, timeoutMs: opts.timeoutMs };
+    throw new SummarizerFailure(`ollama: ${ollamaError(e, call, "chat").message}`);
   }
 }
 
@@ -244,45 +231,8 @@ async function summarizeWithOllama(turnText: string, opts: SummarizeOptions): Pr
   return bullets;
 }
 
-/**
- * The client's chat() takes no AbortSignal, so the timeout goes into fetch. Non-JSON error bodies
- * are turned into JSON ones because the client console.logs on those, which would corrupt a hook's
- * JSON on stdout.
- */
-function timedFetch(timeoutMs: number) {
-  return async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-    if (res.ok || res.headers.get("content-type")?.includes("application/json")) return res;
-    const text = await res.text().catch(() => "");
-    return Response.json({ error: text || `HTTP ${res.status}` }, { status: res.status, statusText: res.statusText });
-  };
-}
-
-function describeOllamaError(err: unknown, opts: SummarizeOptions): string {
-  const e = err as { name?: string; code?: string; cause?: { code?: string }; status_code?: number; message?: string };
-  if (e?.name === "TimeoutError" || e?.name === "AbortError") return `timed out after ${seconds(opts.timeoutMs)}`;
-  const code = e?.code ?? e?.cause?.code;
-  if (code && /ECONNREFUSED|ConnectionRefused|ENOTFOUND|EHOSTUNREACH|FailedToOpenSocket|ECONNRESET/.test(code)) {
-    return `not reachable at ${opts.ollamaHost}`;
-  }
-  const message = firstLine(String(e?.message ?? err));
-  if (e?.status_code === 404 && /not found/i.test(message)) {
-    return `model '${opts.ollamaModel}' not found (run 'ollama pull ${opts.ollamaModel}')`;
-  }
-  return clip(e?.status_code ? `HTTP ${e.status_code}: ${message}` : message, 200);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Deterministic extract
-
-function firstLine(text: string): string {
-  return (
-    text
-      .split("\n")
-      .map((l) => l.trim())
-      .find((l) => l.length > 0) ?? ""
-  );
-}
 
 /** First sentence of the first non-empty line, at most `max` characters. */
 export function firstSentence(text: string, max = 200): string {

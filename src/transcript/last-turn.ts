@@ -2,6 +2,7 @@
  * The last turn of a session, for the Stop hook: the last real user message through the end of
  * the file, labelled for a summariser. Only the last turn's bytes are parsed fully.
  */
+import { oneLine } from "../core/text.ts";
 import { EmptyTranscriptError, listTurns, readTurnRange } from "./reader.ts";
 import { cleanText } from "./sanitize.ts";
 import type { LastTurn, Turn } from "./types.ts";
@@ -18,8 +19,6 @@ export interface LastTurnOptions {
   /** Redact every text of the turn (tool inputs and outputs before their clip) and the message with this. */
   redact?: (text: string) => string;
 }
-
-const norm = (s: string) => s.replace(/\s+/g, " ").trim();
 
 /**
  * Last turn of a transcript, or undefined when the file is empty or holds no real user message.
@@ -64,9 +63,9 @@ export async function findStoppedTurn(path: string, q: TurnQuery): Promise<Found
   const [turn] = await readTurnRange(index, pick.i, pick.i, { maxOutput: LAST_TURN_OUTPUT_CHARS, redact: q.redact });
   if (!turn) return undefined;
   const same = q.redact ?? ((s: string) => s);
-  const msg = q.lastAssistantMessage === undefined ? "" : norm(cleanText(q.lastAssistantMessage));
+  const msg = q.lastAssistantMessage === undefined ? "" : oneLine(cleanText(q.lastAssistantMessage));
   // Without the final message there is nothing to wait for.
-  const complete = msg ? turn.assistantTexts.some((t) => norm(same(t)).includes(msg)) : true;
+  const complete = msg ? turn.assistantTexts.some((t) => oneLine(same(t)).includes(msg)) : true;
   // With nothing that names the turn, only its final message shows the last turn is this one.
   if (!pick.named && msg && !complete) return undefined;
   return { turn: toLastTurn(index.sessionId, turn, q.lastAssistantMessage, same), complete };
@@ -82,8 +81,8 @@ function pickTurn(turns: Turn[], q: TurnQuery): { i: number; named: boolean } | 
   const last = turns.length - 1;
   if (last < 0) return undefined;
   if (q.prompt === undefined) return { i: last, named: false };
-  const want = norm(q.prompt);
-  const have = norm((q.redact ?? ((s: string) => s))(turns[last]!.userText));
+  const want = oneLine(q.prompt);
+  const have = oneLine((q.redact ?? ((s: string) => s))(turns[last]!.userText));
   const same = want === have || (want.length > 0 && have.length > 0 && (want.startsWith(have) || have.startsWith(want)));
   return same ? { i: last, named: true } : undefined;
 }
@@ -118,10 +117,10 @@ function toLastTurn(sessionId: string, turn: Turn, lastAssistantMessage: string 
  * transcript text into the form `msg` was recorded in (redacted), so the two compare.
  */
 function applyLastAssistantMessage(turn: Turn, msg: string, same: (text: string) => string): boolean {
-  const m = norm(msg);
-  if (turn.assistantTexts.some((t) => norm(same(t)).includes(m))) return false;
+  const m = oneLine(msg);
+  if (turn.assistantTexts.some((t) => oneLine(same(t)).includes(m))) return false;
   const lastItem = turn.items[turn.items.length - 1];
-  if (lastItem?.kind === "assistant" && m.startsWith(norm(same(lastItem.text)))) {
+  if (lastItem?.kind === "assistant" && m.startsWith(oneLine(same(lastItem.text)))) {
     // The file holds the start of the final message only.
     lastItem.text = msg;
     turn.assistantTexts[turn.assistantTexts.length - 1] = msg;

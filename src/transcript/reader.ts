@@ -13,9 +13,10 @@
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { InputError, NotFoundError, UnrecognisedFormatError } from "../core/errors.ts";
-import type { Redactor } from "../memory/redact.ts";
+import { clipMarked } from "../core/text.ts";
+import { clipRedacted, type Redactor } from "../memory/redact.ts";
 import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "./lines.ts";
-import { classifyUserText, cleanText, clip, commandText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
+import { classifyUserText, cleanText, commandText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
 import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";
 
 /** The file exists but holds nothing yet (Claude Code creates it before writing). */
@@ -497,7 +498,7 @@ class Builder {
     else out = JSON.stringify(c) ?? "";
     const text = cleanText(out);
     call.outputChars = text.length;
-    call.output = clip(text, this.o.maxOutput, this.o.redact);
+    call.output = this.o.redact ? clipRedacted(text, this.o.maxOutput, this.o.redact, clipMarked) : clipMarked(text, this.o.maxOutput);
     if (b.is_error === true) call.isError = true;
   }
 

@@ -1,8 +1,9 @@
 /**
  * Text hygiene for captured transcript content: our own injected memory never comes back,
- * images and base64 never leak, tool inputs become one line, long text is clipped visibly
- * (redacted before it is clipped when a redactor is given: see redactHead).
+ * images and base64 never leak, tool inputs become one short line (redacted before they are
+ * shaped and clipped when a redactor is given: see redactHead).
  */
+import { clip } from "../core/text.ts";
 import { redactHead, type Redactor } from "../memory/redact.ts";
 
 /**
@@ -49,32 +50,6 @@ export function scrubBase64(text: string): string {
 /** Full hygiene for any captured text. */
 export function cleanText(text: string): string {
   return scrubBase64(stripInjected(text)).trim();
-}
-
-/**
- * Clip to `max` chars with a visible marker saying how much was cut. With `redact`, the text is
- * redacted first (over a bounded window, see redactHead), so the cut never leaves a piece of a
- * secret its rule no longer recognises.
- */
-export function clip(text: string, max: number, redact?: Redactor): string {
-  if (redact) {
-    const head = redactHead(text, max, redact);
-    if (head.whole && head.text.length <= max) return head.text;
-    return `${head.text.slice(0, max)} …[truncated, ${text.length} chars total]`;
-  }
-  if (text.length <= max) return text;
-  return `${text.slice(0, max)} …[truncated, ${text.length} chars total]`;
-}
-
-/** Collapse all whitespace to single spaces. */
-export function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
-}
-
-/** One-line preview of at most `max` chars (`...` when cut). */
-export function preview(text: string, max = 80): string {
-  const s = oneLine(text);
-  return s.length <= max ? s : s.slice(0, max - 3) + "...";
 }
 
 interface ImageLike {
@@ -130,7 +105,7 @@ export function summarizeToolInput(name: string, input: unknown, max = 500, reda
   }
   const flat = (t: string) => scrubBase64(t.replace(/\s*\n\s*/g, " ↵ ").replace(/[ \t]+/g, " ").trim());
   s = redact ? redactHead(s, max, redact, flat).text : flat(s);
-  return s.length <= max ? s : s.slice(0, max - 1) + "…";
+  return clip(s, max);
 }
 
 export type UserTextKind = "prompt" | "command" | "local" | "interrupt" | "notification" | "compact-summary" | "empty";

@@ -17,6 +17,7 @@ import { scanLines } from "../transcript/lines.ts";
 import { isSubagentPath } from "../transcript/reader.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
 import { ftsText } from "./fts.ts";
+import { isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile } from "./rows.ts";
 
 /** Stored text of one message (longer is clipped: a recall needs the gist, not a 100 KB paste). */
 export const TEXT_MAX = 20_000;
@@ -80,24 +81,6 @@ export function parseState(json: string): FileState {
     cwd: s("cwd"),
     sessionId: s("sessionId"),
   };
-}
-
-interface FileRow {
-  id: number;
-  path: string;
-  dev: number;
-  ino: number;
-  size: number;
-  mtime: number;
-  consumed: number;
-  project: string | null;
-  state: string;
-}
-
-function isFileRow(v: unknown): v is FileRow {
-  if (!v || typeof v !== "object") return false;
-  const r = v as Record<string, unknown>;
-  return typeof r.id === "number" && typeof r.path === "string" && typeof r.size === "number" && typeof r.consumed === "number" && typeof r.state === "string";
 }
 
 /** A message row being built or updated by one read. */
@@ -195,23 +178,7 @@ interface DirMark {
   settled: boolean;
 }
 
-/** A `files` row as the change check needs it (the state is read by ingestFile, in its transaction). */
-interface KnownFile {
-  id: number;
-  path: string;
-  dev: number;
-  ino: number;
-  size: number;
-  mtime: number;
-}
-
 const KNOWN_COLS = "id, path, dev, ino, size, mtime";
-
-function isKnownFile(v: unknown): v is KnownFile {
-  if (!v || typeof v !== "object") return false;
-  const r = v as Record<string, unknown>;
-  return typeof r.id === "number" && typeof r.path === "string" && typeof r.size === "number";
-}
 
 /** Rows whose path starts with `prefix` (which ends in "/"): a range on the path index. */
 function underArgs(prefix: string): [string, string] {
@@ -624,26 +591,10 @@ class FileReader {
   private loadRow(id: number): Row | undefined {
     const have = this.byId.get(id);
     if (have) return have;
-    const r = this.db.query("SELECT id, session, turn_uuid, prompt_id, uuid, msg_key, ts, role, text, tools, paths, inputs, results FROM messages WHERE id = ? AND file_id = ?").get(id, this.file.id) as
-      | Record<string, unknown>
-      | null;
-    if (!r || typeof r.text !== "string" || typeof r.turn_uuid !== "string") return undefined;
-    const row: Row = {
-      id,
-      dirty: false,
-      session: String(r.session),
-      turnUuid: r.turn_uuid,
-      promptId: typeof r.prompt_id === "string" ? r.prompt_id : null,
-      uuid: String(r.uuid),
-      msgKey: String(r.msg_key),
-      ts: Number(r.ts) || 0,
-      role: r.role === "user" ? "user" : "assistant",
-      text: r.text,
-      tools: String(r.tools ?? "").split(" ").filter(Boolean),
-      paths: String(r.paths ?? "").split("\n").filter(Boolean),
-      inputs: String(r.inputs ?? ""),
-      results: String(r.results ?? ""),
-    };
+    const r = this.db.query(`SELECT ${MESSAGE_COLS}, msg_key FROM messages WHERE id = ? AND file_id = ?`).get(id, this.file.id);
+    const m = messageColumns(r);
+    if (!m || !isRecord(r)) return undefined;
+    const row: Row = { ...m, id, dirty: false, msgKey: String(r.msg_key) };
     this.byId.set(id, row);
     this.rows.push(row);
     return row;

@@ -3,8 +3,10 @@
  * process answers in milliseconds, so the prompt hook can call `searchTranscripts` too.
  */
 import type { Database } from "bun:sqlite";
+import { oneLine } from "../core/text.ts";
 import { BM25_WEIGHTS } from "./db.ts";
 import { ftsText, matchExpression, queryTokens } from "./fts.ts";
+import { isRecord, MESSAGE_COLS, messageColumns } from "./rows.ts";
 
 export interface TranscriptQuery {
   query: string;
@@ -37,10 +39,6 @@ export interface TranscriptHit {
   terms?: string[];
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object";
-}
-
 const SNIPPET = 240;
 
 export function searchTranscripts(db: Database, q: TranscriptQuery): TranscriptHit[] {
@@ -57,29 +55,29 @@ export function searchTranscripts(db: Database, q: TranscriptQuery): TranscriptH
     args.push(q.sinceMs);
   }
   args.push(Math.max(1, Math.floor(q.limit)));
-  const sql = `SELECT m.id AS rowid, m.project, m.session, m.turn_uuid, m.prompt_id, m.uuid, m.ts, m.role, m.text, m.tools, m.paths, m.inputs, m.results, f.path,
+  const sql = `SELECT m.id AS rowid, m.project, ${MESSAGE_COLS.split(", ").map((c) => `m.${c}`).join(", ")}, f.path,
       bm25(msg_fts, ${BM25_WEIGHTS.join(", ")}) AS rank
     FROM msg_fts JOIN messages m ON m.id = msg_fts.rowid JOIN files f ON f.id = m.file_id
     WHERE ${where.join(" AND ")} ORDER BY rank LIMIT ?`;
   const tokens = queryTokens(q.query);
   const out: TranscriptHit[] = [];
   for (const r of db.query(sql).all(...args)) {
-    if (!isRecord(r) || typeof r.turn_uuid !== "string" || typeof r.path !== "string" || typeof r.text !== "string") continue;
-    const text = String(r.text);
-    const body = text || [r.inputs, r.results].filter((x) => typeof x === "string" && x).join("\n");
-    const words = wordsOf([text, r.paths, r.tools, r.inputs, r.results].filter((x) => typeof x === "string" && x).join("\n"));
+    const m = messageColumns(r);
+    if (!m || !isRecord(r) || typeof r.path !== "string") continue;
+    const body = m.text || [m.inputs, m.results].filter(Boolean).join("\n");
+    const words = wordsOf([m.text, ...m.paths, ...m.tools, m.inputs, m.results].filter(Boolean).join("\n"));
     out.push({
       rowid: Number(r.rowid),
       project: String(r.project),
-      session: String(r.session),
-      turnUuid: r.turn_uuid,
-      ...(typeof r.prompt_id === "string" && r.prompt_id ? { promptId: r.prompt_id } : {}),
-      uuid: String(r.uuid),
-      ts: Number(r.ts) || 0,
-      role: r.role === "user" ? "user" : "assistant",
+      session: m.session,
+      turnUuid: m.turnUuid,
+      ...(m.promptId ? { promptId: m.promptId } : {}),
+      uuid: m.uuid,
+      ts: m.ts,
+      role: m.role,
       path: r.path,
-      tools: String(r.tools ?? "").split(" ").filter(Boolean),
-      paths: String(r.paths ?? "").split("\n").filter(Boolean),
+      tools: m.tools,
+      paths: m.paths,
       snippet: snippetOf(body, tokens),
       score: -Number(r.rank),
       terms: tokens.filter((t) => words.has(t)),
@@ -95,7 +93,7 @@ function wordsOf(text: string): Set<string> {
 
 /** About SNIPPET chars of `text` around the first query token it holds (the start when none). */
 export function snippetOf(text: string, tokens: string[], max = SNIPPET): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const flat = oneLine(text);
   if (flat.length <= max) return flat;
   const lower = flat.toLowerCase();
   let at = -1;

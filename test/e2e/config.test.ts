@@ -1,13 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { run, tempProject } from "../helpers/cli.ts";
+import { tempProject } from "../helpers/cli.ts";
 
 describe("memsearch config", () => {
-  const p = tempProject();
-  const ms = (args: string[], extra: Record<string, string | undefined> = {}) => run(args, { cwd: p.root, env: { ...p.env, ...extra } });
-
   test("set, get and list --resolved with sources", async () => {
+    const p = tempProject();
+    const ms = p.ms;
     const s = await ms(["config", "set", "search.top_k", "8"]);
     expect(s.code).toBe(0);
     expect(s.stdout.trim()).toBe(`Set search.top_k = 8 in ${join(p.home, ".memsearch", "config.toml")}`);
@@ -24,6 +23,9 @@ describe("memsearch config", () => {
   });
 
   test("bad keys and values: one line, exit non-zero, file unchanged", async () => {
+    const p = tempProject();
+    const ms = p.ms;
+    expect((await ms(["config", "set", "search.top_k", "8"])).code).toBe(0);
     const before = readFileSync(join(p.home, ".memsearch", "config.toml"), "utf8");
     const bad = await ms(["config", "set", "search.top_kk", "3"]);
     expect(bad.code).toBe(2);
@@ -35,6 +37,8 @@ describe("memsearch config", () => {
   });
 
   test("a malformed project TOML stops every command with file and line", async () => {
+    const p = tempProject();
+    const ms = p.ms;
     writeFileSync(join(p.root, ".memsearch.toml"), '[search]\ntop_k = 3\n[chunking\nmax_chunk_size = 1\n');
     const r = await ms(["search", "anything"]);
     expect(r.code).toBe(1);

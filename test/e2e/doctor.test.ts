@@ -1,19 +1,24 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
-import { REPO, run, tempProject } from "../helpers/cli.ts";
+import { REPO, tempProject } from "../helpers/cli.ts";
 
 describe("doctor, remember and recent", () => {
-  const p = tempProject();
+  // Shared by every test, and stateless: the tests never read what it was asked.
   let ollama: OllamaDouble;
-  const ms = (args: string[], extra: Record<string, string | undefined> = {}) => run(args, { cwd: p.root, env: { ...p.env, OLLAMA_HOST: ollama.host, ...extra } });
+  /** A project of the test's own, talking to the double. */
+  const project = () => {
+    const p = tempProject({ env: { OLLAMA_HOST: ollama.host } });
+    return { p, ms: p.ms };
+  };
   beforeAll(async () => {
     ollama = await startOllamaDouble({ dim: 768 });
   });
   afterAll(() => ollama.stop());
 
   test("doctor names what is wrong and how to fix it", async () => {
+    const { ms } = project();
     const r = await ms(["doctor", "--json-output"], { OLLAMA_HOST: "http://127.0.0.1:9" });
     const checks = JSON.parse(r.stdout) as { name: string; status: string; detail: string; fix?: string }[];
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
@@ -26,6 +31,7 @@ describe("doctor, remember and recent", () => {
   });
 
   test("the repository's stand-in bin/memsearch is not taken for a binary", async () => {
+    const { p, ms } = project();
     mkdirSync(join(p.home, ".claude"), { recursive: true });
     writeFileSync(join(p.home, ".claude", "settings.json"), JSON.stringify({ enabledPlugins: { "memsearch@memsearch": true } }));
     const pluginDir = join(p.home, ".claude", "plugins", "cache", "memsearch", "memsearch", "0.1.0");
@@ -34,10 +40,10 @@ describe("doctor, remember and recent", () => {
     const plugin = JSON.parse(r.stdout).find((c: { name: string }) => c.name === "plugin");
     expect(plugin.status).toBe("fail");
     expect(plugin.detail).toContain("its hooks find no memsearch binary");
-    rmSync(join(p.home, ".claude"), { recursive: true });
   });
 
   test("doctor is happy once indexed with Ollama and the plugin enabled", async () => {
+    const { p, ms } = project();
     await ms(["index"]);
     mkdirSync(join(p.home, ".claude"), { recursive: true });
     writeFileSync(join(p.home, ".claude", "settings.json"), JSON.stringify({ enabledPlugins: { "memsearch@memsearch": true } }));
@@ -53,6 +59,7 @@ describe("doctor, remember and recent", () => {
   });
 
   test("a turn waiting long for its note is named, with the command that writes it", async () => {
+    const { p, ms } = project();
     const pending = join(p.root, ".memsearch", "pending");
     mkdirSync(pending, { recursive: true });
     const file = join(pending, "s--p.json");
@@ -65,18 +72,18 @@ describe("doctor, remember and recent", () => {
     const stale = JSON.parse((await ms(["doctor", "-j"])).stdout).find((c: { name: string }) => c.name === "turn queue");
     expect(stale.status).toBe("warn");
     expect(stale.fix).toStartWith("memsearch hook drain");
-    rmSync(pending, { recursive: true });
   });
 
   test("a broken config makes doctor fail with the file and line", async () => {
+    const { p, ms } = project();
     writeFileSync(join(p.root, ".memsearch.toml"), "[search\n");
     const r = await ms(["doctor"]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/✗ config: .*\.memsearch\.toml:1: malformed TOML/);
-    writeFileSync(join(p.root, ".memsearch.toml"), "");
   });
 
   test("remember writes a redacted note that search finds; recent shows it", async () => {
+    const { ms } = project();
     const r = await ms(["remember", "Staging DB password is postgres://app:hunter2secret@db.internal/app and we rotate it monthly"]);
     expect(r.code).toBe(0);
     const hits = JSON.parse((await ms(["search", "rotate staging database monthly", "-j", "-k", "1"])).stdout);

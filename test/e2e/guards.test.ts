@@ -4,10 +4,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { run, tempProject } from "../helpers/cli.ts";
-import { processStartTime } from "../../src/core/sessions.ts";
+import { indexedProject, run, tempProject } from "../helpers/cli.ts";
+import { processStartTime } from "../../src/core/processes.ts";
 import { deadPid, liveSleeper } from "../helpers/processes.ts";
 
 const posix = process.platform !== "win32";
@@ -36,13 +36,11 @@ describe("a stale index lock whose PID now belongs to an unrelated live process"
 });
 
 describe("temp files of killed index writers", () => {
-  const p = tempProject();
-  const idx = join(p.root, ".memsearch", "index");
-  const ms = (args: string[]) => run(args, { cwd: p.root, env: p.env });
-  const temps = () => readdirSync(idx).filter((n) => n.startsWith("index.bin.tmp-")).sort();
+  const temps = (idx: string) => readdirSync(idx).filter((n) => n.startsWith("index.bin.tmp-")).sort();
 
   test.if(posix)("index removes those of dead writers and old ones, and leaves a live writer's alone", async () => {
-    expect((await ms(["index"])).code).toBe(0);
+    const p = await indexedProject();
+    const idx = join(p.root, ".memsearch", "index");
     const dead = `index.bin.tmp-${await deadPid()}-k1ll3d`;
     const old = `index.bin.tmp-${sleeper.pid}-0ld0ld`;
     const live = `index.bin.tmp-${sleeper.pid}-l1v3ab`;
@@ -50,37 +48,45 @@ describe("temp files of killed index writers", () => {
     const hoursAgo = new Date(Date.now() - 2 * 3600_000);
     utimesSync(join(idx, old), hoursAgo, hoursAgo);
     // Nothing changed in the markdown: the no-op run sweeps too.
-    const r = await ms(["index"]);
+    const r = await p.ms(["index"]);
     expect(r.code).toBe(0);
-    expect(temps()).toEqual([live]);
+    expect(temps(idx)).toEqual([live]);
     // And a run that saves.
     const again = `index.bin.tmp-${await deadPid()}-s4v1ng`;
     writeFileSync(join(idx, again), "x");
     writeFileSync(join(p.memory, "more.md"), "# More\n\nsomething new\n");
-    expect((await ms(["index"])).code).toBe(0);
-    expect(temps()).toEqual([live]);
+    expect((await p.ms(["index"])).code).toBe(0);
+    expect(temps(idx)).toEqual([live]);
   });
 
   test.if(posix)("reset --yes removes them with the index and says how much it freed", async () => {
+    const p = await indexedProject();
+    const idx = join(p.root, ".memsearch", "index");
+    // A live writer's temp file, which reset must leave alone.
+    const live = `index.bin.tmp-${sleeper.pid}-l1v3ab`;
+    writeFileSync(join(idx, live), randomBytes(256 * 1024));
     const dead = [`index.bin.tmp-${await deadPid()}-aaaaaa`, `index.bin.tmp-${await deadPid()}-bbbbbb`];
     for (const n of dead) writeFileSync(join(idx, n), randomBytes(1024 * 1024));
-    const r = await ms(["reset", "--yes"]);
+    const r = await p.ms(["reset", "--yes"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Dropped index .* \(\d+\.\d MiB freed, including 2 temporary files of interrupted writes\)\. Markdown in .* is untouched\.\n$/);
     expect(existsSync(join(idx, "index.bin"))).toBe(false);
-    expect(temps()).toEqual([`index.bin.tmp-${sleeper.pid}-l1v3ab`]);
+    expect(temps(idx)).toEqual([live]);
     // Only leftovers: said too.
     writeFileSync(join(idx, dead[0]!), randomBytes(2 * 1024 * 1024));
-    const only = await ms(["reset", "--yes"]);
+    const only = await p.ms(["reset", "--yes"]);
     expect(only.stdout.trim()).toBe("No index to drop; removed 1 temporary file of an interrupted write (2.0 MiB freed).");
   });
 });
 
 describe("--top-k is bounded", () => {
-  const p = tempProject();
-  const ms = (args: string[]) => run(args, { cwd: p.root, env: p.env, timeoutMs: 20_000 });
+  const project = () => {
+    const p = tempProject();
+    return { p, ms: (args: string[]) => run(args, { cwd: p.root, env: p.env, timeoutMs: 20_000 }) };
+  };
 
   test("out of range is a usage error, on the fast path and through yargs", async () => {
+    const { ms } = project();
     expect((await ms(["index"])).code).toBe(0);
     for (const args of [
       ["search", "redis", "-k", "1001"], // fast path
@@ -100,6 +106,7 @@ describe("--top-k is bounded", () => {
   });
 
   test("--help gives the range; the config key has it too", async () => {
+    const { p, ms } = project();
     expect((await ms(["search", "--help"])).stdout).toMatch(/--top-k.*1 to 1000/);
     const env = await run(["search", "redis"], { cwd: p.root, env: { ...p.env, MEMSEARCH_SEARCH_TOP_K: "1000000000" } });
     expect(env.code).not.toBe(0);
@@ -108,11 +115,11 @@ describe("--top-k is bounded", () => {
 });
 
 describe("files that are not markdown text", () => {
-  const p = tempProject();
-  const ms = (args: string[]) => run(args, { cwd: p.root, env: p.env });
   const lines = (s: string) => s.split("\n").filter(Boolean);
 
   test("a .md of random bytes or invalid UTF-8 is skipped with one line each; the rest is indexed", async () => {
+    const p = tempProject();
+    const ms = p.ms;
     const random = join(p.memory, "random.md");
     const latin1 = join(p.memory, "latin1.md");
     writeFileSync(random, randomBytes(200 * 1024));
@@ -133,11 +140,11 @@ describe("files that are not markdown text", () => {
     const fixed = await ms(["index"]);
     expect(lines(fixed.stderr).filter((l) => l.startsWith("memsearch: skipped"))).toEqual([`memsearch: skipped ${random}: not UTF-8 text`]);
     expect(JSON.parse((await ms(["search", "kombucha", "-j"])).stdout).length).toBe(1);
-    rmSync(random);
-    rmSync(latin1);
   });
 
   test("a named path that is not markdown is said; exit 1 only when every named path was rejected", async () => {
+    const p = tempProject();
+    const ms = p.ms;
     writeFileSync(join(p.root, "notes.txt"), "# Notes\n\nplain text\n");
     writeFileSync(join(p.root, "blob.md"), Buffer.from([0x23, 0x20, 0x00, 0x01, 0x02, 0x0a]));
     const txt = await ms(["index", "notes.txt"]);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -49,6 +49,11 @@ function copyAs(src: string, dest: string, cwd: string): void {
   utimesSync(dest, OLD, OLD);
 }
 
+const cleanup: string[] = [];
+afterAll(() => {
+  for (const d of cleanup) rmSync(d, { recursive: true, force: true });
+});
+
 interface Setup {
   root: string;
   home: string;
@@ -59,6 +64,7 @@ interface Setup {
 
 function setup(): Setup {
   const base = mkdtempSync(join(tmpdir(), "ms-import-"));
+  cleanup.push(base);
   const root = join(base, "proj");
   const other = join(base, "other");
   mkdirSync(join(root, ".git"), { recursive: true });
@@ -118,21 +124,18 @@ function expectWholeNotes(memory: string): void {
   }
 }
 
-const cleanup: string[] = [];
-afterAll(() => {
-  for (const d of cleanup) rmSync(d, { recursive: true, force: true });
-});
+/** A fresh setup whose transcripts `memsearch import` has already turned into notes. */
+async function imported(): Promise<Setup> {
+  const s = setup();
+  const r = await run(["import"], { cwd: s.root, env: s.env });
+  if (r.code !== 0) throw new Error(`import failed (${r.code}): ${r.stderr}`);
+  return s;
+}
 
 describe("memsearch import", () => {
-  let s: Setup;
-  let want: Awaited<ReturnType<typeof expectedTurns>>;
-  beforeAll(async () => {
-    s = setup();
-    cleanup.push(dirname(s.root));
-    want = await expectedTurns(s);
-  });
-
   test("--dry-run says what it would write and that the extract costs nothing; writes nothing", async () => {
+    const s = setup();
+    const want = await expectedTurns(s);
     const r = await run(["import", "--dry-run"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Would import ${want.uuids.size} turns from ${want.sessions.size} sessions (${MINE.length} transcripts) into ${want.days.size} daily files; 0 turns already have notes.`);
@@ -149,6 +152,8 @@ describe("memsearch import", () => {
   });
 
   test("import writes one anchored note per turn into the day of the turn, another project's and subagents' turns not included", async () => {
+    const s = setup();
+    const want = await expectedTurns(s);
     const r = await run(["import"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^Imported ${want.uuids.size} turns from ${want.sessions.size} sessions into ${want.days.size} daily files \\(0 already had notes\\) in [\\d.]+ s\\n$`));
@@ -177,6 +182,7 @@ describe("memsearch import", () => {
   });
 
   test("search finds an imported fact", async () => {
+    const s = await imported();
     const r = await run(["search", "bead spotter-dov", "-j"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
     const hits = JSON.parse(r.stdout) as { content: string; source: string }[];
@@ -186,6 +192,8 @@ describe("memsearch import", () => {
   });
 
   test("a second run writes nothing and leaves the files as they were", async () => {
+    const s = await imported();
+    const want = await expectedTurns(s);
     const before = readdirSync(s.memory).map((n) => readFileSync(join(s.memory, n), "utf8"));
     const r = await run(["import"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
@@ -196,7 +204,7 @@ describe("memsearch import", () => {
   test("the progress bar shows on a terminal", async () => {
     if (!Bun.which("script")) return;
     const fresh = setup();
-    cleanup.push(dirname(fresh.root));
+    const want = await expectedTurns(fresh);
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...process.env, ...fresh.env })) if (v !== undefined) env[k] = v;
     const proc = Bun.spawn(["script", "-qec", `${BIN} import`, "/dev/null"], { cwd: fresh.root, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
@@ -210,7 +218,6 @@ describe("memsearch import", () => {
 describe("interrupted and resumed", () => {
   test("killed after a few notes, a re-run writes every turn exactly once and no note is torn", async () => {
     const s = setup();
-    cleanup.push(dirname(s.root));
     const want = await expectedTurns(s);
     // A claude that takes its time, so the import can be killed in the middle.
     const bin = mkdtempSync(join(tmpdir(), "ms-slowclaude-"));
@@ -244,7 +251,6 @@ describe("interrupted and resumed", () => {
 describe("with a model", () => {
   test("--summarizer claude asks the fake claude once per turn, with redacted input and our hooks off", async () => {
     const s = setup();
-    cleanup.push(dirname(s.root));
     const secret = "sk-ant-api03-" + "Zq9Xw8Vu7Ts6Rq5Po4Nm3".repeat(4);
     // One session of our own carrying a key in its prompt.
     const line = (o: object) => JSON.stringify({ parentUuid: null, isSidechain: false, userType: "external", cwd: s.root, sessionId: "keyed", version: "2.1.40", ...o });
@@ -298,7 +304,6 @@ describe("what a user can get wrong", () => {
 
   test("named files: a garbage one is skipped with one warning and the good ones imported; only garbage fails", async () => {
     const s = setup();
-    cleanup.push(dirname(s.root));
     const foreign = join(FIXTURES, "codex-rollout.jsonl");
     const good = join(s.mineDir, "tool_heavy.jsonl");
     const r = await run(["import", foreign, good], { cwd: s.root, env: s.env });
@@ -315,7 +320,6 @@ describe("what a user can get wrong", () => {
 
   test("a subagent file named on the command line is refused: its parent's turn holds its work", async () => {
     const s = setup();
-    cleanup.push(dirname(s.root));
     const sub = join(s.mineDir, "4d5611e5-241a-462a-8d15-5122611a9569", "subagents", "agent-a2898e3.jsonl");
     const r = await run(["import", sub], { cwd: s.root, env: s.env });
     expect(r.code).toBe(1);
@@ -324,7 +328,6 @@ describe("what a user can get wrong", () => {
 
   test("a memory folder that cannot take the notes: one line, non-zero, nothing half-written", async () => {
     const s = setup();
-    cleanup.push(dirname(s.root));
     // Stand-ins for a full disk (the unit tests simulate ENOSPC itself): a read-only folder, or,
     // for root who ignores permissions, a file where the folder should be.
     const root = process.getuid?.() === 0;

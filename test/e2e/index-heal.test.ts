@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkIndex, INDEX_FILE, sealHead } from "../../src/core/index-file.ts";
@@ -187,11 +187,12 @@ describe("a broken index is rebuilt by the first command that meets it", () => {
 });
 
 describe("vectors survive damage elsewhere in the file", () => {
+  // One double per test: "without re-embedding" is read from the double's own request log.
   let ollama: OllamaDouble;
-  beforeAll(async () => {
+  beforeEach(async () => {
     ollama = await startOllamaDouble({ dim: 768 });
   });
-  afterAll(() => ollama.stop());
+  afterEach(() => ollama.stop());
   const embeds = () => ollama.requests.filter((q) => q.path === "/api/embed").flatMap((q) => q.body.input as string[]);
 
   test("a damaged search index is rebuilt without re-embedding: its checksummed vectors are kept", async () => {

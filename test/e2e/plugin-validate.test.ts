@@ -15,12 +15,15 @@ import { assertRealClaude, CLAUDE_BIN } from "../helpers/real-claude.ts";
 const CLAUDE = CLAUDE_BIN;
 assertRealClaude();
 
-const home = mkdtempSync(join(tmpdir(), "ms-claude-home-"));
-const scratch = mkdtempSync(join(tmpdir(), "ms-plugin-copy-"));
+const tmps: string[] = [];
 afterAll(() => {
-  rmSync(home, { recursive: true, force: true });
-  rmSync(scratch, { recursive: true, force: true });
+  for (const d of tmps) rmSync(d, { recursive: true, force: true });
 });
+function tmp(prefix: string): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  tmps.push(d);
+  return d;
+}
 
 interface Validation {
   code: number;
@@ -30,6 +33,8 @@ interface Validation {
 }
 
 async function validate(target: string, ...flags: string[]): Promise<Validation> {
+  // A HOME of its own: what one run of the client writes there must not change what the next reads.
+  const home = tmp("ms-claude-home-");
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("CLAUDE") && !k.startsWith("ANTHROPIC")) env[k] = v;
   Object.assign(env, { HOME: home, CLAUDE_CONFIG_DIR: join(home, ".claude"), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1", NO_COLOR: "1" });
@@ -74,6 +79,7 @@ describe("claude plugin validate", () => {
   test("the icon is what keeps it clean: a copy without it gets a warning and fails the directory profile", async () => {
     // A copy of what the validator reads: the plugin, the repository's README (it takes it from the
     // nearest folder with .git when the plugin has none) and a .git marker.
+    const scratch = tmp("ms-plugin-copy-");
     mkdirSync(join(scratch, ".git"));
     cpSync(join(REPO, "README.md"), join(scratch, "README.md"));
     cpSync(join(REPO, "plugin"), join(scratch, "plugin"), { recursive: true, filter: (src) => !/[\\/]bin[\\/]memsearch/.test(src) });

@@ -14,55 +14,73 @@ import { REPO, run, tempProject } from "../helpers/cli.ts";
 import { fakeClaudeCalls, processAlive, writeFakeClaude } from "../helpers/fake-claude.ts";
 
 const FIX = join(REPO, "test/fixtures/transcripts");
-const p = tempProject();
-const projects = join(p.home, ".claude", "projects");
-const slug = join(projects, "-proj");
-mkdirSync(slug, { recursive: true });
-// The real transcripts, as if written in the temp project.
-for (const name of readdirSync(join(FIX, "spotter")).filter((f) => f.endsWith(".jsonl"))) {
-  writeFileSync(join(slug, name), readFileSync(join(FIX, "spotter", name), "utf8").replace(/"cwd":"[^"]*"/g, `"cwd":${JSON.stringify(p.root)}`));
-}
 // A session of the project whose prompts carry what our hooks injected earlier: a word only found there must never come back.
 const SESSION = "5e55a000-0000-4000-8000-00000000c0de";
-const own = join(slug, `${SESSION}.jsonl`);
-const line = (o: Record<string, unknown>) => JSON.stringify({ sessionId: SESSION, cwd: p.root, isSidechain: false, ...o }) + "\n";
-writeFileSync(
-  own,
-  line({ type: "attachment", uuid: "att-1", timestamp: "2026-03-01T10:05:50Z", attachment: { type: "hook_additional_context", hookEvent: "UserPromptSubmit", content: ["[memsearch] Memories from earlier sessions that may be relevant:\n- quokkaflux gateway tuning"] } }) +
-    line({
-      type: "user",
-      uuid: "turn-inj-1",
-      timestamp: "2026-03-01T10:06:00Z",
-      message: {
-        role: "user",
-        content:
-          "Tune the zebrawidget settings\n\n[memsearch] Earlier conversations of this project that may be relevant (no note matched; the command after each opens the turn):\n- 2026-02-01 10:00, user: quokkaflux gateway tuning → memsearch transcript /x.jsonl --turn abc\n\n<system-reminder>\nUserPromptSubmit hook additional context: quokkaflux gateway\n</system-reminder>",
-      },
-    }) +
-    line({ type: "assistant", uuid: "a-inj-1", timestamp: "2026-03-01T10:06:30Z", message: { id: "m-inj-1", role: "assistant", content: [{ type: "text", text: "Raised the zebrawidget pool size in config/widgets.toml." }] } }),
-);
-const bin = mkdtempSync(join(tmpdir(), "ms-prompt-recall-bin-"));
-writeFakeClaude(bin);
-const log = join(bin, "log");
-const dbFile = join(p.home, ".memsearch", "transcripts.sqlite");
-const base = { ...p.env, TZ: "UTC", MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1", CLAUDE_CONFIG_DIR: undefined, PATH: `${bin}:/usr/bin:/bin`, FAKE_CLAUDE_LOG: log };
+
+const dirs: string[] = [];
 afterAll(() => {
-  for (const d of [p.root, p.home, bin]) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** The hook, with a hang detector far above its 4.5 s budget (a hang fails the test, a slow run does not). */
-async function hook(prompt: string, env: Record<string, string | undefined> = {}) {
-  const r = await run(["hook", "user-prompt-submit"], { cwd: p.root, env: { ...base, ...env }, stdin: JSON.stringify({ session_id: "s-now", prompt, cwd: p.root }), timeoutMs: 30_000 });
-  expect(r.code).toBe(0);
-  const json = JSON.parse(r.stdout);
-  const ctx: string | undefined = json.hookSpecificOutput?.additionalContext;
-  if (ctx !== undefined) {
-    expect(ctx.length).toBeLessThan(10_000);
-    // One paragraph under our marker: the transcript index and the note writer drop it whole.
-    expect(ctx.startsWith("[memsearch]")).toBe(true);
-    expect(ctx).not.toMatch(/\n\s*\n/);
+/**
+ * A temp project whose HOME holds `~/.claude/projects/-proj/` (the real spotter transcripts and
+ * our own session), and a fake claude on PATH. `indexed`: the notes index and the conversation
+ * index built as a user would (`index`, then `recall`).
+ */
+async function conversationProject(opts: { indexed: boolean }) {
+  const p = tempProject();
+  const slug = join(p.home, ".claude", "projects", "-proj");
+  mkdirSync(slug, { recursive: true });
+  // The real transcripts, as if written in the temp project.
+  for (const name of readdirSync(join(FIX, "spotter")).filter((f) => f.endsWith(".jsonl"))) {
+    writeFileSync(join(slug, name), readFileSync(join(FIX, "spotter", name), "utf8").replace(/"cwd":"[^"]*"/g, `"cwd":${JSON.stringify(p.root)}`));
   }
-  return { ...r, json, ctx };
+  const own = join(slug, `${SESSION}.jsonl`);
+  const line = (o: Record<string, unknown>) => JSON.stringify({ sessionId: SESSION, cwd: p.root, isSidechain: false, ...o }) + "\n";
+  writeFileSync(
+    own,
+    line({ type: "attachment", uuid: "att-1", timestamp: "2026-03-01T10:05:50Z", attachment: { type: "hook_additional_context", hookEvent: "UserPromptSubmit", content: ["[memsearch] Memories from earlier sessions that may be relevant:\n- quokkaflux gateway tuning"] } }) +
+      line({
+        type: "user",
+        uuid: "turn-inj-1",
+        timestamp: "2026-03-01T10:06:00Z",
+        message: {
+          role: "user",
+          content:
+            "Tune the zebrawidget settings\n\n[memsearch] Earlier conversations of this project that may be relevant (no note matched; the command after each opens the turn):\n- 2026-02-01 10:00, user: quokkaflux gateway tuning → memsearch transcript /x.jsonl --turn abc\n\n<system-reminder>\nUserPromptSubmit hook additional context: quokkaflux gateway\n</system-reminder>",
+        },
+      }) +
+      line({ type: "assistant", uuid: "a-inj-1", timestamp: "2026-03-01T10:06:30Z", message: { id: "m-inj-1", role: "assistant", content: [{ type: "text", text: "Raised the zebrawidget pool size in config/widgets.toml." }] } }),
+  );
+  const bin = mkdtempSync(join(tmpdir(), "ms-prompt-recall-bin-"));
+  writeFakeClaude(bin);
+  dirs.push(p.root, p.home, bin);
+  const log = join(bin, "log");
+  const dbFile = join(p.home, ".memsearch", "transcripts.sqlite");
+  const base = { ...p.env, TZ: "UTC", MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1", CLAUDE_CONFIG_DIR: undefined, PATH: `${bin}:/usr/bin:/bin`, FAKE_CLAUDE_LOG: log };
+
+  /** The hook, with a hang detector far above its 4.5 s budget (a hang fails the test, a slow run does not). */
+  const hook = async (prompt: string, env: Record<string, string | undefined> = {}) => {
+    const r = await run(["hook", "user-prompt-submit"], { cwd: p.root, env: { ...base, ...env }, stdin: JSON.stringify({ session_id: "s-now", prompt, cwd: p.root }), timeoutMs: 30_000 });
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    const ctx: string | undefined = json.hookSpecificOutput?.additionalContext;
+    if (ctx !== undefined) {
+      expect(ctx.length).toBeLessThan(10_000);
+      // One paragraph under our marker: the transcript index and the note writer drop it whole.
+      expect(ctx.startsWith("[memsearch]")).toBe(true);
+      expect(ctx).not.toMatch(/\n\s*\n/);
+    }
+    return { ...r, json, ctx };
+  };
+
+  if (opts.indexed) {
+    const index = await run(["index"], { cwd: p.root, env: base });
+    if (index.code !== 0) throw new Error(`index failed: ${index.stderr}`);
+    const recall = await run(["recall", "--raw", "anything"], { cwd: p.root, env: base, timeoutMs: 60_000 });
+    if (recall.code !== 0 || !existsSync(dbFile)) throw new Error(`recall did not build the conversation index: ${recall.stderr}`);
+  }
+  return { p, slug, own, line, log, dbFile, base, hook };
 }
 
 const XTERM = "why does scrolling back in xterm.js not work?";
@@ -70,12 +88,14 @@ const XTERM_TURN = "f643538d-cf06-4b9a-9bb0-9ae5c26ea07a";
 
 describe("the prompt hook with the conversation index", () => {
   test("no conversation index yet: nothing, and the hook creates none (it never ingests)", async () => {
+    const { hook, dbFile } = await conversationProject({ indexed: false });
     const r = await hook(XTERM);
     expect(r.json).toEqual({});
     expect(existsSync(dbFile)).toBe(false);
   });
 
   test("inject: a transcript hit when no note matches, dated, with its drill-down", async () => {
+    const { p, slug, hook, dbFile, base } = await conversationProject({ indexed: false });
     // The notes index and the conversation index, built as a user would.
     expect((await run(["index"], { cwd: p.root, env: base })).code).toBe(0);
     expect((await run(["recall", "--raw", "anything"], { cwd: p.root, env: base, timeoutMs: 60_000 })).code).toBe(0);
@@ -92,12 +112,14 @@ describe("the prompt hook with the conversation index", () => {
   });
 
   test("inject: a prompt a note answers gets the notes, not conversations", async () => {
+    const { hook } = await conversationProject({ indexed: true });
     const r = await hook("what did we decide about the redis connection pool?");
     expect(r.ctx).toStartWith("[memsearch] Memories from earlier sessions");
     expect(r.ctx).not.toContain("Earlier conversations");
   });
 
   test("our own injected context never comes back", async () => {
+    const { p, hook, base } = await conversationProject({ indexed: true });
     const only = await hook("quokkaflux gateway tuning again please");
     expect(only.json).toEqual({});
     const mixed = await hook("how did we tune the zebrawidget quokkaflux gateway?");
@@ -108,6 +130,7 @@ describe("the prompt hook with the conversation index", () => {
   });
 
   test("the hook reads the index as it is: a new turn shows once the index is updated (watch or recall)", async () => {
+    const { p, own, line, hook, base } = await conversationProject({ indexed: true });
     appendFileSync(
       own,
       line({ type: "user", uuid: "turn-new-1", timestamp: "2026-03-02T09:00:00Z", message: { role: "user", content: "why is the wombatquasar exporter dropping frames?" } }) +
@@ -120,7 +143,7 @@ describe("the prompt hook with the conversation index", () => {
   });
 
   test("synthesize: the fake claude's lines with their sources; claude runs with our hooks disabled", async () => {
-    rmSync(log, { recursive: true, force: true });
+    const { slug, log, hook } = await conversationProject({ indexed: true });
     const reply = "- Scrolling broke because the outer page caught the wheel events [2026-02-10 22:59, result 1]";
     const r = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", FAKE_CLAUDE_REPLY: reply });
     expect(r.ctx).toStartWith("[memsearch] From earlier sessions of this project (haiku's summary of");
@@ -135,7 +158,7 @@ describe("the prompt hook with the conversation index", () => {
   });
 
   test("synthesize: notes and conversations go to the model together", async () => {
-    rmSync(log, { recursive: true, force: true });
+    const { log, hook } = await conversationProject({ indexed: true });
     const r = await hook("what did we decide about the redis connection pool?", { MEMSEARCH_HOOKS_RECALL: "synthesize", FAKE_CLAUDE_REPLY: "- Pool raised [result 1]" });
     expect(r.ctx).toContain("- Pool raised [result 1]");
     expect(r.ctx).toMatch(/memsearch expand [0-9a-f]{16}/);
@@ -143,12 +166,13 @@ describe("the prompt hook with the conversation index", () => {
   });
 
   test("synthesize: the model says nothing helps → nothing injected", async () => {
+    const { hook } = await conversationProject({ indexed: true });
     const r = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", FAKE_CLAUDE_REPLY: "NOTHING RELEVANT." });
     expect(r.json).toEqual({});
   });
 
   test("synthesize: a slow model → plain injection inside the budget, the model's process gone", async () => {
-    rmSync(log, { recursive: true, force: true });
+    const { log, hook } = await conversationProject({ indexed: true });
     const r = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", FAKE_CLAUDE_MODE: "slow" });
     expect(r.ctx).toStartWith("[memsearch] Earlier conversations of this project");
     expect(r.ctx).toContain(`--turn ${XTERM_TURN}`);
@@ -159,6 +183,7 @@ describe("the prompt hook with the conversation index", () => {
   }, 60_000);
 
   test("synthesize: a failing, missing or unconfigured model → plain injection", async () => {
+    const { hook } = await conversationProject({ indexed: true });
     const failing = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", FAKE_CLAUDE_MODE: "fail" });
     expect(failing.ctx).toStartWith("[memsearch] Earlier conversations of this project");
     const missing = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", PATH: "/usr/bin:/bin" });
@@ -168,7 +193,7 @@ describe("the prompt hook with the conversation index", () => {
   });
 
   test("trivial prompts get nothing in every mode, and no model is asked", async () => {
-    rmSync(log, { recursive: true, force: true });
+    const { log, hook } = await conversationProject({ indexed: true });
     for (const mode of ["inject", "synthesize", "hint", "off"]) {
       for (const prompt of ["ok", "thanks!", "/memsearch:status", "yes"]) {
         expect((await hook(prompt, { MEMSEARCH_HOOKS_RECALL: mode })).json).toEqual({});
@@ -178,6 +203,7 @@ describe("the prompt hook with the conversation index", () => {
   });
 
   test("a conversation index of another schema version is left alone: nothing", async () => {
+    const { dbFile, hook } = await conversationProject({ indexed: true });
     const other = mkdtempSync(join(tmpdir(), "ms-home-other-"));
     try {
       mkdirSync(join(other, ".memsearch"), { recursive: true });

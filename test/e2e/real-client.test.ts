@@ -5,8 +5,10 @@
  * sessions. Everything is asserted from the outside: the markdown, the requests the model received,
  * what a Bash tool call printed, the processes left, the hook timings the client logged.
  *
- * One project lives through the whole file, as a user's would: the tests run in order and each
- * builds on the memory the previous ones left.
+ * One project lives through the whole file, as a user's would. Its first sessions (the scenario:
+ * interactive, then `claude -p`) take a minute, so they run once, for whichever test comes first,
+ * and each test asserts on what they left; the later tests add turns of their own to the same
+ * memory, in any order, and look only for what they or the scenario wrote.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -31,6 +33,8 @@ interface Turn {
 const INTERACTIVE_SESSIONS = 3;
 const TURNS_PER_SESSION = 3;
 const PRINT_SESSIONS = 4;
+/** How long the scenario may take, on top of a test's own work. */
+const SCENARIO_MS = 600_000;
 /** The mock summariser answers after this long, as haiku does on a good day. */
 const SUMMARY_DELAY_MS = 2_500;
 
@@ -92,10 +96,9 @@ async function allNoted(timeoutMs = 120_000): Promise<void> {
   }
 }
 
-function newTurn(session: string): Turn {
+function newTurn(session: string, fact = FACTS[turns.length % FACTS.length]!): Turn {
   const i = turns.length;
   const cw = codeword(i);
-  const fact = FACTS[i % FACTS.length]!;
   const t: Turn = { session, codeword: cw, prompt: `Remember ${cw}: ${fact}.`, reply: `Noted ${cw.toUpperCase()}: ${fact}.` };
   turns.push(t);
   return t;
@@ -132,67 +135,86 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
+interface Snapshot {
+  notes: ReturnType<typeof notes>;
+  turns: Turn[];
+}
+
+/** The interactive sessions, then the `claude -p` ones; what the memory held after each. */
+async function runScenario(): Promise<{ interactive: Snapshot & { transcripts: string[] }; print: Snapshot & { before: number } }> {
+  for (let s = 1; s <= INTERACTIVE_SESSIONS; s++) {
+    const session: InteractiveSession = startInteractive({ api, projectDir: project, home, pluginDir: plugin, env, timeoutMs: 150_000 });
+    runIds.push(session.runId);
+    debugFiles.push(session.debugFile!);
+    try {
+      await session.ready();
+      for (let k = 1; k <= TURNS_PER_SESSION; k++) {
+        const t = newTurn(`interactive-${s}`);
+        await session.ask(t.prompt, { expectText: t.codeword.toUpperCase() });
+      }
+      const end = await session.exit();
+      expect(end.timedOut).toBe(false);
+      expect(end.exitCode).toBe(0);
+    } catch (e) {
+      session.kill();
+      throw new Error(`${e}\n--- screen ---\n${session.screen()}`);
+    }
+  }
+  await allNoted();
+  const interactive = { notes: notes(), turns: [...turns], transcripts: transcriptFiles(home, project) };
+
+  const before = turns.length;
+  for (let s = 1; s <= PRINT_SESSIONS; s++) {
+    const t = newTurn(`print-${s}`);
+    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: t.prompt, env });
+    runIds.push(r.runId);
+    debugFiles.push(r.debugFile!);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain(t.codeword.toUpperCase());
+  }
+  await allNoted();
+  return { interactive, print: { notes: notes(), turns: [...turns], before } };
+}
+
+let scenarioRun: ReturnType<typeof runScenario> | undefined;
+/** Runs the scenario the first time it is asked for; every test starts with it, so any one can run alone. */
+const scenario = () => (scenarioRun ??= runScenario());
+
 describe("memsearch with the real Claude Code", () => {
   test(`${INTERACTIVE_SESSIONS} interactive sessions of ${TURNS_PER_SESSION} turns, each ended with /exit right after its last reply: every turn is in the markdown`, async () => {
-    for (let s = 1; s <= INTERACTIVE_SESSIONS; s++) {
-      const session: InteractiveSession = startInteractive({ api, projectDir: project, home, pluginDir: plugin, env, timeoutMs: 150_000 });
-      runIds.push(session.runId);
-      debugFiles.push(session.debugFile!);
-      try {
-        await session.ready();
-        for (let k = 1; k <= TURNS_PER_SESSION; k++) {
-          const t = newTurn(`interactive-${s}`);
-          await session.ask(t.prompt, { expectText: t.codeword.toUpperCase() });
-        }
-        const end = await session.exit();
-        expect(end.timedOut).toBe(false);
-        expect(end.exitCode).toBe(0);
-      } catch (e) {
-        session.kill();
-        throw new Error(`${e}\n--- screen ---\n${session.screen()}`);
-      }
-    }
-    await allNoted();
-    const all = notes();
+    const { interactive } = await scenario();
+    const all = interactive.notes;
     expect(all).toHaveLength(INTERACTIVE_SESSIONS * TURNS_PER_SESSION);
     // One note per turn, under its own session, anchored to the turn the transcript holds.
-    const transcripts = transcriptFiles(home, project);
-    expect(transcripts).toHaveLength(INTERACTIVE_SESSIONS);
+    expect(interactive.transcripts).toHaveLength(INTERACTIVE_SESSIONS);
     const promptIds = new Map<string, string>();
-    for (const file of transcripts)
+    for (const file of interactive.transcripts)
       for (const line of readTranscript(file)) {
         if (line.type !== "user") continue;
         const c = line.message?.content;
         const texts: string[] = typeof c === "string" ? [c] : Array.isArray(c) ? c.filter((b) => b?.type === "text").map((b) => String(b.text)) : [];
         for (const text of texts) promptIds.set(text.trim(), line.uuid);
       }
-    for (const t of turns) {
+    for (const t of interactive.turns) {
       const mine = all.filter((n) => n.text.includes(t.codeword));
       expect(mine).toHaveLength(1);
       expect(mine[0]!.anchor.turn).toBe(promptIds.get(t.prompt)!);
     }
     expect(new Set(all.map((n) => n.anchor.session)).size).toBe(INTERACTIVE_SESSIONS);
-  }, 600_000);
+  }, SCENARIO_MS);
 
   test(`${PRINT_SESSIONS} claude -p sessions: every turn is in the markdown`, async () => {
-    const before = turns.length;
-    for (let s = 1; s <= PRINT_SESSIONS; s++) {
-      const t = newTurn(`print-${s}`);
-      const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: t.prompt, env });
-      runIds.push(r.runId);
-      debugFiles.push(r.debugFile!);
-      expect(r.exitCode).toBe(0);
-      expect(r.stdout).toContain(t.codeword.toUpperCase());
-    }
-    await allNoted();
-    const texts = notes().map((n) => n.text);
-    for (const t of turns.slice(before)) expect(texts.filter((x) => x.includes(t.codeword))).toHaveLength(1);
-    expect(notes()).toHaveLength(turns.length);
-  }, 600_000);
+    const { print } = await scenario();
+    const texts = print.notes.map((n) => n.text);
+    for (const t of print.turns.slice(print.before)) expect(texts.filter((x) => x.includes(t.codeword))).toHaveLength(1);
+    expect(print.notes).toHaveLength(print.turns.length);
+  }, SCENARIO_MS);
 
   test("notes of earlier sessions reach the model's request through SessionStart and UserPromptSubmit", async () => {
-    // Wait for the index to hold every note (the drainer asks the watch process, or indexes itself).
+    await scenario();
     const first = turns[0]!;
+    // The newest note of a fact: the scenario's last, or a later test's.
+    const newest = turns.filter((t) => t.codeword).at(-1)!;
     const question = `What did we say about ${FACTS[0]!.split(" ").slice(1, 3).join(" ")} and its password rotation day?`;
     const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: question, env });
     runIds.push(r.runId);
@@ -202,16 +224,17 @@ describe("memsearch with the real Claude Code", () => {
     const body = JSON.stringify(req.body);
     // SessionStart: the recent memory, which holds the newest notes.
     expect(body).toContain("SessionStart hook additional context: # Recent memory (memsearch)");
-    expect(body).toContain(turns.at(-1)!.codeword);
+    expect(body).toContain(newest.codeword);
     // UserPromptSubmit: the memory relevant to the question, from the first session.
     expect(body).toMatch(/UserPromptSubmit hook additional context: \[memsearch\] Memories from earlier sessions/);
     const injected = body.slice(body.indexOf("UserPromptSubmit hook additional context"));
     expect(injected).toContain(first.codeword);
     turns.push({ session: "recall", codeword: "", prompt: question, reply: "" });
     await allNoted();
-  }, 180_000);
+  }, SCENARIO_MS + 180_000);
 
   test("a reply that runs `memsearch search` through the Bash tool finds a fact from an earlier session", async () => {
+    await scenario();
     const target = turns[1]!;
     const prompt = "Look up in memory what the flamingo parser caches.";
     const { r, followUp, output } = await bashTurn(prompt, "flamingo parser caches", 'memsearch search "flamingo parser caches" --json-output -k 3');
@@ -222,9 +245,10 @@ describe("memsearch with the real Claude Code", () => {
     expect(r.stdout).toContain(target.codeword);
     turns.push({ session: "tool", codeword: "", prompt, reply: "" });
     await allNoted();
-  }, 180_000);
+  }, SCENARIO_MS + 180_000);
 
   test("`memsearch recall --raw` through the Bash tool: a turn of an earlier session comes back as its note and its own messages, one result", async () => {
+    await scenario();
     const target = turns.find((t) => t.prompt.includes("billing webhook"))!;
     const prompt = "Recall from past conversations how the billing webhook retries.";
     const { output } = await bashTurn(prompt, "billing webhook retries", 'memsearch recall --raw -j "billing webhook retries"');
@@ -239,13 +263,15 @@ describe("memsearch with the real Claude Code", () => {
     expect(output).not.toContain("Recent memory (memsearch)");
     turns.push({ session: "recall-tool", codeword: "", prompt, reply: "" });
     await allNoted();
-  }, 180_000);
+  }, SCENARIO_MS + 180_000);
 
   test("Claude Code killed mid-session (no SessionEnd): the turn is noted and the watch process leaves by itself", async () => {
+    await scenario();
     const session = startInteractive({ api, projectDir: project, home, pluginDir: plugin, env: { ...env, MEMSEARCH_WATCH_LIVENESS_MS: "1000" }, timeoutMs: 120_000 });
     runIds.push(session.runId);
     debugFiles.push(session.debugFile!);
-    const t = newTurn("killed");
+    // A fact of its own: the scenario's facts are what the other tests look up.
+    const t = newTurn("killed", "the kiln controller restarts every eleven minutes");
     try {
       await session.ready();
       await session.ask(t.prompt, { expectText: t.codeword.toUpperCase() });
@@ -263,9 +289,10 @@ describe("memsearch with the real Claude Code", () => {
     while (leftovers(session.runId).length && Date.now() < deadline) await Bun.sleep(250);
     expect(leftovers(session.runId)).toEqual([]);
     expect(existsSync(join(project, ".memsearch", "watch.pid"))).toBe(false);
-  }, 180_000);
+  }, SCENARIO_MS + 180_000);
 
   test("no memsearch process is left once the sessions are over", async () => {
+    await scenario();
     const deadline = Date.now() + 60_000;
     let left: number[] = [];
     for (;;) {
@@ -282,9 +309,10 @@ describe("memsearch with the real Claude Code", () => {
     });
     expect(names).toEqual([]);
     expect(existsSync(join(project, ".memsearch", "watch.pid"))).toBe(false);
-  }, 90_000);
+  }, SCENARIO_MS + 90_000);
 
   test("every transcript line type the client wrote is read or skipped on purpose", async () => {
+    await scenario();
     const { listTurns } = await import("../../src/transcript/reader.ts");
     const seen = new Set<string>();
     for (const file of transcriptFiles(home, project)) {
@@ -295,9 +323,10 @@ describe("memsearch with the real Claude Code", () => {
       for (const t of index.turns) expect(t.userText).not.toContain("Recent memory (memsearch)");
     }
     expect(seen.has("user") && seen.has("assistant")).toBe(true);
-  });
+  }, SCENARIO_MS);
 
-  test("report: counts, duration, and the hook timings Claude Code logged", () => {
+  test("report: counts, duration, and the hook timings Claude Code logged", async () => {
+    await scenario();
     // Every run of one HOME appends to the same debug file.
     const timings: HookTiming[] = [...new Set(debugFiles)].filter((f) => existsSync(f)).flatMap((f) => hookTimings(f));
     const byEvent = new Map<string, number[]>();
@@ -314,5 +343,5 @@ describe("memsearch with the real Claude Code", () => {
     );
     expect(failed.map((t) => t.line)).toEqual([]);
     expect(byEvent.get("Stop")?.length).toBeGreaterThanOrEqual(INTERACTIVE_SESSIONS * TURNS_PER_SESSION + PRINT_SESSIONS);
-  });
+  }, SCENARIO_MS);
 });

@@ -11,34 +11,42 @@ import { REPO, run, tempProject } from "../helpers/cli.ts";
 import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
 
 const FIX = join(REPO, "test/fixtures/transcripts");
-const p = tempProject();
-const projects = join(p.home, ".claude", "projects");
-for (const src of ["claude-code-log", "episodic-memory", "spotter"]) cpSync(join(FIX, src), join(projects, `-${src}`), { recursive: true });
 // A session of this project: the turn the sample note `09:12` is anchored to, and another one.
 const SESSION = "7f3c2a10-5b1e-4c8e-9a61-2d4f8e0b7c11";
 const TURN = "0a1b2c3d-1111-4e5f-8a9b-0c1d2e3f4a5b";
-const own = join(projects, "-proj", `${SESSION}.jsonl`);
-mkdirSync(join(projects, "-proj"), { recursive: true });
-const line = (o: Record<string, unknown>) => JSON.stringify({ sessionId: SESSION, cwd: p.root, isSidechain: false, ...o }) + "\n";
-writeFileSync(
-  own,
-  line({ type: "user", uuid: TURN, timestamp: "2026-11-20T09:10:00Z", message: { role: "user", content: "why do checkout requests time out under load? redis pool?" } }) +
-    line({ type: "assistant", uuid: "a-1", timestamp: "2026-11-20T09:11:00Z", message: { id: "m1", role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Read", input: { file_path: "src/cache/redis.ts" } }] } }) +
-    line({ type: "user", uuid: "r-1", timestamp: "2026-11-20T09:11:01Z", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "const POOL = 4" }] } }) +
-    line({ type: "assistant", uuid: "a-2", timestamp: "2026-11-20T09:12:00Z", message: { id: "m2", role: "assistant", content: [{ type: "text", text: "The redis connection pool is capped at 4; raising it to 32." }] } }) +
-    line({ type: "user", uuid: "u-2", timestamp: "2026-11-20T10:00:00Z", message: { role: "user", content: "zeppelin migration plan" } }),
-);
-const bin = mkdtempSync(join(tmpdir(), "ms-recall-bin-"));
-writeFakeClaude(bin);
-const log = join(bin, "log");
-const base = { ...p.env, TZ: "UTC", MEMSEARCH_EMBEDDING_PROVIDER: "none", CLAUDE_CONFIG_DIR: undefined, PATH: `/usr/bin:/bin` };
+
+const dirs: string[] = [];
 afterAll(() => {
-  for (const d of [p.root, p.home, bin]) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-const ms = (args: string[], env: Record<string, string | undefined> = {}) => run(["recall", ...args], { cwd: p.root, env: { ...base, ...env }, timeoutMs: 60_000 });
+
+/** A temp project with the sample notes, a fake `~/.claude/projects/` and a fake claude (not on PATH unless asked). */
+function recallProject() {
+  const p = tempProject();
+  const projects = join(p.home, ".claude", "projects");
+  for (const src of ["claude-code-log", "episodic-memory", "spotter"]) cpSync(join(FIX, src), join(projects, `-${src}`), { recursive: true });
+  const own = join(projects, "-proj", `${SESSION}.jsonl`);
+  mkdirSync(join(projects, "-proj"), { recursive: true });
+  const line = (o: Record<string, unknown>) => JSON.stringify({ sessionId: SESSION, cwd: p.root, isSidechain: false, ...o }) + "\n";
+  writeFileSync(
+    own,
+    line({ type: "user", uuid: TURN, timestamp: "2026-11-20T09:10:00Z", message: { role: "user", content: "why do checkout requests time out under load? redis pool?" } }) +
+      line({ type: "assistant", uuid: "a-1", timestamp: "2026-11-20T09:11:00Z", message: { id: "m1", role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Read", input: { file_path: "src/cache/redis.ts" } }] } }) +
+      line({ type: "user", uuid: "r-1", timestamp: "2026-11-20T09:11:01Z", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "const POOL = 4" }] } }) +
+      line({ type: "assistant", uuid: "a-2", timestamp: "2026-11-20T09:12:00Z", message: { id: "m2", role: "assistant", content: [{ type: "text", text: "The redis connection pool is capped at 4; raising it to 32." }] } }) +
+      line({ type: "user", uuid: "u-2", timestamp: "2026-11-20T10:00:00Z", message: { role: "user", content: "zeppelin migration plan" } }),
+  );
+  const bin = mkdtempSync(join(tmpdir(), "ms-recall-bin-"));
+  writeFakeClaude(bin);
+  dirs.push(p.root, p.home, bin);
+  const base = { ...p.env, TZ: "UTC", MEMSEARCH_EMBEDDING_PROVIDER: "none", CLAUDE_CONFIG_DIR: undefined, PATH: `/usr/bin:/bin` };
+  const ms = (args: string[], env: Record<string, string | undefined> = {}) => run(["recall", ...args], { cwd: p.root, env: { ...base, ...env }, timeoutMs: 60_000 });
+  return { p, projects, own, bin, log: join(bin, "log"), base, ms };
+}
 
 describe("memsearch recall", () => {
   test("--raw -j: the note and its turn are one result, with both drill-downs; other projects stay out", async () => {
+    const { p, projects, own, base, ms } = recallProject();
     const r = await ms(["redis pool checkout", "--raw", "-j"]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("first build of the conversation index");
@@ -61,6 +69,7 @@ describe("memsearch recall", () => {
   });
 
   test("--all-projects reaches the other projects' conversations; --source narrows", async () => {
+    const { ms } = recallProject();
     const here = JSON.parse((await ms(["compaction", "--raw", "-j"])).stdout);
     expect(here.results.filter((x: { from: string[] }) => x.from.includes("transcript")).length).toBe(0);
     const all = JSON.parse((await ms(["compaction", "--raw", "-j", "--all-projects"])).stdout);
@@ -74,6 +83,7 @@ describe("memsearch recall", () => {
   });
 
   test("nothing found says so, exit 0; bad flags are usage errors (exit 2)", async () => {
+    const { ms } = recallProject();
     const r = await ms(["xylophonequartz", "--raw"]);
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe('Nothing found in notes or transcripts for "xylophonequartz".');
@@ -85,11 +95,16 @@ describe("memsearch recall", () => {
   });
 
   test("--since leaves out older notes and messages", async () => {
+    const { ms } = recallProject();
+    // Found without --since: its absence below is the filter's doing.
+    const all = JSON.parse((await ms(["redis pool", "--raw", "-j"])).stdout);
+    expect(all.results.some((x: { turn: string }) => x.turn === TURN)).toBe(true);
     const out = JSON.parse((await ms(["redis pool", "--raw", "-j", "--since", "2026-11-21"])).stdout);
     expect(out.results.some((x: { turn: string }) => x.turn === TURN)).toBe(false);
   });
 
   test("without --raw: the fake claude answers from the results", async () => {
+    const { bin, log, ms } = recallProject();
     const r = await ms(["redis pool checkout"], { PATH: `${bin}:/usr/bin:/bin`, FAKE_CLAUDE_LOG: log, FAKE_CLAUDE_REPLY: "Decisions: raise the redis pool to 32 [2026-11-20 09:12, result 1]" });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Decisions: raise the redis pool to 32");
@@ -103,6 +118,7 @@ describe("memsearch recall", () => {
   });
 
   test("without --raw and no claude: the raw results and one line saying why", async () => {
+    const { ms } = recallProject();
     const r = await ms(["redis pool checkout"]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("no model answered (claude not found on PATH)");

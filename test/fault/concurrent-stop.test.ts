@@ -6,14 +6,13 @@
  * note per turn (anchors counted by turn id), each note about its own turn, the queue empty.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
 import { anchorsOf, drained, drainersIn, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, tracked, type Project } from "./helpers.ts";
 import { appendTurn, type TurnSpec } from "./transcript.ts";
 
 const kit = faultKit("concurrent-stop");
-const rng = kit.rng;
 
 const SESSIONS = 4;
 const TURNS = 10;
@@ -23,10 +22,14 @@ type Timing = "on-time" | "lagging" | "never";
 interface Turn extends TurnSpec {
   transcript: string;
   timing: Timing;
+  /** How long after Stop a lagging transcript gets the reply. */
+  lagMs: number;
   retried: boolean;
 }
 
+/** The turns of a test (`prefix` names it and seeds its stream): the same whichever tests ran before. */
 function makeTurns(p: Project, prefix: string, neverCount: number): Turn[][] {
+  const rng = kit.rngFor(prefix);
   const sessions: Turn[][] = [];
   const never = new Set<string>();
   while (never.size < neverCount) never.add(`${rng.int(0, SESSIONS)}.${rng.int(0, TURNS)}`);
@@ -37,16 +40,20 @@ function makeTurns(p: Project, prefix: string, neverCount: number): Turn[][] {
     const turns: Turn[] = [];
     for (let t = 0; t < TURNS; t++) {
       const word = rng.string(10, "abcdefghijklmnopqrstuvwxyz");
+      const uuid = `${prefix}-u-${s}-${t}-${rng.string(8)}`;
+      const promptId = `${prefix}-p-${s}-${t}-${rng.string(8)}`;
+      const timing: Timing = never.has(`${s}.${t}`) ? "never" : rng.chance(0.3) ? "lagging" : "on-time";
       turns.push({
         sessionId,
         transcript,
-        uuid: `${prefix}-u-${s}-${t}-${rng.string(8)}`,
-        promptId: `${prefix}-p-${s}-${t}-${rng.string(8)}`,
+        uuid,
+        promptId,
         prompt: `Turn ${s}.${t} of ${prefix}: why does the ${word} job time out?`,
         command: `grep -rn ${word} src/`,
         output: `src/${word}.ts:12: await lock.acquire()`,
         reply: `The ${word} job waits on a lock held by the nightly backup (turn ${s}.${t}).`,
-        timing: never.has(`${s}.${t}`) ? "never" : rng.chance(0.3) ? "lagging" : "on-time",
+        timing,
+        lagMs: rng.int(100, 2_500),
         retried: rng.chance(0.15),
       });
     }
@@ -76,7 +83,7 @@ async function driveTurn(p: Project, env: Record<string, string | undefined>, t:
   const stop = { ...base, hook_event_name: "Stop", stop_hook_active: false, last_assistant_message: t.reply };
   await Promise.all([hook(p, env, "stop", stop, problems), t.retried ? hook(p, env, "stop", stop, problems) : Promise.resolve()]);
   if (!written && t.timing === "lagging") {
-    await Bun.sleep(rng.int(100, 2_500));
+    await Bun.sleep(t.lagMs);
     appendTurn(t.transcript, t, "reply");
   }
 }
@@ -125,6 +132,7 @@ describe("concurrent Stop hooks", () => {
       const turns = sessions.flat();
       const before = anchorsOf(p.memory).length;
       const problems: string[] = [];
+      const rng = kit.rngFor("seq pauses");
       // Sessions side by side; inside a session, turns one after the other (as Claude Code runs them).
       await Promise.all(
         sessions.map(async (s) => {
@@ -164,7 +172,7 @@ describe("concurrent Stop hooks", () => {
       const before = anchorsOf(p.memory).length;
       const problems: string[] = [];
       // Kill whichever drainer holds the queue at a seeded moment, while the burst goes on.
-      const killAfter = rng.int(50, 1_500);
+      const killAfter = kit.rngFor("burst kill").int(50, 1_500);
       let killed = 0;
       const killer = (async () => {
         await Bun.sleep(killAfter);
@@ -229,5 +237,43 @@ describe("concurrent Stop hooks", () => {
       kit.count("projects", 2);
     }),
     180_000,
+  );
+});
+
+/**
+ * Claude Code may run a Stop hook twice for one turn. Both queue entries must carry the prompt
+ * UserPromptSubmit recorded: a turn the transcript never gets is written from them. (Found when
+ * the first Stop took the prompt away and the second rewrote the entry without it.) Here the
+ * queue is held, which makes the order deterministic; the sweep above covers the races.
+ */
+describe("a retried Stop", () => {
+  test(
+    "a Stop retried for a turn the transcript never gets keeps the prompt UserPromptSubmit recorded",
+    tracked(kit, async () => {
+      const p = kit.project({ memory: "none", env: { MEMSEARCH_NO_WATCH: "1", MEMSEARCH_SUMMARIZER_PROVIDER: "extract" } });
+      // Held as a live drainer would hold it: the Stops only queue, in this order.
+      mkdirSync(p.pending, { recursive: true });
+      const lock = join(p.pending, ".drain.lock");
+      writeFileSync(lock, `${process.pid} ${Date.now()} fault-test\n`);
+      const transcript = join(p.root, "never.jsonl");
+      writeFileSync(transcript, "");
+      const base = { session_id: "retry-s", prompt_id: "retry-p", transcript_path: transcript, cwd: p.root };
+      const problems: string[] = [];
+      await hook(p, p.env, "user-prompt-submit", { ...base, hook_event_name: "UserPromptSubmit", prompt: "Why does the okapi job time out?" }, problems);
+      const stop = { ...base, hook_event_name: "Stop", stop_hook_active: false, last_assistant_message: "It waits on a lock." };
+      await hook(p, p.env, "stop", stop, problems);
+      await hook(p, p.env, "stop", stop, problems);
+      expect(problems).toEqual([]);
+      rmSync(lock);
+      const drain = await ms(["hook", "drain"], { cwd: p.root, env: p.env, hangMs: 90_000 });
+      expect(drain.code).toBe(0);
+      const notes = [...readMemory(p.memory).values()].join("\n");
+      expect(notes).toContain(" turn:retry-p ");
+      expect(notes).toContain("Why does the okapi job time out?");
+      // Written, so the recorded prompt is no longer needed.
+      expect(existsSync(join(p.pending, "prompts"))).toBe(true);
+      expect(readdirSync(join(p.pending, "prompts"))).toEqual([]);
+    }),
+    120_000,
   );
 });

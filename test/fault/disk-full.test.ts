@@ -11,11 +11,10 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { checkIndex, INDEX_FILE } from "../../src/core/index-file.ts";
-import { anchorsOf, BIN, drained, drainersIn, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, REPO, runCmd, sameSnapshot, snapshot, stderrLines, tracked, type Project, type RunResult } from "./helpers.ts";
+import { anchorsOf, BIN, drained, drainersIn, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, REPO, runCmd, sameSnapshot, snapshot, stderrLines, tracked, type Project, type Rng, type RunResult } from "./helpers.ts";
 import { appendTurn } from "./transcript.ts";
 
 const kit = faultKit("disk-full");
-const rng = kit.rng;
 
 const pad = (n: number) => String(n).padStart(2, "0");
 const dayFile = (d: Date) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}.md`;
@@ -80,10 +79,12 @@ function oneLine(r: RunResult, what: RegExp): void {
   expect(r.stderr).not.toMatch(/\n\s+at /);
 }
 
-let turnNo = 0;
+/** Turns so far, per project. */
+const turnsIn = new Map<string, number>();
 /** UserPromptSubmit then Stop for a new turn whose transcript (outside the full disk) holds it. */
-async function turn(p: Project, env: Record<string, string | undefined>, wrap: (cmd: string[]) => string[] = (c) => c) {
-  const n = ++turnNo;
+async function turn(p: Project, env: Record<string, string | undefined>, rng: Rng, wrap: (cmd: string[]) => string[] = (c) => c) {
+  const n = (turnsIn.get(p.root) ?? 0) + 1;
+  turnsIn.set(p.root, n);
   const t = { sessionId: `full-s${n}`, uuid: `full-u${n}-${rng.string(6)}`, promptId: `full-p${n}-${rng.string(6)}`, prompt: `Turn ${n}: why is the disk full?`, command: "df -h", output: "tmpfs 100%", reply: `The filler file takes all of it (turn ${n}).` };
   const transcript = join(p.root, `t${n}.jsonl`);
   appendTurn(transcript, t, "all");
@@ -99,13 +100,13 @@ async function turn(p: Project, env: Record<string, string | undefined>, wrap: (
   return t;
 }
 
-async function allHooks(p: Project, env: Record<string, string | undefined>, wrap: (cmd: string[]) => string[] = (c) => c): Promise<void> {
+async function allHooks(p: Project, env: Record<string, string | undefined>, rng: Rng, wrap: (cmd: string[]) => string[] = (c) => c): Promise<void> {
   for (const event of ["session-start", "session-end"]) {
     const r = await runCmd(wrap([BIN, "hook", event]), { cwd: p.root, env, stdin: JSON.stringify({ session_id: "full-x", cwd: p.root }), hangMs: HOOK_BUDGET_MS[event]! + HANG_SLACK_MS });
     kit.count("hook-runs");
     expect(hookOutputProblem(r)).toBeUndefined();
   }
-  await turn(p, env, wrap);
+  await turn(p, env, rng, wrap);
 }
 
 /** Wait (bounded) until no drainer of the kit works in the project. */
@@ -120,6 +121,7 @@ describe("a full tmpfs", () => {
   test(
     "the whole data folder full: index and remember fail with one line, hooks exit 0, markdown untouched; all works again once there is room",
     tracked(kit, async () => {
+      const rng = kit.rngFor("whole data folder full");
       if (!tmpfsWorks) return void kit.count("skipped-tmpfs");
       const p = kit.project({ memory: "none" });
       expect(mountTmpfs(p.dataDir, "1m")).toBe(true);
@@ -144,7 +146,7 @@ describe("a full tmpfs", () => {
       oneLine(remember, DISK_FULL);
       expect(sameSnapshot(snapshot(p.memory), before)).toBe(true);
 
-      await allHooks(p, env);
+      await allHooks(p, env, rng);
       await drainersGone(p);
       expect(sameSnapshot(snapshot(p.memory), before)).toBe(true);
       const search = await ms(["search", "redis connection pool", "-j"], { cwd: p.root, env });
@@ -168,7 +170,7 @@ describe("a full tmpfs", () => {
       expect(checkIndex(p.indexDir).state).toBe("ok");
       const r2 = await ms(["remember", "The release train leaves at noon."], { cwd: p.root, env });
       expect(r2.code).toBe(0);
-      const t = await turn(p, env);
+      const t = await turn(p, env, rng);
       expect(await drained(kit, p, 60_000)).toBe(true);
       expect(anchorsOf(p.memory).filter((a) => a.turn === t.uuid).length).toBe(1);
       expect([...readMemory(p.memory).values()].join("\n")).toContain("The release train leaves at noon.");
@@ -179,6 +181,7 @@ describe("a full tmpfs", () => {
   test(
     "the memory folder full: the turn stays queued, the markdown untouched, the next status line says why; written once when there is room",
     tracked(kit, async () => {
+      const rng = kit.rngFor("memory folder full");
       if (!tmpfsWorks) return void kit.count("skipped-tmpfs");
       const p = kit.project({ memory: "none" });
       expect(mountTmpfs(p.memory, "512k")).toBe(true);
@@ -188,7 +191,7 @@ describe("a full tmpfs", () => {
       const filler = fill(p.memory);
       const before = snapshot(p.memory);
 
-      const t = await turn(p, env);
+      const t = await turn(p, env, rng);
       await drainersGone(p);
       expect(queued(p)).toHaveLength(1);
       expect(sameSnapshot(snapshot(p.memory), before)).toBe(true);
@@ -223,7 +226,7 @@ const LIMIT_BYTES = LIMIT_BLOCKS * 512;
 const limited = (cmd: string[]) => ["sh", "-c", `trap '' XFSZ; ulimit -f ${LIMIT_BLOCKS}; exec "$0" "$@"`, ...cmd];
 
 /** Today's (and tomorrow's, across midnight) daily file, already larger than the limit. */
-function bigDailyFiles(p: Project): void {
+function bigDailyFiles(p: Project, rng: Rng): void {
   const now = new Date();
   for (const d of [now, new Date(now.getTime() + 86_400_000)]) {
     const lines = [`# ${dayFile(d).slice(0, 10)}`, "", "## Session 08:00", ""];
@@ -236,6 +239,7 @@ describe("a file-size limit (ulimit -f, SIGXFSZ ignored)", () => {
   test(
     "a note whose append crosses the limit is rolled back whole by the drainer a Stop hook starts: never half a note",
     tracked(kit, async () => {
+      const rng = kit.rngFor("append crosses the limit");
       const p = kit.project({ memory: "none" });
       mkdirSync(p.memory, { recursive: true });
       // Today's and tomorrow's files end 60 bytes short of the limit: the first write of a note is cut short.
@@ -247,7 +251,7 @@ describe("a file-size limit (ulimit -f, SIGXFSZ ignored)", () => {
       }
       const before = snapshot(p.memory);
       const env = envOf(p);
-      const t = await turn(p, env, limited);
+      const t = await turn(p, env, rng, limited);
       await drainersGone(p);
       expect(sameSnapshot(snapshot(p.memory), before)).toBe(true);
       expect(queued(p)).toHaveLength(1);
@@ -263,10 +267,11 @@ describe("a file-size limit (ulimit -f, SIGXFSZ ignored)", () => {
   test(
     "index and remember fail with one line, hooks exit 0, markdown untouched; the queued turn is written once the limit is gone",
     tracked(kit, async () => {
+      const rng = kit.rngFor("commands over the limit");
       const p = kit.project();
       const env = envOf(p);
       expect((await ms(["index"], { cwd: p.root, env })).code).toBe(0);
-      bigDailyFiles(p);
+      bigDailyFiles(p, rng);
       const before = snapshot(p.memory);
       const indexBefore = readFileSync(join(p.indexDir, INDEX_FILE));
       expect(indexBefore.length).toBeGreaterThan(LIMIT_BYTES);
@@ -293,7 +298,7 @@ describe("a file-size limit (ulimit -f, SIGXFSZ ignored)", () => {
         const r = await runCmd(limited([BIN, "hook", event]), { cwd: p.root, env, stdin: JSON.stringify({ session_id: "lim-x", cwd: p.root }), hangMs: HOOK_BUDGET_MS[event]! + HANG_SLACK_MS });
         expect(hookOutputProblem(r)).toBeUndefined();
       }
-      const t = await turn(p, env, limited);
+      const t = await turn(p, env, rng, limited);
       expect(queued(p)).toHaveLength(1);
       rmSync(lock);
       const drain = await runCmd(limited([BIN, "hook", "drain"]), { cwd: p.root, env, hangMs: 60_000 });

@@ -16,7 +16,7 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { anchorsIn, type Anchor } from "../../src/core/anchor.ts";
-import { socketPath } from "../../src/core/warm.ts";
+import { socketPath } from "../../src/core/watch-client.ts";
 import { HOOK_EVENTS } from "../../src/hooks/events.ts";
 import { BIN, REPO } from "../helpers/cli.ts";
 
@@ -235,7 +235,13 @@ export interface Kit {
   name: string;
   tag: string;
   base: string;
+  /** For what a file builds once, at load time. */
   rng: Rng;
+  /**
+   * A stream of one test's own (`label`: its name, or a part of it): what it draws does not depend
+   * on which tests ran before it, so it replays alone (`-t`) exactly as in the whole run.
+   */
+  rngFor(label: string): Rng;
   /** A temp git project; `memory`: the sample memory (default), none, or a folder to copy. */
   project(opts?: { memory?: "sample" | "none" | string; env?: Record<string, string | undefined> }): Project;
   /** Figures for the summary line. */
@@ -268,6 +274,7 @@ export function faultKit(name: string): Kit {
     tag,
     base,
     rng: rngFor(name),
+    rngFor: (label) => rngFor(`${name}:${label}`),
     figures,
     project(opts = {}) {
       const root = join(base, `p${++n}`);

@@ -13,24 +13,44 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:f
 import { join } from "node:path";
 import { checkIndex, INDEX_FILE, MAGIC } from "../../src/core/index-file.ts";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
-import { FACT, FACT_QUERY, faultKit, ms, stderrLines, tracked, writeMemory, type Project } from "./helpers.ts";
+import { FACT, FACT_QUERY, faultKit, ms, stderrLines, tracked, writeMemory, type Project, type Rng } from "./helpers.ts";
 
 const kit = faultKit("index-damage");
-const rng = kit.rng;
 
 const FILES = 4;
 const NOTES = 12;
 const VARIANTS = 12;
 
+// Stateless (the tests never read its request log), so one serves every test.
 let double: OllamaDouble;
-let p: Project;
-let env: Record<string, string | undefined>;
-let pristine: Buffer;
-let layoutAt = 0;
-let chunks = 0;
-let factHash = "";
+/** The generated memory every project copies: written once, only read. */
+const memory = join(kit.base, "memory-src");
+writeMemory(memory, kit.rng, FILES, NOTES);
 
-const indexFile = () => join(p.indexDir, INDEX_FILE);
+/** A project of one test's own, indexed with vectors; what its healthy index looks like. */
+interface Indexed {
+  p: Project;
+  env: Record<string, string | undefined>;
+  indexFile: string;
+  pristine: Buffer;
+  layoutAt: number;
+  chunks: number;
+  factHash: string;
+}
+
+async function indexed(): Promise<Indexed> {
+  const p = kit.project({ memory });
+  const env = { ...p.env, OLLAMA_HOST: double.host, MEMSEARCH_NO_WATCH: "1" };
+  const r = await ms(["index"], { cwd: p.root, env });
+  expect(r.code).toBe(0);
+  const stats = JSON.parse((await ms(["stats", "-j"], { cwd: p.root, env })).stdout);
+  expect(stats.vectors).toBe(stats.total_chunks);
+  const factHash = JSON.parse((await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env })).stdout)[0].chunk_hash;
+  const indexFile = join(p.indexDir, INDEX_FILE);
+  const pristine = readFileSync(indexFile);
+  kit.set("chunks", stats.total_chunks);
+  return { p, env, indexFile, pristine, layoutAt: MAGIC.length + 4 + pristine.readUInt32LE(MAGIC.length), chunks: stats.total_chunks, factHash };
+}
 const rebuiltLine = /^memsearch: .*; rebuilt it from the markdown \((\d+) chunks?[;)]/;
 
 /** The head JSON edited in place and not sealed again (its `headCrc` stays): damage, for a current-version head. */
@@ -46,45 +66,46 @@ function patchHead(bytes: Buffer, edit: (head: Record<string, any>) => void): Bu
 
 interface Damage {
   kind: string;
-  apply: () => string;
+  /** Damages the index file of `s` (starting from its pristine bytes); says how. */
+  apply: (s: Indexed, rng: Rng) => string;
 }
 
 const DAMAGES: Damage[] = [
   {
     kind: "truncated",
-    apply: () => {
+    apply: ({ indexFile, pristine }, rng) => {
       const size = rng.int(0, pristine.length);
-      writeFileSync(indexFile(), pristine.subarray(0, size));
+      writeFileSync(indexFile, pristine.subarray(0, size));
       return `to ${size} of ${pristine.length} bytes`;
     },
   },
   {
     kind: "bytes flipped",
-    apply: () => {
+    apply: ({ indexFile, pristine, layoutAt }, rng) => {
       const b = Buffer.from(pristine);
       const at = rng.int(layoutAt, b.length);
       const n = Math.min(rng.int(1, 17), b.length - at);
       for (let i = at; i < at + n; i++) b[i] = b[i]! ^ rng.int(1, 256);
-      writeFileSync(indexFile(), b);
+      writeFileSync(indexFile, b);
       return `${n} at offset ${at}`;
     },
   },
   {
     kind: "garbage",
-    apply: () => {
+    apply: ({ indexFile }, rng) => {
       const n = rng.int(0, 8192);
       const withMagic = rng.chance(0.5);
       const body = Buffer.from(rng.bytes(n));
-      writeFileSync(indexFile(), withMagic ? Buffer.concat([Buffer.from(MAGIC, "latin1"), body]) : body);
+      writeFileSync(indexFile, withMagic ? Buffer.concat([Buffer.from(MAGIC, "latin1"), body]) : body);
       return `${n} random bytes${withMagic ? " after the magic" : ""}`;
     },
   },
   {
     kind: "a directory",
-    apply: () => {
-      rmSync(indexFile(), { recursive: true, force: true });
+    apply: ({ indexFile }, rng) => {
+      rmSync(indexFile, { recursive: true, force: true });
       const depth = rng.int(1, 4);
-      let d = indexFile();
+      let d = indexFile;
       for (let i = 0; i < depth; i++) d = join(d, rng.string(6));
       mkdirSync(d, { recursive: true });
       writeFileSync(join(d, "x.md"), "# not memory\n");
@@ -93,28 +114,28 @@ const DAMAGES: Damage[] = [
   },
   {
     kind: "an older version",
-    apply: () => {
+    apply: ({ indexFile, pristine }, rng) => {
       const v = rng.int(1, 6);
-      writeFileSync(indexFile(), patchHead(pristine, (h) => (h.meta.schemaVersion = v)));
+      writeFileSync(indexFile, patchHead(pristine, (h) => (h.meta.schemaVersion = v)));
       return `v${v}`;
     },
   },
   {
     kind: "header bytes flipped",
-    apply: () => {
+    apply: ({ indexFile, pristine, layoutAt }, rng) => {
       const b = Buffer.from(pristine);
       const at = rng.int(0, layoutAt);
       // A byte with its high bit set: it breaks the magic, the length, the JSON or its padding, or
       // fails the header's own checksum. (An ASCII change may turn padding into other white space,
       // which changes nothing: the changed figures below are the ASCII case that matters.)
       b[at] = b[at]! ^ rng.int(0x80, 0x100);
-      writeFileSync(indexFile(), b);
+      writeFileSync(indexFile, b);
       return `offset ${at}`;
     },
   },
   {
     kind: "a header figure changed",
-    apply: () => {
+    apply: ({ indexFile, pristine, layoutAt }, rng) => {
       // One digit of the head JSON changed into another: the JSON still reads, only the header's
       // own checksum (or its version, when that is the digit) tells.
       const b = Buffer.from(pristine);
@@ -123,13 +144,13 @@ const DAMAGES: Damage[] = [
       const at = digits[rng.int(0, digits.length)]!;
       const was = String.fromCharCode(b[at]!);
       b[at] = 0x30 + ((b[at]! - 0x30 + rng.int(1, 10)) % 10);
-      writeFileSync(indexFile(), b);
+      writeFileSync(indexFile, b);
       return `offset ${at}: ${was} → ${String.fromCharCode(b[at]!)}`;
     },
   },
 ];
 
-const COMMANDS: { name: string; args: () => string[]; check: (stdout: string) => void }[] = [
+const COMMANDS: { name: string; args: (s: Indexed) => string[]; check: (stdout: string, s: Indexed) => void }[] = [
   {
     name: "search",
     args: () => ["search", FACT_QUERY, "-j", "-k", "3"],
@@ -138,30 +159,17 @@ const COMMANDS: { name: string; args: () => string[]; check: (stdout: string) =>
   {
     name: "stats",
     args: () => ["stats", "-j"],
-    check: (out) => expect(JSON.parse(out)).toMatchObject({ total_chunks: chunks, files: FILES }),
+    check: (out, { chunks }) => expect(JSON.parse(out)).toMatchObject({ total_chunks: chunks, files: FILES }),
   },
   {
     name: "expand",
-    args: () => ["expand", factHash, "-j"],
+    args: ({ factHash }) => ["expand", factHash, "-j"],
     check: (out) => expect(JSON.parse(out).content).toContain(FACT),
   },
 ];
 
 beforeAll(async () => {
   double = await startOllamaDouble({ dim: 64 });
-  const memory = join(kit.base, "memory-src");
-  writeMemory(memory, rng, FILES, NOTES);
-  p = kit.project({ memory });
-  env = { ...p.env, OLLAMA_HOST: double.host, MEMSEARCH_NO_WATCH: "1" };
-  const r = await ms(["index"], { cwd: p.root, env });
-  expect(r.code).toBe(0);
-  const stats = JSON.parse((await ms(["stats", "-j"], { cwd: p.root, env })).stdout);
-  chunks = stats.total_chunks;
-  expect(stats.vectors).toBe(chunks);
-  factHash = JSON.parse((await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env })).stdout)[0].chunk_hash;
-  pristine = readFileSync(indexFile());
-  layoutAt = MAGIC.length + 4 + pristine.readUInt32LE(MAGIC.length);
-  kit.set("chunks", chunks);
 });
 
 afterAll(async () => {
@@ -173,17 +181,20 @@ describe("randomized index damage", () => {
     test(
       `${d.kind}: search, stats and expand each rebuild with one notice and answer correctly`,
       tracked(kit, async () => {
+        const s = await indexed();
+        const { p, env, indexFile, pristine, chunks } = s;
+        const rng = kit.rngFor(d.kind);
         for (let v = 0; v < VARIANTS; v++) {
           const c = COMMANDS[v % COMMANDS.length]!;
-          rmSync(indexFile(), { recursive: true, force: true });
-          writeFileSync(indexFile(), pristine);
-          const what = d.apply();
+          rmSync(indexFile, { recursive: true, force: true });
+          writeFileSync(indexFile, pristine);
+          const what = d.apply(s, rng);
           const label = `${d.kind} (${what}) → ${c.name}`;
-          const r = await ms(c.args(), { cwd: p.root, env });
+          const r = await ms(c.args(s), { cwd: p.root, env });
           kit.count("damaged-indexes");
           try {
             expect(r.code).toBe(0);
-            c.check(r.stdout);
+            c.check(r.stdout, s);
             const lines = stderrLines(r.stderr);
             expect(lines.length).toBe(1);
             expect(lines[0]).toMatch(rebuiltLine);
@@ -192,7 +203,7 @@ describe("randomized index damage", () => {
             const check = checkIndex(p.indexDir);
             expect(check.state).toBe("ok");
             if (check.state === "ok") expect(check.file.chunks).toBe(chunks);
-            expect(statSync(indexFile()).isFile()).toBe(true);
+            expect(statSync(indexFile).isFile()).toBe(true);
             const again = await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env });
             expect(stderrLines(again.stderr)).toEqual([]);
             expect(JSON.parse(again.stdout)[0].content).toContain(FACT);
@@ -214,7 +225,7 @@ describe("randomized index damage", () => {
  * count even survived `memsearch index` (the no-op check trusts the header).
  */
 describe("the header's own checksum", () => {
-  const withCounts = () =>
+  const withCounts = ({ pristine, chunks }: Indexed) =>
     patchHead(pristine, (h) => {
       h.count = chunks + 7;
       h.fileCount = FILES + 5;
@@ -223,8 +234,10 @@ describe("the header's own checksum", () => {
   test(
     "a changed digit in the header's file and chunk counts is caught: stats rebuilds and reports the real figures",
     tracked(kit, async () => {
-      rmSync(indexFile(), { recursive: true, force: true });
-      writeFileSync(indexFile(), withCounts());
+      const s = await indexed();
+      const { p, env, indexFile, chunks } = s;
+      rmSync(indexFile, { recursive: true, force: true });
+      writeFileSync(indexFile, withCounts(s));
       const r = await ms(["stats", "-j"], { cwd: p.root, env });
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ total_chunks: chunks, files: FILES });
@@ -235,8 +248,10 @@ describe("the header's own checksum", () => {
   test(
     "the SessionStart status line does not report a changed count, and `memsearch index` rebuilds instead of keeping it",
     tracked(kit, async () => {
-      rmSync(indexFile(), { recursive: true, force: true });
-      writeFileSync(indexFile(), withCounts());
+      const s = await indexed();
+      const { p, env, indexFile, chunks } = s;
+      rmSync(indexFile, { recursive: true, force: true });
+      writeFileSync(indexFile, withCounts(s));
       const start = await ms(["hook", "session-start"], { cwd: p.root, env, stdin: JSON.stringify({ session_id: "hdr", cwd: p.root, source: "startup" }) });
       expect(start.code).toBe(0);
       const status = JSON.parse(start.stdout).systemMessage as string;

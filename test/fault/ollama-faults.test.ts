@@ -6,7 +6,7 @@
  * one warning; and the index never holds vectors of two sizes (checked by reading every vector
  * of index.bin: one dimension, each of unit length as the doubles make them).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { blockStart, checkIndex, INDEX_FILE, openIndexFile, readExactly, readLayout } from "../../src/core/index-file.ts";
@@ -15,7 +15,6 @@ import { FACT, FACT_QUERY, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, HOOKS, hookO
 import { appendTurn } from "./transcript.ts";
 
 const kit = faultKit("ollama-faults");
-const rng = kit.rng;
 
 // ---------------------------------------------------------------------------------------------
 // A scripted Ollama
@@ -23,29 +22,46 @@ const rng = kit.rng;
 type Action = { kind: "ok" } | { kind: "small" } | { kind: "http-500" } | { kind: "cut" } | { kind: "stall"; ms: number };
 type Plan = (n: number, path: string) => Action;
 
-let big: OllamaDouble;
-let small: OllamaDouble;
-let proxy: ReturnType<typeof Bun.serve>;
-let plan: Plan = () => ({ kind: "ok" });
-let served = 0;
-const HOST = () => `http://127.0.0.1:${proxy.port}`;
 const DOWN = "http://127.0.0.1:9";
+
+/** A proxy in front of a 768-d and a 384-d double; `plan` (set by the test) decides each request's fate. */
+interface ScriptedOllama {
+  host: string;
+  plan: Plan;
+  stop(): Promise<void>;
+}
 
 async function forward(req: Request, to: OllamaDouble, path: string): Promise<Response> {
   const res = await fetch(to.host + path, { method: req.method, headers: { "content-type": "application/json" }, body: req.method === "GET" ? undefined : await req.arrayBuffer() });
   return new Response(await res.arrayBuffer(), { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "application/json" } });
 }
 
-beforeAll(async () => {
-  big = await startOllamaDouble({ dim: 768 });
-  small = await startOllamaDouble({ dim: 384 });
-  proxy = Bun.serve({
+// One per test, stopped after it: a plan left behind by a failed test cannot reach the next.
+const started: ScriptedOllama[] = [];
+afterEach(async () => {
+  for (const o of started.splice(0)) await o.stop();
+});
+
+async function scriptedOllama(): Promise<ScriptedOllama> {
+  const big = await startOllamaDouble({ dim: 768 });
+  const small = await startOllamaDouble({ dim: 384 });
+  let served = 0;
+  const o: ScriptedOllama = {
+    host: "",
+    plan: () => ({ kind: "ok" }),
+    async stop() {
+      proxy.stop(true);
+      await big.stop();
+      await small.stop();
+    },
+  };
+  const proxy = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
     idleTimeout: 0,
     async fetch(req) {
       const path = new URL(req.url).pathname;
-      const a = plan(served++, path);
+      const a = o.plan(served++, path);
       kit.count("ollama-requests");
       if (a.kind === "stall") await Bun.sleep(a.ms);
       if (a.kind === "http-500") return Response.json({ error: "boom" }, { status: 500 });
@@ -54,13 +70,10 @@ beforeAll(async () => {
       return forward(req, a.kind === "small" ? small : big, path);
     },
   });
-});
-
-afterAll(async () => {
-  proxy?.stop(true);
-  await big?.stop();
-  await small?.stop();
-});
+  o.host = `http://127.0.0.1:${proxy.port}`;
+  started.push(o);
+  return o;
+}
 
 const ok: Plan = () => ({ kind: "ok" });
 /** Every request stalls longer than any budget or timeout. */
@@ -127,15 +140,15 @@ function oneClearLine(r: RunResult): string | undefined {
   return lines[0];
 }
 
-function project(memory: "sample" | string = "sample"): { p: Project; env: Record<string, string | undefined> } {
+function project(o: ScriptedOllama, memory: "sample" | string = "sample"): { p: Project; env: Record<string, string | undefined> } {
   const p = kit.project({ memory });
-  return { p, env: { ...p.env, OLLAMA_HOST: HOST(), MEMSEARCH_NO_WATCH: "1", MEMSEARCH_SUMMARIZER_PROVIDER: "extract" } };
+  return { p, env: { ...p.env, OLLAMA_HOST: o.host, MEMSEARCH_NO_WATCH: "1", MEMSEARCH_SUMMARIZER_PROVIDER: "extract" } };
 }
 
 /** Index with a healthy Ollama first: 768-d vectors for every chunk. */
-async function indexedProject(memory: "sample" | string = "sample") {
-  const { p, env } = project(memory);
-  plan = ok;
+async function indexedProject(o: ScriptedOllama, memory: "sample" | string = "sample") {
+  const { p, env } = project(o, memory);
+  o.plan = ok;
   const r = await ms(["index"], { cwd: p.root, env });
   expect(r.code).toBe(0);
   expect(r.stderr).toBe("");
@@ -157,12 +170,13 @@ describe("Ollama faults: hooks", () => {
       test(
         `${c.name}${warm ? ", watch process running" : ""}: every hook exits 0 with one JSON object inside its budget`,
         tracked(kit, async () => {
-          const { p, env: base } = await indexedProject();
-          const env = { ...base, OLLAMA_HOST: c.host ?? HOST(), MEMSEARCH_NO_WATCH: warm ? undefined : "1" };
+          const o = await scriptedOllama();
+          const { p, env: base } = await indexedProject(o);
+          const env = { ...base, OLLAMA_HOST: c.host ?? o.host, MEMSEARCH_NO_WATCH: warm ? undefined : "1" };
           const transcript = join(p.root, "t.jsonl");
           const turn = { sessionId: "oll-s", uuid: "oll-u", promptId: "oll-p", prompt: "what did we decide about the redis connection pool?", command: "grep -rn redis", output: "config/redis.yml", reply: "We sized the Redis connection pool at 20." };
           appendTurn(transcript, turn, "all");
-          plan = c.plan();
+          o.plan = c.plan();
           const input = { session_id: turn.sessionId, prompt_id: turn.promptId, transcript_path: transcript, cwd: p.root };
           const inputs: Record<string, unknown> = {
             "session-start": { ...input, source: "startup" },
@@ -178,7 +192,6 @@ describe("Ollama faults: hooks", () => {
             expect({ event, problem: hookOutputProblem(r) }).toEqual({ event, problem: undefined });
             if (event === "session-start" && c.host === DOWN) expect(JSON.parse(r.stdout).systemMessage).toContain("Ollama is not reachable");
           }
-          plan = ok;
         }),
         60_000,
       );
@@ -191,9 +204,10 @@ describe("Ollama faults: search and index", () => {
     test(
       `${c.name}: search falls back to BM25 with one warning, index says so in one line, vectors never mixed`,
       tracked(kit, async () => {
-        const { p, env: base } = await indexedProject();
-        const env = { ...base, OLLAMA_HOST: c.host ?? HOST(), MEMSEARCH_EMBEDDING_TIMEOUT_MS: "1500", MEMSEARCH_EMBEDDING_QUERY_TIMEOUT_MS: "1000" };
-        plan = c.plan();
+        const o = await scriptedOllama();
+        const { p, env: base } = await indexedProject(o);
+        const env = { ...base, OLLAMA_HOST: c.host ?? o.host, MEMSEARCH_EMBEDDING_TIMEOUT_MS: "1500", MEMSEARCH_EMBEDDING_QUERY_TIMEOUT_MS: "1000" };
+        o.plan = c.plan();
         for (let i = 0; i < 3; i++) {
           const s = await ms(["search", "redis connection pool", "-j"], { cwd: p.root, env });
           kit.count("searches");
@@ -216,13 +230,13 @@ describe("Ollama faults: search and index", () => {
         const v = vectorsOf(p);
         expect(v.dim).toBe(768);
         // Ollama back: the missing vectors are added, still one size.
-        plan = ok;
-        const again = await ms(["index"], { cwd: p.root, env: { ...env, OLLAMA_HOST: HOST() } });
+        o.plan = ok;
+        const again = await ms(["index"], { cwd: p.root, env: { ...env, OLLAMA_HOST: o.host } });
         expect(again.code).toBe(0);
         const after = vectorsOf(p);
         expect(after.vectors).toBe(after.chunks);
         expect(after.dim).toBe(768);
-        const found = JSON.parse((await ms(["search", FACT_QUERY, "-j"], { cwd: p.root, env: { ...env, OLLAMA_HOST: HOST() } })).stdout);
+        const found = JSON.parse((await ms(["search", FACT_QUERY, "-j"], { cwd: p.root, env: { ...env, OLLAMA_HOST: o.host } })).stdout);
         expect(found[0].content).toContain(FACT);
         expect(found[0].mode).toBe("hybrid");
       }),
@@ -232,23 +246,32 @@ describe("Ollama faults: search and index", () => {
 });
 
 describe("Ollama faults: mid-run", () => {
-  const generated = join(kit.base, "generated");
+  /** A generated memory (with FACT in it), written the first time a test asks; the projects copy it. */
+  let generatedAt: string | undefined;
+  const generated = () => {
+    if (!generatedAt) {
+      generatedAt = join(kit.base, "generated");
+      writeMemory(generatedAt, kit.rngFor("generated memory"), 4, 20);
+    }
+    return generatedAt;
+  };
 
   test(
     "vectors change size in the middle of one index run: one line, nothing of the other size kept, then a clean 768-d index",
     tracked(kit, async () => {
-      writeMemory(generated, rng, 4, 20);
+      const o = await scriptedOllama();
+      const rng = kit.rngFor("vectors change size mid-run");
       for (let round = 0; round < 3; round++) {
-        const { p, env: base } = project(generated);
+        const { p, env: base } = project(o, generated());
         const env = { ...base, MEMSEARCH_EMBEDDING_BATCH_SIZE: "8" };
         const fresh = round === 0;
         if (!fresh) {
-          plan = ok;
+          o.plan = ok;
           expect((await ms(["index"], { cwd: p.root, env })).code).toBe(0);
           appendFileSync(join(p.memory, "2026-10-01.md"), Array.from({ length: 20 }, (_, i) => `\n### 20:${String(i).padStart(2, "0")}\n- added note ${i} ${rng.string(8)}\n`).join(""));
         }
         const before = existsSync(join(p.indexDir, INDEX_FILE)) ? readFileSync(join(p.indexDir, INDEX_FILE)) : undefined;
-        plan = dimSwitch(rng.int(1, 3), false);
+        o.plan = dimSwitch(rng.int(1, 3), false);
         const r = await ms(["index"], { cwd: p.root, env });
         kit.count("index-runs");
         const line = oneClearLine(r);
@@ -262,7 +285,7 @@ describe("Ollama faults: mid-run", () => {
           const v = vectorsOf(p);
           if (v.vectors > 0) expect(v.dim).toBe(768);
         }
-        plan = ok;
+        o.plan = ok;
         expect((await ms(["index"], { cwd: p.root, env })).code).toBe(0);
         const v = vectorsOf(p);
         expect(v).toMatchObject({ dim: 768, vectors: v.chunks });
@@ -274,8 +297,9 @@ describe("Ollama faults: mid-run", () => {
   test(
     "the model is replaced between runs (its metadata says 384 too): the index is rebuilt at 384-d, never mixed",
     tracked(kit, async () => {
-      const { p, env } = await indexedProject(generated);
-      plan = dimSwitch(0, true);
+      const o = await scriptedOllama();
+      const { p, env } = await indexedProject(o, generated());
+      o.plan = dimSwitch(0, true);
       appendFileSync(join(p.memory, "2026-10-02.md"), "\n### 21:00\n- a note written after the model changed\n");
       const r = await ms(["index"], { cwd: p.root, env });
       kit.count("index-runs");
@@ -286,7 +310,6 @@ describe("Ollama faults: mid-run", () => {
       const s = await ms(["search", FACT_QUERY, "-j"], { cwd: p.root, env });
       expect(JSON.parse(s.stdout)[0]).toMatchObject({ mode: "hybrid" });
       expect(JSON.parse(s.stdout)[0].content).toContain(FACT);
-      plan = ok;
     }),
     60_000,
   );
@@ -294,8 +317,9 @@ describe("Ollama faults: mid-run", () => {
   test(
     "a server whose vectors contradict its own metadata: new vectors left out with one warning, the index stays 768-d",
     tracked(kit, async () => {
-      const { p, env } = await indexedProject(generated);
-      plan = dimSwitch(0, false);
+      const o = await scriptedOllama();
+      const { p, env } = await indexedProject(o, generated());
+      o.plan = dimSwitch(0, false);
       appendFileSync(join(p.memory, "2026-10-03.md"), "\n### 21:00\n- a note the broken server cannot embed\n");
       const r = await ms(["index"], { cwd: p.root, env });
       kit.count("index-runs");
@@ -304,7 +328,6 @@ describe("Ollama faults: mid-run", () => {
       const v = vectorsOf(p);
       expect(v.dim).toBe(768);
       expect(v.vectors).toBe(v.chunks - 1);
-      plan = ok;
     }),
     60_000,
   );
@@ -312,9 +335,10 @@ describe("Ollama faults: mid-run", () => {
   test(
     "flapping across runs (a seeded third of the requests fail): each run is one line at most, never mixed, complete once Ollama is back",
     tracked(kit, async () => {
-      const { p, env: base } = project(generated);
+      const o = await scriptedOllama();
+      const { p, env: base } = project(o, generated());
       const env = { ...base, MEMSEARCH_EMBEDDING_TIMEOUT_MS: "1000" };
-      plan = flapping(0.33, 2_500);
+      o.plan = flapping(0.33, 2_500);
       let runs = 0;
       for (; runs < 10; runs++) {
         const r = await ms(["index"], { cwd: p.root, env });
@@ -326,7 +350,7 @@ describe("Ollama faults: mid-run", () => {
         if (v.vectors === v.chunks && v.chunks > 0) break;
       }
       kit.set("flapping-runs-to-complete", runs + 1);
-      plan = ok;
+      o.plan = ok;
       expect((await ms(["index"], { cwd: p.root, env })).code).toBe(0);
       const v = vectorsOf(p);
       expect(v).toMatchObject({ dim: 768, vectors: v.chunks });

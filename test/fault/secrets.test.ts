@@ -15,7 +15,6 @@ import { anchorsOf, drained, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutput
 import { appendTurn, type TurnSpec } from "./transcript.ts";
 
 const kit = faultKit("secrets");
-const rng = kit.rng;
 
 const B62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const B64 = B62 + "+/";
@@ -212,6 +211,7 @@ describe("planted secrets", () => {
   test(
     "19 kinds in prompts, final messages, tool inputs and tool outputs: none reaches the markdown, the note or conversation index, the queue, the summariser, the logs or watch.log",
     tracked(kit, async () => {
+      const rng = kit.rngFor("planted");
       const secrets = makeSecrets(rng);
       expect(secrets.length).toBe(19);
       const h = harness(true);
@@ -316,6 +316,7 @@ describe("fixed bugs", () => {
   test(
     "a final message holding a secret is found in the transcript: the summariser gets it once",
     tracked(kit, async () => {
+      const rng = kit.rngFor("final message");
       const h = harness(false);
       const release = holdQueue(h);
       const secret = makeSecrets(rng).find((x) => x.kind === ".env line")!;
@@ -343,6 +344,7 @@ describe("fixed bugs", () => {
   test(
     "a PEM private key in a tool input longer than 500 characters is redacted whole",
     tracked(kit, async () => {
+      const rng = kit.rngFor("PEM input");
       const key = pemKey(rng, "RSA", 25);
       await oneTurn("pem-input", { prompt: "install the deploy key", command: `cat > /etc/ssl/deploy.pem <<'EOF'\n${key.text}\nEOF`, output: "", reply: "Installed the key." }, key);
     }),
@@ -352,6 +354,7 @@ describe("fixed bugs", () => {
   test(
     "a PEM private key in a tool output longer than 1,000 characters is redacted whole",
     tracked(kit, async () => {
+      const rng = kit.rngFor("PEM output");
       const key = pemKey(rng, "RSA", 25);
       await oneTurn("pem-output", { prompt: "show me the deploy key", command: "cat ~/.ssh/id_rsa", output: key.text, reply: "That is the key." }, key);
     }),
@@ -361,6 +364,7 @@ describe("fixed bugs", () => {
   test(
     "a token cut by the 1,000-character clip of a tool output leaves no piece of itself",
     tracked(kit, async () => {
+      const rng = kit.rngFor("token clip");
       const b = body(rng, 36);
       const token: Secret = { kind: "github-token cut by the clip", text: `ghp_${b}`, needles: [b.slice(0, 12)] };
       // Words, not one base64-looking run (that would be scrubbed whole): the token starts 24 characters before the clip.

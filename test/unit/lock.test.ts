@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isLockHeld, LockTimeoutError, withFileLock } from "../../src/core/lock.ts";
-import { processStartTime } from "../../src/core/sessions.ts";
+import { processStartTime } from "../../src/core/processes.ts";
 import { deadPid, liveSleeper } from "../helpers/processes.ts";
 
 const posix = process.platform !== "win32";

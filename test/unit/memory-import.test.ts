@@ -1,10 +1,8 @@
-import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
-import fs from "node:fs";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { anchorsIn } from "../../src/core/anchor.ts";
-import { StorageError } from "../../src/core/errors.ts";
 import {
   dayOfTurn,
   estimateCost,
@@ -16,11 +14,11 @@ import {
   SummarizerGaveUpError,
   turnTimes,
   turnToLastTurn,
-  type ImportPlan,
 } from "../../src/memory/import.ts";
 import { appendTurnNote, localDay } from "../../src/memory/journal.ts";
 import { extractBullets, type Summary } from "../../src/memory/summarizer.ts";
 import type { LastTurn, Turn } from "../../src/transcript/types.ts";
+import { srcModule, withFileSizeLimit } from "../helpers/file-size-limit.ts";
 
 let dir: string;
 let root: string;
@@ -77,8 +75,7 @@ const extract = async (t: LastTurn): Promise<Summary> => ({ bullets: extractBull
 const plan = (over: Partial<Parameters<typeof planImport>[0]> = {}) => planImport({ root, memoryDir: memory, projectsDir: projects, ...over });
 const anchorsOf = (day: string) => anchorsIn(readFileSync(join(memory, `${day}.md`), "utf8"));
 const allAnchors = () =>
-  fs
-    .readdirSync(memory)
+  readdirSync(memory)
     .filter((n) => n.endsWith(".md"))
     .flatMap((n) => anchorsIn(readFileSync(join(memory, n), "utf8")));
 
@@ -300,34 +297,35 @@ describe("writing", () => {
     expect(warnings).toHaveLength(1);
   });
 
-  describe("disk full", () => {
-    let spy: ReturnType<typeof spyOn> | undefined;
-    afterEach(() => spy?.mockRestore());
-
-    test("stops with one StorageError, leaves whole notes only, and a re-run writes the rest exactly once", async () => {
-      session(projectSlug(root), "s1", root, Array.from({ length: 5 }, (_, i) => ({ uuid: `u${i}`, ts: at(DAY1, i), prompt: `turn ${i}` })));
-      const p: ImportPlan = await plan();
-      const real = fs.writeSync;
-      spy = spyOn(fs, "writeSync").mockImplementation(((...args: Parameters<typeof fs.writeSync>) => {
-        // The third note's append (lock files are written with writeSync too).
-        if (String(args[1]).includes("turn:u2 ")) throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
-        return (real as (...a: unknown[]) => number)(...args);
-      }) as typeof fs.writeSync);
-      const err = await runImport(p, { memoryDir: memory, summarize: extract }).catch((e) => e);
-      spy.mockRestore();
-      spy = undefined;
-      expect(err).toBeInstanceOf(StorageError);
-      expect(err.message).toContain("disk full");
-      expect(err.message).toContain("2 notes were written before it");
-      const file = join(memory, `${localDay(new Date(DAY1))}.md`);
-      const text = readFileSync(file, "utf8");
-      expect(anchorsIn(text).map((a) => a.turn)).toEqual(["u0", "u1"]);
-      expect(text.endsWith("\n\n")).toBe(true);
-      const again = await plan();
-      expect(again.todo.map((t) => t.uuid)).toEqual(["u2", "u3", "u4"]);
-      await runImport(again, { memoryDir: memory, summarize: extract });
-      expect(anchorsIn(readFileSync(file, "utf8")).map((a) => a.turn)).toEqual(["u0", "u1", "u2", "u3", "u4"]);
-    });
+  test("a disk that fills up mid-import: one StorageError, whole notes only, and a re-run writes the rest exactly once", async () => {
+    session(projectSlug(root), "s1", root, Array.from({ length: 5 }, (_, i) => ({ uuid: `u${i}`, ts: at(DAY1, i), prompt: `turn ${i}` })));
+    // The daily file may not grow past 4 KiB (the first two notes fit), and the third note is longer than that.
+    const limit = 4096;
+    const err = await withFileSizeLimit<{ storage: boolean; message: string }>(
+      limit,
+      `import { planImport, runImport } from ${srcModule("src/memory/import.ts")};
+      import { extractBullets } from ${srcModule("src/memory/summarizer.ts")};
+      import { StorageError } from ${srcModule("src/core/errors.ts")};
+      const o = ${JSON.stringify({ root, memoryDir: memory, projectsDir: projects })};
+      const summarize = async (t) => ({ bullets: t.turnUuid === "u2" ? ["- " + "w".repeat(${limit})] : extractBullets(t), provider: "extract" });
+      try {
+        await runImport(await planImport(o), { memoryDir: o.memoryDir, summarize });
+        console.log(JSON.stringify({ storage: false, message: "imported" }));
+      } catch (e) {
+        console.log(JSON.stringify({ storage: e instanceof StorageError, message: String(e?.message ?? e) }));
+      }`,
+    );
+    expect(err.storage).toBe(true);
+    expect(err.message).toMatch(/file too large|EFBIG/);
+    expect(err.message).toContain("2 notes were written before it");
+    const file = join(memory, `${localDay(new Date(DAY1))}.md`);
+    const text = readFileSync(file, "utf8");
+    expect(anchorsIn(text).map((a) => a.turn)).toEqual(["u0", "u1"]);
+    expect(text.endsWith("\n\n")).toBe(true);
+    const again = await plan();
+    expect(again.todo.map((t) => t.uuid)).toEqual(["u2", "u3", "u4"]);
+    await runImport(again, { memoryDir: memory, summarize: extract });
+    expect(anchorsIn(readFileSync(file, "utf8")).map((a) => a.turn)).toEqual(["u0", "u1", "u2", "u3", "u4"]);
   });
 
   test("existingNotes reads anchors and the latest ### time of every daily file", async () => {

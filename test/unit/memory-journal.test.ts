@@ -1,9 +1,9 @@
-import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
-import fs from "node:fs";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { StorageError } from "../../src/core/errors.ts";
+import { storageError } from "../../src/core/fsutil.ts";
 import {
   appendTurnNote,
   dailyLockFile,
@@ -12,6 +12,7 @@ import {
 } from "../../src/memory/journal.ts";
 import { formatAnchor, parseAnchor } from "../../src/core/anchor.ts";
 import { LockTimeoutError, withFileLock } from "../../src/core/lock.ts";
+import { srcModule, withFileSizeLimit } from "../helpers/file-size-limit.ts";
 
 // The regex other readers (indexer, expand, the skill) use to find anchors.
 const READER_ANCHOR = /<!--\s*session:(\S+)\s+turn:(\S+)\s+transcript:(\S+)\s*-->/;
@@ -108,7 +109,7 @@ describe("appendTurnNote", () => {
 
   test("the lock file is released and is not a markdown file", async () => {
     await appendTurnNote(note());
-    expect(fs.existsSync(dailyLockFile(dir, at(14, 2)))).toBe(false);
+    expect(existsSync(dailyLockFile(dir, at(14, 2)))).toBe(false);
     expect(dailyLockFile(dir, at(14, 2))).toBe(join(dir, ".2026-11-21.md.lock"));
   });
 });
@@ -188,7 +189,7 @@ describe("concurrency", () => {
       const first = lines.findIndex((l) => parseAnchor(l)?.session === s);
       expect(lines[first - 3]).toMatch(/^## Session 14:0\d$/);
     }
-    expect(fs.existsSync(join(dir, ".2026-11-21.md.lock"))).toBe(false);
+    expect(existsSync(join(dir, ".2026-11-21.md.lock"))).toBe(false);
   }, 30_000);
 
   test("withFileLock serialises overlapping callers in one process", async () => {
@@ -209,7 +210,7 @@ describe("concurrency", () => {
     );
     expect(maxInside).toBe(1);
     expect(order).toHaveLength(15);
-    expect(fs.existsSync(lock)).toBe(false);
+    expect(existsSync(lock)).toBe(false);
   });
 
   test("a lock held by a live process times out with a typed error", async () => {
@@ -221,7 +222,7 @@ describe("concurrency", () => {
     expect(err).toBeInstanceOf(StorageError);
     expect(String(err.message)).toContain(`pid ${process.pid}`);
     expect(Date.now() - t0).toBeLessThan(2_000);
-    expect(fs.existsSync(lock)).toBe(true); // not ours to remove
+    expect(existsSync(lock)).toBe(true); // not ours to remove
   });
 
   test("a lock left by a dead process is broken", async () => {
@@ -233,7 +234,7 @@ describe("concurrency", () => {
     const r = await appendTurnNote(note());
     expect(r.appended).toBe(true);
     expect(Date.now() - t0).toBeLessThan(1_000);
-    expect(fs.existsSync(lock)).toBe(false);
+    expect(existsSync(lock)).toBe(false);
   });
 
   test("a lock older than the stale limit is broken even if its pid is alive", async () => {
@@ -244,31 +245,51 @@ describe("concurrency", () => {
 });
 
 describe("storage failures", () => {
-  test("a full disk mid-write leaves the file exactly as it was", async () => {
+  test("a write that fails half-way (the file may not grow) leaves the file exactly as it was", async () => {
     const first = await appendTurnNote(note());
     const before = readFileSync(first.file);
-    const real = fs.writeSync;
-    // Lock tokens are written as strings; the note block as one Buffer. Fail the block half-way.
-    const spy = spyOn(fs, "writeSync").mockImplementation(((fd: number, data: any, ...rest: any[]) => {
-      if (typeof data === "string") return (real as any)(fd, data, ...rest);
-      (real as any)(fd, data, 0, Math.floor(data.byteLength / 2));
-      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
-    }) as any);
-    try {
-      const err = await appendTurnNote(note({ turnUuid: "turn-2", bullets: ["- " + "y".repeat(5000)] })).catch((e) => e);
-      expect(err).toBeInstanceOf(StorageError);
-      expect(err.message).toContain("disk full");
-      expect(readFileSync(first.file)).toEqual(before);
-      // A file this call would have created is not left behind half-written.
-      const other = await appendTurnNote(note({ turnUuid: "turn-3", now: at(10, 0, 23) })).catch((e) => e);
-      expect(other).toBeInstanceOf(StorageError);
-      expect(fs.existsSync(join(dir, "2026-11-23.md"))).toBe(false);
-    } finally {
-      spy.mockRestore();
-    }
-    expect(fs.existsSync(dailyLockFile(dir, at(14, 2)))).toBe(false);
+    // Room for the lock files, not for the next note: its append is cut short, then fails.
+    const limit = (Math.floor(before.length / 512) + 1) * 512;
+    const wire = (o: ReturnType<typeof note>) => ({ ...o, now: o.now.getTime() });
+    const results = await withFileSizeLimit<{ storage: boolean; message: string }[]>(
+      limit,
+      `import { appendTurnNote } from ${srcModule("src/memory/journal.ts")};
+      import { StorageError } from ${srcModule("src/core/errors.ts")};
+      const out = [];
+      for (const n of ${JSON.stringify([
+        wire(note({ turnUuid: "turn-2", bullets: ["- " + "y".repeat(5000)] })),
+        // A file this call would create is not left behind half-written.
+        wire(note({ turnUuid: "turn-3", now: at(10, 0, 23), bullets: ["- " + "z".repeat(limit)] })),
+      ])}) {
+        try {
+          await appendTurnNote({ ...n, now: new Date(n.now) });
+          out.push({ storage: false, message: "appended" });
+        } catch (e) {
+          out.push({ storage: e instanceof StorageError, message: String(e?.message ?? e) });
+        }
+      }
+      console.log(JSON.stringify(out));`,
+    );
+    expect(results).toEqual([
+      { storage: true, message: expect.stringMatching(/file too large|EFBIG/) },
+      { storage: true, message: expect.stringMatching(/file too large|EFBIG/) },
+    ]);
+    expect(results[0]!.message).toStartWith(`cannot write ${first.file}: `);
+    expect(results[0]!.message).toEndWith("; the file is unchanged");
+    expect(readFileSync(first.file)).toEqual(before);
+    expect(existsSync(join(dir, "2026-11-23.md"))).toBe(false);
+    expect(existsSync(dailyLockFile(dir, at(14, 2)))).toBe(false);
     // Once there is space again the same turn is written normally.
     expect((await appendTurnNote(note({ turnUuid: "turn-2" }))).appended).toBe(true);
+  });
+
+  test("a full disk or quota is named as such, with the file", () => {
+    const file = join(dir, "2026-11-21.md");
+    for (const code of ["ENOSPC", "EDQUOT"]) {
+      const e = storageError(file, Object.assign(new Error(`${code}: no space left on device, write`), { code }));
+      expect(e).toBeInstanceOf(StorageError);
+      expect(e.message).toBe(`cannot write ${file}: disk full; the file is unchanged`);
+    }
   });
 
   test("an unwritable memory dir is a StorageError, not a crash", async () => {

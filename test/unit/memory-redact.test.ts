@@ -1,7 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { clipRedacted, redactHead, redactSecrets, REDACT_MIN_WINDOW, sanitize, stripPrivate } from "../../src/memory/redact.ts";
-import { clip as clipEllipsis } from "../../src/core/text.ts";
-import { clip, summarizeToolInput } from "../../src/transcript/sanitize.ts";
+import { clip as clipEllipsis, clipMarked } from "../../src/core/text.ts";
+import { summarizeToolInput } from "../../src/transcript/sanitize.ts";
+
+/** What the transcript reader keeps of a tool output: redacted, then clipped with a marker. */
+const clip = (text: string, max: number, redact?: (s: string) => string) => (redact ? clipRedacted(text, max, redact, clipMarked) : clipMarked(text, max));
 
 // Test secrets are assembled at run time so the repository never holds a string that a secret
 // scanner (or a reviewer) would take for a real credential.

@@ -2,12 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { claudeProcess, isSessionAlive, isWrapper, liveSessions, processStartTime, registerSession, sessionsDir, touchSession, unregisterSession } from "../../src/core/sessions.ts";
+import { claudeProcess, isWrapper, processStartTime } from "../../src/core/processes.ts";
+import { isSessionAlive, liveSessions, registerSession, sessionsDir, touchSession, unregisterSession } from "../../src/core/sessions.ts";
 
 const posix = process.platform !== "win32";
 /** Start times are known on Linux (/proc) and macOS (ps); elsewhere a record counts by PID alone. */
 const startTimes = processStartTime(process.pid) !== undefined;
-const sessionsModule = join(import.meta.dir, "../../src/core/sessions.ts");
+const processesModule = join(import.meta.dir, "../../src/core/processes.ts");
 
 describe("the Claude Code process of a hook", () => {
   test("shells and exec wrappers are skipped, anything else is not", () => {
@@ -17,7 +18,7 @@ describe("the Claude Code process of a hook", () => {
 
   test.if(posix)("a hook run under two `sh -c` names the process above the shells, with its start time", async () => {
     const script = join(mkdtempSync(join(tmpdir(), "ms-sessions-")), "who.ts");
-    writeFileSync(script, `import { claudeProcess } from ${JSON.stringify(sessionsModule)};\nprocess.stdout.write(JSON.stringify(claudeProcess()));\n`);
+    writeFileSync(script, `import { claudeProcess } from ${JSON.stringify(processesModule)};\nprocess.stdout.write(JSON.stringify(claudeProcess()));\n`);
     // `; :` keeps each shell from exec'ing its command: the hook's parent is a shell, as under Claude Code.
     const p = Bun.spawn(["sh", "-c", `sh -c '"$0" "$1"; :' "$0" "$1"; :`, process.execPath, script], { stdout: "pipe", stderr: "inherit" });
     const who = JSON.parse(await new Response(p.stdout).text());

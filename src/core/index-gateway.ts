@@ -1,0 +1,153 @@
+import type { Context } from "./context.ts";
+import { MemsearchError } from "./errors.ts";
+import { checkIndex, peekIndex, type IndexSummary } from "./index-file.ts";
+import type { Healed } from "./index-heal.ts";
+import type { IndexReport } from "./indexer.ts";
+import type { SearchResponse } from "./search.ts";
+import type { StoredChunk } from "./types.ts";
+import { askWatch, readWatchInfo, type WatchInfo } from "./watch-client.ts";
+import { WATCH_TIMEOUTS } from "./watch-protocol.ts";
+
+/**
+ * The one way to the project's index for everything that reads it (search, recall, expand,
+ * stats, the hooks, doctor) or asks for it to change (re-index, stop). Each call decides here,
+ * and only here, whether the watch process answers (its index is in memory and freshest) or the
+ * index file is loaded in this process; what loading it had to repair travels back as a `heal`
+ * for the command to put in words.
+ *
+ * The modules behind a cold load (Orama, the ollama client) are imported only on that path: a
+ * hook answered by the watch process never pays for them.
+ */
+
+/** What opening the index had to do first, from whichever process opened it. */
+export type Heal = Pick<Healed, "rebuilt" | "built" | "otherModel">;
+
+export interface NotesQuery {
+  query: string;
+  topK: number;
+  sourcePrefix?: string;
+}
+
+export type Searched =
+  | { kind: "results"; response: SearchResponse; heal: Heal; from: "watch" | "here" }
+  /** No index, and no markdown to build one from. */
+  | { kind: "nothing-indexed" }
+  /** The reader may not load the index itself, and the watch process did not answer. */
+  | { kind: "unanswered"; why: string };
+
+/**
+ * Who is reading, and so what it can afford. `cli`: a command; it waits for the watch process,
+ * then loads the index itself. `prompt`: the UserPromptSubmit hook; it never waits on a lock or
+ * loads a large index inside its budget, and never loads when a watch process exists but is slow.
+ */
+export type Reader = "cli" | "prompt";
+
+/** A cold load of a larger index does not fit in the prompt hook's budget. */
+const PROMPT_COLD_INDEX_LIMIT = 12 * 1024 * 1024;
+const PROMPT_LOCK_TIMEOUT_MS = 1_500;
+
+/** Whether a watch process of this project is running (its PID file names a live process). */
+export function watchRunning(dataDir: string): WatchInfo | undefined {
+  return readWatchInfo(dataDir);
+}
+
+/**
+ * Search the notes. `useWatch: false` skips the watch process (it runs with the project's own
+ * settings, so a search with other embedding flags must load the index here).
+ */
+export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: Reader; useWatch?: boolean } = {}): Promise<Searched> {
+  const reader = opts.reader ?? "cli";
+  const { dataDir } = ctx.project;
+  const watch = opts.useWatch !== false && readWatchInfo(dataDir) !== undefined;
+  if (watch) {
+    const r = await askWatch(dataDir, { op: "search", ...q }, reader === "prompt" ? WATCH_TIMEOUTS.promptSearch : WATCH_TIMEOUTS.search);
+    if (r?.ok) return { kind: "results", response: { results: r.results, mode: r.mode, ...(r.warning ? { warning: r.warning } : {}) }, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {}, from: "watch" };
+    if (reader === "prompt") return { kind: "unanswered", why: r ? `the watch process failed: ${r.error}` : "the watch process gave no usable answer in time" };
+  }
+  if (reader === "prompt" && (peekIndex(ctx.project.indexDir)?.bytes ?? 0) > PROMPT_COLD_INDEX_LIMIT) {
+    return { kind: "unanswered", why: "no watch process, and the index is too large to load inside the hook's budget" };
+  }
+  const [{ openOrRebuild }, { searchChunks }, { embedderFor }] = await Promise.all([import("./index-heal.ts"), import("./search.ts"), import("./embedder.ts")]);
+  const healed = await openOrRebuild(ctx, reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {});
+  if (healed.nothingIndexed) return { kind: "nothing-indexed" };
+  const response = await searchChunks({ ...q, store: healed.store, config: ctx.config, embedder: healed.otherModel ? null : embedderFor(ctx.config, "query") });
+  return { kind: "results", response, heal: healOf(healed), from: "here" };
+}
+
+/** One chunk by its hash (or a unique prefix of it). Errors (not found, ambiguous) are the same typed errors either way. */
+export async function readChunk(ctx: Context, hash: string): Promise<{ chunk: StoredChunk; heal: Heal }> {
+  const { dataDir } = ctx.project;
+  if (readWatchInfo(dataDir)) {
+    const r = await askWatch(dataDir, { op: "chunk", hash }, WATCH_TIMEOUTS.chunk);
+    if (r?.ok) return { chunk: r.chunk, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {} };
+    if (r) throw new MemsearchError(r.error, r.exitCode ?? 1);
+  }
+  const [{ resolveChunk }, { openOrRebuild }] = await Promise.all([import("./expand.ts"), import("./index-heal.ts")]);
+  const healed = await openOrRebuild(ctx);
+  return { chunk: resolveChunk(healed.store, hash), heal: healOf(healed) };
+}
+
+/**
+ * The index's head (counts, model, size), from the file: no Orama. An index that cannot be used
+ * is rebuilt from the markdown first, so stats never reports a broken index as empty.
+ */
+export async function indexStats(ctx: Context): Promise<{ head: IndexSummary | undefined; heal: Heal }> {
+  let heal: Heal = {};
+  if (checkIndex(ctx.project.indexDir).state === "unusable") {
+    const { openOrRebuild } = await import("./index-heal.ts");
+    heal = healOf(await openOrRebuild(ctx, { buildMissing: false }));
+  }
+  return { head: peekIndex(ctx.project.indexDir), heal };
+}
+
+/**
+ * Bring the index up to date after writing to the memory folder: the watch process does it
+ * when one runs (it holds the index already), else this process does, under the index lock.
+ * Returns the report when indexed here, undefined when handed to the watch process.
+ */
+export async function refreshIndex(ctx: Context): Promise<IndexReport | undefined> {
+  const { project, config } = ctx;
+  if (readWatchInfo(project.dataDir)) {
+    const r = await askWatch(project.dataDir, { op: "index" }, WATCH_TIMEOUTS.index);
+    if (r?.ok) return undefined;
+  }
+  const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("./embedder.ts"), import("./indexer.ts"), import("./lock.ts")]);
+  return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config) }));
+}
+
+export type WatchState =
+  | { running: false }
+  | { running: true; pid: number; answered: false }
+  | { running: true; pid: number; answered: true; chunks: number; vectors: number; lastError?: string };
+
+/** Whether a watch process runs, and what it serves. */
+export async function pingWatch(dataDir: string): Promise<WatchState> {
+  const info = readWatchInfo(dataDir);
+  if (!info) return { running: false };
+  const r = await askWatch(dataDir, { op: "ping" }, WATCH_TIMEOUTS.ping);
+  if (!r?.ok) return { running: true, pid: info.pid, answered: false };
+  return { running: true, pid: info.pid, answered: true, chunks: r.chunks, vectors: r.vectors, ...(r.lastError ? { lastError: r.lastError } : {}) };
+}
+
+/**
+ * Stop the project's watch process. One that acknowledges saves its index and exits on its own
+ * (a large index takes longer than a SessionEnd budget); one that does not answer is killed.
+ */
+export async function stopWatch(dataDir: string): Promise<{ stopped: "none" | "asked" | "killed"; pid?: number }> {
+  const info = readWatchInfo(dataDir);
+  if (!info) return { stopped: "none" };
+  const ack = await askWatch(dataDir, { op: "stop" }, WATCH_TIMEOUTS.stop);
+  if (ack?.ok) return { stopped: "asked", pid: info.pid };
+  try {
+    process.kill(info.pid, "SIGKILL");
+  } catch {}
+  return { stopped: "killed", pid: info.pid };
+}
+
+function healOf(h: Healed): Heal {
+  return {
+    ...(h.rebuilt ? { rebuilt: h.rebuilt } : {}),
+    ...(h.built ? { built: h.built } : {}),
+    ...(h.otherModel ? { otherModel: h.otherModel } : {}),
+  };
+}

@@ -1,0 +1,110 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadContext, type Context } from "../../src/core/context.ts";
+import { readChunk, searchIndex } from "../../src/core/index-gateway.ts";
+import { dataFiles } from "../../src/core/project.ts";
+import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo } from "../../src/core/watch-client.ts";
+import { checkReply, checkRequest } from "../../src/core/watch-protocol.ts";
+
+/**
+ * The gateway decides between the watch process and loading the index here. A reply that is
+ * not what the protocol allows (another version, a stray writer on the socket) must count as
+ * no answer, never be half-read.
+ */
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function project(): Context {
+  const root = mkdtempSync(join(tmpdir(), "ms-gateway-"));
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, ".git"));
+  const memory = join(root, ".memsearch", "memory");
+  mkdirSync(memory, { recursive: true });
+  writeFileSync(join(memory, "2026-11-20.md"), "## Deploy notes\n\nThe staging cluster uses the quokka load balancer.\n");
+  return loadContext({ "embedding.provider": "none" }, root, { HOME: root, MEMSEARCH_HOME: join(root, "home") });
+}
+
+/** A fake watch process on the project's socket that answers every request with `reply`. */
+function fakeWatch(ctx: Context, reply: string): void {
+  const sock = socketPath(ctx.project.dataDir);
+  ensureSocketDir(sock);
+  rmSync(sock, { force: true });
+  const server = Bun.listen({
+    unix: sock,
+    socket: {
+      data(s) {
+        s.write(reply + "\n");
+        s.end();
+      },
+    },
+  });
+  writeWatchInfo(ctx.project.dataDir, { pid: process.pid, socket: sock, startedAt: new Date().toISOString(), version: "test" });
+  cleanups.push(() => {
+    server.stop(true);
+    rmSync(sock, { force: true });
+  });
+}
+
+describe("index gateway", () => {
+  test("a reply of the wrong shape is no answer: the CLI reader loads the index itself", async () => {
+    const ctx = project();
+    fakeWatch(ctx, JSON.stringify({ ok: true, results: "not a list", mode: "bm25" }));
+    const found = await searchIndex(ctx, { query: "quokka", topK: 3 });
+    expect(found.kind).toBe("results");
+    if (found.kind !== "results") return;
+    expect(found.from).toBe("here");
+    expect(found.response.results[0]?.chunk.content).toContain("quokka");
+  });
+
+  test("the prompt hook's reader gives up on a watch process that answers nonsense, and says why", async () => {
+    const ctx = project();
+    fakeWatch(ctx, "{not json");
+    const found = await searchIndex(ctx, { query: "quokka", topK: 3 }, { reader: "prompt" });
+    expect(found).toEqual({ kind: "unanswered", why: "the watch process gave no usable answer in time" });
+  });
+
+  test("a well-formed reply is used as it is", async () => {
+    const ctx = project();
+    const chunk = { content: "## X\n\nfrom the watch", source: "/x.md", heading: "X", headingLevel: 2, startLine: 1, endLine: 3, contentHash: "c", chunkHash: "abcd" };
+    fakeWatch(ctx, JSON.stringify({ ok: true, results: [{ chunk, score: 0.9, bm25: 1.2 }], mode: "bm25", extra: "ignored" }));
+    const found = await searchIndex(ctx, { query: "anything", topK: 3 });
+    expect(found.kind === "results" && found.from).toBe("watch");
+    if (found.kind === "results") expect(found.response.results[0]?.chunk.content).toBe(chunk.content);
+  });
+
+  test("a failure the watch process reports keeps its exit code", async () => {
+    const ctx = project();
+    fakeWatch(ctx, JSON.stringify({ ok: false, error: "no chunk abcd", exitCode: 3 }));
+    const err = await readChunk(ctx, "abcd").catch((e) => e);
+    expect(err.message).toBe("no chunk abcd");
+    expect(err.exitCode).toBe(3);
+  });
+
+  test("a PID file that is not ours is removed, not trusted", () => {
+    const ctx = project();
+    writeFileSync(dataFiles(ctx.project.dataDir).watchPid, JSON.stringify({ pid: "1", socket: 5 }));
+    expect(readWatchInfo(ctx.project.dataDir)).toBeUndefined();
+    expect(Bun.file(ctx.project.watchPid).size).toBe(0);
+  });
+});
+
+describe("watch protocol", () => {
+  test("requests are checked before they are served", () => {
+    expect(checkRequest({ op: "search", query: "x", topK: 5 })).toEqual({ request: { op: "search", query: "x", topK: 5 } });
+    expect(checkRequest({ op: "search", query: "x", topK: 1e9 })).toHaveProperty("problem");
+    expect(checkRequest({ op: "search", query: 5, topK: 5 })).toHaveProperty("problem");
+    expect(checkRequest({ op: "format-disk" })).toHaveProperty("problem");
+  });
+
+  test("a reply to one request is not taken for a reply to another", () => {
+    const ping = { ok: true as const, pid: 1, version: "0", chunks: 3, vectors: 0 };
+    expect(checkReply("ping", ping)).toEqual(ping);
+    expect(checkReply("search", ping)).toBeUndefined();
+    expect(checkReply("stop", { ok: false, error: "busy" })).toEqual({ ok: false, error: "busy" });
+  });
+});
