@@ -1,10 +1,13 @@
 /**
- * The test command: builds the binary the e2e tests drive, runs `bun test`, and ends
- * with the `N passed, N failed` line CI reads (bun's own summary is not recognised).
+ * The test command: builds the binary the e2e tests drive, makes sure the browser the Memory
+ * Hub's page tests drive is there, runs `bun test`, and ends with the `N passed, N failed` line
+ * CI reads (bun's own summary is not recognised).
  */
 import { build } from "./build.ts";
+import { ensureChromium } from "./chromium.ts";
 
 await build();
+ensureChromium();
 const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", ...process.argv.slice(2)], {
   stdout: "pipe",
   stderr: "pipe",
@@ -34,3 +37,4 @@ for (const text of [out, err]) {
 if (code !== 0 && failed === 0) failed = 1; // a crash or load error is a failure, counted
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(code === 0 && failed === 0 ? 0 : 1);
+
