@@ -1,12 +1,13 @@
 /**
  * The test command: builds the binary the e2e tests drive (MEMSEARCH_BIN, else dist/memsearch),
- * runs `bun test` in a random order, and ends with the `N passed, N failed` line CI reads (bun's
- * own summary is not recognised).
+ * makes sure the browser the Memory Hub's page tests drive is there, runs `bun test` in a random
+ * order, and ends with the `N passed, N failed` line CI reads (bun's own summary is not recognised).
  *
  * Every run shuffles the tests, so one that leans on another's leftovers fails sooner or later;
  * the seed is printed, and MEMSEARCH_TEST_SEED=<seed> replays that order.
  */
 import { build } from "./build.ts";
+import { ensureChromium } from "./chromium.ts";
 
 const seedText = process.env.MEMSEARCH_TEST_SEED?.trim();
 if (seedText && !/^\d+$/.test(seedText)) {
@@ -17,6 +18,7 @@ const seed = seedText ? Number(seedText) : crypto.getRandomValues(new Uint32Arra
 const replay = `test order seed ${seed} (MEMSEARCH_TEST_SEED=${seed} replays it)`;
 
 await build(process.env.MEMSEARCH_BIN || undefined);
+ensureChromium();
 console.log(replay);
 const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", "--randomize", `--seed=${seed}`, ...process.argv.slice(2)], {
   stdout: "pipe",
@@ -48,3 +50,4 @@ if (code !== 0 && failed === 0) failed = 1; // a crash or load error is a failur
 console.log(replay);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(code === 0 && failed === 0 ? 0 : 1);
+

@@ -12,6 +12,9 @@ import { statsCommand } from "./stats.ts";
 import { watchCommand } from "./watch.ts";
 import { transcriptCommand } from "./transcript.ts";
 import { recallCommand } from "./recall.ts";
+import { hubCommand } from "./hub.ts";
+import { projectsCommand } from "./projects.ts";
+import { debugCommand } from "./debug.ts";
 
 /** Every subcommand; one file each. */
-export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hookCommand, doctorCommand];
+export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, doctorCommand, debugCommand];

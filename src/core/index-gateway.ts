@@ -1,7 +1,8 @@
+import { statSync } from "node:fs";
 import type { Context } from "./context.ts";
 import { MemsearchError } from "./errors.ts";
 import { checkIndex, peekIndex, type IndexSummary } from "./index-file.ts";
-import type { Healed } from "./index-heal.ts";
+import type { Healed, HealOptions } from "./index-heal.ts";
 import type { IndexReport } from "./indexer.ts";
 import type { SearchResponse } from "./search.ts";
 import type { StoredChunk } from "./types.ts";
@@ -55,7 +56,7 @@ export function watchRunning(dataDir: string): WatchInfo | undefined {
  * Search the notes. `useWatch: false` skips the watch process (it runs with the project's own
  * settings, so a search with other embedding flags must load the index here).
  */
-export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: Reader; useWatch?: boolean } = {}): Promise<Searched> {
+export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: Reader; useWatch?: boolean; cache?: LoadedIndexes } = {}): Promise<Searched> {
   const reader = opts.reader ?? "cli";
   const { dataDir } = ctx.project;
   const watch = opts.useWatch !== false && readWatchInfo(dataDir) !== undefined;
@@ -67,23 +68,23 @@ export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: 
   if (reader === "prompt" && (peekIndex(ctx.project.indexDir)?.bytes ?? 0) > PROMPT_COLD_INDEX_LIMIT) {
     return { kind: "unanswered", why: "no watch process, and the index is too large to load inside the hook's budget" };
   }
-  const [{ openOrRebuild }, { searchChunks }, { embedderFor }] = await Promise.all([import("./index-heal.ts"), import("./search.ts"), import("./embedder.ts")]);
-  const healed = await openOrRebuild(ctx, reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {});
+  const [{ searchChunks }, { embedderFor }] = await Promise.all([import("./search.ts"), import("./embedder.ts")]);
+  const healed = await loadHere(ctx, opts.cache, reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {});
   if (healed.nothingIndexed) return { kind: "nothing-indexed" };
   const response = await searchChunks({ ...q, store: healed.store, config: ctx.config, embedder: healed.otherModel ? null : embedderFor(ctx.config, "query") });
   return { kind: "results", response, heal: healOf(healed), from: "here" };
 }
 
 /** One chunk by its hash (or a unique prefix of it). Errors (not found, ambiguous) are the same typed errors either way. */
-export async function readChunk(ctx: Context, hash: string): Promise<{ chunk: StoredChunk; heal: Heal }> {
+export async function readChunk(ctx: Context, hash: string, opts: { cache?: LoadedIndexes } = {}): Promise<{ chunk: StoredChunk; heal: Heal }> {
   const { dataDir } = ctx.project;
   if (readWatchInfo(dataDir)) {
     const r = await askWatch(dataDir, { op: "chunk", hash }, WATCH_TIMEOUTS.chunk);
     if (r?.ok) return { chunk: r.chunk, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {} };
     if (r) throw new MemsearchError(r.error, r.exitCode ?? 1);
   }
-  const [{ resolveChunk }, { openOrRebuild }] = await Promise.all([import("./expand.ts"), import("./index-heal.ts")]);
-  const healed = await openOrRebuild(ctx);
+  const { resolveChunk } = await import("./expand.ts");
+  const healed = await loadHere(ctx, opts.cache);
   return { chunk: resolveChunk(healed.store, hash), heal: healOf(healed) };
 }
 
@@ -142,6 +143,48 @@ export async function stopWatch(dataDir: string): Promise<{ stopped: "none" | "a
     process.kill(info.pid, "SIGKILL");
   } catch {}
   return { stopped: "killed", pid: info.pid };
+}
+
+/**
+ * Indexes kept in memory between calls, for a long-lived reader that has no watch process to ask
+ * (the Memory Hub): one is loaded again only when its file changed, and the least recently used
+ * goes when more than `max` are held.
+ */
+export class LoadedIndexes {
+  private held = new Map<string, { stamp: string; healed: Healed }>();
+  constructor(private max = 4) {}
+
+  async open(ctx: Context, opts: HealOptions = {}): Promise<Healed> {
+    const key = ctx.project.dataDir;
+    const hit = this.held.get(key);
+    this.held.delete(key);
+    if (hit && hit.stamp === stampOf(ctx.project.indexFile)) {
+      this.held.set(key, hit);
+      // What loading it repaired was said when it was loaded.
+      return { store: hit.healed.store, ...(hit.healed.otherModel ? { otherModel: hit.healed.otherModel } : {}) };
+    }
+    const { openOrRebuild } = await import("./index-heal.ts");
+    const healed = await openOrRebuild(ctx, opts);
+    if (healed.nothingIndexed) return healed;
+    this.held.set(key, { stamp: stampOf(ctx.project.indexFile), healed });
+    while (this.held.size > this.max) this.held.delete(this.held.keys().next().value!);
+    return healed;
+  }
+}
+
+function stampOf(file: string): string {
+  try {
+    const s = statSync(file);
+    return `${s.mtimeMs}:${s.size}:${s.ino}`;
+  } catch {
+    return "";
+  }
+}
+
+async function loadHere(ctx: Context, cache: LoadedIndexes | undefined, opts: HealOptions = {}): Promise<Healed> {
+  if (cache) return cache.open(ctx, opts);
+  const { openOrRebuild } = await import("./index-heal.ts");
+  return openOrRebuild(ctx, opts);
 }
 
 function healOf(h: Healed): Heal {

@@ -4,8 +4,12 @@ import { embedderFor } from "../core/embedder.ts";
 import { ollamaTimeoutMs } from "../core/ollama-client.ts";
 import { oneLine } from "../core/errors.ts";
 import { peekIndex } from "../core/index-file.ts";
-import { lastSessionLine, recentMemory } from "../memory/journal.ts";
+import { lastSessionLine, noteDate, previousSession, recentMemory } from "../memory/journal.ts";
 import { registerSession } from "../core/sessions.ts";
+import { recordProject } from "../core/projects.ts";
+import { timeAgo } from "../core/text.ts";
+import { clipRedacted, sanitize } from "../memory/redact.ts";
+import { firstPrompt } from "../transcript/first-prompt.ts";
 import { kickDrainer } from "./drainer.ts";
 import { CONTEXT_LIMIT, debugLog, hookCwd, startWatch, takeProblem, type HookInput, type HookOutput } from "./runtime.ts";
 
@@ -49,8 +53,23 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
 
   let embedding = "off (BM25 only)";
   const embedder = embedderFor(config, "query");
-  if (embedder) {
-    const probe = await embedder.probe(ollamaTimeoutMs(config, "session-start"));
+  // The probe may take its whole budget; the rest is read from disk meanwhile.
+  const probing = embedder?.probe(ollamaTimeoutMs(config, "session-start"));
+  // The registry behind `memsearch projects` and the hub: a failure here is only logged.
+  try {
+    const r = await recordProject(project.root, project.dataDir, { timeoutMs: 1_000 });
+    if (r.setAside) debugLog("session-start", `projects registry was unreadable; moved to ${r.setAside}`);
+  } catch (e) {
+    debugLog("session-start", "could not record the project", oneLine(e));
+  }
+  let lastSession: string | undefined;
+  try {
+    lastSession = await lastSessionPhrase(project.memoryDir, input.session_id);
+  } catch (e) {
+    debugLog("session-start", "could not read the last session", oneLine(e));
+  }
+  if (embedder && probing) {
+    const probe = await probing;
     embedding = `ollama/${config["embedding.model"]} ${probe.ok ? "ready" : "unavailable"}`;
     if (!probe.ok) warnings.push(`${probe.reason.message}; keyword search only`);
   }
@@ -59,12 +78,40 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
   const problem = takeProblem(project.dataDir);
   if (problem) warnings.push(problem);
 
-  const status = [`[memsearch v${pkg.version}] embedding: ${embedding}`, `memory: ${chunks}`, `recall: ${config["hooks.recall"]}`, ...warnings.map((w) => `WARNING: ${w}`)].join(" | ");
+  const status = [
+    `[memsearch v${pkg.version}] embedding: ${embedding}`,
+    `memory: ${chunks}`,
+    `recall: ${config["hooks.recall"]}`,
+    ...(lastSession ? [lastSession] : []),
+    ...warnings.map((w) => `WARNING: ${w}`),
+  ].join(" | ");
 
   const context = recentContext(project.memoryDir, config["hooks.session_start_lines"]);
   const out: HookOutput = { systemMessage: status };
   if (context) out.hookSpecificOutput = { hookEventName: "SessionStart", additionalContext: context };
   return out;
+}
+
+/** What the last-session phrase keeps of a request. */
+export const LAST_SESSION_CHARS = 100;
+
+/**
+ * `Last session (2h ago): "…"`: the previous session of the project (not the one starting, which
+ * may be resuming), when it was last active, and the first request it began with, from its
+ * transcript's head when the transcript is still there, else its first note's first bullet.
+ * Redacted before it is clipped, like everything shown from a transcript.
+ */
+export async function lastSessionPhrase(memoryDir: string, currentSession?: string, now = new Date()): Promise<string | undefined> {
+  const prev = previousSession(memoryDir, { exclude: currentSession });
+  if (!prev) return undefined;
+  const path = prev.first.anchor?.transcript;
+  // Notes may come with a cloned repository: an anchor is followed to a transcript only.
+  const request = (path?.endsWith(".jsonl") ? await firstPrompt(path) : undefined) ?? prev.first.bullets[0];
+  const when = noteDate(prev.last);
+  const ago = when ? timeAgo(when, now) : undefined;
+  const label = ago ?? [prev.last.day, prev.last.time].filter(Boolean).join(" ");
+  if (!request) return `Last session (${label})`;
+  return `Last session (${label}): "${clipRedacted(request, LAST_SESSION_CHARS, (t) => oneLine(sanitize(t)))}"`;
 }
 
 /** The tail of the two newest daily files and a line about the last session, within the cap. */

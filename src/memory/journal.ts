@@ -6,7 +6,7 @@
  */
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { anchorsIn, formatAnchor, parseAnchor } from "../core/anchor.ts";
+import { anchorsIn, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { clip, oneLine } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { errCode, readTextQuiet, storageError } from "../core/fsutil.ts";
@@ -255,4 +255,114 @@ export function lastSessionLine(memoryDir: string): string | undefined {
     return s.firstBullet ? `Last session ${when}: ${clip(s.firstBullet, 200)}` : `Last session ${when}`;
   }
   return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Notes one by one (projects, the Memory Hub, the last-session line)
+
+/** One turn note: a `### HH:MM` section of a daily file. */
+export interface JournalNote {
+  /** Daily file name, e.g. `2026-11-21.md`. */
+  file: string;
+  /** `YYYY-MM-DD`, from the file name. */
+  day: string;
+  /** `HH:MM` from the heading; "" when the heading holds no time. */
+  time: string;
+  /** 1-based lines of the section, heading included. */
+  line: number;
+  endLine: number;
+  heading: string;
+  anchor?: Anchor;
+  /** The bullets' text, without their `- `. */
+  bullets: string[];
+}
+
+const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
+const NOTE_HEADING = /^###\s+(.*\S)\s*$/;
+const SECTION_END = /^#{1,3}\s/;
+
+/**
+ * The `###` sections of a daily file, in file order. A line scan (fences respected), not the
+ * markdown lexer: SessionStart reads a week of files with it.
+ */
+export function notesIn(content: string, file: string): JournalNote[] {
+  const day = file.slice(0, 10);
+  const lines = content.replace(/\r\n?/g, "\n").split("\n");
+  const out: JournalNote[] = [];
+  let cur: JournalNote | undefined;
+  let fence: string | undefined;
+  const close = (end: number) => {
+    if (!cur) return;
+    let e = end;
+    while (e > cur.line && !lines[e - 1]!.trim()) e--;
+    cur.endLine = e;
+    out.push(cur);
+    cur = undefined;
+  };
+  lines.forEach((text, i) => {
+    const f = FENCE.exec(text);
+    if (f) {
+      if (fence === undefined) fence = f[1]![0]!;
+      else if (f[1]![0] === fence) fence = undefined;
+    }
+    if (fence !== undefined && !f) return;
+    const h = NOTE_HEADING.exec(text);
+    if (h || SECTION_END.test(text)) close(i);
+    if (h) {
+      cur = { file, day, time: /^\d{1,2}:\d{2}\b/.exec(h[1]!)?.[0] ?? "", line: i + 1, endLine: i + 1, heading: h[1]!, bullets: [] };
+      return;
+    }
+    if (!cur) return;
+    if (!cur.anchor && text.includes("<!--")) {
+      const a = parseAnchor(text);
+      if (a) cur.anchor = a;
+      return;
+    }
+    const b = /^\s*[-*]\s+(.*\S)/.exec(text);
+    if (b) cur.bullets.push(b[1]!);
+  });
+  close(lines.length);
+  return out;
+}
+
+/** Every note of a memory folder, newest first (by day, then by position in the file). */
+export function journalNotes(memoryDir: string, opts: { files?: number } = {}): JournalNote[] {
+  const out: JournalNote[] = [];
+  for (const name of dailyFiles(memoryDir).slice(0, opts.files ?? Infinity)) {
+    const content = readTextQuiet(join(memoryDir, name));
+    if (content !== undefined) out.push(...notesIn(content, name).reverse());
+  }
+  return out;
+}
+
+/** A note's local time, from its day and heading (midnight when the heading has no time). */
+export function noteDate(n: Pick<JournalNote, "day" | "time">): Date | undefined {
+  const [y, m, d] = n.day.split("-").map(Number);
+  const [hh, mm] = n.time ? n.time.split(":").map(Number) : [0, 0];
+  const date = new Date(y!, m! - 1, d!, hh, mm);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+export interface PreviousSession {
+  session: string;
+  /** Its latest note: when it was last active. */
+  last: JournalNote;
+  /** Its earliest note found: what it began with. */
+  first: JournalNote;
+}
+
+/**
+ * The most recently active Claude Code session of the project other than `exclude` (the one
+ * starting now, when it resumes), from the notes of the last `files` daily files. Notes written
+ * by `memsearch remember` are not a session.
+ */
+export function previousSession(memoryDir: string, opts: { exclude?: string; files?: number } = {}): PreviousSession | undefined {
+  const notes = journalNotes(memoryDir, { files: opts.files ?? 7 });
+  const skip = (n: JournalNote) => !n.anchor || n.anchor.session === "manual" || n.anchor.session === opts.exclude;
+  const last = notes.find((n) => !skip(n));
+  if (!last) return undefined;
+  const session = last.anchor!.session;
+  let first = last;
+  for (const n of notes) if (n.anchor?.session === session) first = n;
+  return { session, last, first };
 }

@@ -116,7 +116,7 @@ describe("skill and commands", () => {
     }
   });
 
-  const commands = ["search", "status", "remember", "recent", "ask"];
+  const commands = ["search", "status", "remember", "recent", "ask", "hub", "projects", "debug", "help"];
   test("the command files exist", () => {
     const present = readdirSync(join(PLUGIN, "commands")).filter((f) => f.endsWith(".md")).map((f) => f.slice(0, -3));
     for (const c of commands) expect(present).toContain(c);
@@ -129,16 +129,19 @@ describe("skill and commands", () => {
       expect((meta.description as string).length).toBeGreaterThan(5);
       expect(String(meta["allowed-tools"])).toContain("Bash(memsearch *)");
       expect(body).toContain("memsearch ");
-      if (c === "search" || c === "remember" || c === "ask") {
+      if (c === "search" || c === "remember" || c === "ask" || c === "debug") {
         expect(typeof meta["argument-hint"]).toBe("string");
         expect(body).toContain("$ARGUMENTS");
       }
-      if (c === "remember" || c === "recent" || c === "ask") {
+      if (c === "remember" || c === "recent" || c === "ask" || c === "hub" || c === "projects" || c === "debug") {
         const min = body.match(/memsearch (\d+\.\d+\.\d+) or newer/)?.[1];
         expect(min).toBeDefined();
         expect(semverLe(min!, pkg.version)).toBe(true);
         expect(body).toContain(`memsearch ${c === "ask" ? "recall" : c}`);
       }
+      // The hub is a server: run from a slash command it must not hold the Bash tool until its timeout.
+      if (c === "hub") expect(body).toContain("memsearch hub --detach");
+      if (c === "help") for (const other of commands) expect(body).toContain(`/memsearch:${other}`);
     });
   }
 });

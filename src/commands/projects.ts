@@ -1,0 +1,54 @@
+import { projectsFile, readRegistry, summarizeProject, type ProjectSummary } from "../core/projects.ts";
+import { timeAgo } from "../core/text.ts";
+import { jsonFlag } from "./common.ts";
+import { command } from "./declare.ts";
+import { notice, print, printJson } from "./output.ts";
+
+export const projectsCommand = command({
+  command: "projects",
+  describe: "List the projects Claude Code sessions have used memsearch in, with their notes and last activity",
+  flags: jsonFlag,
+  run: (a) => {
+    const file = projectsFile();
+    const reg = readRegistry(file);
+    if (reg.invalid.length) notice(`memsearch: ${reg.invalid.length} entr${reg.invalid.length === 1 ? "y" : "ies"} of ${file} could not be read and ${reg.invalid.length === 1 ? "is" : "are"} left out`);
+    // Most recently active first: the one the user is most likely looking for.
+    const list = reg.projects.map(summarizeProject).sort((x, y) => y.lastActive.localeCompare(x.lastActive) || x.path.localeCompare(y.path));
+    if (a.jsonOutput) return printJson(list.map(toJson));
+    if (!list.length) return print(`No projects recorded yet: the SessionStart hook records each project it sees in ${file}.`);
+    print(formatProjects(list));
+  },
+});
+
+function toJson(p: ProjectSummary) {
+  return {
+    name: p.name,
+    path: p.path,
+    data_dir: p.dataDir,
+    exists: p.exists,
+    notes: p.notes,
+    last_note: p.lastNote ?? null,
+    last_active: p.lastActive,
+    first_seen: p.firstSeen,
+    last_seen: p.lastSeen,
+  };
+}
+
+export function formatProjects(list: ProjectSummary[], now = new Date()): string {
+  const nameW = Math.max(...list.map((p) => p.name.length));
+  const pathW = Math.max(...list.map((p) => p.path.length));
+  const notesW = Math.max(...list.map((p) => String(p.notes).length));
+  return list
+    .map((p) => {
+      const ago = timeAgo(new Date(p.lastActive), now);
+      const active = `last active ${localMinute(new Date(p.lastActive))}${ago ? ` (${ago})` : ""}`;
+      const notes = `${String(p.notes).padStart(notesW)} note${p.notes === 1 ? " " : "s"}`;
+      return `${p.name.padEnd(nameW)}  ${p.path.padEnd(pathW)}  ${notes}  ${active}${p.exists ? "" : "  [folder gone]"}`;
+    })
+    .join("\n");
+}
+
+function localMinute(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}

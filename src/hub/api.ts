@@ -1,0 +1,98 @@
+/**
+ * The hub's JSON API: every parameter is checked here (shape and range) before data.ts sees it,
+ * and every failure is one JSON `{error}` with a status a page can act on.
+ */
+import pkg from "../../package.json" with { type: "json" };
+import { MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
+import { DAILY_FILE, type HubData } from "./data.ts";
+
+export const MAX_QUERY = 500;
+export const MAX_PAGE = 200;
+const PROJECT_ID = /^[0-9a-f]{12}$/;
+const CHUNK = /^[0-9a-f]{4,64}$/;
+
+type Params = URLSearchParams;
+
+function one(q: Params, name: string): string | undefined {
+  const all = q.getAll(name);
+  if (all.length > 1) throw new UsageError(`give ${name} once`);
+  return all[0];
+}
+
+function need(q: Params, name: string): string {
+  const v = one(q, name);
+  if (v === undefined || v === "") throw new UsageError(`${name} is required`);
+  return v;
+}
+
+function int(q: Params, name: string, min: number, max: number, fallback?: number): number {
+  const v = one(q, name);
+  if (v === undefined || v === "") {
+    if (fallback === undefined) throw new UsageError(`${name} is required`);
+    return fallback;
+  }
+  if (!/^\d{1,9}$/.test(v)) throw new UsageError(`${name} must be a whole number`);
+  const n = Number(v);
+  if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}`);
+  return n;
+}
+
+function matching(q: Params, name: string, re: RegExp, what: string): string {
+  const v = need(q, name);
+  if (!re.test(v)) throw new UsageError(`${name} must be ${what}`);
+  return v;
+}
+
+function project(q: Params): string {
+  return matching(q, "project", PROJECT_ID, "a project id (12 hex characters)");
+}
+
+/** A note is named by its chunk (a search hit) or by its daily file and heading line (a timeline entry). */
+function noteRef(q: Params): { chunk: string } | { file: string; line: number } {
+  if (q.has("chunk")) return { chunk: matching(q, "chunk", CHUNK, "a chunk hash (hex)").toLowerCase() };
+  return { file: matching(q, "file", DAILY_FILE, "a daily file name (YYYY-MM-DD.md)"), line: int(q, "line", 1, 10_000_000) };
+}
+
+function json(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
+}
+
+/** Answer one `/api/…` request (the token was checked by the server). */
+export async function handleApi(data: HubData, path: string, q: Params): Promise<Response> {
+  try {
+    switch (path) {
+      case "/api/ping":
+        return json({ ok: true, version: pkg.version, key: data.key, pid: process.pid });
+      case "/api/overview":
+        return json(await data.overview());
+      case "/api/timeline":
+        return json(await data.timeline(project(q), int(q, "offset", 0, 100_000_000, 0), int(q, "limit", 1, MAX_PAGE, 40)));
+      case "/api/search": {
+        const query = need(q, "q").trim();
+        if (!query) throw new UsageError("q is required");
+        if (query.length > MAX_QUERY) throw new UsageError(`q is longer than ${MAX_QUERY} characters`);
+        const mode = one(q, "mode") ?? "notes";
+        if (mode !== "notes" && mode !== "recall") throw new UsageError("mode must be notes or recall");
+        return json(await data.search(query, mode, int(q, "limit", 1, 100, 10)));
+      }
+      case "/api/note":
+        return json(await data.note(project(q), noteRef(q)));
+      case "/api/transcript": {
+        if (q.has("path")) {
+          const path = need(q, "path");
+          const turn = need(q, "turn");
+          if (path.length > 4096 || path.includes("\0") || !path.endsWith(".jsonl")) throw new UsageError("path must be a .jsonl transcript");
+          if (turn.length > 200) throw new UsageError("turn is too long");
+          return json(await data.turn({ path, turn }));
+        }
+        return json(await data.turn({ project: project(q), ...noteRef(q) }));
+      }
+      default:
+        return json({ error: `no such endpoint: ${path}` }, 404);
+    }
+  } catch (e) {
+    const status = e instanceof UsageError ? 400 : e instanceof NotFoundError ? 404 : 500;
+    if (status === 500 && !(e instanceof MemsearchError) && process.env.MEMSEARCH_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? e}\n`);
+    return json({ error: oneLine(e) }, status);
+  }
+}

@@ -1,0 +1,661 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/// <reference lib="dom.asynciterable" />
+/**
+ * The Memory Hub page. Plain DOM, no framework: every text from the API goes in as a text node
+ * (never as HTML), charts are SVG built here, and the only requests go to this server's /api/
+ * with the token `memsearch hub` printed.
+ */
+import type { NoteView, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView } from "../types.ts";
+import { ago, bars, formatBytes, groupByDay, heatmapLayout, lastDays, longDay, plural, type HeatCell } from "./charts.js";
+
+// ---------------------------------------------------------------------------------------------
+// The token: taken from the address once, then kept for this tab only and out of the address bar.
+
+const TOKEN_KEY = "memsearch-hub-token";
+const THEME_KEY = "memsearch-hub-theme";
+const PAGE = 40;
+
+const startParams = new URLSearchParams(location.search);
+const tokenInUrl = startParams.get("token");
+if (tokenInUrl) {
+  sessionStorage.setItem(TOKEN_KEY, tokenInUrl);
+  startParams.delete("token");
+  const rest = startParams.toString();
+  history.replaceState(null, "", `${location.pathname}${rest ? `?${rest}` : ""}${location.hash}`);
+}
+const token = sessionStorage.getItem(TOKEN_KEY) ?? "";
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function api<T>(path: string, params: Record<string, string | number> = {}): Promise<T> {
+  const url = new URL(path, location.origin);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
+  let r: Response;
+  try {
+    r = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  } catch {
+    throw new ApiError(0, "The hub does not answer: it may have been stopped. Run `memsearch hub` again.");
+  }
+  const body = (await r.json().catch(() => ({}))) as { error?: string };
+  if (!r.ok) throw new ApiError(r.status, body.error ?? r.statusText);
+  return body as T;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DOM helpers
+
+type Child = Node | string | number | null | undefined | false | Child[];
+type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
+
+function append(el: Node, children: Child[]): void {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(el, c);
+    else el.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+  }
+}
+
+function setAttrs(el: Element, attrs: Attrs): void {
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (typeof v === "function") el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+}
+
+function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  setAttrs(el, attrs);
+  append(el, children);
+  return el;
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+function s(tag: string, attrs: Attrs = {}, ...children: Child[]): SVGElement {
+  const el = document.createElementNS(SVG_NS, tag) as SVGElement;
+  setAttrs(el, attrs);
+  append(el, children);
+  return el;
+}
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const main = $<HTMLElement>("main");
+const dialog = $<HTMLDialogElement>("note");
+const dialogBody = $<HTMLElement>("note-body");
+const tip = $<HTMLElement>("tip");
+const searchForm = $<HTMLFormElement>("search");
+const searchInput = $<HTMLInputElement>("q");
+const searchMode = $<HTMLSelectElement>("mode");
+
+function setMain(...children: Child[]): void {
+  main.replaceChildren();
+  append(main, children);
+  main.removeAttribute("aria-busy");
+}
+
+function loading(text: string): HTMLElement {
+  main.setAttribute("aria-busy", "true");
+  return h("p", { class: "loading", role: "status" }, text);
+}
+
+function errorBox(e: unknown): HTMLElement {
+  const status = e instanceof ApiError ? e.status : 0;
+  const text =
+    status === 401
+      ? "This page needs the address `memsearch hub` printed: it carries the hub's token. Run `memsearch hub` again and open the address it prints."
+      : e instanceof Error
+        ? e.message
+        : String(e);
+  return h("div", { class: "error", role: "alert" }, h("strong", {}, status === 401 ? "Not authorised. " : "Something went wrong. "), text);
+}
+
+/** After a view change, keyboard and screen-reader users start at its heading. */
+function focusHeading(): void {
+  const h1 = main.querySelector("h1");
+  if (h1) {
+    h1.setAttribute("tabindex", "-1");
+    h1.focus({ preventScroll: true });
+  }
+}
+
+/** Inline code and bold in a line of a note, as text nodes and elements (never HTML). */
+function inline(text: string): Child[] {
+  const out: Child[] = [];
+  const re = /`([^`]+)`|\*\*([^*]+)\*\*/g;
+  let last = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    out.push(m[1] !== undefined ? h("code", {}, m[1]) : h("strong", {}, m[2]!));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+/** A note's markdown, the little of it notes use: headings, bullets, paragraphs, code fences. */
+function markdown(text: string): HTMLElement {
+  const box = h("div", { class: "md" });
+  let list: HTMLUListElement | undefined;
+  let para: string[] = [];
+  let fence: string[] | undefined;
+  const flush = () => {
+    if (para.length) box.appendChild(h("p", {}, inline(para.join(" "))));
+    para = [];
+  };
+  for (const line of text.split("\n")) {
+    if (fence) {
+      if (/^\s*(```|~~~)/.test(line)) {
+        box.appendChild(h("pre", {}, h("code", {}, fence.join("\n"))));
+        fence = undefined;
+      } else fence.push(line);
+      continue;
+    }
+    if (/^\s*(```|~~~)/.test(line)) {
+      flush();
+      list = undefined;
+      fence = [];
+      continue;
+    }
+    if (/^\s*<!--[\s\S]*-->\s*$/.test(line)) continue;
+    const head = /^(#{1,6})\s+(.*)$/.exec(line);
+    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
+    if (head) {
+      flush();
+      list = undefined;
+      box.appendChild(h("p", { class: `mdh mdh${head[1]!.length}` }, inline(head[2]!)));
+    } else if (bullet) {
+      flush();
+      if (!list) box.appendChild((list = h("ul")));
+      list.appendChild(h("li", {}, inline(bullet[1]!)));
+    } else if (!line.trim()) {
+      flush();
+      list = undefined;
+    } else para.push(line.trim());
+  }
+  if (fence) box.appendChild(h("pre", {}, h("code", {}, fence.join("\n"))));
+  flush();
+  return box;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Overview
+
+function card(stat: string, label: string, value: Child, sub: Child): HTMLElement {
+  return h("section", { class: "card", "data-stat": stat, "aria-label": label }, h("p", { class: "card-label" }, label), h("p", { class: "card-value" }, value), h("p", { class: "card-sub" }, sub));
+}
+
+function statusDot(ok: boolean | null): HTMLElement {
+  return h("span", { class: `dot ${ok === true ? "ok" : ok === false ? "bad" : "off"}`, "aria-hidden": "true" });
+}
+
+function cards(o: Overview): HTMLElement {
+  const t = o.totals;
+  const emb = o.embedding;
+  const embValue = emb.length ? emb.map((e) => e.model).join(", ") : "—";
+  const embSub = emb.length
+    ? emb.map((e) => h("span", { class: "emb", title: e.detail }, statusDot(e.ok), e.ok === null ? "off: keywords only" : e.ok ? "Ollama answers" : "Ollama unavailable"))
+    : "no project";
+  const projectsSub =
+    o.scope === "project" && t.knownProjects > 1 ? `${t.knownProjects} known: memsearch hub --all-projects` : t.knownProjects ? `${plural(t.knownProjects, "project")} in the registry` : "none recorded by a session yet";
+  return h(
+    "div",
+    { class: "cards" },
+    card("notes", "Notes", t.notes.toLocaleString("en-US"), "one per Claude Code turn"),
+    card("chunks", "Chunks", t.chunks.toLocaleString("en-US"), `${plural(t.files, "file")} · ${t.vectors.toLocaleString("en-US")} with vectors`),
+    card("projects", "Projects", t.projects.toLocaleString("en-US"), projectsSub),
+    card("active-days", "Active days", t.activeDays.toLocaleString("en-US"), "days with notes"),
+    card("avg-per-day", "Avg per day", String(t.avgPerDay), "notes per active day"),
+    card("index-size", "Index size", formatBytes(t.indexBytes), "on disk, rebuilt from the notes"),
+    card("embedding", "Embedding model", embValue, embSub),
+  );
+}
+
+function describeDay(c: { date: string; count: number }): string {
+  return `${plural(c.count, "note")} on ${longDay(c.date)}`;
+}
+
+function showTip(target: Element, text: string): void {
+  tip.textContent = text;
+  tip.hidden = false;
+  const r = target.getBoundingClientRect();
+  const w = tip.offsetWidth;
+  const x = Math.min(Math.max(8, r.left + r.width / 2 - w / 2), document.documentElement.clientWidth - w - 8);
+  tip.style.left = `${x + scrollX}px`;
+  tip.style.top = `${r.top + scrollY - tip.offsetHeight - 8}px`;
+}
+
+function hideTip(): void {
+  tip.hidden = true;
+}
+
+const PITCH = 14;
+const CELL = 11;
+
+function heatmap(o: Overview): HTMLElement {
+  const lay = heatmapLayout(o.days, o.today, 26);
+  const left = 30;
+  const top = 18;
+  const width = left + lay.weeks * PITCH;
+  const height = top + 7 * PITCH;
+  const rects: SVGElement[] = [];
+  const byDate = new Map<string, SVGElement>();
+  const svg = s(
+    "svg",
+    { viewBox: `0 0 ${width} ${height}`, class: "heatmap", role: "group", "aria-label": `Notes per day over the last 6 months: ${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")}. Arrow keys move between days.` },
+    lay.months.map((m) => s("text", { x: left + m.col * PITCH, y: 11, class: "axis" }, m.label)),
+    [1, 3, 5].map((row) => s("text", { x: 0, y: top + row * PITCH + 9, class: "axis" }, ["", "Mon", "", "Wed", "", "Fri", ""][row])),
+  );
+  const cellsByIndex: HeatCell[] = lay.cells;
+  cellsByIndex.forEach((c, i) => {
+    const r = s("rect", {
+      x: left + c.col * PITCH,
+      y: top + c.row * PITCH,
+      width: CELL,
+      height: CELL,
+      rx: 2,
+      class: `cell l${c.level}`,
+      tabindex: i === cellsByIndex.length - 1 ? 0 : -1,
+      role: "img",
+      "aria-label": describeDay(c),
+      "data-date": c.date,
+      "data-count": c.count,
+    });
+    const show = () => showTip(r, describeDay(c));
+    r.addEventListener("pointerenter", show);
+    r.addEventListener("focus", show);
+    r.addEventListener("pointerleave", hideTip);
+    r.addEventListener("blur", hideTip);
+    rects.push(r);
+    byDate.set(c.date, r);
+    svg.appendChild(r);
+  });
+  // One tab stop for the whole grid; arrows move a day (up/down) or a week (left/right).
+  svg.addEventListener("keydown", (ev) => {
+    const e = ev as KeyboardEvent;
+    const i = rects.indexOf(document.activeElement as unknown as SVGElement);
+    if (i < 0) return;
+    const step: Record<string, number> = { ArrowUp: -1, ArrowDown: 1, ArrowLeft: -7, ArrowRight: 7, Home: -i, End: rects.length - 1 - i };
+    const d = step[e.key];
+    if (d === undefined) return;
+    e.preventDefault();
+    const j = Math.min(rects.length - 1, Math.max(0, i + d));
+    rects[i]!.setAttribute("tabindex", "-1");
+    rects[j]!.setAttribute("tabindex", "0");
+    (rects[j] as unknown as HTMLElement).focus();
+  });
+  const legend = h("p", { class: "legend", "aria-hidden": "true" }, "Less ", [0, 1, 2, 3, 4].map((l) => h("span", { class: `swatch l${l}` })), " More");
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "heat-title" },
+    h("h2", { id: "heat-title" }, "Activity, last 6 months"),
+    h("div", { class: "heat-scroll" }, svg),
+    h("div", { class: "heat-foot" }, h("p", { class: "muted", "data-heat-total": lay.total }, `${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")} since ${longDay(lay.from)}`), legend),
+  );
+}
+
+function weekChart(o: Overview): HTMLElement {
+  const series = lastDays(o.days, o.today, 7);
+  const W = 336;
+  const H = 150;
+  const bs = bars(series, W, H);
+  const total = series.reduce((n, d) => n + d.count, 0);
+  const svg = s(
+    "svg",
+    { viewBox: `0 0 ${W} ${H}`, class: "week", role: "img", "aria-label": `Notes in the last 7 days: ${series.map((d) => `${d.label} ${d.count}`).join(", ")}` },
+    s("line", { x1: 0, x2: W, y1: H - 18, y2: H - 18, class: "base" }),
+    bs.map((b) =>
+      s(
+        "g",
+        { class: "bar", "data-date": b.d.date, "data-count": b.d.count },
+        s("title", {}, describeDay(b.d)),
+        s("rect", { x: b.x, y: b.y, width: b.w, height: b.h, rx: 3 }),
+        s("text", { x: b.x + b.w / 2, y: Math.max(12, b.y - 4), class: "val" }, b.d.count ? String(b.d.count) : ""),
+        s("text", { x: b.x + b.w / 2, y: H - 4, class: "axis mid" }, b.d.label),
+      ),
+    ),
+  );
+  return h("section", { class: "panel", "aria-labelledby": "week-title" }, h("h2", { id: "week-title" }, "Last 7 days"), svg, h("p", { class: "muted" }, `${plural(total, "note")} this week`));
+}
+
+function projectCard(p: ProjectCard): HTMLElement {
+  const when = p.lastActive ? ago(p.lastActive) : "never";
+  return h(
+    "li",
+    {},
+    h(
+      "a",
+      { class: "project", href: `#/project/${p.id}`, "data-project": p.id },
+      h("span", { class: "project-name" }, p.name, p.current ? h("span", { class: "badge" }, "this project") : null, p.exists ? null : h("span", { class: "badge warn" }, "folder gone")),
+      h("span", { class: "project-path", title: p.path }, p.path),
+      h("span", { class: "project-stats" }, h("span", { "data-notes": p.notes }, plural(p.notes, "note")), " · ", `last active ${when}`),
+      p.problem ? h("span", { class: "project-problem" }, p.problem) : null,
+    ),
+  );
+}
+
+async function showOverview(): Promise<void> {
+  setMain(loading("Loading your memory…"));
+  const o = await api<Overview>("/api/overview");
+  $("scope").textContent = o.scope === "all" ? `all projects · v${o.version}` : `${o.projects[0]?.name ?? ""} · v${o.version}`;
+  document.title = "Memory Hub · memsearch";
+  setMain(
+    h("h1", { class: "sr" }, "Memory overview"),
+    cards(o),
+    h("div", { class: "charts" }, heatmap(o), weekChart(o)),
+    h(
+      "section",
+      { "aria-labelledby": "projects-title" },
+      h("h2", { id: "projects-title" }, o.scope === "all" ? "Projects" : "Project"),
+      o.projects.length ? h("ul", { class: "projects" }, o.projects.map(projectCard)) : h("p", { class: "muted" }, "No project yet."),
+    ),
+  );
+  heatToRecent();
+}
+
+/** Where the heatmap is wider than a narrow window, show its recent end. */
+function heatToRecent(): void {
+  const scroller = main.querySelector(".heat-scroll");
+  if (scroller) scroller.scrollLeft = scroller.scrollWidth;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A project's timeline
+
+async function showProject(id: string): Promise<void> {
+  setMain(loading("Loading the timeline…"));
+  let page = await api<TimelinePage>("/api/timeline", { project: id, offset: 0, limit: PAGE });
+  const notes = [...page.notes];
+  const p = page.project;
+  document.title = `${p.name} · Memory Hub`;
+  const list = h("div", { class: "timeline" });
+  const more = h("button", { type: "button", class: "more" });
+  const render = (focusFrom?: number) => {
+    list.replaceChildren();
+    let k = 0;
+    for (const g of groupByDay(notes)) {
+      const badge = g.day === todayOf() ? "Today" : g.day === yesterdayOf() ? "Yesterday" : null;
+      list.appendChild(
+        h(
+          "section",
+          { class: "day", "data-day": g.day },
+          h("h2", {}, longDay(g.day), badge ? h("span", { class: "badge" }, badge) : null, h("span", { class: "count" }, plural(g.items.length, "note"))),
+          h(
+            "ol",
+            {},
+            g.items.map((n) => {
+              const idx = k++;
+              return h(
+                "li",
+                {},
+                h(
+                  "button",
+                  { type: "button", class: "note", "data-index": idx, "data-file": n.file, "data-line": n.line, onclick: () => openNote({ project: n.project, file: n.file, line: n.line }) },
+                  h("time", {}, n.time || "—"),
+                  h(
+                    "span",
+                    { class: "note-text" },
+                    n.bullets.length ? n.bullets.slice(0, 3).map((b) => h("span", { class: "bullet" }, inline(b))) : h("span", { class: "bullet muted" }, n.heading),
+                    n.bullets.length > 3 ? h("span", { class: "muted" }, `+${n.bullets.length - 3} more`) : null,
+                  ),
+                ),
+              );
+            }),
+          ),
+        ),
+      );
+    }
+    const left = page.total - notes.length;
+    more.hidden = left <= 0;
+    more.textContent = `Load more (${left} remaining)`;
+    if (focusFrom !== undefined) (list.querySelector(`[data-index="${focusFrom}"]`) as HTMLElement | null)?.focus();
+  };
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    try {
+      page = await api<TimelinePage>("/api/timeline", { project: id, offset: notes.length, limit: PAGE });
+      const from = notes.length;
+      notes.push(...page.notes);
+      render(from);
+    } catch (e) {
+      list.appendChild(errorBox(e));
+    } finally {
+      more.disabled = false;
+    }
+  });
+  render();
+  setMain(
+    h("p", { class: "crumbs" }, h("a", { href: "#/" }, "← Overview")),
+    h("h1", {}, p.name, p.exists ? null : h("span", { class: "badge warn" }, "folder gone")),
+    h("p", { class: "muted path" }, p.path),
+    h("p", { class: "muted" }, `${plural(p.notes, "note")} · ${p.chunks.toLocaleString("en-US")} chunks indexed · last active ${p.lastActive ? ago(p.lastActive) : "never"}`),
+    notes.length ? list : h("p", { class: "empty" }, "No notes yet: they appear after Claude Code turns in this project."),
+    more,
+  );
+  focusHeading();
+}
+
+function todayOf(): string {
+  const d = new Date();
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+}
+
+function yesterdayOf(): string {
+  const d = new Date();
+  d.setDate(d.getDate() - 1);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search
+
+function hitItem(hit: SearchHit, i: number, all: boolean): HTMLElement {
+  const src = hit.note ? `${basename(hit.note.source)}:${hit.note.line}` : hit.transcript ? basename(hit.transcript.path) : "";
+  const snippet = hit.note?.snippet || hit.transcript?.snippet || "";
+  const open = () => {
+    if (hit.note && hit.project) void openNote({ project: hit.project, chunk: hit.note.chunk });
+    else if (hit.transcript) void openTurn({ path: hit.transcript.path, turn: hit.transcript.turn }, null);
+  };
+  return h(
+    "li",
+    {},
+    h(
+      "button",
+      { type: "button", class: "hit", "data-rank": i + 1, onclick: open },
+      h(
+        "span",
+        { class: "hit-meta" },
+        h("span", { class: "score", title: "relevance" }, hit.score.toFixed(4)),
+        h("span", { class: "date" }, hit.date ?? "date unknown"),
+        h("span", { class: "src", title: hit.note?.source ?? hit.transcript?.path ?? "" }, src),
+        all && hit.projectName ? h("span", { class: "badge" }, hit.projectName) : null,
+        h("span", { class: "from" }, hit.from.join(" + ")),
+      ),
+      hit.note?.heading && !/^\d{1,2}:\d{2}$/.test(hit.note.heading) ? h("span", { class: "hit-title" }, hit.note.heading) : null,
+      h("span", { class: "snippet" }, snippetLines(snippet)),
+    ),
+  );
+}
+
+async function showSearch(q: string, mode: "notes" | "recall"): Promise<void> {
+  searchInput.value = q;
+  searchMode.value = mode;
+  if (!q.trim()) return showOverview();
+  setMain(loading(`Searching for “${q}”…`));
+  const page = await api<SearchPage>("/api/search", { q, mode, limit: 20 });
+  document.title = `${q} · Memory Hub`;
+  const how = page.mode === "recall" ? "notes and past conversations (recall --raw)" : "notes";
+  const ranking = page.ranking === "hybrid" ? "hybrid: keywords + vectors" : page.ranking === "bm25" ? "keywords only (BM25)" : null;
+  setMain(
+    h("p", { class: "crumbs" }, h("a", { href: "#/" }, "← Overview")),
+    h("h1", {}, `${plural(page.hits.length, "result")} for “${page.query}”`),
+    h("p", { class: "muted" }, `Searched ${how}${ranking ? `, ranked ${ranking}` : ""}.`),
+    page.warnings.map((w) => h("p", { class: "warn-line", role: "note" }, w)),
+    page.hits.length ? h("ol", { class: "hits" }, page.hits.map((hit, i) => hitItem(hit, i, page.scope === "all"))) : h("p", { class: "empty" }, "Nothing found. Try other words, or search notes and conversations together."),
+  );
+  focusHeading();
+}
+
+/** A snippet's lines as phrasing content (a button may hold no block elements). */
+function snippetLines(text: string): Child[] {
+  return text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => h("span", { class: "bullet" }, inline(l.replace(/^[-*+]\s+/, "• "))));
+}
+
+function basename(p: string): string {
+  return p.slice(p.lastIndexOf("/") + 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A note, and its original turn
+
+type NoteRef = { project: string; chunk: string } | { project: string; file: string; line: number };
+
+function openDialog(title: string, ...content: Child[]): void {
+  dialogBody.replaceChildren();
+  $("note-title").textContent = title;
+  append(dialogBody, content);
+  if (!dialog.open) dialog.showModal();
+  $("note-close").focus();
+}
+
+async function openNote(ref: NoteRef): Promise<void> {
+  openDialog("Note", h("p", { class: "loading", role: "status" }, "Loading…"));
+  let n: NoteView;
+  try {
+    n = await api<NoteView>("/api/note", ref as Record<string, string | number>);
+  } catch (e) {
+    openDialog("Note", errorBox(e));
+    return;
+  }
+  const turnBox = h("div", { class: "turn-box" });
+  const a = n.anchor;
+  const button = n.transcriptAvailable
+    ? h("button", { type: "button", class: "primary", id: "show-turn", onclick: () => void openTurn(ref, turnBox) }, "Show the original turn")
+    : a && a.transcript !== "-"
+      ? h("p", { class: "muted" }, "The conversation's transcript is no longer on disk.")
+      : null;
+  const day = /(\d{4}-\d{2}-\d{2})\.md$/.exec(n.source)?.[1];
+  const time = /^\d{1,2}:\d{2}\b/.exec(n.heading)?.[0];
+  // The section's own heading becomes the dialog's title rather than being shown twice.
+  const body = n.content.replace(/^#{1,6}\s+.*(\n|$)/, "");
+  openDialog(
+    day ? `Note, ${longDay(day)}${time ? ` ${time}` : ""}` : n.heading || "Note",
+    h("p", { class: "muted src-line" }, `${n.source}, lines ${n.startLine}–${n.endLine}`),
+    day && !time && n.heading ? h("p", { class: "mdh" }, n.heading) : null,
+    markdown(body),
+    a ? h("p", { class: "muted anchor" }, `Session ${a.session} · turn ${a.turn}`) : null,
+    button,
+    turnBox,
+  );
+}
+
+function turnView(t: TurnView): HTMLElement {
+  const when = t.timestamp ? new Date(t.timestamp).toLocaleString() : "time unknown";
+  return h(
+    "section",
+    { class: "turn", "aria-label": "The original turn" },
+    h("h3", {}, `Turn ${t.position + 1} of ${t.turnCount}`),
+    h("p", { class: "muted" }, `${when} · session ${t.session}`),
+    h("div", { class: "msg user" }, h("p", { class: "who" }, "User"), h("p", { class: "text" }, t.user)),
+    t.items.map((it) => {
+      if (it.kind === "assistant") return h("div", { class: "msg assistant" }, h("p", { class: "who" }, "Claude"), h("p", { class: "text" }, it.text));
+      if (it.kind === "user") return h("div", { class: "msg user" }, h("p", { class: "who" }, "User, meanwhile"), h("p", { class: "text" }, it.text));
+      if (it.kind === "compaction") return h("p", { class: "muted" }, "— context compacted —");
+      return h(
+        "details",
+        { class: `tool${it.tool.isError ? " err" : ""}` },
+        h("summary", {}, h("span", { class: "tool-name" }, it.tool.name), " ", it.tool.input),
+        it.tool.output === null ? h("p", { class: "muted" }, "(no result in the transcript)") : h("pre", {}, it.tool.output),
+      );
+    }),
+    h("p", { class: "muted small" }, t.path),
+  );
+}
+
+async function openTurn(ref: NoteRef | { path: string; turn: string }, into: HTMLElement | null): Promise<void> {
+  const target = into ?? h("div", { class: "turn-box" });
+  if (!into) openDialog("Conversation", target);
+  target.replaceChildren(h("p", { class: "loading", role: "status" }, "Reading the transcript…"));
+  try {
+    const t = await api<TurnView>("/api/transcript", ref as Record<string, string | number>);
+    target.replaceChildren(turnView(t));
+    (target.querySelector("h3") as HTMLElement | null)?.setAttribute("tabindex", "-1");
+    (target.querySelector("h3") as HTMLElement | null)?.focus();
+  } catch (e) {
+    target.replaceChildren(errorBox(e));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing, search box, keyboard, theme
+
+async function route(): Promise<void> {
+  hideTip();
+  const hash = location.hash.replace(/^#/, "") || "/";
+  try {
+    if (hash.startsWith("/project/")) await showProject(decodeURIComponent(hash.slice("/project/".length)));
+    else if (hash.startsWith("/search")) {
+      const q = new URLSearchParams(hash.slice(hash.indexOf("?") + 1));
+      await showSearch(q.get("q") ?? "", q.get("mode") === "recall" ? "recall" : "notes");
+    } else await showOverview();
+  } catch (e) {
+    setMain(errorBox(e));
+  }
+}
+
+searchForm.addEventListener("submit", (e) => {
+  e.preventDefault();
+  const q = searchInput.value.trim();
+  if (!q) return;
+  const target = `#/search?${new URLSearchParams({ q, mode: searchMode.value })}`;
+  if (location.hash === target) void route();
+  else location.hash = target;
+});
+
+document.addEventListener("keydown", (e) => {
+  const t = e.target as HTMLElement;
+  const typing = t.closest("input, textarea, select, [contenteditable]") !== null;
+  if (e.key === "/" && !typing && !dialog.open) {
+    e.preventDefault();
+    searchInput.focus();
+    searchInput.select();
+  } else if (e.key === "Escape" && t === searchInput) searchInput.blur();
+});
+
+$("note-close").addEventListener("click", () => dialog.close());
+dialog.addEventListener("click", (e) => {
+  // A click on the backdrop (the dialog element itself, outside its box) closes it.
+  if (e.target === dialog) dialog.close();
+});
+
+function applyTheme(theme: string | null): void {
+  if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+  const dark = theme === "dark" || (theme !== "light" && matchMedia("(prefers-color-scheme: dark)").matches);
+  $("theme").setAttribute("aria-pressed", String(dark));
+}
+applyTheme(localStorage.getItem(THEME_KEY));
+$("theme").addEventListener("click", () => {
+  const dark = document.documentElement.dataset.theme === "dark" || (!document.documentElement.dataset.theme && matchMedia("(prefers-color-scheme: dark)").matches);
+  const next = dark ? "light" : "dark";
+  localStorage.setItem(THEME_KEY, next);
+  applyTheme(next);
+});
+
+window.addEventListener("hashchange", () => void route());
+window.addEventListener("resize", () => {
+  hideTip();
+  heatToRecent();
+});
+void route();

@@ -1,0 +1,162 @@
+/**
+ * The page's arithmetic, without the DOM (so it is unit-tested): the heatmap's grid, the 7-day
+ * series, timeline grouping, and the little formatters. Days are `YYYY-MM-DD` strings computed in
+ * UTC, so a daylight-saving change never makes a day 23 or 25 hours long.
+ */
+
+export interface HeatCell {
+  date: string;
+  count: number;
+  level: 0 | 1 | 2 | 3 | 4;
+  /** Week column (0 = oldest) and weekday row (0 = Sunday). */
+  col: number;
+  row: number;
+}
+
+export interface HeatmapLayout {
+  cells: HeatCell[];
+  weeks: number;
+  /** Month names over the first column holding that month's first day. */
+  months: { col: number; label: string }[];
+  max: number;
+  total: number;
+  activeDays: number;
+  from: string;
+  to: string;
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
+function parseDay(day: string): Date {
+  const [y, m, d] = day.split("-").map(Number);
+  return new Date(Date.UTC(y!, m! - 1, d!));
+}
+
+function dayOf(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+export function addDays(day: string, n: number): string {
+  const d = parseDay(day);
+  d.setUTCDate(d.getUTCDate() + n);
+  return dayOf(d);
+}
+
+export function weekday(day: string): number {
+  return parseDay(day).getUTCDay();
+}
+
+/** 0 for nothing, else 1–4 by the share of the busiest day (a single note still shows). */
+export function levelOf(count: number, max: number): 0 | 1 | 2 | 3 | 4 {
+  if (count <= 0 || max <= 0) return 0;
+  return Math.min(4, Math.max(1, Math.ceil((count / max) * 4))) as 1 | 2 | 3 | 4;
+}
+
+/**
+ * GitHub's layout: one column per week, Sunday on top, the last column holding `today`, `weeks`
+ * columns in all (26 ≈ 6 months). Days after today are not drawn.
+ */
+export function heatmapLayout(days: Record<string, number>, today: string, weeks = 26): HeatmapLayout {
+  const start = addDays(today, -weekday(today) - (weeks - 1) * 7);
+  const cells: HeatCell[] = [];
+  let max = 0;
+  for (let d = start; d <= today; d = addDays(d, 1)) max = Math.max(max, days[d] ?? 0);
+  let total = 0;
+  let active = 0;
+  let i = 0;
+  for (let d = start; d <= today; d = addDays(d, 1), i++) {
+    const count = days[d] ?? 0;
+    total += count;
+    if (count > 0) active++;
+    cells.push({ date: d, count, level: levelOf(count, max), col: Math.floor(i / 7), row: i % 7 });
+  }
+  // A month is named over the first column whose Sunday falls in it.
+  const months: { col: number; label: string }[] = [];
+  for (let col = 0, prev = -1; col < weeks; col++) {
+    const m = Number(addDays(start, col * 7).slice(5, 7));
+    if (m !== prev) months.push({ col, label: MONTHS[m - 1]! });
+    prev = m;
+  }
+  // The first label, for the few days of a month cut at the left edge, would collide with the next.
+  if (months.length > 1 && months[1]!.col - months[0]!.col < 3) months.shift();
+  return { cells, weeks, months, max, total, activeDays: active, from: start, to: today };
+}
+
+export interface DayCount {
+  date: string;
+  count: number;
+  label: string;
+}
+
+/** The last `n` days up to today, oldest first. */
+export function lastDays(days: Record<string, number>, today: string, n = 7): DayCount[] {
+  const out: DayCount[] = [];
+  for (let k = n - 1; k >= 0; k--) {
+    const date = addDays(today, -k);
+    out.push({ date, count: days[date] ?? 0, label: k === 0 ? "Today" : WEEKDAYS[weekday(date)]! });
+  }
+  return out;
+}
+
+/** `Sat, Nov 21, 2026`. */
+export function longDay(day: string): string {
+  const d = parseDay(day);
+  return `${WEEKDAYS[d.getUTCDay()]}, ${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()}`;
+}
+
+/** Items grouped by their `day`, in the order given (newest first in, newest first out). */
+export function groupByDay<T extends { day: string }>(items: T[]): { day: string; items: T[] }[] {
+  const out: { day: string; items: T[] }[] = [];
+  for (const it of items) {
+    const last = out[out.length - 1];
+    if (last && last.day === it.day) last.items.push(it);
+    else out.push({ day: it.day, items: [it] });
+  }
+  return out;
+}
+
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? word : many}`;
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v >= 10 ? Math.round(v) : v.toFixed(1)} ${units[u]}`;
+}
+
+/** `just now`, `5m ago`, `3h ago`, `2d ago`, `4mo ago`, `2y ago`; a date for the future. */
+export function ago(iso: string, now = Date.now()): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return "";
+  const min = Math.floor((now - t) / 60_000);
+  if (min < -1) return iso.slice(0, 10);
+  if (min < 1) return "just now";
+  if (min < 60) return `${min}m ago`;
+  const h = Math.floor(min / 60);
+  if (h < 24) return `${h}h ago`;
+  // 47 hours is nearer two days than one.
+  const d = Math.round(h / 24);
+  if (d < 60) return `${d}d ago`;
+  if (d < 730) return `${Math.floor(d / 30.44)}mo ago`;
+  return `${Math.floor(d / 365.25)}y ago`;
+}
+
+/** A bar chart's bars in a `width` × `height` box, with room under them for labels. */
+export function bars(series: DayCount[], width: number, height: number, labelRoom = 18, valueRoom = 16): { x: number; y: number; w: number; h: number; d: DayCount }[] {
+  const max = Math.max(1, ...series.map((s) => s.count));
+  const slot = width / Math.max(1, series.length);
+  const w = Math.max(4, slot * 0.6);
+  const plot = height - labelRoom - valueRoom;
+  return series.map((d, i) => {
+    const h = d.count > 0 ? Math.max(2, (d.count / max) * plot) : 0;
+    return { x: i * slot + (slot - w) / 2, y: valueRoom + plot - h, w, h, d };
+  });
+}

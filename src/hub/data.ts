@@ -1,0 +1,485 @@
+/**
+ * Everything the Memory Hub reads, in one place: the projects in view, their notes (the markdown),
+ * their indexes (stats, search, expand), the conversations (recall, transcript). Only existing
+ * core functions are called here, the way the CLI calls them, so the page shows what the commands
+ * print. Every text that leaves here is redacted again: notes are redacted when written, but a
+ * hand edit or a transcript may still hold a secret.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+import { loadContext, type Context } from "../core/context.ts";
+import { embedderFor } from "../core/embedder.ts";
+import { resolveOllamaHost } from "../core/ollama-client.ts";
+import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
+import { expandChunk } from "../core/expand.ts";
+import type { IndexSummary } from "../core/index-file.ts";
+import { indexStats, LoadedIndexes, readChunk, searchIndex } from "../core/index-gateway.ts";
+import { readTextQuiet } from "../core/fsutil.ts";
+import { projectsFile, readRegistry, type ProjectEntry } from "../core/projects.ts";
+import { recall } from "../core/recall.ts";
+import type { SearchResponse } from "../core/search.ts";
+import type { StoredChunk } from "../core/types.ts";
+import { dailyFiles, localDay, noteDate, notesIn, type JournalNote } from "../memory/journal.ts";
+import { sanitize } from "../memory/redact.ts";
+import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
+import { clip } from "../core/text.ts";
+import type { NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView } from "./types.ts";
+
+export interface HubOptions {
+  /** Every project of the registry, not only the one the hub was started in. */
+  allProjects: boolean;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+interface Project {
+  id: string;
+  name: string;
+  root: string;
+  dataDir: string;
+  current: boolean;
+  entry?: ProjectEntry;
+  /** Loaded on first use: a project whose config is broken must not stop the others. */
+  ctx?: Context;
+  problem?: string;
+}
+
+/** Display limits: a note or a turn is read in the page, not dumped into it. */
+const SNIPPET_CHARS = 600;
+const BULLET_CHARS = 500;
+const NOTE_CHARS = 40_000;
+const TURN_TEXT_CHARS = 8_000;
+const TOOL_OUTPUT_CHARS = 1_500;
+const OLLAMA_CACHE_MS = 30_000;
+const MAX_CACHED_STORES = 2;
+
+export const DAILY_FILE = /^\d{4}-\d{2}-\d{2}\.md$/;
+
+const redact = (text: string, max: number) => clip(sanitize(text), max);
+
+export function projectId(root: string, dataDir: string): string {
+  return createHash("sha256").update(`${root}\0${dataDir}`).digest("hex").slice(0, 12);
+}
+
+export class HubData {
+  readonly scope: "project" | "all";
+  /** Names what is served: a second `memsearch hub` for the same key reuses the running one. */
+  readonly key: string;
+  private readonly list: Project[];
+  private readonly env: NodeJS.ProcessEnv;
+  private notesCache = new Map<string, { stamp: string; notes: JournalNote[] }>();
+  /** Loaded indexes kept between requests: a cold load costs seconds at scale. */
+  private indexes = new LoadedIndexes(MAX_CACHED_STORES);
+  private ollama = new Map<string, { at: number; status: Promise<OllamaStatus> }>();
+  /** Transcripts the hub itself pointed to (recall hits): the only paths a request may name. */
+  private knownTranscripts = new Set<string>();
+
+  private constructor(scope: "project" | "all", list: Project[], env: NodeJS.ProcessEnv) {
+    this.scope = scope;
+    this.list = list;
+    this.env = env;
+    this.key = scope === "all" ? "all" : `p-${createHash("sha256").update(list[0]!.dataDir).digest("hex").slice(0, 16)}`;
+  }
+
+  /** The projects in view: the current one, and with allProjects every one in the registry. */
+  static open(opts: HubOptions): HubData {
+    const env = opts.env ?? process.env;
+    const cwd = opts.cwd ?? process.cwd();
+    const ctx = loadContext({}, cwd, env);
+    const current: Project = { id: projectId(ctx.project.root, ctx.project.dataDir), name: basename(ctx.project.root) || ctx.project.root, root: ctx.project.root, dataDir: ctx.project.dataDir, current: true, ctx };
+    if (!opts.allProjects) {
+      // Its registry entry, for when a session last started here; the hub works without one.
+      try {
+        current.entry = readRegistry(projectsFile(env)).projects.find((e) => e.path === current.root && e.dataDir === current.dataDir);
+      } catch {}
+      return new HubData("project", [current], env);
+    }
+    // A registry that cannot be read stops here with its own message: all projects were asked for.
+    const reg = readRegistry(projectsFile(env));
+    const list: Project[] = [];
+    for (const e of reg.projects) {
+      const id = projectId(e.path, e.dataDir);
+      if (id === current.id) list.push({ ...current, entry: e });
+      else list.push({ id, name: e.name, root: e.path, dataDir: e.dataDir, current: false, entry: e });
+    }
+    if (!list.some((p) => p.current)) list.unshift(current);
+    return new HubData("all", list, env);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Projects and their notes
+
+  private project(id: string): Project {
+    const p = this.list.find((x) => x.id === id);
+    if (!p) throw new NotFoundError(`no project ${id} in this hub`);
+    return p;
+  }
+
+  private context(p: Project): Context | undefined {
+    if (p.ctx || p.problem) return p.ctx;
+    try {
+      p.ctx = loadContext({}, p.root, { ...this.env, MEMSEARCH_DIR: p.dataDir });
+    } catch (e) {
+      p.problem = oneLine(e);
+    }
+    return p.ctx;
+  }
+
+  private memoryDir(p: Project): string {
+    return join(p.dataDir, "memory");
+  }
+
+  /** A project's notes, newest first; each daily file is parsed again only when it changed. */
+  private notes(p: Project): JournalNote[] {
+    const dir = this.memoryDir(p);
+    const out: JournalNote[] = [];
+    for (const name of dailyFiles(dir)) {
+      const file = join(dir, name);
+      const stamp = statStamp(file);
+      if (!stamp) continue;
+      let hit = this.notesCache.get(file);
+      if (hit?.stamp !== stamp) {
+        hit = { stamp, notes: newestFirst(notesIn(readTextQuiet(file) ?? "", name)) };
+        this.notesCache.set(file, hit);
+      }
+      out.push(...hit.notes);
+    }
+    return out;
+  }
+
+  /** What `memsearch stats` reports for a project: an unusable index is rebuilt first, as stats does. */
+  private async indexSummary(p: Project): Promise<IndexSummary | undefined> {
+    const ctx = this.context(p);
+    if (!ctx) return undefined;
+    return (await indexStats(ctx)).head;
+  }
+
+  private async card(p: Project, notes: JournalNote[], summary: IndexSummary | undefined): Promise<ProjectCard> {
+    const newest = notes[0];
+    const noteAt = newest ? noteDate(newest) : undefined;
+    const seen = p.entry ? Date.parse(p.entry.lastSeen) : NaN;
+    const lastActive = noteAt && !(noteAt.getTime() < seen) ? noteAt.toISOString() : Number.isFinite(seen) ? new Date(seen).toISOString() : null;
+    return {
+      id: p.id,
+      name: p.name,
+      path: p.root,
+      exists: isDir(p.root),
+      current: p.current,
+      notes: notes.length,
+      chunks: summary?.chunks ?? 0,
+      lastNote: newest ? [newest.day, newest.time].filter(Boolean).join(" ") : null,
+      lastActive,
+      problem: p.problem ?? null,
+    };
+  }
+
+  async overview(now = new Date()): Promise<Overview> {
+    const days: Record<string, number> = {};
+    const totals = { notes: 0, chunks: 0, files: 0, vectors: 0, indexBytes: 0, projects: this.list.length, knownProjects: 0, activeDays: 0, avgPerDay: 0 };
+    const cards: ProjectCard[] = [];
+    const models = new Map<string, Context>();
+    for (const p of this.list) {
+      const notes = this.notes(p);
+      let summary: IndexSummary | undefined;
+      try {
+        summary = await this.indexSummary(p);
+      } catch (e) {
+        p.problem ??= oneLine(e);
+      }
+      for (const n of notes) days[n.day] = (days[n.day] ?? 0) + 1;
+      totals.notes += notes.length;
+      totals.chunks += summary?.chunks ?? 0;
+      totals.files += summary?.files ?? 0;
+      totals.vectors += summary?.vectors ?? 0;
+      totals.indexBytes += summary?.bytes ?? 0;
+      cards.push(await this.card(p, notes, summary));
+      const ctx = this.context(p);
+      if (ctx) {
+        const model = summary?.model ?? ctx.config["embedding.model"];
+        const k = `${ctx.config["embedding.provider"]}|${ctx.config["embedding.host"]}|${model}`;
+        if (!models.has(k)) models.set(k, ctx);
+      }
+    }
+    totals.activeDays = Object.keys(days).length;
+    totals.avgPerDay = totals.activeDays ? Math.round((totals.notes / totals.activeDays) * 10) / 10 : 0;
+    try {
+      totals.knownProjects = readRegistry(projectsFile(this.env)).projects.length;
+    } catch {
+      totals.knownProjects = 0;
+    }
+    // Most recently active first; projects without any activity last.
+    cards.sort((a, b) => (b.lastActive ?? "").localeCompare(a.lastActive ?? "") || a.name.localeCompare(b.name));
+    const embedding = await Promise.all([...models.values()].map((ctx) => this.ollamaStatus(ctx)));
+    return { scope: this.scope, version: pkg.version, today: localDay(now), totals, embedding, days, projects: cards };
+  }
+
+  /** Whether Ollama answers for a project's model; asked at most every 30 s. */
+  private ollamaStatus(ctx: Context): Promise<OllamaStatus> {
+    const c = ctx.config;
+    const key = `${c["embedding.provider"]}|${c["embedding.host"]}|${c["embedding.model"]}`;
+    const hit = this.ollama.get(key);
+    if (hit && Date.now() - hit.at < OLLAMA_CACHE_MS) return hit.status;
+    const status = (async (): Promise<OllamaStatus> => {
+      const embedder = embedderFor(c, "query");
+      if (!embedder) return { model: c["embedding.model"], host: null, ok: null, detail: "embeddings off: keyword search only" };
+      let host: string | null = null;
+      try {
+        host = resolveOllamaHost(c["embedding.host"], this.env);
+      } catch {}
+      const probe = await embedder.probe(1_500);
+      return probe.ok
+        ? { model: c["embedding.model"], host, ok: true, detail: `answers, ${probe.dim} dimensions` }
+        : { model: c["embedding.model"], host, ok: false, detail: `${probe.reason.message}; keyword search only` };
+    })();
+    this.ollama.set(key, { at: Date.now(), status });
+    return status;
+  }
+
+  async timeline(id: string, offset: number, limit: number): Promise<TimelinePage> {
+    const p = this.project(id);
+    const notes = this.notes(p);
+    let summary: IndexSummary | undefined;
+    try {
+      summary = await this.indexSummary(p);
+    } catch {}
+    return {
+      project: await this.card(p, notes, summary),
+      total: notes.length,
+      offset,
+      notes: notes.slice(offset, offset + limit).map((n) => noteItem(p.id, n)),
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Search, expand, transcript
+
+  /** The CLI's search, through the index gateway (the watch process, else this hub's loaded indexes). */
+  private async searchProject(p: Project, query: string, topK: number): Promise<SearchResponse | undefined> {
+    const ctx = this.context(p);
+    if (!ctx || !existsSync(ctx.project.dataDir)) return undefined;
+    const found = await searchIndex(ctx, { query, topK }, { cache: this.indexes });
+    return found.kind === "results" ? found.response : undefined;
+  }
+
+  /** Notes of every project in view, one ranking (the fused scores are comparable across indexes). */
+  private async searchAll(query: string, topK: number): Promise<{ res: SearchResponse; owner: Map<string, Project> }> {
+    const owner = new Map<string, Project>();
+    const results: SearchResponse["results"] = [];
+    let hybrid = false;
+    const warnings = new Set<string>();
+    for (const p of this.list) {
+      let r: SearchResponse | undefined;
+      try {
+        r = await this.searchProject(p, query, topK);
+      } catch (e) {
+        warnings.add(`${p.name}: ${oneLine(e)}`);
+        continue;
+      }
+      if (!r) continue;
+      if (r.mode === "hybrid") hybrid = true;
+      if (r.warning) warnings.add(r.warning);
+      for (const x of r.results) {
+        owner.set(x.chunk.chunkHash, p);
+        results.push(x);
+      }
+    }
+    results.sort((a, b) => b.score - a.score);
+    return { res: { results: results.slice(0, topK), mode: hybrid ? "hybrid" : "bm25", warning: [...warnings].join("; ") || undefined }, owner };
+  }
+
+  async search(query: string, mode: "notes" | "recall", limit: number): Promise<SearchPage> {
+    if (mode === "notes") {
+      const { res, owner } = await this.searchAll(query, limit);
+      return {
+        query,
+        mode,
+        scope: this.scope,
+        ranking: res.results.length ? res.mode : null,
+        warnings: res.warning ? [res.warning] : [],
+        hits: res.results.map((r) => {
+          const p = owner.get(r.chunk.chunkHash)!;
+          return { project: p.id, projectName: p.name, score: round(r.score), date: dateOfChunk(r.chunk), from: ["note"], note: noteHit(r.chunk), transcript: null };
+        }),
+      };
+    }
+    const current = this.list.find((p) => p.current)!;
+    let owner = new Map<string, Project>();
+    const res = await recall(
+      { query, limit, project: current.root, allProjects: this.scope === "all", source: "all" },
+      {
+        env: this.env,
+        searchNotes: async (q, topK) => {
+          const found = await this.searchAll(q, topK);
+          owner = found.owner;
+          return found.res;
+        },
+      },
+    );
+    const hits: SearchHit[] = res.results.map((r) => {
+      const p = r.note ? owner.get(r.note.chunkHash) : undefined;
+      const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : r.anchorTranscript;
+      if (t) this.knownTranscripts.add(t.path);
+      return {
+        project: p?.id ?? null,
+        projectName: p?.name ?? null,
+        // Fused ranks are small numbers: six decimals, as `recall --json-output` gives them.
+        score: Math.round(r.score * 1e6) / 1e6,
+        date: r.date ?? null,
+        from: r.from,
+        note: r.note ? { chunk: r.note.chunkHash, source: r.note.source, line: r.note.startLine, heading: r.note.heading, snippet: redact(r.note.snippet, SNIPPET_CHARS) } : null,
+        transcript: t ? { path: t.path, turn: t.turn, role: r.transcript?.role ?? "user", snippet: r.transcript ? redact(r.transcript.snippet, SNIPPET_CHARS) : "" } : null,
+      };
+    });
+    const warnings = [res.notes.warning, ...(res.transcripts.update?.errors ?? []).slice(0, 3).map((e) => `${e.path}: ${e.message}`)].filter((w): w is string => !!w);
+    return { query, mode, scope: this.scope, ranking: res.notes.mode ?? null, warnings, hits };
+  }
+
+  /** A chunk of a project, as `memsearch expand` finds it. */
+  private async chunk(p: Project, hash: string): Promise<StoredChunk> {
+    const ctx = this.context(p);
+    if (!ctx) throw new MemsearchError(`project ${p.name}: ${p.problem}`);
+    return (await readChunk(ctx, hash, { cache: this.indexes })).chunk;
+  }
+
+  /**
+   * A note's whole section (`memsearch expand`): by chunk hash (a search hit), or by daily file and
+   * heading line (a timeline entry; the section is found the way expand finds a chunk's own).
+   */
+  async note(id: string, ref: { chunk: string } | { file: string; line: number }): Promise<NoteView> {
+    const p = this.project(id);
+    let chunk: StoredChunk;
+    if ("chunk" in ref) chunk = await this.chunk(p, ref.chunk);
+    else {
+      const found = this.notes(p).find((n) => n.file === ref.file && n.line === ref.line);
+      if (!found) throw new NotFoundError(`no note at ${ref.file}:${ref.line} in ${p.name}`);
+      chunk = { source: join(this.memoryDir(p), ref.file), startLine: found.line, endLine: found.endLine, heading: found.heading, headingLevel: 3, content: "", contentHash: "", chunkHash: "" };
+    }
+    const x = expandChunk(chunk);
+    const anchor = x.anchor ?? null;
+    return {
+      project: p.id,
+      source: x.chunk.source,
+      startLine: x.startLine,
+      endLine: x.endLine,
+      heading: x.chunk.heading,
+      content: redact(x.content, NOTE_CHARS),
+      anchor,
+      transcriptAvailable: !!anchor && anchor.transcript.endsWith(".jsonl") && isFile(anchor.transcript),
+    };
+  }
+
+  /**
+   * The original turn of a note (`memsearch transcript PATH --turn ID`), redacted like the
+   * command's output. The path comes from the note's own anchor, or from a recall hit this hub
+   * returned: a request never names an arbitrary file to read.
+   */
+  async turn(ref: { project: string; chunk: string } | { project: string; file: string; line: number } | { path: string; turn: string }): Promise<TurnView> {
+    let path: string;
+    let id: string;
+    if ("path" in ref) {
+      if (!this.knownTranscripts.has(ref.path)) throw new NotFoundError("unknown transcript: open it from a search result");
+      path = ref.path;
+      id = ref.turn;
+    } else {
+      const n = await this.note(ref.project, "chunk" in ref ? { chunk: ref.chunk } : { file: ref.file, line: ref.line });
+      if (!n.anchor || n.anchor.transcript === "-") throw new NotFoundError("this note has no transcript anchor");
+      // Notes may come with a cloned repository: an anchor is followed to a transcript only.
+      if (!n.anchor.transcript.endsWith(".jsonl")) throw new NotFoundError(`not a transcript: ${n.anchor.transcript}`);
+      path = n.anchor.transcript;
+      id = n.anchor.turn;
+    }
+    const index = await listTurns(path, { locate: id.replace(/\.+$/, "").toLowerCase() });
+    const target = findTurn(index.turns, id) ?? index.located;
+    if (target === undefined) throw new NotFoundError(`turn ${id} is not in ${path} (${index.turns.length} turns)`);
+    const [t] = await readTurnRange(index, target, target, { maxOutput: TOOL_OUTPUT_CHARS, redact: sanitize });
+    if (!t) throw new NotFoundError(`turn ${id} could not be read from ${path}`);
+    return {
+      path,
+      session: index.sessionId,
+      turnCount: index.turns.length,
+      position: target,
+      uuid: t.uuid,
+      timestamp: t.timestamp ?? null,
+      user: redact(t.userText, TURN_TEXT_CHARS),
+      items: t.items.map((it) => {
+        if (it.kind === "assistant") return { kind: "assistant" as const, text: redact(it.text, TURN_TEXT_CHARS) };
+        if (it.kind === "user") return { kind: "user" as const, text: redact(it.text, TURN_TEXT_CHARS) };
+        if (it.kind === "compaction") return { kind: "compaction" as const };
+        const c = it.call;
+        return { kind: "tool" as const, tool: { name: c.name, input: redact(c.input, 500), output: c.output === undefined ? null : redact(c.output, TOOL_OUTPUT_CHARS), isError: c.isError === true } };
+      }),
+    };
+  }
+}
+
+/**
+ * A day's notes, newest first: by their time where both have one (`memsearch import` appends a
+ * day's older turns after its newer ones), else by their place in the file.
+ */
+function newestFirst(notes: JournalNote[]): JournalNote[] {
+  return notes
+    .map((n, i) => ({ n, i, t: n.time ? n.time.padStart(5, "0") : undefined }))
+    .sort((a, b) => (a.t !== undefined && b.t !== undefined && a.t !== b.t ? b.t.localeCompare(a.t) : b.i - a.i))
+    .map((x) => x.n);
+}
+
+function noteItem(project: string, n: JournalNote): NoteItem {
+  return {
+    project,
+    file: n.file,
+    day: n.day,
+    time: n.time,
+    line: n.line,
+    heading: redact(n.heading, 200),
+    bullets: n.bullets.map((b) => redact(b, BULLET_CHARS)),
+    session: n.anchor?.session ?? null,
+  };
+}
+
+function noteHit(c: StoredChunk): NonNullable<SearchHit["note"]> {
+  // The anchor comment is for drilling down and the heading is shown apart: neither is for reading here.
+  const text = c.content
+    .replace(/<!--[\s\S]*?-->\s*/g, "")
+    .replace(/^#{1,6}\s+.*(\n|$)/, "")
+    .trim();
+  return { chunk: c.chunkHash, source: c.source, line: c.startLine, heading: redact(c.heading, 200), snippet: redact(text, SNIPPET_CHARS) };
+}
+
+/** A chunk of a daily file is dated by the file, and by its heading's time when it has one. */
+function dateOfChunk(c: StoredChunk): string | null {
+  const name = basename(c.source);
+  if (!DAILY_FILE.test(name)) return null;
+  const time = /^\d{1,2}:\d{2}\b/.exec(c.heading)?.[0];
+  return time ? `${name.slice(0, 10)} ${time}` : name.slice(0, 10);
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e4) / 1e4;
+}
+
+function statStamp(path: string): string | undefined {
+  try {
+    const s = statSync(path);
+    return `${s.mtimeMs}:${s.size}:${s.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * The hub's API in-process (the compiled binary and the page are driven by test/e2e/hub.test.ts):
+ * parameters are checked, data comes from the same core functions as the CLI's, and no secret
+ * leaves it, from a note or from a transcript.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadContext } from "../../src/core/context.ts";
+import { peekIndex } from "../../src/core/index-file.ts";
+import { appendTurnNote } from "../../src/memory/journal.ts";
+import { handleApi } from "../../src/hub/api.ts";
+import { HubData } from "../../src/hub/data.ts";
+import type { NoteView, Overview, SearchPage, TimelinePage, TurnView } from "../../src/hub/types.ts";
+import { REPO } from "../helpers/cli.ts";
+import { appendTurn } from "../fault/transcript.ts";
+
+const root = mkdtempSync(join(tmpdir(), "ms-hub-api-"));
+mkdirSync(join(root, ".git"));
+const memory = join(root, ".memsearch", "memory");
+cpSync(join(REPO, "sample", "memory"), memory, { recursive: true });
+const home = process.env.HOME!;
+const env = { ...process.env };
+
+// A conversation of this project where Claude Code keeps them, with secrets in the prompt and a tool output.
+const SESSION = "9d0c2b7e-1111-4a2b-8c3d-4e5f6a7b8c9d";
+const transcript = join(home, ".claude", "projects", "-hub-api-project", `${SESSION}.jsonl`);
+const ANTHROPIC = `sk-ant-api03-${"K".repeat(64)}`;
+const AWS = "AKIAQWERTYUIOPASDFGH";
+const HAND_PLANTED = `ghp_${"Z".repeat(36)}`;
+
+const get = async <T>(data: HubData, path: string, params: Record<string, string | number> = {}): Promise<{ status: number; body: T }> => {
+  const q = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
+  const r = await handleApi(data, path, q);
+  return { status: r.status, body: (await r.json()) as T };
+};
+
+let data: HubData;
+let projectId: string;
+
+beforeAll(async () => {
+  mkdirSync(join(transcript, ".."), { recursive: true });
+  appendTurn(
+    transcript,
+    { sessionId: SESSION, uuid: "7a1e0c55-0001-4000-8000-000000000001", promptId: "p-1", prompt: `Configure the billing webhook with ${ANTHROPIC}`, command: "cat .env", output: `AWS_ACCESS_KEY_ID=${AWS}\nWEBHOOK=on`, reply: "The billing webhook now verifies signatures.", cwd: root },
+    "all",
+  );
+  await appendTurnNote({ memoryDir: memory, sessionId: SESSION, turnUuid: "7a1e0c55-0001-4000-8000-000000000001", transcriptPath: transcript, bullets: ["User asked to configure the billing webhook", "Claude Code made it verify signatures"], now: new Date(2026, 10, 22, 10, 15) });
+  // A secret typed into a note by hand, after the journal's own redaction.
+  appendFileSync(join(memory, "2026-11-22.md"), `### 10:40\n<!-- session:${SESSION} turn:hand transcript:- -->\n- the deploy token is ${HAND_PLANTED}\n`);
+  // An older turn written after the day's newer ones, as `memsearch import` does.
+  appendFileSync(join(memory, "2026-11-20.md"), `\n### 07:00\n<!-- session:early turn:e1 transcript:- -->\n- imported early note\n`);
+  // Enough notes on one day to need a second page.
+  for (let i = 0; i < 45; i++) {
+    await appendTurnNote({ memoryDir: memory, sessionId: "bulk", turnUuid: `bulk-${i}`, transcriptPath: "-", bullets: [`bulk note number ${i}`], now: new Date(2026, 10, 10, 8, i) });
+  }
+  data = HubData.open({ allProjects: false, cwd: root, env });
+  projectId = (await data.overview()).projects[0]!.id;
+});
+
+describe("parameters are checked before anything is read", () => {
+  const bad: [string, Record<string, string | number>, number, RegExp][] = [
+    ["/api/timeline", {}, 400, /project is required/],
+    ["/api/timeline", { project: "../../etc" }, 400, /project id/],
+    ["/api/timeline", { project: "0123456789ab" }, 404, /no project/],
+    ["/api/timeline", { project: "PROJECT", offset: -1 }, 400, /offset/],
+    ["/api/timeline", { project: "PROJECT", limit: 1000 }, 400, /limit must be between 1 and 200/],
+    ["/api/timeline", { project: "PROJECT", limit: "1e3" }, 400, /whole number/],
+    ["/api/search", {}, 400, /q is required/],
+    ["/api/search", { q: "   " }, 400, /q is required/],
+    ["/api/search", { q: "x".repeat(501) }, 400, /longer than 500/],
+    ["/api/search", { q: "redis", mode: "everything" }, 400, /mode must be/],
+    ["/api/note", { project: "PROJECT", chunk: "zz" }, 400, /chunk hash/],
+    ["/api/note", { project: "PROJECT", file: "../../../etc/passwd", line: 1 }, 400, /daily file/],
+    ["/api/note", { project: "PROJECT", file: "2026-11-20.md", line: 0 }, 400, /line must be between/],
+    ["/api/note", { project: "PROJECT", file: "2026-11-20.md", line: 2 }, 404, /no note at/],
+    ["/api/note", { project: "PROJECT", chunk: "0000000000000000" }, 404, /not found/i],
+    ["/api/transcript", { path: "/etc/passwd", turn: "x" }, 400, /\.jsonl/],
+    ["/api/nothing", {}, 404, /no such endpoint/],
+  ];
+  for (const [path, params, status, message] of bad) {
+    test(`${path} ${JSON.stringify(params).slice(0, 60)} → ${status}`, async () => {
+      const p = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v === "PROJECT" ? projectId : v]));
+      const r = await get<{ error: string }>(data, path, p);
+      expect(r.status).toBe(status);
+      expect(r.body.error).toMatch(message);
+    });
+  }
+
+  test("a parameter given twice is refused", async () => {
+    const r = await handleApi(data, "/api/search", new URLSearchParams("q=a&q=b"));
+    expect(r.status).toBe(400);
+  });
+
+  test("a transcript the hub did not point to is never read, even when it exists", async () => {
+    const r = await get<{ error: string }>(data, "/api/transcript", { path: transcript, turn: "7a1e0c55" });
+    expect(r.status).toBe(404);
+    expect(r.body.error).toContain("unknown transcript");
+  });
+});
+
+describe("data", () => {
+  test("the overview counts notes by day and reports what `memsearch stats` reports", async () => {
+    // Searching builds the index, as the CLI's search does.
+    expect((await get(data, "/api/search", { q: "redis" })).status).toBe(200);
+    const o = (await get<Overview>(data, "/api/overview")).body;
+    const head = peekIndex(loadContext({}, root).project.indexDir)!;
+    expect(o.totals).toMatchObject({ chunks: head.chunks, files: head.files, vectors: head.vectors, indexBytes: head.bytes, projects: 1 });
+    expect(o.totals.notes).toBe(6 + 1 + 1 + 1 + 45);
+    expect(o.days).toEqual({ "2026-11-20": 4, "2026-11-21": 3, "2026-11-22": 2, "2026-11-10": 45 });
+    expect(o.totals.activeDays).toBe(4);
+    expect(o.totals.avgPerDay).toBe(13.5);
+    expect(o.embedding[0]).toMatchObject({ model: "nomic-embed-text", ok: false });
+    expect(o.projects[0]).toMatchObject({ id: projectId, current: true, exists: true, notes: 54, lastNote: "2026-11-22 10:40" });
+  });
+
+  test("the timeline pages through the notes, newest first", async () => {
+    const first = (await get<TimelinePage>(data, "/api/timeline", { project: projectId, limit: 10 })).body;
+    expect(first.total).toBe(54);
+    expect(first.notes.map((n) => `${n.day} ${n.time}`)).toEqual([
+      "2026-11-22 10:40",
+      "2026-11-22 10:15",
+      "2026-11-21 16:40",
+      "2026-11-21 11:20",
+      "2026-11-21 10:05",
+      "2026-11-20 14:30",
+      "2026-11-20 09:47",
+      "2026-11-20 09:12",
+      // Written last, but the oldest of its day.
+      "2026-11-20 07:00",
+      "2026-11-10 08:44",
+    ]);
+    const last = (await get<TimelinePage>(data, "/api/timeline", { project: projectId, offset: 51, limit: 10 })).body;
+    expect(last.notes.map((n) => n.bullets[0])).toEqual(["bulk note number 2", "bulk note number 1", "bulk note number 0"]);
+  });
+
+  test("notes and search results are redacted again on the way out", async () => {
+    const page = (await get<TimelinePage>(data, "/api/timeline", { project: projectId, limit: 1 })).body;
+    expect(page.notes[0]!.bullets[0]).toBe("the deploy token is [REDACTED:github-token]");
+    const note = (await get<NoteView>(data, "/api/note", { project: projectId, file: "2026-11-22.md", line: page.notes[0]!.line })).body;
+    expect(note.content).toContain("[REDACTED:github-token]");
+    const hits = (await get<SearchPage>(data, "/api/search", { q: "deploy token" })).body;
+    expect(hits.hits.length).toBeGreaterThan(0);
+    expect(JSON.stringify(hits)).not.toContain(HAND_PLANTED);
+  });
+
+  test("a note opens its section and its original turn, with the transcript's secrets redacted", async () => {
+    const hits = (await get<SearchPage>(data, "/api/search", { q: "billing webhook" })).body;
+    const hit = hits.hits[0]!;
+    expect(hit).toMatchObject({ project: projectId, from: ["note"], date: "2026-11-22 10:15" });
+    expect(hit.note!.source).toEndWith("2026-11-22.md");
+    const note = (await get<NoteView>(data, "/api/note", { project: projectId, chunk: hit.note!.chunk })).body;
+    expect(note.content).toContain("- User asked to configure the billing webhook");
+    expect(note.anchor).toEqual({ session: SESSION, turn: "7a1e0c55-0001-4000-8000-000000000001", transcript });
+    expect(note.transcriptAvailable).toBe(true);
+    const r = await get<TurnView>(data, "/api/transcript", { project: projectId, chunk: hit.note!.chunk });
+    expect(r.status).toBe(200);
+    const turn = r.body;
+    expect(turn).toMatchObject({ session: SESSION, turnCount: 1, position: 0, uuid: "7a1e0c55-0001-4000-8000-000000000001" });
+    expect(turn.user).toBe("Configure the billing webhook with [REDACTED:anthropic-key]");
+    const text = JSON.stringify(turn);
+    for (const secret of [ANTHROPIC, AWS]) expect(text).not.toContain(secret);
+    expect(text).toContain("[REDACTED:aws-key]");
+    expect(turn.items).toContainEqual({ kind: "assistant", text: "The billing webhook now verifies signatures." });
+  });
+
+  test("notes + conversations (recall --raw) finds the conversation too, and then may open it", async () => {
+    const page = (await get<SearchPage>(data, "/api/search", { q: "billing webhook signatures", mode: "recall" })).body;
+    const both = page.hits.find((h) => h.from.includes("transcript"))!;
+    expect(both).toBeDefined();
+    expect(both.transcript!.path).toBe(transcript);
+    expect(JSON.stringify(page)).not.toContain(ANTHROPIC);
+    const r = await get<TurnView>(data, "/api/transcript", { path: both.transcript!.path, turn: both.transcript!.turn });
+    expect(r.status).toBe(200);
+    expect(r.body.user).toContain("[REDACTED:anthropic-key]");
+  });
+
+  test("a project whose memory is gone still answers, with zeros", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "ms-hub-empty-"));
+    mkdirSync(join(empty, ".git"));
+    writeFileSync(join(empty, "README"), "no memory here");
+    const d = HubData.open({ allProjects: false, cwd: empty, env });
+    const o = (await get<Overview>(d, "/api/overview")).body;
+    expect(o.totals).toMatchObject({ notes: 0, chunks: 0, activeDays: 0, avgPerDay: 0 });
+    const s = (await get<SearchPage>(d, "/api/search", { q: "anything" })).body;
+    expect(s.hits).toEqual([]);
+  });
+});
