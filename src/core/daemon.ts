@@ -1,5 +1,6 @@
-import { rmSync, statSync, unlinkSync, watch, type FSWatcher } from "node:fs";
+import { rmSync, unlinkSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
+import { fileStamp } from "./fsutil.ts";
 import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
 import type { Context } from "./context.ts";
@@ -48,12 +49,7 @@ export class Daemon {
   }
 
   private statKey(): string {
-    try {
-      const s = statSync(this.indexFile);
-      return `${s.mtimeMs}:${s.size}:${s.ino}`;
-    } catch {
-      return "";
-    }
+    return fileStamp(this.indexFile);
   }
 
   /**

@@ -85,3 +85,31 @@ export function safeName(id: string): string {
   if (clean.length <= 80) return clean || "unknown";
   return `${clean.slice(0, 40)}-${createHash("sha256").update(id).digest("hex").slice(0, 16)}`;
 }
+
+/** Whether `p` is a folder (false when it cannot be looked at). */
+export function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `p` is a regular file (false when it cannot be looked at). */
+export function isRegularFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Modification time, size and inode: a file replaced or written since has another stamp ("" when missing). */
+export function fileStamp(p: string): string {
+  try {
+    const s = statSync(p);
+    return `${s.mtimeMs}:${s.size}:${s.ino}`;
+  } catch {
+    return "";
+  }
+}

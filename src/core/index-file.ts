@@ -167,9 +167,10 @@ export function openIndexFile(path: string): IndexFile {
 
 const Count = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 
-/** What every version's head holds: enough of an older one to read its vectors, if anything. */
-const HeadOfAnyVersion = v.looseObject({
-  meta: v.looseObject({ schemaVersion: Count, model: v.string(), dim: v.nullable(v.pipe(Count, v.minValue(1))) }),
+const Dim = v.nullable(v.pipe(Count, v.minValue(1)));
+
+/** The figures every version's head holds. */
+const Figures = {
   count: Count,
   fileCount: Count,
   vectorCount: Count,
@@ -177,17 +178,14 @@ const HeadOfAnyVersion = v.looseObject({
   jsonBytes: Count,
   sections: v.array(Count),
   kinds: v.array(v.string()),
-});
+};
+
+/** Enough of an older version's head to read its vectors, if anything. */
+const HeadOfAnyVersion = v.looseObject({ meta: v.looseObject({ schemaVersion: Count, model: v.string(), dim: Dim }), ...Figures });
 
 const CurrentHead = v.object({
-  meta: v.object({ schemaVersion: v.literal(SCHEMA_VERSION), model: v.string(), dim: v.nullable(v.pipe(Count, v.minValue(1))), updatedAt: v.string() }),
-  count: Count,
-  fileCount: Count,
-  vectorCount: Count,
-  layoutBytes: Count,
-  jsonBytes: Count,
-  sections: v.array(Count),
-  kinds: v.array(v.string()),
+  meta: v.object({ schemaVersion: v.literal(SCHEMA_VERSION), model: v.string(), dim: Dim, updatedAt: v.string() }),
+  ...Figures,
   runtime: v.string(),
   fileBytes: Count,
   crc: v.object({ layout: Count, sections: v.array(Count), vectors: Count }),

@@ -1,6 +1,6 @@
-import { statSync } from "node:fs";
 import type { Context } from "./context.ts";
 import { MemsearchError } from "./errors.ts";
+import { fileStamp } from "./fsutil.ts";
 import { checkIndex, peekIndex, type IndexSummary } from "./index-file.ts";
 import type { Healed, HealOptions } from "./index-heal.ts";
 import type { IndexReport } from "./indexer.ts";
@@ -158,7 +158,7 @@ export class LoadedIndexes {
     const key = ctx.project.dataDir;
     const hit = this.held.get(key);
     this.held.delete(key);
-    if (hit && hit.stamp === stampOf(ctx.project.indexFile)) {
+    if (hit && hit.stamp === fileStamp(ctx.project.indexFile)) {
       this.held.set(key, hit);
       // What loading it repaired was said when it was loaded.
       return { store: hit.healed.store, ...(hit.healed.otherModel ? { otherModel: hit.healed.otherModel } : {}) };
@@ -166,20 +166,12 @@ export class LoadedIndexes {
     const { openOrRebuild } = await import("./index-heal.ts");
     const healed = await openOrRebuild(ctx, opts);
     if (healed.nothingIndexed) return healed;
-    this.held.set(key, { stamp: stampOf(ctx.project.indexFile), healed });
+    this.held.set(key, { stamp: fileStamp(ctx.project.indexFile), healed });
     while (this.held.size > this.max) this.held.delete(this.held.keys().next().value!);
     return healed;
   }
 }
 
-function stampOf(file: string): string {
-  try {
-    const s = statSync(file);
-    return `${s.mtimeMs}:${s.size}:${s.ino}`;
-  } catch {
-    return "";
-  }
-}
 
 async function loadHere(ctx: Context, cache: LoadedIndexes | undefined, opts: HealOptions = {}): Promise<Healed> {
   if (cache) return cache.open(ctx, opts);

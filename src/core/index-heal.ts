@@ -10,7 +10,8 @@
  * from the next index run (the watch process starts one itself), as when Ollama was down.
  * A command never waits minutes on a model to answer a search.
  */
-import { realpathSync, statSync } from "node:fs";
+import { realpathSync } from "node:fs";
+import { isDirectory, isRegularFile } from "./fsutil.ts";
 import type { Context } from "./context.ts";
 import { indexInto, isUnder, scanFor, type IndexReport } from "./indexer.ts";
 import { withIndexLock } from "./lock.ts";
@@ -97,11 +98,11 @@ function asIs(r: OpenResult): Healed {
  */
 function markdownOf(ctx: Context, sources: string[] = []): string[] {
   const { memoryDir } = ctx.project;
-  const out = isDir(memoryDir) ? [memoryDir] : [];
+  const out = isDirectory(memoryDir) ? [memoryDir] : [];
   // Sources are real paths (the scanner resolves symlinks): compare with real paths.
   const root = real(ctx.project.root);
   const memory = real(memoryDir);
-  for (const s of sources) if (isUnder(s, root) && !isUnder(s, memory) && isFile(s)) out.push(s);
+  for (const s of sources) if (isUnder(s, root) && !isUnder(s, memory) && isRegularFile(s)) out.push(s);
   return out;
 }
 
@@ -113,18 +114,4 @@ function real(p: string): string {
   }
 }
 
-function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}

@@ -1,4 +1,5 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { isDirectory } from "./fsutil.ts";
 import { chunkHash, chunkMarkdown, embeddingText } from "./chunker.ts";
 import type { Config } from "./config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
@@ -298,13 +299,6 @@ function dedupe(xs: string[]): string[] {
   return [...new Set(xs)];
 }
 
-function isDirectory(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 /** Path-boundary containment: `/a/docs2/x.md` is not under `/a/docs`. */
 export function isUnder(path: string, root: string): boolean {

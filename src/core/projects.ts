@@ -7,10 +7,10 @@
  * is replaced atomically, so readers never take a lock. Entries this version cannot read are kept
  * as they are when the file is rewritten: the registry is never pruned behind the user's back.
  */
-import fs from "node:fs";
+import { mkdirSync, renameSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { InputError } from "./errors.ts";
-import { atomicWrite, readTextQuiet } from "./fsutil.ts";
+import { atomicWrite, isDirectory, readTextQuiet } from "./fsutil.ts";
 import { withFileLock } from "./lock.ts";
 import { userDir } from "./project.ts";
 import { journalNotes, noteDate } from "../memory/journal.ts";
@@ -113,7 +113,7 @@ export async function recordProject(root: string, dataDir: string, opts: { file?
   } catch {
     // Unreadable: decided under the lock below.
   }
-  fs.mkdirSync(join(file, ".."), { recursive: true });
+  mkdirSync(join(file, ".."), { recursive: true });
   return withFileLock(
     `${file}.lock`,
     () => {
@@ -125,7 +125,7 @@ export async function recordProject(root: string, dataDir: string, opts: { file?
           reg = parseRegistry(text, file);
         } catch {
           setAside = `${file}.unreadable-${now.getTime()}`;
-          fs.renameSync(file, setAside);
+          renameSync(file, setAside);
         }
       }
       if (fresh(reg)) return { written: false };
@@ -152,13 +152,6 @@ export interface ProjectSummary extends ProjectEntry {
   lastActive: string;
 }
 
-function isDir(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 /** A registry entry with what its memory folder holds. */
 export function summarizeProject(e: ProjectEntry): ProjectSummary {
@@ -169,7 +162,7 @@ export function summarizeProject(e: ProjectEntry): ProjectSummary {
   const lastActive = noteAt && noteAt.getTime() > seen ? noteAt.toISOString() : e.lastSeen;
   return {
     ...e,
-    exists: isDir(e.path),
+    exists: isDirectory(e.path),
     notes: notes.length,
     ...(newest ? { lastNote: [newest.day, newest.time].filter(Boolean).join(" ") } : {}),
     lastActive,

@@ -6,7 +6,7 @@
  * hand edit or a transcript may still hold a secret.
  */
 import { createHash } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { loadContext, type Context } from "../core/context.ts";
@@ -16,7 +16,7 @@ import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
 import { expandChunk } from "../core/expand.ts";
 import type { IndexSummary } from "../core/index-file.ts";
 import { indexStats, LoadedIndexes, readChunk, searchIndex } from "../core/index-gateway.ts";
-import { readTextQuiet } from "../core/fsutil.ts";
+import { fileStamp, isDirectory, isRegularFile, readTextQuiet } from "../core/fsutil.ts";
 import { projectsFile, readRegistry, type ProjectEntry } from "../core/projects.ts";
 import { recall } from "../core/recall.ts";
 import type { SearchResponse } from "../core/search.ts";
@@ -137,7 +137,7 @@ export class HubData {
     const out: JournalNote[] = [];
     for (const name of dailyFiles(dir)) {
       const file = join(dir, name);
-      const stamp = statStamp(file);
+      const stamp = fileStamp(file);
       if (!stamp) continue;
       let hit = this.notesCache.get(file);
       if (hit?.stamp !== stamp) {
@@ -165,7 +165,7 @@ export class HubData {
       id: p.id,
       name: p.name,
       path: p.root,
-      exists: isDir(p.root),
+      exists: isDirectory(p.root),
       current: p.current,
       notes: notes.length,
       chunks: summary?.chunks ?? 0,
@@ -366,7 +366,7 @@ export class HubData {
       heading: x.chunk.heading,
       content: redact(x.content, NOTE_CHARS),
       anchor,
-      transcriptAvailable: !!anchor && anchor.transcript.endsWith(".jsonl") && isFile(anchor.transcript),
+      transcriptAvailable: !!anchor && anchor.transcript.endsWith(".jsonl") && isRegularFile(anchor.transcript),
     };
   }
 
@@ -459,27 +459,5 @@ function round(x: number): number {
   return Math.round(x * 1e4) / 1e4;
 }
 
-function statStamp(path: string): string | undefined {
-  try {
-    const s = statSync(path);
-    return `${s.mtimeMs}:${s.size}:${s.ino}`;
-  } catch {
-    return undefined;
-  }
-}
 
-function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}

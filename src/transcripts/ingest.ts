@@ -17,7 +17,7 @@ import { scanLines } from "../transcript/lines.ts";
 import { isSubagentPath } from "../transcript/reader.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
 import { ftsText } from "./fts.ts";
-import { isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile } from "./rows.ts";
+import { isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
 
 /** Stored text of one message (longer is clipped: a recall needs the gist, not a 100 KB paste). */
 export const TEXT_MAX = 20_000;
@@ -84,21 +84,10 @@ export function parseState(json: string): FileState {
 }
 
 /** A message row being built or updated by one read. */
-interface Row {
+interface Row extends MessageColumns {
   id?: number;
   dirty: boolean;
-  session: string;
-  turnUuid: string;
-  promptId: string | null;
-  uuid: string;
   msgKey: string;
-  ts: number;
-  role: "user" | "assistant";
-  text: string;
-  tools: string[];
-  paths: string[];
-  inputs: string;
-  results: string;
 }
 
 export interface UpdateProgress {

@@ -76,10 +76,10 @@ interface Hub {
   token: string;
 }
 
-async function startHub(args: string[] = []): Promise<Hub> {
+async function startHub(args: string[] = [], cwd = p.root): Promise<Hub> {
   const e: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) e[k] = v;
-  const proc = Bun.spawn([BIN, "hub", "--no-open", ...args], { cwd: p.root, env: e, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([BIN, "hub", "--no-open", ...args], { cwd, env: e, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const reader = proc.stdout.getReader();
   let out = "";
   const deadline = Date.now() + 20_000;
@@ -223,6 +223,19 @@ describe("memsearch hub: the page in Chromium", () => {
   const problems: string[] = [];
   const weight: Record<string, number> = {};
 
+  /** Every test starts from the overview, so any one runs alone and in any order. */
+  const start = async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.goto(hub.url);
+    await page.waitForSelector(".cards");
+  };
+  const openTimeline = async () => {
+    await start();
+    await page.click("a.project");
+    await page.waitForSelector(".timeline .day");
+  };
+
   const shot = async (file: string, description: string, opts: { fullPage?: boolean } = { fullPage: true }) => {
     await page.screenshot({ path: join(ART, file), fullPage: opts.fullPage });
     shots.push({ file, description });
@@ -248,8 +261,7 @@ describe("memsearch hub: the page in Chromium", () => {
 
   test("overview: cards, 6-month heatmap with tooltips, 7-day chart, the project", async () => {
     const o = await api<Overview>(hub, "/api/overview");
-    await page.goto(hub.url);
-    await page.waitForSelector(".cards");
+    await start();
     // The token is kept for the tab, not in the address bar.
     expect(page.url()).not.toContain("token=");
     const value = (stat: string) => page.locator(`[data-stat="${stat}"] .card-value`).innerText();
@@ -287,6 +299,7 @@ describe("memsearch hub: the page in Chromium", () => {
   }, 30_000);
 
   test("keyboard: / focuses the search box, arrows walk the heatmap by day and week", async () => {
+    await start();
     const today = localDay(new Date());
     await page.locator(`rect[data-date="${today}"]`).focus();
     await page.keyboard.press("ArrowLeft");
@@ -302,8 +315,7 @@ describe("memsearch hub: the page in Chromium", () => {
   });
 
   test("a project card opens its timeline: days newest first, 40 notes a page, then more", async () => {
-    await page.click("a.project");
-    await page.waitForSelector(".timeline .day");
+    await openTimeline();
     const dayList = await page.locator(".day").evaluateAll((els) => els.map((e) => e.getAttribute("data-day")));
     expect(dayList[0]).toBe(localDay(new Date()));
     expect([...dayList].sort().reverse()).toEqual(dayList);
@@ -320,7 +332,14 @@ describe("memsearch hub: the page in Chromium", () => {
   });
 
   test("a note opens its whole section, and its original turn with the transcript's secrets redacted", async () => {
-    await page.locator("button.note", { hasText: "set up the billing webhook" }).click();
+    await openTimeline();
+    const note = page.locator("button.note", { hasText: "set up the billing webhook" });
+    while (!(await note.count()) && (await page.locator("button.more").count())) {
+      const before = await page.locator("button.note").count();
+      await page.click("button.more");
+      await page.waitForFunction((n) => document.querySelectorAll("button.note").length > n, before);
+    }
+    await note.click();
     await page.waitForSelector("dialog[open] .md");
     expect(await page.locator("#note-title").innerText()).toStartWith("Note, ");
     expect(await page.locator("dialog .md").innerText()).toContain("Claude Code made it verify Stripe signatures");
@@ -340,6 +359,7 @@ describe("memsearch hub: the page in Chromium", () => {
   });
 
   test("the search box: hybrid notes search with score, date and source; notes + conversations", async () => {
+    await start();
     await page.fill("#q", "billing webhook");
     await page.press("#q", "Enter");
     await page.waitForSelector(".hits");
@@ -388,8 +408,7 @@ describe("memsearch hub: the page in Chromium", () => {
     });
 
   test("readable in light and dark themes (system or toggled), no horizontal scrolling at 1,280 px", async () => {
-    await page.goto(`http://127.0.0.1:${hub.port}/#/`);
-    await page.waitForSelector(".cards");
+    await start();
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
     for (const [sel, ratio] of Object.entries(await contrasts())) expect([sel, ratio >= 4.5]).toEqual([sel, true]);
     await page.emulateMedia({ colorScheme: "dark" });
@@ -405,8 +424,8 @@ describe("memsearch hub: the page in Chromium", () => {
   });
 
   test("a phone-sized window: everything fits its width", async () => {
+    await start();
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(`http://127.0.0.1:${hub.port}/#/`);
     await page.waitForSelector(".cards");
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
     await shot("overview-phone.png", "The overview on a 390 × 844 phone-sized window: two cards a row, the heatmap scaled to the width");
@@ -420,6 +439,8 @@ describe("memsearch hub: the page in Chromium", () => {
   });
 
   test("without the token the page says what to do; nothing is ever fetched from elsewhere", async () => {
+    // A first visit, for the page weight (the same files whichever test ran before).
+    await start();
     const other = await browser.newPage();
     await other.goto(`http://127.0.0.1:${hub.port}/`);
     await other.waitForSelector(".error");
@@ -488,10 +509,21 @@ describe("memsearch hub: all projects, detached, stopped", () => {
   }, 60_000);
 
   test("Ctrl+C stops the hub: exit 0, its record removed, the port closed", async () => {
-    const key = (await api<{ key: string }>(hub, "/api/ping")).key;
-    hub.proc.kill("SIGINT");
-    expect(await hub.proc.exited).toBe(0);
-    expect(existsSync(join(stateDir, `${key}.json`))).toBe(false);
-    expect(await fetch(`http://127.0.0.1:${hub.port}/`).then(() => "answers", () => "gone")).toBe("gone");
+    // A project of its own: the other tests share the hub of the main one.
+    const root = mkdtempSync(join(tmpdir(), "ms-hub-ctrlc-"));
+    mkdirSync(join(root, ".git"));
+    mkdirSync(join(root, ".memsearch", "memory"), { recursive: true });
+    const own = await startHub([], root);
+    try {
+      const key = (await api<{ key: string }>(own, "/api/ping")).key;
+      expect(existsSync(join(stateDir, `${key}.json`))).toBe(true);
+      own.proc.kill("SIGINT");
+      expect(await own.proc.exited).toBe(0);
+      expect(existsSync(join(stateDir, `${key}.json`))).toBe(false);
+      expect(await fetch(`http://127.0.0.1:${own.port}/`).then(() => "answers", () => "gone")).toBe("gone");
+    } finally {
+      own.proc.kill(9);
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
