@@ -16,6 +16,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { build } from "./build.ts";
 import { benchTranscript } from "./bench-transcript.ts";
 import { FIXTURES, loadPool, makePrompts, makeQueries } from "./bench/corpus.ts";
+import { startDoubleProcess } from "./bench/double.ts";
 import { loadAverage, machine } from "./bench/machine.ts";
 import { cleanupScratch, rssMethod, runOnce, series } from "./bench/proc.ts";
 import { markdown, tablesMarkdown, type Report } from "./bench/report.ts";
@@ -57,26 +58,6 @@ function pinnedBun(): string {
   return existsSync(local) ? local : process.execPath;
 }
 
-/** The Ollama double in its own process, so serving embeddings does not share our event loop. */
-async function startDouble(bun: string): Promise<{ host: string; stop: () => Promise<void> }> {
-  const proc = Bun.spawn([bun, join(REPO, "test", "helpers", "ollama-double.ts"), "--port", "0", "--dim", "768"], { stdout: "pipe", stderr: "inherit" });
-  const reader = proc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the Ollama double exited before printing its address");
-    text += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return {
-    host: text.trim(),
-    stop: async () => {
-      proc.kill();
-      await proc.exited;
-    },
-  };
-}
-
 async function startUp(env: BenchEnv, cwd: string) {
   const opts = { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd } };
   const bunFloor = await series("baseline: `bun -e 0`", START_UP_RUNS, (_i, rss) => runOnce([env.bun, "-e", "0"], { ...opts, rss }));
@@ -95,7 +76,7 @@ async function main(): Promise<void> {
   log(`binary: ${bin}${opts.bin ? "" : " (built for this run)"}`);
   const bunVersion = (await runOnce([bun, "--version"], { cwd: work, env: { PATH: process.env.PATH ?? "" } })).stdout.trim();
   const mach = machine(bunVersion);
-  const double = await startDouble(bun);
+  const double = await startDoubleProcess(bun);
   const pool = loadPool(FIXTURES);
   const env: BenchEnv = { bin, bun, ollamaHost: double.host, pool, queries: makeQueries(pool, 20), prompts: makePrompts(pool, 20), work, keep: opts.keep, log };
 

@@ -14,7 +14,7 @@ import { loadConfig } from "../../src/core/config.ts";
 import { OllamaEmbedder } from "../../src/core/embedder.ts";
 import { searchChunks } from "../../src/core/search.ts";
 import { INDEX_FILE, Store } from "../../src/core/store.ts";
-import { tokenize } from "../../src/core/tokenizer.ts";
+import { rankingTerms } from "../../src/core/tokenizer.ts";
 import { fakeEmbedding } from "../../test/helpers/ollama-double.ts";
 
 const MODEL = "nomic-embed-text";
@@ -44,12 +44,12 @@ const rssMiB = () => Math.round(process.memoryUsage().rss / 1048576);
 
 function searchSteps(store: Store, query: string, dim: number): Steps {
   const steps: Steps = {};
-  const terms = tokenize(query);
+  const terms = store.selectiveTerms(rankingTerms(query).map((t) => t.stem));
   const vec = Float32Array.from(fakeEmbedding(`search_query: ${query}`, dim));
   // Twice each: the first call pays for JIT warm-up, as a fresh CLI process does.
   for (const run of ["1st", "2nd"]) {
-    timed(steps, `text search (${run})`, () => store.searchText(terms.join(" "), 20));
-    timed(steps, `vector search (${run})`, () => store.searchVector(vec, 20, 0.35));
+    timed(steps, `text search (${run})`, () => store.searchText(terms, 50));
+    timed(steps, `vector search (${run})`, () => store.searchVector(vec, 50, 0.35));
   }
   return steps;
 }

@@ -31,8 +31,9 @@ export const HEAD_SPACE = 2048;
  * rebuilt from the markdown (its vectors kept as an embedding cache when they can be read).
  * v6: the head records the file length and CRC-32s of its parts.
  * v7: the head carries a CRC-32 of itself.
+ * v8: words are indexed as written and as their Porter stems, stop words included (tokenizer.ts).
  */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /** What we remember per markdown file so an unchanged file costs one stat. */
 export interface FileRecord {

@@ -1,8 +1,15 @@
 import type { Config } from "./config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
-import type { Store } from "./store.ts";
-import { tokenize } from "./tokenizer.ts";
+import type { Hit, Store } from "./store.ts";
+import { rankCandidates } from "./rank.ts";
+import { rankingTerms } from "./tokenizer.ts";
 import type { StoredChunk } from "./types.ts";
+
+/**
+ * Candidates each side hands to the ranking, whatever top-k asks for: the top 5 is then the start
+ * of the top 10, and rank.ts has enough to reorder.
+ */
+const CANDIDATES = 50;
 
 export type QueryEmbedder = Pick<OllamaEmbedder, "embedQuery">;
 
@@ -19,6 +26,7 @@ export interface SearchResult {
   chunk: StoredChunk;
   /** Fused relevance in [0, 1]: comparable across queries, so a floor means something. */
   score: number;
+  /** Keyword score (rank.ts), unbounded; 0 when the chunk holds none of the query's words. */
   bm25: number;
   cosine?: number;
 }
@@ -32,21 +40,28 @@ export interface SearchResponse {
 }
 
 /**
- * Hybrid search: Orama ranks BM25 and cosine candidates separately and we fuse them here.
- * Orama's own hybrid mode divides each side by its best score, so the top hit of any query
- * scores ~1 however poor it is; that makes a relevance floor meaningless. Instead:
- *   text   = bm25 / best bm25 × share of query terms the chunk contains
+ * Hybrid search. Orama finds the candidates of each side (BM25 over the query's rarer stems,
+ * cosine over the vectors); every candidate is then scored on both signals (rank.ts for the
+ * keywords, its real cosine for the vector) and the two are fused here:
+ *   text   = keyword score / best keyword score × share of query terms the chunk contains
  *   vector = cosine rescaled so the similarity floor maps to 0 and 1 stays 1
  *   score  = 1 − (1 − text_weight·text)(1 − vector_weight·vector)
  * a noisy-OR: either signal alone, if strong, makes a memory relevant (an exact keyword match
  * the embedding model rates as so-so, or a paraphrase sharing no word), and two weak signals
- * stay weak. A linear mix instead buried full keyword matches under a mediocre cosine.
+ * stay weak. A linear mix instead buried full keyword matches under a mediocre cosine. Orama's
+ * own hybrid mode divides each side by its best score, so the top hit of any query scores ~1
+ * however poor it is; that makes a relevance floor meaningless.
+ *
+ * A chunk only one side's candidate list held used to count as 0 on the other side: a keyword
+ * match just outside the vector list lost to vector-only chunks holding none of the words, so
+ * turning vectors on could push exact matches out of the top k. Both signals are now measured
+ * on every candidate instead.
  */
 export async function searchChunks(req: SearchRequest): Promise<SearchResponse> {
   const { store, config } = req;
   const query = req.query.trim();
-  const terms = store.selectiveTerms(tokenize(query));
-  const pool = Math.max(req.topK * 4, 20);
+  const terms = rankingTerms(query);
+  const pool = Math.max(req.topK, CANDIDATES);
 
   let queryVector: Float32Array | undefined;
   let warning: string | undefined;
@@ -63,43 +78,36 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
     }
   }
 
-  const textHits = terms.length ? store.searchText(terms.join(" "), pool, req.sourcePrefix) : [];
+  const oramaTerms = terms.length ? store.selectiveTerms(terms.map((t) => t.stem)) : [];
+  const textHits = store.searchText(oramaTerms, pool, req.sourcePrefix);
   const similarity = config["search.similarity"];
   const vecHits = queryVector ? store.searchVector(queryVector, pool, similarity, req.sourcePrefix) : [];
 
-  const byId = new Map<string, SearchResult>();
-  const bestText = textHits.reduce((m, h) => Math.max(m, h.bm25), 0);
-  for (const h of textHits) byId.set(h.chunk.chunkHash, { chunk: h.chunk, score: 0, bm25: h.bm25 });
-  for (const h of vecHits) {
-    const r = byId.get(h.chunk.chunkHash);
-    if (r) r.cosine = h.cosine;
-    else byId.set(h.chunk.chunkHash, { chunk: h.chunk, score: 0, bm25: 0, cosine: h.cosine });
-  }
-
+  const candidates = new Map<string, Hit>();
+  for (const h of [...textHits, ...vecHits]) if (!candidates.has(h.chunk.chunkHash)) candidates.set(h.chunk.chunkHash, h);
   const hybrid = queryVector !== undefined;
+  const cosines = new Map<string, number>();
+  if (queryVector) {
+    for (const h of vecHits) cosines.set(h.chunk.chunkHash, h.cosine!);
+    const unscored = textHits.map((h) => h.chunk.chunkHash).filter((id) => !cosines.has(id));
+    for (const [id, cos] of store.cosines(unscored, queryVector)) cosines.set(id, cos);
+  }
+  const keyword = terms.length ? rankCandidates(terms, [...candidates.values()], store.textStats()) : [];
+  const bestText = keyword.reduce((m, k) => Math.max(m, k.score), 0);
+
   const wT = config["search.text_weight"];
   const wV = config["search.vector_weight"];
-  for (const r of byId.values()) {
-    const text = bestText > 0 ? (r.bm25 / bestText) * coverage(terms, r.chunk) : 0;
-    if (!hybrid) {
-      r.score = text;
-      continue;
-    }
-    const vec = r.cosine === undefined ? 0 : Math.max(0, (r.cosine - similarity) / (1 - similarity || 1));
-    r.score = 1 - (1 - wT * text) * (1 - wV * vec);
-  }
-  const results = [...byId.values()]
+  const results: SearchResult[] = [...candidates.values()].map((h, i) => {
+    const k = keyword[i];
+    const text = k && bestText > 0 ? (k.score / bestText) * k.share : 0;
+    const cosine = cosines.get(h.chunk.chunkHash);
+    if (!hybrid) return { chunk: h.chunk, score: text, bm25: k?.score ?? 0 };
+    const vec = cosine === undefined ? 0 : Math.max(0, (cosine - similarity) / (1 - similarity || 1));
+    return { chunk: h.chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, cosine };
+  });
+  const top = results
     .filter((r) => r.score > 0)
     .sort((a, b) => b.score - a.score || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
     .slice(0, req.topK);
-  return { results, mode: hybrid ? "hybrid" : "bm25", warning };
-}
-
-/** Share of query terms found in the chunk (as a prefix of one of its tokens, like Orama matches). */
-function coverage(terms: string[], chunk: StoredChunk): number {
-  if (terms.length <= 1) return 1;
-  const tokens = tokenize(`${chunk.heading} ${chunk.content}`);
-  let found = 0;
-  for (const t of terms) if (tokens.some((w) => w.startsWith(t))) found++;
-  return found / terms.length;
+  return { results: top, mode: hybrid ? "hybrid" : "bm25", warning };
 }

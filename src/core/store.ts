@@ -73,6 +73,17 @@ export interface Hit {
   bm25: number;
   /** Cosine similarity, undefined when not found by vector. */
   cosine?: number;
+  /** Distinct tokens the chunk is indexed under (BM25's field length), on full-text hits. */
+  length?: number;
+}
+
+/** What BM25 needs to know about the whole index, for ranking candidates outside Orama. */
+export interface TextStats {
+  docs: number;
+  /** Mean distinct tokens per chunk. */
+  avgLength: number;
+  /** Chunks indexed under exactly this token. */
+  df(token: string): number;
 }
 
 function schemaFor(dim: number | null) {
@@ -97,9 +108,10 @@ function tune(db: AnyOrama): void {
 /**
  * One project's index: an Orama database (BM25 over the chunk text, cosine over embeddings)
  * plus the per-file bookkeeping, persisted as one file written atomically (layout in
- * index-file.ts). Orama's save() state goes in Bun's structured-clone format, 3× faster to read
- * than the same as JSON, and the vectors once, as one Float32 block: stock persistence stored
- * every vector twice as msgpack doubles (3× larger, 2× slower to load). If a later Bun cannot
+ * index-file.ts). Orama's save() state goes in Bun's structured-clone format, faster to read
+ * than JSON, and the vectors once, as one Float32 block: Orama's persistence plugin writes
+ * larger files that load slower and come back with Orama's default tokenizer, not ours
+ * (docs/BENCHMARKS.md, "Orama's persistence plugin, re-measured"). If a later Bun cannot
  * read the clone format, the index is rebuilt from the markdown and the vectors are kept as an
  * embedding cache.
  */
@@ -344,24 +356,37 @@ export class Store {
     }
   }
 
-  /** Full-text (BM25) candidates. */
-  searchText(term: string, limit: number, sourcePrefix?: string): Hit[] {
+  /** Full-text (BM25) candidates for index tokens (as tokenizer.ts makes them), each matched as a prefix. */
+  searchText(terms: string[], limit: number, sourcePrefix?: string): Hit[] {
     const where = this.whereSource(sourcePrefix);
-    if (where === null) return [];
+    if (where === null || terms.length === 0) return [];
     const res = search(this.db, {
-      term,
+      term: terms.join(" "),
       properties: ["text"],
       limit,
       ...(where ? { where } : {}),
     }) as Results<Doc>;
-    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: h.score }));
+    const lengths = this.textIndex().fieldLengths.text ?? {};
+    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: h.score, length: lengths[this.internalId(h.id)!] }));
+  }
+
+  textStats(): TextStats {
+    const index = this.textIndex();
+    const occurrences = index.tokenOccurrences.text ?? {};
+    // A plain object keyed by token: "constructor" finds Object's own, hence the type check (as Orama does).
+    return { docs: this.size, avgLength: index.avgFieldLength.text ?? 0, df: (t) => (typeof occurrences[t] === "number" ? occurrences[t] : 0) };
+  }
+
+  private textIndex() {
+    return this.db.data.index as unknown as { fieldLengths: Record<string, Record<number, number | undefined>>; avgFieldLength: Record<string, number | undefined>; tokenOccurrences: Record<string, Record<string, number | undefined>> };
   }
 
   /**
    * The query terms worth asking Orama for. A term found in a large share of chunks adds
    * almost nothing to BM25 (its idf is near zero) yet makes Orama score every chunk holding
    * it: at 20k chunks one such word took a search from 5 ms to 70 ms. The rarest term is
-   * always kept, so a query of common words still finds something.
+   * always kept, so a query of common words still finds something. The terms left out still
+   * count in the ranking of what was found (rank.ts).
    */
   selectiveTerms(terms: string[], maxShare = 0.15): string[] {
     const n = this.size;
@@ -375,9 +400,13 @@ export class Store {
       for (const ids of Object.values(radix.find({ term: t, exact: false, tolerance: 0 }))) total += ids.length;
       return total;
     };
-    const counts = new Map(terms.map((t) => [t, df(t)]));
-    const kept = terms.filter((t) => counts.get(t)! <= n * maxShare);
+    // The word itself is one of its prefix matches: when it alone is over the limit, so is the
+    // term, and the walk of the tree is skipped.
+    const exact = this.textStats().df;
+    const cap = n * maxShare;
+    const kept = terms.filter((t) => exact(t) <= cap && df(t) <= cap);
     if (kept.length) return kept;
+    const counts = new Map(terms.map((t) => [t, df(t)]));
     return [terms.reduce((a, b) => (counts.get(a)! <= counts.get(b)! ? a : b))];
   }
 
@@ -394,7 +423,25 @@ export class Store {
       includeVectors: false,
       ...(where ? { where } : {}),
     } as never) as Results<Doc>;
-    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: 0, cosine: h.score }));
+    const lengths = this.textIndex().fieldLengths.text ?? {};
+    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: 0, cosine: h.score, length: lengths[this.internalId(h.id)!] }));
+  }
+
+  /**
+   * The cosine of the query vector with each of these chunks that has a vector, whether or not a
+   * vector search would have ranked it: a chunk the keywords found gets its real cosine.
+   */
+  cosines(chunkHashes: string[], vector: Float32Array): Map<string, number> {
+    const out = new Map<string, number>();
+    const node = vectorNodeOf(this.db) as unknown as TunableVectorIndex | undefined;
+    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return out;
+    const byInternal = new Map<number, string>();
+    for (const h of chunkHashes) {
+      const id = this.internalId(h);
+      if (id !== undefined) byInternal.set(id, h);
+    }
+    for (const [id, cos] of node.find(vector, -Infinity, byInternal.keys())) out.set(byInternal.get(id)!, cos);
+    return out;
   }
 
   get vectorCount(): number {

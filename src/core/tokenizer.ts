@@ -1,11 +1,17 @@
 import type { Tokenizer } from "@orama/orama";
+import { tokenizer as oramaTokenizer } from "@orama/orama/components";
 
 /**
- * Our tokenizer for Orama. The stock one keeps only [A-Za-z0-9] plus a few accented
- * letters, so Chinese, Japanese, Korean, Cyrillic… memories were unsearchable by keyword.
- * Here: Unicode letters and digits, diacritics folded, CJK runs as overlapping bigrams
- * (a standard trick for unsegmented scripts), English stop words and 1-letter tokens dropped
- * so common words do not make every chunk a match.
+ * Our tokenizer for Orama, and the query side of the same rules. The stock one keeps only
+ * [A-Za-z0-9] plus a few accented letters, so Chinese, Japanese, Korean, Cyrillic… memories were
+ * unsearchable by keyword. Here: Unicode letters and digits, diacritics folded, CJK runs as
+ * overlapping bigrams (a standard trick for unsegmented scripts), 1-letter tokens dropped.
+ *
+ * English words are indexed by their Porter stem, so "painted" finds "painting"; the ranking still
+ * sees each word as written, so an exact identifier or error string ranks above its inflections
+ * (rank.ts). Stop words are indexed like any word (BM25's idf makes them nearly weightless), so a
+ * query made only of common words still finds the chunks that hold them; queries leave them out
+ * whenever they have other words.
  */
 const STOP_WORDS = new Set(
   (
@@ -34,36 +40,123 @@ function fold(s: string): string {
  */
 const COMMENT = /<!--[\s\S]*?-->/g;
 
-export function tokenize(raw: string): string[] {
-  if (typeof raw !== "string" || raw === "") return [];
-  const out = new Set<string>();
-  const text = fold((raw.includes("<!--") ? raw.replace(COMMENT, " ") : raw).toLowerCase());
+// Orama ships a Porter stemmer but exports it only on a tokenizer it builds.
+const porter = oramaTokenizer.createTokenizer({ language: "english", stemming: true }).stemmer as (w: string) => string;
+const ENGLISH_WORD = /^[a-z]{3,}$/;
+const SION_TION = /([st])ions?$/;
+const stems = new Map<string, string>();
+const STEM_CACHE_MAX = 50_000;
+
+/**
+ * The Porter stem of an English word; anything else (identifiers with digits or underscores,
+ * other scripts, short words) is its own stem. Orama's stemmer loses the s/t of -sion/-tion
+ * (its step 4 reads `a ?? '' + b`), so "adoption" gave "adop" but "adopted" "adopt": the letter is
+ * put back when exactly that happened, so the two meet.
+ */
+export function stem(word: string): string {
+  let s = stems.get(word);
+  if (s !== undefined) return s;
+  s = word;
+  if (ENGLISH_WORD.test(word)) {
+    s = porter(word);
+    const m = SION_TION.exec(word);
+    if (m && s.length === word.length - (word.endsWith("s") ? 5 : 4)) s += m[1];
+  }
+  if (stems.size >= STEM_CACHE_MAX) stems.clear();
+  stems.set(word, s);
+  return s;
+}
+
+/** Runs of ASCII letters, digits and underscores: what SPLIT leaves of a text with nothing else in it. */
+const ASCII_WORD = /[a-z0-9_]+/g;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Each word of a text in order, as the index sees it (lower-cased, folded, comments skipped): a
+ * snake_case word is followed by its parts, a CJK run by its bigrams. What the ranking measures
+ * proximity and exact forms on.
+ */
+export function eachWord(raw: string, emit: (word: string) => void): void {
+  if (typeof raw !== "string" || raw === "") return;
+  const lower = (raw.includes("<!--") ? raw.replace(COMMENT, " ") : raw).toLowerCase();
+  // Ranking tokenizes every candidate on every search, and most notes are ASCII: skip the Unicode split.
+  if (!NON_ASCII.test(lower)) {
+    for (const word of lower.match(ASCII_WORD) ?? []) plainWord(word, emit);
+    return;
+  }
+  const text = fold(lower);
   for (const word of text.split(SPLIT)) {
     if (!word) continue;
     if (CJK.test(word)) {
+      for (const rest of word.split(CJK_RUN)) plainWord(rest, emit);
       for (const run of word.match(CJK_RUN) ?? []) {
-        if (run.length === 1) out.add(run);
-        for (let i = 0; i + 1 < run.length; i++) out.add(run.slice(i, i + 2));
+        if (run.length === 1) emit(run);
+        for (let i = 0; i + 1 < run.length; i++) emit(run.slice(i, i + 2));
       }
-      for (const rest of word.split(CJK_RUN)) addWord(out, rest);
       continue;
     }
-    addWord(out, word);
+    plainWord(word, emit);
   }
+}
+
+function plainWord(word: string, emit: (word: string) => void): void {
+  if (word.length < 2) return;
+  emit(word);
+  // snake_case stays one token (exact identifiers match) and its parts are indexed too.
+  if (word.includes("_")) for (const part of word.split("_")) if (part.length >= 2) emit(part);
+}
+
+/**
+ * The distinct tokens a chunk is indexed under: the stems of its words. The words as written stay
+ * in the chunk's text, where the ranking compares them with the query's (rank.ts); indexing them
+ * too made the index larger and slower to load and every inflected word a second prefix match.
+ */
+export function tokenize(raw: string): string[] {
+  const out = new Set<string>();
+  eachWord(raw, (w) => {
+    out.add(stem(w));
+  });
   return [...out];
 }
 
-function addWord(out: Set<string>, word: string): void {
-  if (word.length < 2 || STOP_WORDS.has(word)) return;
-  out.add(word);
-  // snake_case stays one token (exact identifiers match) and its parts are indexed too.
-  if (word.includes("_")) for (const part of word.split("_")) if (part.length >= 2 && !STOP_WORDS.has(part)) out.add(part);
+/** A distinct term of a query: its stem, the forms the query wrote it in, and whether it is a stop word. */
+export interface QueryTerm {
+  stem: string;
+  forms: string[];
+  stop: boolean;
 }
 
+/** The query's distinct terms, in order, keyed by stem ("paints" and "painting" are one term). */
+export function queryTerms(raw: string): QueryTerm[] {
+  const byStem = new Map<string, QueryTerm>();
+  eachWord(raw, (w) => {
+    const s = stem(w);
+    const t = byStem.get(s);
+    if (!t) byStem.set(s, { stem: s, forms: [w], stop: STOP_WORDS.has(w) });
+    else {
+      if (!t.forms.includes(w)) t.forms.push(w);
+      t.stop &&= STOP_WORDS.has(w);
+    }
+  });
+  return [...byStem.values()];
+}
+
+/** The terms a query is ranked by: its content words, or all of them when it has nothing else. */
+export function rankingTerms(raw: string): QueryTerm[] {
+  const all = queryTerms(raw);
+  const content = all.filter((t) => !t.stop);
+  return content.length ? content : all;
+}
+
+/**
+ * Orama tokenizes the search term with the same tokenizer it indexes with. Searches hand it
+ * stems already chosen by search.ts (space-separated), so a term without a property (a search)
+ * is only split: a stem tokenized again could stem further and miss.
+ */
 export function createTokenizer(): Tokenizer {
   return {
     language: "english",
     normalizationCache: new Map(),
-    tokenize: (raw: string) => tokenize(raw),
+    tokenize: (raw: string, _language?: string, prop?: string) => (prop === undefined ? raw.split(" ").filter(Boolean) : tokenize(raw)),
   };
 }

@@ -74,7 +74,16 @@ const DAMAGES: { name: string; damage: (file: string) => void; reason: RegExp }[
     damage: (f) => copyFileSync(join(REPO, "test", "fixtures", "index", "v5-saved-empty.bin"), f),
     reason: /the index was in an older format \(v5, now v\d+\)/,
   },
+  {
+    // Written by the last release before stemming: its tokens are the words as written, stop words left out.
+    name: "an index written before stemming",
+    damage: (f) => copyFileSync(V7_INDEX, f),
+    reason: /the index was in an older format \(v7, now v\d+\)/,
+  },
 ];
+
+/** The sample memory indexed by the release before stemming (format v7), keyword only. */
+const V7_INDEX = join(REPO, "test", "fixtures", "index", "v7-sample-bm25.bin");
 
 /** A project with the sample memory (6 chunks) and a healthy index, keyword search only (Ollama is a closed port). */
 async function indexedProject(): Promise<Project> {
@@ -263,6 +272,24 @@ describe("vectors survive damage elsewhere in the file", () => {
       expectHealthy(p, 6);
     });
   }
+});
+
+describe("an index written before stemming (format v7)", () => {
+  test("is rebuilt from the markdown by the first search, which says so once and finds other forms of a word", async () => {
+    const p = tempProject();
+    mkdirSync(indexDir(p), { recursive: true });
+    copyFileSync(V7_INDEX, indexFile(p));
+    const r = await ms(p, ["search", "deploying to fly", "-j"]);
+    expect(r.code).toBe(0);
+    expect(rebuiltLines(r.stderr)).toEqual([expect.stringMatching(/^memsearch: the index was in an older format \(v7, now v\d+\); rebuilt it from the markdown \(6 chunks[;)]/)]);
+    const hits = JSON.parse(r.stdout);
+    expect(hits[0].content).toContain("flyctl deploy");
+    expectHealthy(p, 6);
+    // Upgraded for good: no second notice, and a query of stop words only finds something.
+    const again = await ms(p, ["search", "what is it", "-j"]);
+    expect(rebuiltLines(again.stderr)).toEqual([]);
+    expect(JSON.parse(again.stdout).length).toBeGreaterThan(0);
+  });
 });
 
 describe("a missing index is not a broken one", () => {

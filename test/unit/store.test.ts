@@ -5,11 +5,14 @@ import { join } from "node:path";
 import { save as oramaSave, type AnyOrama } from "@orama/orama";
 import { INDEX_FILE, SCHEMA_VERSION, Store } from "../../src/core/store.ts";
 import { checkIndex, peekIndex, sealHead } from "../../src/core/index-file.ts";
+import { stem } from "../../src/core/tokenizer.ts";
 import type { StoredChunk } from "../../src/core/types.ts";
 
 function chunk(id: string, source: string, content: string, line = 1): StoredChunk {
   return { chunkHash: id, contentHash: "c" + id, source, content, heading: content.split("\n")[0]!, headingLevel: 2, startLine: line, endLine: line + 2 };
 }
+/** Query words as the index holds them. */
+const stems = (...words: string[]) => words.map(stem);
 function vec(...xs: number[]): Float32Array {
   const v = new Float32Array(4);
   xs.forEach((x, i) => (v[i] = x));
@@ -27,14 +30,14 @@ describe("Store", () => {
     expect(rebuilt).toBeUndefined();
     expect(store.size).toBe(2);
     expect(store.vectorCount).toBe(2);
-    expect(store.searchText("redis", 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
+    expect(store.searchText(stems("redis"), 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
     const v = store.searchVector(vec(0, 1, 0.1, 0), 5, 0.5);
     expect(v[0]!.chunk.chunkHash).toBe("b");
     expect(v[0]!.cosine!).toBeGreaterThan(0.9);
     expect(store.vectorForContent("ca")![0]).toBe(1);
     // remove still works after a reload (vector and text both gone)
     expect(store.removeFile("/p/a.md")).toBe(2);
-    expect(store.searchText("redis", 5)).toEqual([]);
+    expect(store.searchText(stems("redis"), 5)).toEqual([]);
     expect(store.searchVector(vec(0, 1, 0, 0), 5, 0)).toEqual([]);
     expect(store.vectorCount).toBe(0);
   });
@@ -64,7 +67,7 @@ describe("Store", () => {
     s.replaceFile("/p/a.md", { mtimeMs: 2, size: 1 }, [chunk("a", "/p/a.md", "## x\nhello world")], () => vec(0, 0, 1));
     expect(s.chunksMissingVectors().length).toBe(0);
     expect(s.searchVector(vec(0, 0, 1), 3, 0.5).length).toBe(1);
-    expect(s.searchText("hello", 3).length).toBe(1);
+    expect(s.searchText(stems("hello"), 3).length).toBe(1);
   });
 
   test("source prefix filters by path, not by token", () => {
@@ -72,8 +75,8 @@ describe("Store", () => {
     const s = Store.empty(dir, "m");
     s.replaceFile("/p/docs/a.md", { mtimeMs: 1, size: 1 }, [chunk("a", "/p/docs/a.md", "## x\nshared words")], () => undefined);
     s.replaceFile("/p/docs2/b.md", { mtimeMs: 1, size: 1 }, [chunk("b", "/p/docs2/b.md", "## y\nshared words")], () => undefined);
-    expect(s.searchText("shared", 5, "/p/docs/").map((h) => h.chunk.chunkHash)).toEqual(["a"]);
-    expect(s.searchText("shared", 5, "/nope")).toEqual([]);
+    expect(s.searchText(stems("shared"), 5, "/p/docs/").map((h) => h.chunk.chunkHash)).toEqual(["a"]);
+    expect(s.searchText(stems("shared"), 5, "/nope")).toEqual([]);
   });
 });
 
@@ -90,11 +93,11 @@ describe("an index saved empty", () => {
       expect(store.size).toBe(0);
       expect(state(store)).toEqual(state(Store.empty(dir, "m", dim)));
       store.replaceFile("/p/2026-11-23.md", { mtimeMs: 1, size: 1 }, [chunk("a", "/p/2026-11-23.md", "### 10:02\n- the deploy key lives in vault")], () => vec(1, 0, 0, 0));
-      expect(store.searchText("vault", 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
+      expect(store.searchText(stems("vault"), 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
       store.save();
       const again = Store.open(dir, "m");
       expect(again.rebuilt).toBeUndefined();
-      expect(again.store.searchText("deploy vault", 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
+      expect(again.store.searchText(stems("deploy", "vault"), 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
     });
   }
 
@@ -106,7 +109,7 @@ describe("an index saved empty", () => {
     s.save();
     const { store } = Store.open(dir, "m");
     store.replaceFile("/p/b.md", { mtimeMs: 1, size: 1 }, [chunk("b", "/p/b.md", "## y\nkombucha notes")], () => undefined);
-    expect(store.searchText("kombucha", 5).map((h) => h.chunk.chunkHash)).toEqual(["b"]);
+    expect(store.searchText(stems("kombucha"), 5).map((h) => h.chunk.chunkHash)).toEqual(["b"]);
   });
 });
 
@@ -116,10 +119,10 @@ describe("selectiveTerms", () => {
     const s = Store.empty(dir, "m");
     const chunks = Array.from({ length: 300 }, (_, i) => chunk(`c${i}`, "/p/a.md", `## Note ${i}\nthe build uses webpack ${i % 100 === 0 ? "kubernetes" : "locally"}`, i * 3 + 1));
     s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, () => undefined);
-    expect(s.selectiveTerms(["build", "kubernetes"])).toEqual(["kubernetes"]);
-    expect(s.selectiveTerms(["build", "webpack"]).length).toBe(1);
-    expect(s.selectiveTerms(["kubernetes"])).toEqual(["kubernetes"]);
-    expect(s.searchText(s.selectiveTerms(["build", "kubernetes"]).join(" "), 10).length).toBe(3);
+    expect(s.selectiveTerms(stems("build", "kubernetes"))).toEqual(stems("kubernetes"));
+    expect(s.selectiveTerms(stems("build", "webpack")).length).toBe(1);
+    expect(s.selectiveTerms(stems("kubernetes"))).toEqual(stems("kubernetes"));
+    expect(s.searchText(s.selectiveTerms(stems("build", "kubernetes")), 10).length).toBe(3);
   });
 });
 

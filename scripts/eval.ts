@@ -1,0 +1,151 @@
+/**
+ * Retrieval quality, rerunnable: `bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double]`.
+ *
+ * For a LoCoMo-shaped dataset (scripts/eval/dataset.ts), each conversation becomes a memory folder
+ * in a temp directory and every answerable question is asked of memsearch (its real index build and
+ * search, in this process; keyword only, as without Ollama) and, in the same run, of SQLite FTS5 over
+ * the same chunks with and without the Porter stemmer. A question is a hit at k when a top-k result
+ * is a section of one of its evidence turns. Prints R@k, MRR and nDCG@10 per searcher as a table,
+ * then as JSON (or into the `--json` file).
+ *
+ * `--ollama-double` adds hybrid search against the Ollama test double: a hashed bag of words, not a
+ * real embedding model. It shows that the fusion plumbing works and what it does to keyword ranks;
+ * it says nothing about how a real model would rank.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startDoubleProcess, type DoubleProcess } from "./bench/double.ts";
+import { DatasetError, loadDataset, memoryFiles, type Conversation } from "./eval/dataset.ts";
+import { metricNames, score, type Judged, type Scores } from "./eval/metrics.ts";
+import { fts5Searcher, memsearchSearcher, type Searcher } from "./eval/searchers.ts";
+
+const USAGE = "usage: bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double]";
+const DEFAULT_KS = [1, 5];
+/** Results asked of every searcher: enough for nDCG@10, MRR@10 and the largest k. */
+const MIN_DEPTH = 10;
+
+class UsageError extends Error {}
+
+interface Options {
+  dataset: string;
+  json?: string;
+  ks: number[];
+  double: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const positional: string[] = [];
+  let json: string | undefined;
+  let ks: number[] | undefined;
+  let double = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined || v === "") throw new UsageError(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === "--json") json = value();
+    else if (flag === "--k") {
+      const v = value();
+      const parsed = v.split(",").map((s) => Number(s.trim()));
+      if (parsed.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) throw new UsageError(`--k takes whole numbers from 1 to 1000, separated by commas (got ${v})`);
+      ks = [...new Set([...(ks ?? []), ...parsed])].sort((a, b) => a - b);
+    } else if (flag === "--ollama-double") double = true;
+    else if (flag === "-h" || flag === "--help") throw new UsageError("");
+    else if (a.startsWith("-")) throw new UsageError(`unknown option ${a}`);
+    else positional.push(a);
+  }
+  if (positional.length !== 1) throw new UsageError(positional.length ? `one dataset path, got ${positional.length}` : "no dataset path given");
+  return { dataset: resolve(positional[0]!), json: json && resolve(json), ks: ks ?? DEFAULT_KS, double };
+}
+
+export interface Row {
+  name: string;
+  label: string;
+  overall: Scores;
+  byCategory: Record<string, Scores>;
+}
+
+async function evaluate(s: Searcher, conversations: Conversation[], ks: number[], work: string, log: (l: string) => void): Promise<Row> {
+  const depth = Math.max(MIN_DEPTH, ...ks);
+  const judged: (Judged & { category: number })[] = [];
+  const started = performance.now();
+  for (const conv of conversations) {
+    if (!conv.questions.length) continue;
+    const dir = mkdtempSync(join(work, `${s.name}-`));
+    const open = await s.open(memoryFiles(conv), dir);
+    try {
+      for (const q of conv.questions) judged.push({ ranked: await open.search(q.question, depth), relevant: new Set(q.evidence), category: q.category });
+    } finally {
+      open.close();
+    }
+  }
+  log(`  ${s.label}: ${judged.length} questions in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const byCategory: Record<string, Scores> = {};
+  for (const c of [...new Set(judged.map((j) => j.category))].sort()) byCategory[String(c)] = score(judged.filter((j) => j.category === c), ks);
+  return { name: s.name, label: s.label, overall: score(judged, ks), byCategory };
+}
+
+export function table(rows: Row[], ks: number[]): string {
+  const names = metricNames(ks);
+  const lines = [`| searcher | ${names.join(" | ")} |`, `| --- | ${names.map(() => "---:").join(" | ")} |`];
+  for (const r of rows) lines.push(`| ${r.label} | ${names.map((n) => r.overall.metrics[n]!.toFixed(3)).join(" | ")} |`);
+  return lines.join("\n");
+}
+
+async function main(): Promise<number> {
+  let opts: Options;
+  try {
+    opts = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(e.message ? `eval: ${e.message}\n${USAGE}\n` : `${USAGE}\n`);
+    return e.message ? 2 : 0;
+  }
+  let conversations: Conversation[];
+  try {
+    conversations = loadDataset(opts.dataset);
+  } catch (e) {
+    if (!(e instanceof DatasetError)) throw e;
+    process.stderr.write(`eval: ${e.message}\n`);
+    return 1;
+  }
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  const questions = conversations.reduce((n, c) => n + c.questions.length, 0);
+  const turns = conversations.reduce((n, c) => n + c.sessions.reduce((m, s) => m + s.turns.length, 0), 0);
+  log(`${opts.dataset}: ${conversations.length} conversations, ${turns} turns, ${questions} questions (categories 1–4)`);
+
+  const searchers: Searcher[] = [
+    fts5Searcher({ porter: false, name: "fts5", label: "SQLite FTS5, OR of the question's words" }),
+    fts5Searcher({ porter: true, name: "fts5-porter", label: "SQLite FTS5 with the Porter stemmer" }),
+    memsearchSearcher({ name: "memsearch", label: "memsearch, keyword only (no Ollama)" }),
+  ];
+  const work = mkdtempSync(join(tmpdir(), "ms-eval-"));
+  let double: DoubleProcess | undefined;
+  const rows: Row[] = [];
+  try {
+    if (opts.double) {
+      const localBun = join(import.meta.dir, "..", "node_modules", ".bin", "bun");
+      double = await startDoubleProcess(existsSync(localBun) ? localBun : process.execPath);
+      searchers.push(memsearchSearcher({ name: "memsearch-hybrid-double", label: "memsearch hybrid, Ollama test double (test double, not a real model)", ollamaHost: double.host }));
+    }
+    for (const s of searchers) rows.push(await evaluate(s, conversations, opts.ks, work, log));
+  } finally {
+    await double?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const result = { dataset: opts.dataset, conversations: conversations.length, turns, questions, ks: opts.ks, metrics: metricNames(opts.ks), rows };
+  process.stdout.write(`${table(rows, opts.ks)}\n`);
+  if (opts.json) {
+    mkdirSync(resolve(opts.json, ".."), { recursive: true });
+    writeFileSync(opts.json, JSON.stringify(result, null, 2) + "\n");
+    log(`wrote ${opts.json}`);
+  } else process.stdout.write(`\n${JSON.stringify(result, null, 2)}\n`);
+  return 0;
+}
+
+if (import.meta.main) process.exitCode = await main();

@@ -1,0 +1,66 @@
+/**
+ * Ranking metrics over turn ids. A result list may name a turn more than once (a long turn split
+ * into several chunks): only its first appearance counts, so a split turn is not a second hit.
+ */
+
+export interface Judged {
+  /** Turn ids of the results, best first. */
+  ranked: string[];
+  relevant: Set<string>;
+}
+
+export const NDCG_DEPTH = 10;
+export const MRR_DEPTH = 10;
+
+function firstAppearances(ranked: string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const id of ranked) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(id);
+  }
+  return out;
+}
+
+/** A hit at k: one of the top-k results is a relevant turn. */
+export function hitAt(j: Judged, k: number): number {
+  return j.ranked.slice(0, k).some((id) => j.relevant.has(id)) ? 1 : 0;
+}
+
+export function reciprocalRank(j: Judged, depth = MRR_DEPTH): number {
+  const i = j.ranked.slice(0, depth).findIndex((id) => j.relevant.has(id));
+  return i < 0 ? 0 : 1 / (i + 1);
+}
+
+/** Binary-gain nDCG: each relevant turn found counts once, at the rank it first appears. */
+export function ndcg(j: Judged, depth = NDCG_DEPTH): number {
+  const ranked = firstAppearances(j.ranked.slice(0, depth));
+  let dcg = 0;
+  ranked.forEach((id, i) => {
+    if (j.relevant.has(id)) dcg += 1 / Math.log2(i + 2);
+  });
+  let ideal = 0;
+  for (let i = 0; i < Math.min(j.relevant.size, depth); i++) ideal += 1 / Math.log2(i + 2);
+  return ideal ? dcg / ideal : 0;
+}
+
+export interface Scores {
+  questions: number;
+  /** R@k for each k asked, then MRR and nDCG@10: metric name → mean over questions. */
+  metrics: Record<string, number>;
+}
+
+export function metricNames(ks: number[]): string[] {
+  return [...ks.map((k) => `R@${k}`), "MRR", `nDCG@${NDCG_DEPTH}`];
+}
+
+export function score(judged: Judged[], ks: number[]): Scores {
+  const n = judged.length;
+  const mean = (f: (j: Judged) => number) => (n ? judged.reduce((a, j) => a + f(j), 0) / n : 0);
+  const metrics: Record<string, number> = {};
+  for (const k of ks) metrics[`R@${k}`] = mean((j) => hitAt(j, k));
+  metrics.MRR = mean((j) => reciprocalRank(j));
+  metrics[`nDCG@${NDCG_DEPTH}`] = mean((j) => ndcg(j));
+  return { questions: n, metrics };
+}

@@ -1,0 +1,99 @@
+/**
+ * The searchers compared: memsearch itself (the product's own index build, index open and search,
+ * in this process) and two SQLite FTS5 baselines over the same chunks. Each returns, per query,
+ * the turn ids of its results, best first.
+ */
+import { Database } from "bun:sqlite";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { chunkMarkdown } from "../../src/core/chunker.ts";
+import { loadContext } from "../../src/core/context.ts";
+import { embedderFor } from "../../src/core/embedder.ts";
+import { openOrRebuild } from "../../src/core/index-heal.ts";
+import { indexPaths } from "../../src/core/indexer.ts";
+import { searchChunks } from "../../src/core/search.ts";
+import type { MemoryFile } from "./dataset.ts";
+
+export interface OpenSearcher {
+  /** Turn ids of the top `depth` results, best first. */
+  search(query: string, depth: number): Promise<string[]>;
+  close(): void;
+}
+
+export interface Searcher {
+  name: string;
+  label: string;
+  /** Index one conversation's memory files; `dir` is an empty temp folder of its own. */
+  open(files: MemoryFile[], dir: string): Promise<OpenSearcher>;
+}
+
+/**
+ * memsearch as `memsearch index` then `memsearch search` run it: the project's markdown in
+ * `.memsearch/memory`, indexed by indexPaths, opened by openOrRebuild, searched by searchChunks.
+ * Keyword only unless an Ollama host is given. The caller's own settings (MEMSEARCH_*, ~/.memsearch)
+ * are kept out: the project has a HOME of its own.
+ */
+export function memsearchSearcher(opts: { ollamaHost?: string; name: string; label: string }): Searcher {
+  return {
+    name: opts.name,
+    label: opts.label,
+    async open(files, dir) {
+      mkdirSync(join(dir, ".git"), { recursive: true });
+      const memory = join(dir, ".memsearch", "memory");
+      mkdirSync(memory, { recursive: true });
+      for (const f of files) writeFileSync(join(memory, f.name), f.text);
+      const env = { HOME: join(dir, "home"), PATH: process.env.PATH ?? "" };
+      const flags = opts.ollamaHost ? { "embedding.provider": "ollama", "embedding.host": opts.ollamaHost } : { "embedding.provider": "none" };
+      const ctx = loadContext(flags as never, dir, env);
+      const report = await indexPaths({ paths: [ctx.project.memoryDir], indexDir: ctx.project.indexDir, config: ctx.config, embedder: embedderFor(ctx.config, "index") });
+      if (opts.ollamaHost && report.embedderWarning) throw new Error(`embedding failed: ${report.embedderWarning}`);
+      const { store } = await openOrRebuild(ctx);
+      const embedder = embedderFor(ctx.config, "query");
+      const want = opts.ollamaHost ? "hybrid" : "bm25";
+      return {
+        async search(query, depth) {
+          const res = await searchChunks({ query, topK: depth, store, config: ctx.config, embedder });
+          // A hybrid run that quietly fell back to keywords would be measuring the wrong thing.
+          if (res.mode !== want && res.results.length) throw new Error(`search ran in ${res.mode} mode, expected ${want}${res.warning ? ` (${res.warning})` : ""}`);
+          return res.results.map((r) => r.chunk.heading);
+        },
+        close() {},
+      };
+    },
+  };
+}
+
+/**
+ * SQLite FTS5 over the same chunks (memsearch's chunker, so both rank the same units), queried
+ * with an OR of the question's words, ordered by bm25(): what a plain keyword index gives.
+ */
+export function fts5Searcher(opts: { porter: boolean; name: string; label: string }): Searcher {
+  return {
+    name: opts.name,
+    label: opts.label,
+    async open(files) {
+      const db = new Database(":memory:");
+      const tokenizer = opts.porter ? "porter unicode61" : "unicode61";
+      db.run(`CREATE VIRTUAL TABLE chunks USING fts5(turn UNINDEXED, content, tokenize = '${tokenizer}')`);
+      const insert = db.prepare("INSERT INTO chunks (turn, content) VALUES (?, ?)");
+      db.transaction(() => {
+        for (const f of files) for (const c of chunkMarkdown(f.text, f.name)) insert.run(c.heading, c.content);
+      })();
+      const query = db.prepare("SELECT turn FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?");
+      return {
+        async search(q, depth) {
+          const match = orOfWords(q);
+          if (!match) return [];
+          return (query.all(match, depth) as { turn: string }[]).map((r) => r.turn);
+        },
+        close: () => db.close(),
+      };
+    },
+  };
+}
+
+/** Each word quoted, so FTS5 syntax in a question cannot break the query. */
+export function orOfWords(query: string): string {
+  const words = query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  return [...new Set(words)].map((w) => `"${w}"`).join(" OR ");
+}

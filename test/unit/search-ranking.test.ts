@@ -1,0 +1,162 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chunkHash, chunkMarkdown } from "../../src/core/chunker.ts";
+import { loadConfig, type Config } from "../../src/core/config.ts";
+import { searchChunks, type QueryEmbedder } from "../../src/core/search.ts";
+import { Store } from "../../src/core/store.ts";
+import { queryTerms, rankingTerms, stem, tokenize } from "../../src/core/tokenizer.ts";
+
+const MODEL = "m";
+
+/** A store holding these markdown files (path → text), chunked as the indexer does; vectors from `vectorOf`. */
+function storeOf(files: Record<string, string>, vectorOf: (text: string) => Float32Array | undefined = () => undefined, dim: number | null = null): Store {
+  const s = Store.empty(mkdtempSync(join(tmpdir(), "ms-rank-")), MODEL, dim);
+  for (const [path, text] of Object.entries(files)) {
+    const chunks = chunkMarkdown(text, path).map((c) => ({ ...c, chunkHash: chunkHash(c, MODEL) }));
+    const byHash = new Map(chunks.map((c) => [c.contentHash, vectorOf(c.content)]));
+    s.replaceFile(path, { mtimeMs: 1, size: 1 }, chunks, (h) => byHash.get(h));
+  }
+  return s;
+}
+
+function config(): Config {
+  return loadConfig({ projectRoot: mkdtempSync(join(tmpdir(), "ms-rank-")), env: { MEMSEARCH_HOME: mkdtempSync(join(tmpdir(), "ms-rank-home-")) } }).values;
+}
+
+/** The section headings of the results, best first. */
+async function headings(store: Store, query: string, embedder: QueryEmbedder | null = null, topK = 5): Promise<string[]> {
+  const res = await searchChunks({ query, topK, store, config: config(), embedder });
+  return res.results.map((r) => r.chunk.heading);
+}
+
+/** Filler notes, so idf means something and no word below is in every chunk. */
+const FILLER = Array.from({ length: 30 }, (_, i) => `### filler ${i}\n- Reviewed the backlog item ${i} with the team and moved on.\n`).join("\n");
+
+describe("tokenizer", () => {
+  test("English words are indexed by their Porter stem", () => {
+    expect(tokenize("Painted walls, painting")).toEqual(["paint", "wall"]);
+    expect(stem("painting")).toBe(stem("painted"));
+    // Orama's stemmer drops the t of -tion ("adop"); ours puts it back so both forms meet.
+    expect(stem("adoption")).toBe("adopt");
+    expect(stem("adopted")).toBe("adopt");
+    expect(stem("connections")).toBe(stem("connected"));
+  });
+
+  test("identifiers, numbers and other scripts are their own stem", () => {
+    expect(stem("utf8")).toBe("utf8");
+    expect(stem("parse_config")).toBe("parse_config");
+    expect(stem("кошки")).toBe("кошки");
+    expect(tokenize("parse_config")).toEqual(["parse_config", "pars", "config"]);
+  });
+
+  test("query terms are keyed by stem and keep the forms the query wrote", () => {
+    expect(queryTerms("painting painted the walls")).toEqual([
+      { stem: "paint", forms: ["painting", "painted"], stop: false },
+      { stem: "the", forms: ["the"], stop: true },
+      { stem: "wall", forms: ["walls"], stop: false },
+    ]);
+    expect(rankingTerms("what is the wall").map((t) => t.stem)).toEqual(["wall"]);
+    expect(rankingTerms("what is it").map((t) => t.stem)).toEqual(["what", "is", "it"]);
+  });
+
+  test("CJK runs become bigrams, anchors are not indexed", () => {
+    expect(tokenize("翻译成中文")).toEqual(expect.arrayContaining(["翻译", "译成", "成中", "中文"]));
+    expect(tokenize("<!-- session:abc turn:def -->\nhello")).toEqual(["hello"]);
+  });
+});
+
+describe("keyword ranking", () => {
+  test("stemming: another form of the word finds the note", async () => {
+    const store = storeOf({ "/m/a.md": `### walls\n- We painted the kitchen walls blue.\n\n### adoption\n- Researching adoption agencies this week.\n\n${FILLER}` });
+    expect((await headings(store, "painting the wall"))[0]).toBe("walls");
+    expect((await headings(store, "when was the agency adopted"))[0]).toBe("adoption");
+  });
+
+  test("an exact identifier ranks above its inflections", async () => {
+    const store = storeOf({
+      "/m/a.md": `### plural\n- Renamed parseConfigs in the loader.\n\n### exact\n- Fixed parseConfig crash on an empty file in the loader module.\n\n${FILLER}`,
+    });
+    // Both hold the stem; the one spelled as the query wrote it comes first, though it is longer.
+    expect(await headings(store, "parseConfig")).toEqual(["exact", "plural"]);
+    expect(await headings(store, "parseConfigs")).toEqual(["plural", "exact"]);
+  });
+
+  test("a query made only of stop words still finds the notes that hold them", async () => {
+    const store = storeOf({ "/m/a.md": `### phrase\n- To be or not to be, that is what he said.\n\n### other\n- Deployed the service.\n\n${FILLER}` });
+    expect((await headings(store, "to be or not to be"))[0]).toBe("phrase");
+    // With other words, the stop words do not rank anything: "what is" alone matches nothing here.
+    expect(await headings(store, "what is kubernetes")).toEqual([]);
+  });
+
+  test("a note holding more of the query's distinct terms ranks first", async () => {
+    // "redis" is in two notes, "timeout" in a third of them: on BM25 alone the note repeating the
+    // rarer word wins; the share of distinct terms puts the note holding both first.
+    const filler = Array.from({ length: 30 }, (_, i) => `### filler ${i}\n- Item ${i} ${i % 3 ? "ran" : "hit a timeout"} in the nightly job.\n`).join("\n");
+    const store = storeOf({
+      "/m/a.md": `### repeats\n- Redis and redis again.\n\n### covers\n- Redis was slow during the nightly import, and then the job hit its timeout.\n\n${filler}`,
+    });
+    expect((await headings(store, "redis timeout")).slice(0, 2)).toEqual(["covers", "repeats"]);
+  });
+
+  test("terms close together rank above the same terms far apart", async () => {
+    const store = storeOf({
+      "/m/a.md":
+        `### apart\n- The connection to staging dropped twice overnight while the nightly jobs ran; later the worker pool restarted.\n\n` +
+        `### together\n- The connection pool to staging dropped twice overnight while the nightly jobs ran; later the worker restarted.\n\n${FILLER}`,
+    });
+    expect(await headings(store, "connection pool")).toEqual(["together", "apart"]);
+  });
+
+  test("a heading holding the term outranks a passing mention", async () => {
+    const store = storeOf({
+      "/m/a.md": `### Kubernetes upgrade\n- Moved the cluster to the new version and drained the nodes one at a time.\n\n### passing\n- Lunch talk, nothing about kubernetes really, mostly about the office plants.\n\n${FILLER}`,
+    });
+    expect((await headings(store, "kubernetes"))[0]).toBe("Kubernetes upgrade");
+  });
+
+  test("a prefix of a word still finds it, below the word itself", async () => {
+    const store = storeOf({ "/m/a.md": `### long\n- Updated the configuration loader.\n\n### short\n- Updated the config loader.\n\n${FILLER}` });
+    expect(await headings(store, "config")).toEqual(["short", "long"]);
+  });
+
+  test("CJK memories are found by keyword, alone and mixed with English", async () => {
+    const store = storeOf({ "/m/a.md": `### zh\n- 用户要求把结账页面的错误信息翻译成中文。\n\n### en\n- Translated the checkout errors.\n\n${FILLER}` });
+    expect((await headings(store, "翻译"))[0]).toBe("zh");
+    expect((await headings(store, "结账 翻译"))[0]).toBe("zh");
+    expect((await headings(store, "checkout errors"))[0]).toBe("en");
+  });
+
+  test("the top result's score is the share of the query's terms it holds", async () => {
+    const store = storeOf({ "/m/a.md": `### half\n- The redis pool was fine.\n\n${FILLER}` });
+    const res = await searchChunks({ query: "redis pool memcached sharding", topK: 5, store, config: config(), embedder: null });
+    expect(res.results[0]!.score).toBeCloseTo(0.5, 5);
+  });
+});
+
+describe("hybrid fusion", () => {
+  const dim = 4;
+  // Every filler note is closer to the query (cosine 0.5) than the keyword note (0.4), and there are
+  // more of them than the vector side hands on: the keyword note is not among its candidates.
+  const vectorOf = (text: string) => Float32Array.from(text.includes("backlog") ? [0.5, Math.sqrt(0.75), 0, 0] : [0.4, Math.sqrt(0.84), 0, 0]);
+  const query: QueryEmbedder = { embedQuery: async () => Float32Array.from([1, 0, 0, 0]) };
+  const many = Array.from({ length: 80 }, (_, i) => `### filler ${i}\n- Reviewed the backlog item ${i} with the team and moved on.\n`).join("\n");
+
+  test("a keyword match outside the vector candidates is scored on its real cosine", async () => {
+    const store = storeOf({ "/m/a.md": `### match\n- Raised the redis pool size.\n\n${many}` }, vectorOf, dim);
+    const res = await searchChunks({ query: "redis pool", topK: 5, store, config: config(), embedder: query });
+    expect(res.mode).toBe("hybrid");
+    const hit = res.results.find((r) => r.chunk.heading === "match")!;
+    expect(hit.cosine).toBeCloseTo(0.4, 5);
+    expect(res.results[0]!.chunk.heading).toBe("match");
+  });
+
+  test("a vector candidate the keyword search did not return is scored on its keywords", async () => {
+    // "backlog" is in every filler note: too common to be asked of Orama, still counted in the ranking.
+    const store = storeOf({ "/m/a.md": `### other\n- Nothing to see.\n\n${many}` }, vectorOf, dim);
+    const res = await searchChunks({ query: "backlog kubernetes", topK: 5, store, config: config(), embedder: query });
+    expect(res.results.length).toBe(5);
+    expect(res.results.every((r) => r.bm25 > 0 && r.cosine !== undefined)).toBe(true);
+  });
+});
