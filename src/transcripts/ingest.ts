@@ -17,7 +17,7 @@ import { scanLines } from "../transcript/lines.ts";
 import { isSubagentPath } from "../transcript/reader.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
 import { ftsText } from "./fts.ts";
-import { isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
+import { isDirRow, isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
 
 /** Stored text of one message (longer is clipped: a recall needs the gist, not a 100 KB paste). */
 export const TEXT_MAX = 20_000;
@@ -257,53 +257,82 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
   const t0 = performance.now();
   const now = Date.now();
   const projectsDir = opts.projectsDir ?? claudeProjectsDir(opts.env);
-  const prefix = withSlash(projectsDir);
-  const under = underArgs(prefix);
   const firstBuild = db.query("SELECT 1 AS x FROM files LIMIT 1").get() === null;
   const last = lastFullScan(db, projectsDir);
   const full = opts.full === true || firstBuild || last === undefined || now - last >= FULL_SCAN_MS || last > now + 60_000;
 
-  const stored = new Map<string, DirMark>();
-  for (const r of db.query("SELECT path, mtime, settled FROM dirs WHERE path = ? OR (path >= ? AND path < ?)").all(projectsDir, ...under) as { path: string; mtime: number; settled: number }[]) {
-    stored.set(r.path, { mtime: r.mtime, settled: r.settled === 1 });
-  }
-  const walker = new Walker(now, full ? new Map() : stored);
+  const scan = full ? scanAll(db, projectsDir, now) : scanChanged(db, projectsDir, now);
+  const report: UpdateReport = { files: scan.check.size, full, read: 0, reread: 0, removed: 0, messages: 0, bytes: 0, ms: 0, firstBuild, errors: [] };
+  await ingestAll(db, changedFiles(scan.check), report, opts);
+  removeGone(db, scan.gone, report);
+  saveListing(db, scan, report, projectsDir, full, now);
+  report.ms = performance.now() - t0;
+  return report;
+}
+
+/** What one update looks at: the folders it listed, the files to compare with their rows, and the rows of files gone. */
+interface Scan {
+  walker: Walker;
+  /** The listing the last update stored. */
+  stored: Map<string, DirMark>;
   /** Files to stat and compare with their row (path → row, or undefined when new). */
-  const check = new Map<string, KnownFile | undefined>();
+  check: Map<string, KnownFile | undefined>;
   /** Rows of files gone from the listings, by id. */
-  const gone = new Map<number, KnownFile>();
+  gone: Map<number, KnownFile>;
+}
 
-  if (full) {
-    walker.visit(projectsDir, 0);
-    const known = new Map<string, KnownFile>();
-    for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE path >= ? AND path < ?`).all(...under)) if (isKnownFile(r)) known.set(r.path, r);
-    for (const p of walker.files) check.set(p, known.get(p));
-    for (const [p, row] of known) if (!check.has(p)) gone.set(row.id, row);
-  } else {
-    walker.visit(projectsDir, 0);
-    for (const [dir, m] of stored) {
-      const depth = dir === projectsDir ? 0 : dir.slice(prefix.length).split("/").length;
-      if (depth === 1 || (depth >= 2 && (m.mtime >= now - HOT_MS || !m.settled))) walker.visit(dir, depth);
-    }
-    for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE mtime >= ? AND +path >= ? AND +path < ?`).all(now - HOT_MS, ...under)) if (isKnownFile(r)) check.set(r.path, r);
-    // The listed folders: their new files, and the rows of files no longer in them.
-    const listedFiles = new Set(walker.files);
-    for (const dir of walker.listed.keys()) {
-      if (dir === projectsDir) continue;
-      const p = withSlash(dir);
-      for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE path >= ? AND path < ?`).all(...underArgs(p))) {
-        if (!isKnownFile(r) || r.path.includes("/", p.length)) continue;
-        if (listedFiles.has(r.path)) listedFiles.delete(r.path); // known: checked when hot, else by the full scan
-        else gone.set(r.id, r);
-      }
-    }
-    for (const p of listedFiles) if (!check.has(p)) check.set(p, undefined);
-    for (const d of walker.goneDirs) {
-      for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE path >= ? AND path < ?`).all(...underArgs(withSlash(d)))) if (isKnownFile(r)) gone.set(r.id, r);
+function storedListing(db: Database, projectsDir: string): Map<string, DirMark> {
+  const stored = new Map<string, DirMark>();
+  for (const r of db.query("SELECT path, mtime, settled FROM dirs WHERE path = ? OR (path >= ? AND path < ?)").all(projectsDir, ...underArgs(withSlash(projectsDir)))) {
+    if (isDirRow(r)) stored.set(r.path, { mtime: r.mtime, settled: r.settled === 1 });
+  }
+  return stored;
+}
+
+function knownUnder(db: Database, dir: string): KnownFile[] {
+  return db.query(`SELECT ${KNOWN_COLS} FROM files WHERE path >= ? AND path < ?`).all(...underArgs(withSlash(dir))).filter(isKnownFile);
+}
+
+/** Every folder listed, every file compared with its row. */
+function scanAll(db: Database, projectsDir: string, now: number): Scan {
+  const scan: Scan = { walker: new Walker(now, new Map()), stored: storedListing(db, projectsDir), check: new Map(), gone: new Map() };
+  scan.walker.visit(projectsDir, 0);
+  const known = new Map(knownUnder(db, projectsDir).map((r) => [r.path, r]));
+  for (const p of scan.walker.files) scan.check.set(p, known.get(p));
+  for (const [p, row] of known) if (!scan.check.has(p)) scan.gone.set(row.id, row);
+  return scan;
+}
+
+/** Between full scans: the hot files, and the folders whose listing may have changed. */
+function scanChanged(db: Database, projectsDir: string, now: number): Scan {
+  const stored = storedListing(db, projectsDir);
+  const scan: Scan = { walker: new Walker(now, stored), stored, check: new Map(), gone: new Map() };
+  const { walker, check, gone } = scan;
+  const prefix = withSlash(projectsDir);
+  walker.visit(projectsDir, 0);
+  for (const [dir, m] of stored) {
+    const depth = dir === projectsDir ? 0 : dir.slice(prefix.length).split("/").length;
+    if (depth === 1 || (depth >= 2 && (m.mtime >= now - HOT_MS || !m.settled))) walker.visit(dir, depth);
+  }
+  for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE mtime >= ? AND +path >= ? AND +path < ?`).all(now - HOT_MS, ...underArgs(prefix))) if (isKnownFile(r)) check.set(r.path, r);
+  // The listed folders: their new files, and the rows of files no longer in them.
+  const listedFiles = new Set(walker.files);
+  for (const dir of walker.listed.keys()) {
+    if (dir === projectsDir) continue;
+    const p = withSlash(dir);
+    for (const r of knownUnder(db, dir)) {
+      if (r.path.includes("/", p.length)) continue;
+      if (listedFiles.has(r.path)) listedFiles.delete(r.path); // known: checked when hot, else by the full scan
+      else gone.set(r.id, r);
     }
   }
+  for (const p of listedFiles) if (!check.has(p)) check.set(p, undefined);
+  for (const d of walker.goneDirs) for (const r of knownUnder(db, d)) gone.set(r.id, r);
+  return scan;
+}
 
-  const report: UpdateReport = { files: check.size, full, read: 0, reread: 0, removed: 0, messages: 0, bytes: 0, ms: 0, firstBuild, errors: [] };
+/** The files whose stat differs from their row (or that have none), in path order. */
+function changedFiles(check: Map<string, KnownFile | undefined>): { path: string; st: Stats }[] {
   const todo: { path: string; st: Stats }[] = [];
   for (const [path, k] of check) {
     let st: Stats;
@@ -316,10 +345,14 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
     if (k && k.dev === st.dev && k.ino === st.ino && k.size === st.size && k.mtime === st.mtimeMs) continue;
     todo.push({ path, st });
   }
-  todo.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return todo.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+async function ingestAll(db: Database, todo: { path: string; st: Stats }[], report: UpdateReport, opts: UpdateOptions): Promise<void> {
   const bytesTotal = todo.reduce((n, t) => n + t.st.size, 0);
   const cwdCache = new Map<string, string>();
   let lastProgress = 0;
+  let bytesDone = 0;
   for (let i = 0; i < todo.length; i++) {
     const { path, st } = todo[i]!;
     try {
@@ -331,14 +364,17 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
     } catch (e) {
       report.errors.push({ path, message: (e as Error)?.message ?? String(e) });
     }
+    bytesDone += st.size;
     const t = performance.now();
     if (opts.onProgress && (t - lastProgress >= (opts.progressEveryMs ?? 200) || i === todo.length - 1)) {
       lastProgress = t;
-      opts.onProgress({ filesDone: i + 1, filesTotal: todo.length, bytesDone: todo.slice(0, i + 1).reduce((n, x) => n + x.st.size, 0), bytesTotal });
+      opts.onProgress({ filesDone: i + 1, filesTotal: todo.length, bytesDone, bytesTotal });
     }
   }
+}
 
-  // Files gone from disk (only those under this projects folder: another CLAUDE_CONFIG_DIR's stay).
+/** Rows of files gone from disk (only those under this projects folder: another CLAUDE_CONFIG_DIR's stay). */
+function removeGone(db: Database, gone: Map<number, KnownFile>, report: UpdateReport): void {
   for (const row of gone.values()) {
     if (existsSync(row.path)) continue;
     inWrite(db, () => {
@@ -347,9 +383,14 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
     });
     report.removed++;
   }
+}
 
-  // What was listed, for the next update; nothing written when nothing changed. A folder holding a
-  // file that failed is listed again next time, so the file is retried (it has no row to be hot by).
+/**
+ * What was listed, for the next update; nothing written when nothing changed. A folder holding a
+ * file that failed is listed again next time, so the file is retried (it has no row to be hot by).
+ */
+function saveListing(db: Database, scan: Scan, report: UpdateReport, projectsDir: string, full: boolean, now: number): void {
+  const { walker, stored } = scan;
   for (const e of report.errors) {
     const m = walker.listed.get(dirname(e.path));
     if (m) m.settled = false;
@@ -359,22 +400,19 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
     const o = stored.get(d);
     return !o || o.mtime !== m.mtime || o.settled !== m.settled;
   });
-  if (full || dirsGone.length || dirsSet.length) {
-    inWrite(db, () => {
-      const del = db.query("DELETE FROM dirs WHERE path = ?");
-      const delUnder = db.query("DELETE FROM dirs WHERE path >= ? AND path < ?");
-      for (const d of dirsGone) {
-        del.run(d);
-        if (!full) delUnder.run(...underArgs(withSlash(d)));
-      }
-      const put = db.query("INSERT INTO dirs (path, mtime, settled) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET mtime = excluded.mtime, settled = excluded.settled");
-      for (const [d, m] of dirsSet) put.run(d, m.mtime, m.settled ? 1 : 0);
-      // The scan's start: anything that changed while it ran is looked at again by the next one.
-      if (full) setLastFullScan(db, projectsDir, now);
-    });
-  }
-  report.ms = performance.now() - t0;
-  return report;
+  if (!full && !dirsGone.length && !dirsSet.length) return;
+  inWrite(db, () => {
+    const del = db.query("DELETE FROM dirs WHERE path = ?");
+    const delUnder = db.query("DELETE FROM dirs WHERE path >= ? AND path < ?");
+    for (const d of dirsGone) {
+      del.run(d);
+      if (!full) delUnder.run(...underArgs(withSlash(d)));
+    }
+    const put = db.query("INSERT INTO dirs (path, mtime, settled) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET mtime = excluded.mtime, settled = excluded.settled");
+    for (const [d, m] of dirsSet) put.run(d, m.mtime, m.settled ? 1 : 0);
+    // The scan's start: anything that changed while it ran is looked at again by the next one.
+    if (full) setLastFullScan(db, projectsDir, now);
+  });
 }
 
 function inWrite<T>(db: Database, fn: () => T): T {

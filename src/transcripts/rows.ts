@@ -34,6 +34,11 @@ export function isFileRow(v: unknown): v is FileRow {
   return isKnownFile(v) && isRecord(v) && isNumber(v.consumed) && typeof v.state === "string" && (v.project === null || typeof v.project === "string");
 }
 
+/** A `dirs` row: a folder's mtime when last listed, and whether all its files were read then (1). */
+export function isDirRow(v: unknown): v is { path: string; mtime: number; settled: number } {
+  return isRecord(v) && typeof v.path === "string" && isNumber(v.mtime) && isNumber(v.settled);
+}
+
 /** The `messages` columns every reader of a message needs, in this order. */
 export const MESSAGE_COLS = "session, turn_uuid, prompt_id, uuid, ts, role, text, tools, paths, inputs, results";
 
