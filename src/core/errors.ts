@@ -65,3 +65,16 @@ export class EmbedderError extends MemsearchError {
     this.kind = kind;
   }
 }
+
+/**
+ * Orama's internals do not have the shape memsearch depends on (orama-internals.ts): the Orama
+ * version changed. A bug in memsearch to fix there, never the user's to work around.
+ */
+export class OramaShapeError extends MemsearchError {
+  /** The field that is missing or changed, as a path ("db.data.index.fieldLengths"). */
+  readonly field: string;
+  constructor(field: string, expected: string, writtenFor: string, installed: string) {
+    super(`Orama's internals changed: ${field} is missing or no longer ${expected} (memsearch was written for Orama ${writtenFor}, this is ${installed}); the Orama version changed, update src/core/orama-internals.ts`);
+    this.field = field;
+  }
+}

@@ -1,5 +1,4 @@
 import { create, count, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
-import { load, save } from "@orama/orama";
 import { deserialize, serialize } from "bun:jsc";
 import { closeSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -31,7 +30,8 @@ import {
 
 export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./index-file.ts";
 import { createTokenizer } from "./tokenizer.ts";
-import { fasterFind, type TunableVectorIndex } from "./vector-scan.ts";
+import { bindOrama, indexShape, loadState, saveState, type BoundOrama, type SavedState } from "./orama-internals.ts";
+import { fasterFind } from "./vector-scan.ts";
 import type { StoredChunk } from "./types.ts";
 
 /**
@@ -90,20 +90,22 @@ function schemaFor(dim: number | null) {
   return dim ? ({ source: "enum", text: "string", embedding: `vector[${dim}]` } as const) : ({ source: "enum", text: "string" } as const);
 }
 
-function newDb(dim: number | null): AnyOrama {
+/** A new Orama database, its internals checked once and kept (orama-internals.ts). */
+function newDb(dim: number | null): Orama {
   const db = create({
     schema: schemaFor(dim) as never,
     sort: { enabled: false },
     components: { tokenizer: createTokenizer() },
-  }) as AnyOrama;
-  tune(db);
-  return db;
+  });
+  return tune(bindOrama<Doc>(db));
 }
 
-function tune(db: AnyOrama): void {
-  const node = vectorNodeOf(db);
-  if (node) fasterFind(node as unknown as TunableVectorIndex);
+function tune(o: Orama): Orama {
+  if (o.vectors) fasterFind(o.vectors);
+  return o;
 }
+
+type Orama = BoundOrama<Doc>;
 
 /**
  * One project's index: an Orama database (BM25 over the chunk text, cosine over embeddings)
@@ -116,15 +118,19 @@ function tune(db: AnyOrama): void {
  * embedding cache.
  */
 export class Store {
-  private db: AnyOrama;
+  /** The Orama database and typed references to the internals Store reads. */
+  private o: Orama;
   meta: StoreMeta;
   readonly path: string;
   private dirty = false;
 
-  private constructor(path: string, meta: StoreMeta, db: AnyOrama) {
+  private constructor(path: string, meta: StoreMeta, o: Orama) {
     this.path = path;
     this.meta = meta;
-    this.db = db;
+    this.o = o;
+  }
+  private get db(): AnyOrama {
+    return this.o.db;
   }
 
   static empty(indexDir: string, model: string, dim: number | null = null): Store {
@@ -173,7 +179,7 @@ export class Store {
       const problem = sizeProblem(file);
       if (problem) return rebuild(unreadable(problem));
       const decoded = readIndex(file);
-      const store = new Store(path, decoded.meta, decoded.db);
+      const store = new Store(path, decoded.meta, decoded.orama);
       if (meta.model === model) return { store };
       store.ignoreVectors();
       return { store, otherModel: meta.model };
@@ -209,7 +215,7 @@ export class Store {
     if (!this.byContent) {
       this.byContent = new Map(this.carried);
       const docs = this.docs();
-      for (const [internalId, [, vec]] of this.vectorIndex()?.vectors ?? []) {
+      for (const [internalId, [, vec]] of this.o.vectors?.vectors ?? []) {
         const d = docs[internalId];
         if (d) this.byContent.set(d.contentHash, vec);
       }
@@ -228,7 +234,7 @@ export class Store {
 
   private missingIds(): Set<string> {
     if (!this.missing) {
-      const vi = this.vectorIndex();
+      const vi = this.o.vectors;
       this.missing = new Set();
       for (const [internalId, d] of Object.entries(this.docs())) if (!vi?.vectors.has(Number(internalId))) this.missing.add(d.id);
     }
@@ -247,7 +253,7 @@ export class Store {
   setDimension(dim: number, vectors: Map<string, Float32Array>): void {
     if (this.meta.dim === dim) return;
     const old = Object.values(this.docs()).map(toChunk);
-    this.db = newDb(dim);
+    this.o = newDb(dim);
     this.meta.dim = dim;
     this.byContent = undefined;
     this.missing = undefined;
@@ -280,7 +286,7 @@ export class Store {
       if (this.getDoc(c.chunkHash)) {
         // Fill in a vector that was missing (Ollama was down last time).
         const v = vectorOf(c.contentHash);
-        if (v && this.meta.dim && !this.vectorIndex()?.vectors.has(this.internalId(c.chunkHash)!)) {
+        if (v && this.meta.dim && !this.o.vectors?.vectors.has(this.internalId(c.chunkHash)!)) {
           this.removeDoc(c.chunkHash);
           this.insertChunk(c, v);
         }
@@ -348,7 +354,7 @@ export class Store {
       // (Array.isArray check) and copy it to a Float32Array, 9 KB of garbage per chunk.
       // The doc's field becomes null (not undefined) so remove() still clears the vector.
       doc.embedding = null;
-      vectorNodeOf(this.db)!.add(this.internalId(c.chunkHash)!, vec);
+      this.o.vectors!.add(this.internalId(c.chunkHash)!, vec);
       this.byContent?.set(c.contentHash, vec);
       this.missing?.delete(c.chunkHash);
     } else {
@@ -366,19 +372,14 @@ export class Store {
       limit,
       ...(where ? { where } : {}),
     }) as Results<Doc>;
-    const lengths = this.textIndex().fieldLengths.text ?? {};
+    const lengths = this.o.text.lengths;
     return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: h.score, length: lengths[this.internalId(h.id)!] }));
   }
 
   textStats(): TextStats {
-    const index = this.textIndex();
-    const occurrences = index.tokenOccurrences.text ?? {};
+    const { docsWithToken, avgLength } = this.o.text;
     // A plain object keyed by token: "constructor" finds Object's own, hence the type check (as Orama does).
-    return { docs: this.size, avgLength: index.avgFieldLength.text ?? 0, df: (t) => (typeof occurrences[t] === "number" ? occurrences[t] : 0) };
-  }
-
-  private textIndex() {
-    return this.db.data.index as unknown as { fieldLengths: Record<string, Record<number, number | undefined>>; avgFieldLength: Record<string, number | undefined>; tokenOccurrences: Record<string, Record<string, number | undefined>> };
+    return { docs: this.size, avgLength: avgLength(), df: (t) => (typeof docsWithToken[t] === "number" ? docsWithToken[t] : 0) };
   }
 
   /**
@@ -393,9 +394,8 @@ export class Store {
     if (n < 200 || terms.length <= 1) return terms;
     // Terms match as prefixes ("fix" also finds "fixture"), so count what Orama will score:
     // every document of every word the term expands to.
-    const radix = (this.db.data.index as unknown as { indexes: Record<string, { node: { find(q: { term: string; exact: boolean; tolerance: number }): Record<string, unknown[]> } }> }).indexes.text?.node;
+    const radix = this.o.textRadix;
     const df = (t: string) => {
-      if (!radix) return 0;
       let total = 0;
       for (const ids of Object.values(radix.find({ term: t, exact: false, tolerance: 0 }))) total += ids.length;
       return total;
@@ -423,7 +423,7 @@ export class Store {
       includeVectors: false,
       ...(where ? { where } : {}),
     } as never) as Results<Doc>;
-    const lengths = this.textIndex().fieldLengths.text ?? {};
+    const lengths = this.o.text.lengths;
     return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: 0, cosine: h.score, length: lengths[this.internalId(h.id)!] }));
   }
 
@@ -433,7 +433,7 @@ export class Store {
    */
   cosines(chunkHashes: string[], vector: Float32Array): Map<string, number> {
     const out = new Map<string, number>();
-    const node = vectorNodeOf(this.db) as unknown as TunableVectorIndex | undefined;
+    const node = this.o.vectors;
     if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return out;
     const byInternal = new Map<number, string>();
     for (const h of chunkHashes) {
@@ -446,7 +446,7 @@ export class Store {
 
   get vectorCount(): number {
     if (this.vectorsIgnored) return 0;
-    return this.vectorIndex()?.vectors.size ?? 0;
+    return this.o.vectors?.vectors.size ?? 0;
   }
 
   private vectorsIgnored = false;
@@ -471,36 +471,20 @@ export class Store {
     clearIndexPath(this.path);
     // Leftovers of writers killed mid-save would otherwise pile up, each the size of the index.
     sweepIndexTemps(dirname(this.path));
-    writeIndex(this.path, this.meta, this.db);
+    writeIndex(this.path, this.meta, this.o);
     this.dirty = false;
   }
 
   private docs(): Record<number, Doc> {
-    return (this.db.data.docs as { docs: Record<number, Doc> }).docs;
+    return this.o.docs;
   }
   private getDoc(id: string): Doc | undefined {
     const internal = this.internalId(id);
     return internal === undefined ? undefined : this.docs()[internal];
   }
   private internalId(id: string): number | undefined {
-    return (this.db.internalDocumentIDStore as { idToInternalId: Map<string, number> }).idToInternalId.get(id);
+    return this.o.internalIds.get(id);
   }
-  private vectorIndex(): { vectors: VectorMap } | undefined {
-    const vectors = vectorMapOf(this.db);
-    return vectors ? { vectors } : undefined;
-  }
-}
-
-type VectorMap = Map<number, [number, Float32Array]>;
-type VectorNode = { vectors: VectorMap; add(id: number, v: Float32Array): void };
-
-function vectorNodeOf(db: AnyOrama): VectorNode | undefined {
-  return (db.data.index as unknown as { vectorIndexes?: Record<string, { node: VectorNode }> }).vectorIndexes?.embedding?.node;
-}
-
-/** Orama's vector index internals: internal doc id → [magnitude, vector]. */
-function vectorMapOf(db: AnyOrama): VectorMap | undefined {
-  return vectorNodeOf(db)?.vectors;
 }
 
 /** An empty store standing in for an unusable index, with the vectors that could be saved from it. */
@@ -538,13 +522,13 @@ function toChunk(d: Doc): StoredChunk {
  * Write the index file. Orama's state is serialized in sections, each written and dropped
  * before the next is made: serializing it whole cost 80–150 MB of peak memory at 20k chunks.
  */
-function writeIndex(path: string, meta: StoreMeta, db: AnyOrama): void {
-  const vectors = vectorMapOf(db) ?? new Map();
+function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
+  const { db, docs } = o;
+  const vectors = o.vectors?.vectors ?? new Map();
   const vectorIds: number[] = [];
   const magnitudes: number[] = [];
   const vectorHashes: string[] = [];
   const ordered: Float32Array[] = [];
-  const docs = (db.data.docs as { docs: Record<number, Doc> }).docs;
   for (const [id, [mag, vec]] of vectors) {
     vectorIds.push(id);
     magnitudes.push(mag);
@@ -568,7 +552,7 @@ function writeIndex(path: string, meta: StoreMeta, db: AnyOrama): void {
     yield Buffer.alloc(headSpace, 0x20); // the head goes here once the sizes are known
     yield layoutBytes;
     used = prefix.length + headSpace + layoutBytes.length;
-    for (const section of stateSections(db)) {
+    for (const section of stateSections(o)) {
       const bytes = new Uint8Array(serialize(section.value));
       sections.push(bytes.byteLength);
       kinds.push(section.kind);
@@ -629,21 +613,17 @@ const SECTION_DOCS = 2_500;
 type Section = { kind: "ids" | "index" | "freq" | "docs"; value: unknown };
 
 /**
- * Orama's save() state in sections of bounded size: the serializer's own bookkeeping grows
- * with what it is given, so per-document parts are cut into slices of a few thousand.
+ * Orama's save() state (split by saveState) in sections of bounded size: the serializer's own
+ * bookkeeping grows with what it is given, so per-document parts are cut into slices of a few
+ * thousand. The index section holds the index with an empty frequency map per property; each
+ * property's map goes in "freq" slices, an empty one in none.
  */
-function* stateSections(db: AnyOrama): Generator<Section> {
-  const raw = saveWithoutVectors(db) as { internalDocumentIDStore: unknown; index: Record<string, unknown>; docs: { docs: Record<string, unknown>; count: number }; [k: string]: unknown };
-  const { internalDocumentIDStore, index, docs, ...others } = raw;
-  const { frequencies, ...indexRest } = index as { frequencies: Record<string, Record<string, unknown>> };
-  yield { kind: "ids", value: internalDocumentIDStore };
-  // Each property's frequency map goes in slices below, and an empty one in none: the index
-  // section keeps an empty map per property, so an index saved with no documents loads with
-  // the same shape as a new one (Orama's insert() writes into frequencies[prop] and crashed).
-  const shells = Object.fromEntries(Object.keys(frequencies).map((prop) => [prop, {}]));
-  yield { kind: "index", value: { index: { ...indexRest, frequencies: shells }, others, docCount: docs.count } };
+function* stateSections(o: Orama): Generator<Section> {
+  const { ids, index, frequencies, docs, docCount, others } = saveState(o);
+  yield { kind: "ids", value: ids };
+  yield { kind: "index", value: { index, others, docCount } };
   for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
-  for (const slice of slices(docs.docs)) yield { kind: "docs", value: slice };
+  for (const slice of slices(docs)) yield { kind: "docs", value: slice };
 }
 
 function* slices(record: Record<string, unknown>): Generator<Record<string, unknown>> {
@@ -661,37 +641,19 @@ function* slices(record: Record<string, unknown>): Generator<Record<string, unkn
 }
 
 /** The reverse of stateSections. */
-function joinSections(kinds: Section["kind"][], values: unknown[]): unknown {
+function joinSections(kinds: Section["kind"][], values: unknown[]): SavedState {
   let ids: unknown;
-  let head = { index: {} as Record<string, unknown>, others: {} as Record<string, unknown>, docCount: 0 };
-  const slices: { prop: string; slice: object }[] = [];
-  const docs: Record<string, unknown> = {};
+  let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
+  const frequencies: SavedState["frequencies"] = {};
+  const docs: SavedState["docs"] = {};
   kinds.forEach((kind, i) => {
     const v = values[i] as never;
     if (kind === "ids") ids = v;
     else if (kind === "index") head = v;
-    else if (kind === "freq") slices.push(v);
+    else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
     else Object.assign(docs, v);
   });
-  const frequencies = (head.index.frequencies ?? {}) as Record<string, Record<string, unknown>>;
-  for (const { prop, slice } of slices) Object.assign((frequencies[prop] ??= {}), slice);
-  return { ...head.others, internalDocumentIDStore: ids, index: { ...head.index, frequencies }, docs: { docs, count: head.docCount } };
-}
-
-/**
- * Orama's save() turns every vector into a plain number[] (at 20k × 768: 700 ms and 360 MB
- * of garbage) that we would throw away: hide the vectors from it while it runs.
- */
-function saveWithoutVectors(db: AnyOrama): unknown {
-  const node = vectorNodeOf(db);
-  if (!node) return save(db);
-  const kept = node.vectors;
-  node.vectors = new Map();
-  try {
-    return save(db);
-  } finally {
-    node.vectors = kept;
-  }
+  return { ids, ...head, frequencies, docs };
 }
 
 /** The Orama state could not be read; the vectors could, and are handed back as a cache. */
@@ -724,24 +686,18 @@ function readVectors(file: IndexFile): { layout: Layout; block: Float32Array; by
   return { layout, block, byContent };
 }
 
-/** Which maps Orama's index holds, per property: what load() must give back for inserts and searches to work. */
-function shapeOf(db: AnyOrama): string {
-  const index = db.data.index as unknown as Record<string, unknown>;
-  const parts = ["indexes", "vectorIndexes", "frequencies", "tokenOccurrences", "fieldLengths", "avgFieldLength"].map((k) => `${k}:${Object.keys((index[k] as object) ?? {}).sort().join(",")}`);
-  return [...parts, `searchable:${[...((index.searchableProperties as string[]) ?? [])].sort().join(",")}`].join(" ");
-}
-
 /**
  * Load an index file. Every part is checked against its CRC-32 before it is decoded. The
  * vector block is read straight into its own Float32Array, so the serialized bytes are
  * garbage once decoded instead of being kept alive by views into one buffer.
  */
-function readIndex(file: IndexFile): { meta: StoreMeta; db: AnyOrama } {
+function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
   const { head, bodyAt, fd } = file;
   const dim = head.meta.dim ?? 0;
   const { layout, block, byContent } = readVectors(file);
-  const db = newDb(head.meta.dim);
-  const shape = shapeOf(db);
+  const { db } = newDb(head.meta.dim);
+  const shape = indexShape(db);
+  let orama: Orama;
   try {
     let at = bodyAt;
     // Each section is checked before it is decoded, and dropped once decoded.
@@ -752,16 +708,17 @@ function readIndex(file: IndexFile): { meta: StoreMeta; db: AnyOrama } {
       if (crc32(bytes) !== head.crc.sections[i]) throw new Error(checksumProblem(["state"]));
       return deserialize(bytes);
     });
-    load(db, joinSections(head.kinds as Section["kind"][], parts) as never);
-    tune(db); // load() replaced the vector index object
-    if (shapeOf(db) !== shape) throw new Error("the search index does not have the shape of a new one");
+    loadState(db, joinSections(head.kinds as Section["kind"][], parts));
+    if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
+    orama = tune(bindOrama<Doc>(db)); // load() replaced the index objects
+
   } catch (e) {
     throw new UnreadableIndex(oneLine(e), byContent);
   }
   if (dim) {
-    const vectors = vectorMapOf(db)!;
+    const vectors = orama.vectors!.vectors;
     for (let i = 0; i < head.vectorCount; i++) vectors.set(layout.vectorIds[i]!, [layout.magnitudes[i]!, block.subarray(i * dim, (i + 1) * dim)]);
   }
   if (count(db) !== head.count) throw new UnreadableIndex("document count does not match the header", byContent);
-  return { meta: { ...head.meta, files: layout.files }, db };
+  return { meta: { ...head.meta, files: layout.files }, orama };
 }

@@ -5,16 +5,10 @@
  * are Orama's own: cosine against every vector (or the ids a `where` filter left), kept when
  * at or above the threshold; Orama still does the filtering, sorting and document fetching.
  */
+import type { VectorNode } from "./orama-internals.ts";
 
-type VectorMap = Map<number, [number, Float32Array]>;
-
-export interface TunableVectorIndex {
-  size: number;
-  vectors: VectorMap;
-  find(vector: Float32Array | number[], similarity: number, whereFiltersIDs?: Iterable<number>): [number, number][];
-}
-
-export function fasterFind(node: TunableVectorIndex): void {
+/** Replace `node`'s find() (the node as orama-internals.ts's vectorNode() checked it). */
+export function fasterFind(node: VectorNode): void {
   node.find = function find(query, similarity, whereFiltersIDs) {
     const q = query instanceof Float32Array ? query : new Float32Array(query);
     const n = this.size;

@@ -1,5 +1,5 @@
 import pkg from "../../package.json" with { type: "json" };
-import { loadContext } from "../core/context.ts";
+import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../core/embedder.ts";
 import { ollamaTimeoutMs } from "../core/ollama-client.ts";
 import { oneLine } from "../core/errors.ts";
@@ -26,30 +26,7 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
     return { systemMessage: `[memsearch v${pkg.version}] config error: ${oneLine(e)}` };
   }
   const { project, config } = ctx;
-  const warnings: string[] = [];
-
-  // Register before looking for a running watch process (see watch-lifetime.ts): it lives as
-  // long as a registered Claude Code process does.
-  if (typeof input.session_id === "string" && input.session_id) {
-    try {
-      const rec = registerSession(project.dataDir, input.session_id);
-      debugLog("session-start", `registered session as claude pid ${rec.pid}`);
-    } catch (e) {
-      warnings.push(`could not register the session: ${oneLine(e)}`);
-    }
-  }
-  try {
-    const w = startWatch(project.dataDir, project.root);
-    debugLog("session-start", w.started ? `started watch pid ${w.pid}` : `watch already running pid ${w.pid}`);
-  } catch (e) {
-    warnings.push(`could not start the watch process: ${oneLine(e)}`);
-  }
-  // Turns a killed drainer left queued are written now, not whenever the next turn ends.
-  try {
-    kickDrainer(ctx);
-  } catch (e) {
-    debugLog("session-start", "could not start the drainer", oneLine(e));
-  }
+  const warnings = startBackground(ctx, input.session_id);
 
   let embedding = "off (BM25 only)";
   const embedder = embedderFor(config, "query");
@@ -90,6 +67,37 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
   const out: HookOutput = { systemMessage: status };
   if (context) out.hookSpecificOutput = { hookEventName: "SessionStart", additionalContext: context };
   return out;
+}
+
+/**
+ * The session on record, the watch process, and a drainer for turns a killed one left queued (they
+ * are written now, not whenever the next turn ends). Returns what the status line must warn about.
+ */
+function startBackground(ctx: Context, sessionId: string | undefined): string[] {
+  const { project } = ctx;
+  const warnings: string[] = [];
+  // Register before looking for a running watch process (see watch-lifetime.ts): it lives as
+  // long as a registered Claude Code process does.
+  if (sessionId) {
+    try {
+      const rec = registerSession(project.dataDir, sessionId);
+      debugLog("session-start", `registered session as claude pid ${rec.pid}`);
+    } catch (e) {
+      warnings.push(`could not register the session: ${oneLine(e)}`);
+    }
+  }
+  try {
+    const w = startWatch(project.dataDir, project.root);
+    debugLog("session-start", w.started ? `started watch pid ${w.pid}` : `watch already running pid ${w.pid}`);
+  } catch (e) {
+    warnings.push(`could not start the watch process: ${oneLine(e)}`);
+  }
+  try {
+    kickDrainer(ctx);
+  } catch (e) {
+    debugLog("session-start", "could not start the drainer", oneLine(e));
+  }
+  return warnings;
 }
 
 /** What the last-session phrase keeps of a request. */

@@ -1,0 +1,210 @@
+/**
+ * Every use of Orama's internals, in one place. Orama's public API (create, insert, remove,
+ * search, count, save, load) is used directly by store.ts; what it does not offer is reached
+ * for here: BM25's per-field statistics, the text field's radix tree, the vector index's
+ * node (its vectors, and its find() that vector-scan.ts replaces), the documents and the
+ * id map, and the layout of save()'s state that the index file is cut into sections by.
+ *
+ * Types come from what Orama exports (Index, RadixNode, VectorIndex, DocumentsStore,
+ * InternalDocumentIDStore, RawData); where it exports none (the vector node's own map), a
+ * narrow interface is declared here. Each object is checked once, when it is obtained
+ * (bindOrama: on creating or loading a database), and the typed references are then kept:
+ * no per-query work. A check that fails throws OramaShapeError naming the field: an Orama
+ * upgrade changed a shape this file depends on (test/unit/orama-internals.test.ts says which).
+ */
+import { save as oramaSave, load as oramaLoad, type AnyOrama, type RawData } from "@orama/orama";
+import type { documentsStore, index as oramaIndex, internalDocumentIDStore } from "@orama/orama/components";
+import type { radix, vector } from "@orama/orama/trees";
+import oramaPackage from "@orama/orama/package.json" with { type: "json" };
+import { OramaShapeError } from "./errors.ts";
+
+type Index = oramaIndex.Index;
+type InternalId = internalDocumentIDStore.InternalDocumentID;
+
+/** The Orama release this file was written against. */
+export const ORAMA_WRITTEN_FOR = "3.1.18";
+
+/** The property names Store indexes (schemaFor in store.ts). */
+export const TEXT_FIELD = "text";
+export const VECTOR_FIELD = "embedding";
+
+/** BM25's statistics, per property: distinct tokens per document, their mean, documents per token. */
+export type Bm25Stats = Pick<Index, "fieldLengths" | "avgFieldLength" | "tokenOccurrences">;
+
+/** BM25's statistics of one property (the per-document and per-token maps Orama updates in place). */
+export interface FieldStats {
+  /** Internal id → distinct tokens the document is indexed under. */
+  lengths: Index["fieldLengths"][string];
+  /** Token → documents indexed under exactly it. A plain object: "constructor" finds Object's own. */
+  docsWithToken: Index["tokenOccurrences"][string];
+  /** Mean distinct tokens per document (Orama replaces the number on every insert, so it is read each time). */
+  avgLength(): number;
+}
+
+/** The radix tree of a string property: find() gives the internal ids of every word a term matches. */
+export type RadixNode = radix.RadixNode;
+
+/** Internal document id → [magnitude, vector]: VectorIndex's own map, private in Orama's types. */
+export type VectorMap = Map<InternalId, [number, Float32Array]>;
+
+/**
+ * Orama's VectorIndex as we use it: its public methods, plus the private map (read for the
+ * embedding cache and swapped out around save()), with find() widened to any iterable of ids
+ * (vector-scan.ts replaces it).
+ */
+export interface VectorNode extends Pick<vector.VectorIndex, "size" | "add" | "remove"> {
+  vectors: VectorMap;
+  find(vector: Float32Array | number[], similarity: number, whereFiltersIDs?: Iterable<InternalId>): vector.SimilarVector[];
+}
+
+/** A database with its internals checked and kept as typed references. D is the document type. */
+export interface BoundOrama<D> {
+  readonly db: AnyOrama;
+  readonly text: FieldStats;
+  readonly textRadix: RadixNode;
+  /** Undefined when the schema has no vector field. */
+  readonly vectors: VectorNode | undefined;
+  /** Internal id → document. */
+  readonly docs: Record<InternalId, D>;
+  /** Document id → internal id. */
+  readonly internalIds: Map<string, InternalId>;
+}
+
+function shapeError(field: string, expected: string): OramaShapeError {
+  return new OramaShapeError(field, expected, ORAMA_WRITTEN_FOR, oramaPackage.version);
+}
+
+const isObject = <T extends object>(v: unknown): v is T => typeof v === "object" && v !== null;
+const isFunction = (v: unknown): v is (...args: never[]) => unknown => typeof v === "function";
+
+/** `v` checked to be an object, typed as Orama declares it. */
+function checkObject<T extends object>(v: unknown, path: string): T {
+  if (!isObject<T>(v)) throw shapeError(path, "an object");
+  return v;
+}
+/** `obj[key]` checked to be an object, typed as Orama declares it. */
+function objectAt<T extends object>(obj: unknown, key: string, path: string): T {
+  return checkObject<T>(isObject<Record<string, unknown>>(obj) ? obj[key] : undefined, `${path}.${key}`);
+}
+function methodsAt(obj: object, path: string, ...names: string[]): void {
+  for (const name of names) if (!isFunction((obj as Record<string, unknown>)[name])) throw shapeError(`${path}.${name}`, "a function");
+}
+
+/** The index store as Orama's index component makes it (its own Index type, not AnyIndexStore). */
+function indexOf(db: AnyOrama): Index {
+  return objectAt<Index>(objectAt(db, "data", "db"), "index", "db.data");
+}
+
+export function bm25Stats(db: AnyOrama): Bm25Stats {
+  const index = indexOf(db);
+  for (const key of ["fieldLengths", "avgFieldLength", "tokenOccurrences"] as const) objectAt(index, key, "db.data.index");
+  return index;
+}
+
+export function fieldStats(db: AnyOrama, field = TEXT_FIELD): FieldStats {
+  const stats = bm25Stats(db);
+  const lengths = objectAt<FieldStats["lengths"]>(stats.fieldLengths, field, "db.data.index.fieldLengths");
+  const docsWithToken = objectAt<FieldStats["docsWithToken"]>(stats.tokenOccurrences, field, "db.data.index.tokenOccurrences");
+  const averages: Partial<Bm25Stats["avgFieldLength"]> = stats.avgFieldLength;
+  return { lengths, docsWithToken, avgLength: () => averages[field] ?? 0 };
+}
+
+export function textRadix(db: AnyOrama, field = TEXT_FIELD): RadixNode {
+  const tree = objectAt<Index["indexes"][string]>(objectAt(indexOf(db), "indexes", "db.data.index"), field, "db.data.index.indexes");
+  const node = objectAt<RadixNode>(tree, "node", `db.data.index.indexes.${field}`);
+  if (tree.type !== "Radix") throw shapeError(`db.data.index.indexes.${field}.type`, "'Radix'");
+  methodsAt(node, `db.data.index.indexes.${field}.node`, "find");
+  return node;
+}
+
+/** The vector index node of `field`, undefined when the schema has none. */
+export function vectorNode(db: AnyOrama, field = VECTOR_FIELD): VectorNode | undefined {
+  const vectorIndexes = objectAt<Index["vectorIndexes"]>(indexOf(db), "vectorIndexes", "db.data.index");
+  if (!(field in vectorIndexes)) return undefined;
+  const path = `db.data.index.vectorIndexes.${field}.node`;
+  const node = objectAt<VectorNode>(vectorIndexes[field], "node", `db.data.index.vectorIndexes.${field}`);
+  if (!(node.vectors instanceof Map)) throw shapeError(`${path}.vectors`, "a Map");
+  if (typeof node.size !== "number") throw shapeError(`${path}.size`, "a number");
+  methodsAt(node, path, "add", "remove", "find");
+  return node;
+}
+
+export function documents<D>(db: AnyOrama): Record<InternalId, D> {
+  return objectAt<Record<InternalId, D>>(objectAt<documentsStore.DocumentsStore>(db.data, "docs", "db.data"), "docs", "db.data.docs");
+}
+
+export function internalIds(db: AnyOrama): Map<string, InternalId> {
+  const map = objectAt<internalDocumentIDStore.InternalDocumentIDStore>(db, "internalDocumentIDStore", "db").idToInternalId;
+  if (!(map instanceof Map)) throw shapeError("db.internalDocumentIDStore.idToInternalId", "a Map");
+  return map;
+}
+
+/**
+ * Check every internal Store uses and keep the typed references. Call again whenever Orama
+ * replaces the objects (load() does).
+ */
+export function bindOrama<D>(db: AnyOrama): BoundOrama<D> {
+  return { db, text: fieldStats(db), textRadix: textRadix(db), vectors: vectorNode(db), docs: documents<D>(db), internalIds: internalIds(db) };
+}
+
+/**
+ * Which maps Orama's index holds, per property: what load() must give back for inserts and
+ * searches to work (a loaded database is compared with a new one).
+ */
+export function indexShape(db: AnyOrama): string {
+  const index = indexOf(db);
+  const maps = { indexes: index.indexes, vectorIndexes: index.vectorIndexes, frequencies: index.frequencies, tokenOccurrences: index.tokenOccurrences, fieldLengths: index.fieldLengths, avgFieldLength: index.avgFieldLength };
+  const parts = Object.entries(maps).map(([k, m]) => `${k}:${Object.keys(m ?? {}).sort().join(",")}`);
+  return [...parts, `searchable:${[...(index.searchableProperties ?? [])].sort().join(",")}`].join(" ");
+}
+
+/**
+ * save()'s state, split the way the index file stores it: the id map; the index without its
+ * per-document frequency maps (an empty map kept per property, so an index saved with no
+ * documents loads with the shape of a new one: Orama's insert() writes into frequencies[prop]);
+ * those frequency maps; the documents and their count; the rest (sorting, pinning, language).
+ */
+export interface SavedState {
+  ids: unknown;
+  index: Record<string, unknown>;
+  frequencies: Record<string, Record<string, unknown>>;
+  docs: Record<string, unknown>;
+  docCount: number;
+  /** save()'s other parts (sorting, pinning, language), as they are. */
+  others: Omit<RawData, "internalDocumentIDStore" | "index" | "docs">;
+}
+
+/**
+ * Orama's save() state, split. save() turns every vector into a plain number[] (at 20k × 768:
+ * 700 ms and 360 MB of garbage) that the file does not want: the vectors are hidden from it
+ * while it runs (the file stores them as one Float32 block).
+ */
+export function saveState(o: Pick<BoundOrama<unknown>, "db" | "vectors">): SavedState {
+  const { internalDocumentIDStore: ids, index, docs, ...others } = saveWithoutVectors(o);
+  if (ids === undefined) throw shapeError("save().internalDocumentIDStore", "present");
+  const { frequencies, ...indexRest } = checkObject<Index>(index, "save().index");
+  checkObject(frequencies, "save().index.frequencies");
+  const docStore = checkObject<documentsStore.DocumentsStore>(docs, "save().docs");
+  const docRecord = objectAt<Record<string, unknown>>(docStore, "docs", "save().docs");
+  if (typeof docStore.count !== "number") throw shapeError("save().docs.count", "a number");
+  const shells = Object.fromEntries(Object.keys(frequencies).map((prop) => [prop, {}]));
+  return { ids, index: { ...indexRest, frequencies: shells }, frequencies, docs: docRecord, docCount: docStore.count, others };
+}
+
+function saveWithoutVectors({ db, vectors: node }: Pick<BoundOrama<unknown>, "db" | "vectors">): RawData {
+  if (!node) return oramaSave(db);
+  const kept = node.vectors;
+  node.vectors = new Map();
+  try {
+    return oramaSave(db);
+  } finally {
+    node.vectors = kept;
+  }
+}
+
+/** The reverse of saveState: load the split state into `db` (replacing its index objects: bind again). */
+export function loadState(db: AnyOrama, s: SavedState): void {
+  const frequencies = { ...(isObject<Record<string, Record<string, unknown>>>(s.index.frequencies) ? s.index.frequencies : {}) };
+  for (const [prop, perDoc] of Object.entries(s.frequencies)) frequencies[prop] = Object.assign(frequencies[prop] ?? {}, perDoc);
+  oramaLoad(db, { ...s.others, internalDocumentIDStore: s.ids, index: { ...s.index, frequencies }, docs: { docs: s.docs, count: s.docCount } });
+}

@@ -1,0 +1,158 @@
+/**
+ * The shapes of Orama's internals that memsearch depends on (src/core/orama-internals.ts).
+ * When an Orama upgrade fails here, the message names the field that moved: fix it in
+ * orama-internals.ts, nowhere else.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { save as oramaSave, type AnyOrama } from "@orama/orama";
+import { OramaShapeError } from "../../src/core/errors.ts";
+import { bindOrama, bm25Stats, documents, fieldStats, indexShape, internalIds, saveState, textRadix, vectorNode, type BoundOrama } from "../../src/core/orama-internals.ts";
+import { Store } from "../../src/core/store.ts";
+import { stem } from "../../src/core/tokenizer.ts";
+import type { StoredChunk } from "../../src/core/types.ts";
+
+function chunk(id: string, content: string): StoredChunk {
+  return { chunkHash: id, contentHash: "c" + id, source: "/p/a.md", content, heading: content.split("\n")[0]!, headingLevel: 2, startLine: 1, endLine: 3 };
+}
+
+/** A Store of three chunks, two with vectors, and the Orama database inside it. */
+function built(dim: number | null = 4): { store: Store; dir: string; o: BoundOrama<{ id: string }> } {
+  const dir = mkdtempSync(join(tmpdir(), "ms-orama-"));
+  const store = Store.empty(dir, "m", dim);
+  const vectors = new Map([
+    ["ca", new Float32Array([1, 0, 0, 0])],
+    ["cb", new Float32Array([0, 1, 0, 0])],
+  ]);
+  store.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, [chunk("a", "## Redis\nredis cache"), chunk("b", "## Deploy\nkubernetes rollout"), chunk("c", "## Notes\nredis again, no vector")], (h) => vectors.get(h));
+  return { store, dir, o: bindOrama<{ id: string }>(dbOf(store)) };
+}
+
+/** The Orama database inside a Store (private: as store.test.ts reaches it). */
+function dbOf(store: Store): AnyOrama {
+  return (store as unknown as { db: AnyOrama }).db;
+}
+
+/** Every way Store obtains the internals, from a new database and from one loaded from disk. */
+function databases(): [string, AnyOrama][] {
+  const { store, dir, o } = built();
+  store.save();
+  const loaded = Store.open(dir, "m").store;
+  return [
+    ["created", o.db],
+    ["loaded", dbOf(loaded)],
+  ];
+}
+
+describe("Orama internals", () => {
+  for (const [how, db] of databases()) {
+    describe(how, () => {
+      test("the text radix tree finds the internal ids of a term's words", () => {
+        const ids = internalIds(db);
+        const found = textRadix(db).find({ term: stem("redis"), exact: false, tolerance: 0 });
+        const all = Object.values(found).flat().sort();
+        expect(all).toEqual([ids.get("a")!, ids.get("c")!].sort());
+      });
+
+      test("BM25 statistics hold the per-field maps", () => {
+        const stats = bm25Stats(db);
+        const ids = internalIds(db);
+        expect(typeof stats.fieldLengths.text![ids.get("a")!]).toBe("number");
+        expect(stats.tokenOccurrences.text![stem("redis")]).toBe(2);
+        expect(stats.avgFieldLength.text).toBeGreaterThan(0);
+        const text = fieldStats(db);
+        expect(text.lengths).toBe(stats.fieldLengths.text!);
+        expect(text.docsWithToken[stem("kubernetes")]).toBe(1);
+        expect(text.avgLength()).toBe(stats.avgFieldLength.text!);
+      });
+
+      test("the vector node has what fasterFind patches and Store reads", () => {
+        const node = vectorNode(db)!;
+        const ids = internalIds(db);
+        expect(node.size).toBe(4);
+        expect(node.vectors).toBeInstanceOf(Map);
+        expect([...node.vectors.keys()].sort()).toEqual([ids.get("a")!, ids.get("b")!].sort());
+        const [magnitude, v] = node.vectors.get(ids.get("b")!)!;
+        expect(magnitude).toBe(1);
+        expect(v).toBeInstanceOf(Float32Array);
+        expect(typeof node.add).toBe("function");
+        expect(typeof node.remove).toBe("function");
+        expect(node.find(new Float32Array([0, 1, 0, 0]), 0.5)).toEqual([[ids.get("b")!, 1]]);
+      });
+
+      test("documents and the id map", () => {
+        const docs = documents<{ id: string }>(db);
+        const ids = internalIds(db);
+        expect(docs[ids.get("c")!]!.id).toBe("c");
+        expect(Object.keys(docs)).toHaveLength(3);
+      });
+
+      test("save() state has the sections the index file is split on", () => {
+        const raw = oramaSave(db);
+        expect(Object.keys(raw).sort()).toEqual(["docs", "index", "internalDocumentIDStore", "language", "pinning", "sorting"]);
+        const s = saveState(bindOrama(db));
+        expect(Object.keys(s.others).sort()).toEqual(["language", "pinning", "sorting"]);
+        expect(s.docCount).toBe(3);
+        expect(Object.keys(s.docs)).toHaveLength(3);
+        expect(Object.keys(s.frequencies)).toEqual(["text"]);
+        // The index keeps an empty frequency map per property; the vectors are left out of it.
+        expect(s.index.frequencies).toEqual({ text: {} });
+        expect(s.index.vectorIndexes).toEqual({ embedding: { size: 4, vectors: [] } });
+        // ...and put back afterwards.
+        expect(vectorNode(db)!.vectors.size).toBe(2);
+      });
+
+      test("the index shape names every map per property", () => {
+        expect(indexShape(db)).toBe("indexes:source,text vectorIndexes:embedding frequencies:text tokenOccurrences:text fieldLengths:text avgFieldLength:text searchable:embedding,source,text");
+      });
+    });
+  }
+
+  test("no vector field: no vector node", () => {
+    const { o } = built(null);
+    expect(o.vectors).toBeUndefined();
+    expect(vectorNode(o.db)).toBeUndefined();
+  });
+
+  // An Orama upgrade that renames a field must fail here, naming it, not somewhere in a search.
+  const renames: [string, (db: AnyOrama) => void, string][] = [
+    ["fieldLengths", (db) => delete (db.data.index as unknown as Record<string, unknown>).fieldLengths, "db.data.index.fieldLengths"],
+    ["tokenOccurrences.text", (db) => delete (db.data.index as unknown as { tokenOccurrences: Record<string, unknown> }).tokenOccurrences.text, "db.data.index.tokenOccurrences.text"],
+    ["the radix find()", (db) => {
+        (db.data.index as unknown as { indexes: Record<string, { node: Record<string, unknown> }> }).indexes.text!.node.find = undefined;
+      },
+      "db.data.index.indexes.text.node.find"],
+    ["the vector map", (db) => delete (db.data.index.vectorIndexes.embedding!.node as unknown as Record<string, unknown>).vectors, "db.data.index.vectorIndexes.embedding.node.vectors"],
+    ["the id map", (db) => delete (db.internalDocumentIDStore as unknown as Record<string, unknown>).idToInternalId, "db.internalDocumentIDStore.idToInternalId"],
+    ["the documents", (db) => delete (db.data.docs as unknown as Record<string, unknown>).docs, "db.data.docs.docs"],
+  ];
+  for (const [what, damage, field] of renames) {
+    test(`a renamed field fails loudly with OramaShapeError: ${what}`, () => {
+      const { o } = built();
+      damage(o.db);
+      let thrown: unknown;
+      try {
+        bindOrama(o.db);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(OramaShapeError);
+      expect((thrown as OramaShapeError).field).toBe(field);
+      expect((thrown as Error).message).toContain(field);
+      expect((thrown as Error).message).toContain("the Orama version changed");
+    });
+  }
+
+  test("a changed save() state fails loudly with OramaShapeError", () => {
+    const { o } = built();
+    const original = o.db.index.save;
+    o.db.index.save = ((index) => {
+      const { frequencies: _, ...rest } = original(index) as Record<string, unknown>;
+      return rest;
+    }) as typeof original;
+    expect(() => saveState(o)).toThrow(OramaShapeError);
+    expect(() => saveState(o)).toThrow("save().index.frequencies");
+  });
+});
