@@ -94,7 +94,9 @@ describe("parameters are checked before anything is read", () => {
   });
 
   test("a transcript the hub did not point to is never read, even when it exists", async () => {
-    const r = await get<{ error: string }>(data, "/api/transcript", { path: transcript, turn: "7a1e0c55" });
+    // A hub of its own: another test's note view may have pointed this one's at the transcript.
+    const fresh = HubData.open({ allProjects: false, cwd: root, env });
+    const r = await get<{ error: string }>(fresh, "/api/transcript", { path: transcript, turn: "7a1e0c55" });
     expect(r.status).toBe(404);
     expect(r.body.error).toContain("unknown transcript");
   });
