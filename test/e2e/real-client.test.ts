@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { stagePlugin } from "../../scripts/install-plugin-bin.ts";
 import { anchorsIn } from "../../src/core/anchor.ts";
 import { startMockApi, type MockApi } from "../helpers/anthropic-mock.ts";
@@ -262,6 +262,24 @@ describe("memsearch with the real Claude Code", () => {
     // Our own injected context never became a conversation hit.
     expect(output).not.toContain("Recent memory (memsearch)");
     turns.push({ session: "recall-tool", codeword: "", prompt, reply: "" });
+    await allNoted();
+  }, SCENARIO_MS + 180_000);
+
+  test("the plugin's /memsearch:projects in the real client: its text reaches the model, and the `memsearch projects` it asks for lists this project", async () => {
+    await scenario();
+    // The command's own words, so a match means the client expanded our plugin's command file.
+    api.script.rules = [{ match: "Run `memsearch projects`", times: 1, reply: { type: "bash", command: "memsearch projects", description: "List projects" } }];
+    const earlier = api.main().length;
+    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: "/memsearch:projects", env, args: ["--allowedTools", "Bash"] });
+    runIds.push(r.runId);
+    debugFiles.push(r.debugFile!);
+    expect(r.exitCode).toBe(0);
+    const followUp = api.main().slice(earlier).find((q) => q.toolResults.some((t) => t.output.includes(project)));
+    expect(followUp).toBeDefined();
+    const listed = followUp!.toolResults.find((t) => t.output.includes(project))!;
+    expect(listed.isError).toBe(false);
+    // SessionStart recorded the project; its notes so far are counted.
+    expect(listed.output).toMatch(new RegExp(`${basename(project)}\\s+${project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s+\\d+ notes?`));
     await allNoted();
   }, SCENARIO_MS + 180_000);
 
