@@ -10,6 +10,7 @@ export const MAX_QUERY = 500;
 export const MAX_PAGE = 200;
 const PROJECT_ID = /^[0-9a-f]{12}$/;
 const CHUNK = /^[0-9a-f]{4,64}$/;
+const DAY = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 type Params = URLSearchParams;
 
@@ -67,6 +68,8 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
         return json(await data.overview());
       case "/api/timeline":
         return json(await data.timeline(project(q), int(q, "offset", 0, 100_000_000, 0), int(q, "limit", 1, MAX_PAGE, 40)));
+      case "/api/day":
+        return json(data.day(matching(q, "date", DAY, "a day (YYYY-MM-DD)")));
       case "/api/search": {
         const query = need(q, "q").trim();
         if (!query) throw new UsageError("q is required");

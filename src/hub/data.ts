@@ -25,7 +25,7 @@ import { dailyFiles, localDay, noteDate, notesIn, type JournalNote } from "../me
 import { sanitize } from "../memory/redact.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import { clip } from "../core/text.ts";
-import type { NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView } from "./types.ts";
+import type { NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView, DayPage } from "./types.ts";
 
 export interface HubOptions {
   /** Every project of the registry, not only the one the hub was started in. */
@@ -54,6 +54,7 @@ const TURN_TEXT_CHARS = 8_000;
 const TOOL_OUTPUT_CHARS = 1_500;
 const OLLAMA_CACHE_MS = 30_000;
 const MAX_CACHED_STORES = 2;
+const DAY_NOTES = 500;
 
 export const DAILY_FILE = /^\d{4}-\d{2}-\d{2}\.md$/;
 
@@ -250,6 +251,27 @@ export class HubData {
       offset,
       notes: notes.slice(offset, offset + limit).map((n) => noteItem(p.id, n)),
     };
+  }
+
+  /** A day's notes in every project in view, newest first within each project. */
+  day(date: string): DayPage {
+    const groups: DayPage["groups"] = [];
+    let total = 0;
+    let previous: string | null = null;
+    let next: string | null = null;
+    for (const p of this.list) {
+      const notes = this.notes(p);
+      const mine = notes.filter((n) => n.day === date);
+      for (const n of notes) {
+        if (n.day < date && (previous === null || n.day > previous)) previous = n.day;
+        if (n.day > date && (next === null || n.day < next)) next = n.day;
+      }
+      if (!mine.length) continue;
+      const room = Math.max(0, DAY_NOTES - groups.reduce((k, g) => k + g.notes.length, 0));
+      total += mine.length;
+      groups.push({ project: p.id, projectName: p.name, notes: mine.slice(0, room).map((n) => noteItem(p.id, n)) });
+    }
+    return { date, total, groups, previous, next };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -72,6 +72,17 @@ export interface TimelinePage {
   notes: NoteItem[];
 }
 
+/** One day's notes over the projects in view (a heatmap or bar click), and the active days around it. */
+export interface DayPage {
+  date: string;
+  total: number;
+  /** Notes past the display limit are counted in `total`, not sent. */
+  groups: { project: string; projectName: string; notes: NoteItem[] }[];
+  /** The nearest days with notes before and after, for stepping through them. */
+  previous: string | null;
+  next: string | null;
+}
+
 export interface SearchHit {
   /** Notes are opened by chunk; a conversation-only hit by its transcript turn. */
   project: string | null;

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { heatmapLayout, longDay } from "../../src/hub/client/charts.ts";
 import type { Overview, SearchPage } from "../../src/hub/types.ts";
@@ -314,6 +314,48 @@ describe("memsearch hub: the page in Chromium", () => {
     await page.keyboard.press("Escape");
   });
 
+  test("a heatmap day opens that day's notes (click or Enter), with steps to the active days around it", async () => {
+    await start();
+    const active = Object.keys(days).sort();
+    const busy = active.filter((d) => days[d] === 7).at(-1)!;
+    await page.click(`rect[data-date="${busy}"]`);
+    await page.waitForSelector(".timeline .day");
+    expect(page.url()).toEndWith(`#/day/${busy}`);
+    expect(await page.locator("h1").innerText()).toBe(longDay(busy));
+    const listed = await page.locator("button.note").evaluateAll((els) => els.map((e) => e.getAttribute("data-file")));
+    expect(listed).toEqual(Array(7).fill(`${busy}.md`));
+    await shot("day-1280.png", `A heatmap day opened: the ${days[busy]} notes of ${busy}, newest first, with links to the days with notes before and after`);
+    // The earlier-day link skips the quiet days.
+    const earlier = active[active.indexOf(busy) - 1]!;
+    await page.click('a[data-day-link="prev"]');
+    await page.waitForFunction((d) => location.hash === `#/day/${d}`, earlier);
+    await page.waitForSelector(`button.note[data-file="${earlier}.md"]`);
+    expect(await page.locator("button.note").count()).toBe(days[earlier]!);
+    // A note of the day opens like one of the timeline.
+    await page.locator("button.note").first().click();
+    await page.waitForSelector("dialog#note[open]");
+    expect(await page.locator("#note-body").innerText()).toContain(`(${earlier}, note `);
+    await page.keyboard.press("Escape");
+
+    // From the keyboard: Enter on a focused day with notes; a quiet day does nothing.
+    await start();
+    const quiet = dayBefore(4);
+    expect(days[quiet]).toBeUndefined();
+    await page.locator(`rect[data-date="${quiet}"]`).focus();
+    await page.keyboard.press("Enter");
+    expect(page.url()).not.toContain("#/day/");
+    const today = localDay(new Date());
+    await page.locator(`rect[data-date="${today}"]`).focus();
+    await page.keyboard.press("Enter");
+    await page.waitForSelector(`button.note[data-file="${today}.md"]`);
+    expect(await page.locator("button.note").count()).toBe(days[today]!);
+    expect(await page.locator('a[data-day-link="next"]').count()).toBe(0);
+    // A bar of the week chart opens its day too.
+    await start();
+    await page.click(`svg.week g.bar[data-date="${today}"]`);
+    await page.waitForFunction((d) => location.hash === `#/day/${d}`, today);
+  }, 30_000);
+
   test("a project card opens its timeline: days newest first, 40 notes a page, then more", async () => {
     await openTimeline();
     const dayList = await page.locator(".day").evaluateAll((els) => els.map((e) => e.getAttribute("data-day")));
@@ -493,6 +535,14 @@ describe("memsearch hub: all projects, detached, stopped", () => {
         expect(await pg.locator("a.project", { hasText: "old-project" }).innerText()).toContain("folder gone");
         await pg.screenshot({ path: join(ART, "all-projects.png"), fullPage: true });
         shots.push({ file: "all-projects.png", description: "`memsearch hub --all-projects`: the totals of three registered projects and one card each, the one whose folder is gone marked so" });
+        // A day holds the notes of every project that has some, under the project's name.
+        const both = dayBefore(2);
+        await pg.click(`rect[data-date="${both}"]`);
+        await pg.waitForSelector(".timeline section.day");
+        const groups = await pg.locator(".timeline section.day h2 a").allInnerTexts();
+        expect(groups.sort()).toEqual([basename(other), basename(p.root)].sort());
+        expect(await pg.locator("button.note").count()).toBe(days[both]! + 1);
+        expect(await pg.locator("p.muted", { hasText: "in 2 projects" }).innerText()).toBe(`${days[both]! + 1} notes in 2 projects`);
       } finally {
         await browser.close();
       }

@@ -202,14 +202,16 @@ describe("memsearch import", () => {
   });
 
   test("the progress bar shows on a terminal", async () => {
-    if (!Bun.which("script")) return;
     const fresh = setup();
     const want = await expectedTurns(fresh);
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...process.env, ...fresh.env })) if (v !== undefined) env[k] = v;
-    const proc = Bun.spawn(["script", "-qec", `${BIN} import`, "/dev/null"], { cwd: fresh.root, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    const out = await new Response(proc.stdout).text();
-    await proc.exited;
+    // Bun's own pseudo-terminal: the binary's stderr is a TTY, as in a person's shell.
+    let out = "";
+    const decoder = new TextDecoder();
+    const proc = Bun.spawn([BIN, "import"], { cwd: fresh.root, env, terminal: { cols: 120, rows: 40, data: (_t, d) => void (out += decoder.decode(d, { stream: true })) } });
+    expect(await proc.exited).toBe(0);
+    proc.terminal!.close();
     expect(out).toMatch(/importing \d+\/\d+ turns \(\d+ sessions? left\)/);
     expect(out).toContain(`importing ${want.uuids.size}/${want.uuids.size} turns (0 sessions left)`);
   });

@@ -12,7 +12,7 @@ import { peekIndex } from "../../src/core/index-file.ts";
 import { appendTurnNote } from "../../src/memory/journal.ts";
 import { handleApi } from "../../src/hub/api.ts";
 import { HubData } from "../../src/hub/data.ts";
-import type { NoteView, Overview, SearchPage, TimelinePage, TurnView } from "../../src/hub/types.ts";
+import type { DayPage, NoteView, Overview, SearchPage, TimelinePage, TurnView } from "../../src/hub/types.ts";
 import { REPO } from "../helpers/cli.ts";
 import { appendTurn } from "../fault/transcript.ts";
 
@@ -77,6 +77,9 @@ describe("parameters are checked before anything is read", () => {
     ["/api/note", { project: "PROJECT", file: "2026-11-20.md", line: 2 }, 404, /no note at/],
     ["/api/note", { project: "PROJECT", chunk: "0000000000000000" }, 404, /not found/i],
     ["/api/transcript", { path: "/etc/passwd", turn: "x" }, 400, /\.jsonl/],
+    ["/api/day", {}, 400, /date is required/],
+    ["/api/day", { date: "2026-13-01" }, 400, /a day \(YYYY-MM-DD\)/],
+    ["/api/day", { date: "../2026-11-20" }, 400, /a day/],
     ["/api/nothing", {}, 404, /no such endpoint/],
   ];
   for (const [path, params, status, message] of bad) {
@@ -137,6 +140,19 @@ describe("data", () => {
     expect(last.notes.map((n) => n.bullets[0])).toEqual(["bulk note number 2", "bulk note number 1", "bulk note number 0"]);
   });
 
+  test("a day: its notes newest first, the active days around it, nothing from other days", async () => {
+    const d = (await get<DayPage>(data, "/api/day", { date: "2026-11-20" })).body;
+    expect(d).toMatchObject({ date: "2026-11-20", total: 4, previous: "2026-11-10", next: "2026-11-21" });
+    expect(d.groups.map((g) => g.project)).toEqual([projectId]);
+    expect(d.groups[0]!.notes.map((n) => n.time)).toEqual(["14:30", "09:47", "09:12", "07:00"]);
+    expect(d.groups[0]!.notes.every((n) => n.day === "2026-11-20" && n.file === "2026-11-20.md")).toBe(true);
+    const newest = (await get<DayPage>(data, "/api/day", { date: "2026-11-22" })).body;
+    expect(newest).toMatchObject({ total: 2, previous: "2026-11-21", next: null });
+    expect(JSON.stringify(newest)).not.toContain(HAND_PLANTED);
+    const quiet = (await get<DayPage>(data, "/api/day", { date: "2026-11-15" })).body;
+    expect(quiet).toEqual({ date: "2026-11-15", total: 0, groups: [], previous: "2026-11-10", next: "2026-11-20" });
+  });
+
   test("notes and search results are redacted again on the way out", async () => {
     const page = (await get<TimelinePage>(data, "/api/timeline", { project: projectId, limit: 1 })).body;
     expect(page.notes[0]!.bullets[0]).toBe("the deploy token is [REDACTED:github-token]");
@@ -187,5 +203,19 @@ describe("data", () => {
     expect(o.totals).toMatchObject({ notes: 0, chunks: 0, activeDays: 0, avgPerDay: 0 });
     const s = (await get<SearchPage>(d, "/api/search", { q: "anything" })).body;
     expect(s.hits).toEqual([]);
+  });
+
+  test("a day of more notes than a page shows: the newest are sent, all are counted", async () => {
+    const busy = mkdtempSync(join(tmpdir(), "ms-hub-busy-"));
+    mkdirSync(join(busy, ".git"));
+    mkdirSync(join(busy, ".memsearch", "memory"), { recursive: true });
+    let text = "# 2026-10-05\n\n## Session 00:00\n\n";
+    for (let i = 0; i < 520; i++) text += `### ${String(Math.floor(i / 60)).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}\n- imported turn ${i}\n\n`;
+    writeFileSync(join(busy, ".memsearch", "memory", "2026-10-05.md"), text);
+    const d = (await get<DayPage>(HubData.open({ allProjects: false, cwd: busy, env }), "/api/day", { date: "2026-10-05" })).body;
+    expect(d.total).toBe(520);
+    expect(d.groups[0]!.notes).toHaveLength(500);
+    expect(d.groups[0]!.notes[0]!.bullets).toEqual(["imported turn 519"]);
+    expect(d.groups[0]!.notes.at(-1)!.bullets).toEqual(["imported turn 20"]);
   });
 });

@@ -6,7 +6,7 @@
  * (never as HTML), charts are SVG built here, and the only requests go to this server's /api/
  * with the token `memsearch hub` printed.
  */
-import type { NoteView, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView } from "../types.ts";
+import type { DayPage, NoteItem, NoteView, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView } from "../types.ts";
 import { ago, bars, formatBytes, groupByDay, heatmapLayout, lastDays, longDay, plural, type HeatCell } from "./charts.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -249,7 +249,7 @@ function heatmap(o: Overview): HTMLElement {
   const byDate = new Map<string, SVGElement>();
   const svg = s(
     "svg",
-    { viewBox: `0 0 ${width} ${height}`, class: "heatmap", role: "group", "aria-label": `Notes per day over the last 6 months: ${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")}. Arrow keys move between days.` },
+    { viewBox: `0 0 ${width} ${height}`, class: "heatmap", role: "group", "aria-label": `Notes per day over the last 6 months: ${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")}. Arrow keys move between days, Enter opens one.` },
     lay.months.map((m) => s("text", { x: left + m.col * PITCH, y: 11, class: "axis" }, m.label)),
     [1, 3, 5].map((row) => s("text", { x: 0, y: top + row * PITCH + 9, class: "axis" }, ["", "Mon", "", "Wed", "", "Fri", ""][row])),
   );
@@ -263,7 +263,7 @@ function heatmap(o: Overview): HTMLElement {
       rx: 2,
       class: `cell l${c.level}`,
       tabindex: i === cellsByIndex.length - 1 ? 0 : -1,
-      role: "img",
+      role: c.count > 0 ? "button" : "img",
       "aria-label": describeDay(c),
       "data-date": c.date,
       "data-count": c.count,
@@ -273,6 +273,7 @@ function heatmap(o: Overview): HTMLElement {
     r.addEventListener("focus", show);
     r.addEventListener("pointerleave", hideTip);
     r.addEventListener("blur", hideTip);
+    if (c.count > 0) r.addEventListener("click", () => openDay(c.date));
     rects.push(r);
     byDate.set(c.date, r);
     svg.appendChild(r);
@@ -282,6 +283,11 @@ function heatmap(o: Overview): HTMLElement {
     const e = ev as KeyboardEvent;
     const i = rects.indexOf(document.activeElement as unknown as SVGElement);
     if (i < 0) return;
+    if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      if (Number(rects[i]!.getAttribute("data-count")) > 0) openDay(rects[i]!.getAttribute("data-date")!);
+      return;
+    }
     const step: Record<string, number> = { ArrowUp: -1, ArrowDown: 1, ArrowLeft: -7, ArrowRight: 7, Home: -i, End: rects.length - 1 - i };
     const d = step[e.key];
     if (d === undefined) return;
@@ -314,7 +320,7 @@ function weekChart(o: Overview): HTMLElement {
     bs.map((b) =>
       s(
         "g",
-        { class: "bar", "data-date": b.d.date, "data-count": b.d.count },
+        { class: b.d.count ? "bar has-notes" : "bar", "data-date": b.d.date, "data-count": b.d.count, onclick: b.d.count ? () => openDay(b.d.date) : null },
         s("title", {}, describeDay(b.d)),
         s("rect", { x: b.x, y: b.y, width: b.w, height: b.h, rx: 3 }),
         s("text", { x: b.x + b.w / 2, y: Math.max(12, b.y - 4), class: "val" }, b.d.count ? String(b.d.count) : ""),
@@ -390,24 +396,7 @@ async function showProject(id: string): Promise<void> {
           h(
             "ol",
             {},
-            g.items.map((n) => {
-              const idx = k++;
-              return h(
-                "li",
-                {},
-                h(
-                  "button",
-                  { type: "button", class: "note", "data-index": idx, "data-file": n.file, "data-line": n.line, onclick: () => openNote({ project: n.project, file: n.file, line: n.line }) },
-                  h("time", {}, n.time || "—"),
-                  h(
-                    "span",
-                    { class: "note-text" },
-                    n.bullets.length ? n.bullets.slice(0, 3).map((b) => h("span", { class: "bullet" }, inline(b))) : h("span", { class: "bullet muted" }, n.heading),
-                    n.bullets.length > 3 ? h("span", { class: "muted" }, `+${n.bullets.length - 3} more`) : null,
-                  ),
-                ),
-              );
-            }),
+            g.items.map((n) => noteRow(n, k++)),
           ),
         ),
       );
@@ -438,6 +427,66 @@ async function showProject(id: string): Promise<void> {
     h("p", { class: "muted" }, `${plural(p.notes, "note")} · ${p.chunks.toLocaleString("en-US")} chunks indexed · last active ${p.lastActive ? ago(p.lastActive) : "never"}`),
     notes.length ? list : h("p", { class: "empty" }, "No notes yet: they appear after Claude Code turns in this project."),
     more,
+  );
+  focusHeading();
+}
+
+/** One note in a list: its time and first bullets; opens the whole section. */
+function noteRow(n: NoteItem, idx: number): HTMLElement {
+  return h(
+    "li",
+    {},
+    h(
+      "button",
+      { type: "button", class: "note", "data-index": idx, "data-file": n.file, "data-line": n.line, onclick: () => openNote({ project: n.project, file: n.file, line: n.line }) },
+      h("time", {}, n.time || "—"),
+      h(
+        "span",
+        { class: "note-text" },
+        n.bullets.length ? n.bullets.slice(0, 3).map((b) => h("span", { class: "bullet" }, inline(b))) : h("span", { class: "bullet muted" }, n.heading),
+        n.bullets.length > 3 ? h("span", { class: "muted" }, `+${n.bullets.length - 3} more`) : null,
+      ),
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// One day, over the projects in view (a heatmap cell or a bar of the week chart)
+
+function openDay(date: string): void {
+  hideTip();
+  location.hash = `#/day/${date}`;
+}
+
+async function showDay(date: string): Promise<void> {
+  setMain(loading("Loading the day…"));
+  const d = await api<DayPage>("/api/day", { date });
+  document.title = `${longDay(date)} · Memory Hub`;
+  const shown = d.groups.reduce((k, g) => k + g.notes.length, 0);
+  const many = d.groups.length > 1;
+  let k = 0;
+  const step = (to: string | null, label: string, rel: string) =>
+    to ? h("a", { href: `#/day/${to}`, rel, "data-day-link": rel }, label) : h("span", { class: "muted", "aria-hidden": "true" }, label);
+  setMain(
+    h("p", { class: "crumbs" }, h("a", { href: "#/" }, "← Overview")),
+    h("h1", {}, longDay(date)),
+    h("p", { class: "muted" }, `${plural(d.total, "note")}${many ? ` in ${plural(d.groups.length, "project")}` : ""}`),
+    h("nav", { class: "day-steps", "aria-label": "Other days with notes" }, step(d.previous, "← Earlier day", "prev"), step(d.next, "Later day →", "next")),
+    d.total
+      ? h(
+          "div",
+          { class: "timeline" },
+          d.groups.map((g) =>
+            h(
+              "section",
+              { class: "day", "data-project": g.project },
+              many ? h("h2", {}, h("a", { href: `#/project/${encodeURIComponent(g.project)}` }, g.projectName), h("span", { class: "count" }, plural(g.notes.length, "note"))) : null,
+              h("ol", {}, g.notes.map((n) => noteRow(n, k++))),
+            ),
+          ),
+        )
+      : h("p", { class: "empty" }, "No notes on this day."),
+    shown < d.total ? h("p", { class: "muted" }, `${d.total - shown} more not shown: search or a project's timeline reaches them.`) : null,
   );
   focusHeading();
 }
@@ -605,6 +654,7 @@ async function route(): Promise<void> {
   const hash = location.hash.replace(/^#/, "") || "/";
   try {
     if (hash.startsWith("/project/")) await showProject(decodeURIComponent(hash.slice("/project/".length)));
+    else if (hash.startsWith("/day/")) await showDay(decodeURIComponent(hash.slice("/day/".length)));
     else if (hash.startsWith("/search")) {
       const q = new URLSearchParams(hash.slice(hash.indexOf("?") + 1));
       await showSearch(q.get("q") ?? "", q.get("mode") === "recall" ? "recall" : "notes");
