@@ -6,6 +6,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import * as v from "valibot";
 import pkg from "../../package.json" with { type: "json" };
 import { UsageError } from "../core/errors.ts";
 import { atomicWrite, errCode, readTextQuiet } from "../core/fsutil.ts";
@@ -117,21 +118,21 @@ export function startServer(data: HubData, opts: { port?: number } = {}): Starte
   return { info, stop: () => void server.stop(true) };
 }
 
-function checkInfo(v: unknown): HubInfo | undefined {
-  if (!v || typeof v !== "object") return undefined;
-  const o = v as Record<string, unknown>;
-  const ok =
-    Number.isInteger(o.pid) &&
-    Number.isInteger(o.port) &&
-    (o.port as number) > 0 &&
-    (o.port as number) < 65536 &&
-    typeof o.token === "string" &&
-    /^[A-Za-z0-9_-]{16,128}$/.test(o.token) &&
-    typeof o.key === "string" &&
-    typeof o.version === "string" &&
-    typeof o.startedAt === "string";
-  if (!ok) return undefined;
-  return { pid: o.pid as number, port: o.port as number, token: o.token as string, url: `http://${HOST}:${o.port}/?token=${o.token}`, key: o.key as string, version: o.version as string, startedAt: o.startedAt as string };
+/** A hub's record, as another process wrote it: the URL is rebuilt from the checked port and token. */
+const HubRecord = v.object({
+  pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  port: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)),
+  token: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{16,128}$/)),
+  key: v.string(),
+  version: v.string(),
+  startedAt: v.string(),
+});
+
+function checkInfo(value: unknown): HubInfo | undefined {
+  const r = v.safeParse(HubRecord, value);
+  if (!r.success) return undefined;
+  const o = r.output;
+  return { pid: o.pid, port: o.port, token: o.token, url: `http://${HOST}:${o.port}/?token=${o.token}`, key: o.key, version: o.version, startedAt: o.startedAt };
 }
 
 /** The hub serving `key`, if one runs and answers with that key; a stale record is removed. */
@@ -194,7 +195,7 @@ export async function openHub(data: HubData, opts: { port?: number; env?: NodeJS
 export function dropRecord(info: HubInfo, env = process.env): void {
   const file = stateFile(info.key, env);
   try {
-    const v = checkInfo(JSON.parse(readTextQuiet(file) ?? "null"));
-    if (v?.pid === info.pid && v.port === info.port) rmSync(file, { force: true });
+    const rec = checkInfo(JSON.parse(readTextQuiet(file) ?? "null"));
+    if (rec?.pid === info.pid && rec.port === info.port) rmSync(file, { force: true });
   } catch {}
 }

@@ -558,6 +558,36 @@ describe("memsearch hub: all projects, detached, stopped", () => {
     expect((await run(["hub", "--all-projects", "--stop"], { cwd: p.root, env })).stdout).toContain("No Memory Hub is running");
   }, 60_000);
 
+  test("a damaged or stale hub record is not trusted: the next hub starts fresh and replaces it", async () => {
+    const root = mkdtempSync(join(tmpdir(), "ms-hub-record-"));
+    mkdirSync(join(root, ".git"));
+    mkdirSync(join(root, ".memsearch", "memory"), { recursive: true });
+    const first = await startHub([], root);
+    const key = (await api<{ key: string }>(first, "/api/ping")).key;
+    first.proc.kill("SIGINT");
+    await first.proc.exited;
+    const record = join(stateDir, `${key}.json`);
+    try {
+      for (const bad of ["{not json", JSON.stringify({ pid: 1, port: 99999, token: "short", key }), JSON.stringify({ pid: 999999, port: first.port, token: first.token, key, version: "0", startedAt: "x" })]) {
+        writeFileSync(record, bad);
+        const again = await run(["hub", "--stop"], { cwd: root, env });
+        expect(again.code).toBe(0);
+        expect(again.stdout).toContain("No Memory Hub is running");
+        expect(existsSync(record)).toBe(false);
+      }
+      writeFileSync(record, "{not json");
+      const next = await startHub([], root);
+      try {
+        expect(JSON.parse(readFileSync(record, "utf8"))).toMatchObject({ pid: next.proc.pid, port: next.port });
+      } finally {
+        next.proc.kill("SIGINT");
+        await next.proc.exited;
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   test("Ctrl+C stops the hub: exit 0, its record removed, the port closed", async () => {
     // A project of its own: the other tests share the hub of the main one.
     const root = mkdtempSync(join(tmpdir(), "ms-hub-ctrlc-"));

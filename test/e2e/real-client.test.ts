@@ -283,6 +283,36 @@ describe("memsearch with the real Claude Code", () => {
     await allNoted();
   }, SCENARIO_MS + 180_000);
 
+  test("the plugin's /memsearch:hub in the real client: `memsearch hub --detach` returns through the Bash tool, and the hub it started serves this project", async () => {
+    await scenario();
+    api.script.rules = [{ match: "Run `memsearch hub --detach`", times: 1, reply: { type: "bash", command: "memsearch hub --detach --no-open", description: "Start the Memory Hub" } }];
+    const earlier = api.main().length;
+    const stopHub = () => Bun.spawnSync([BIN, "hub", "--stop"], { cwd: project, env: { ...process.env, HOME: home, MEMSEARCH_HOME: undefined }, stdout: "pipe", stderr: "pipe" });
+    try {
+      const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: "/memsearch:hub", env, args: ["--allowedTools", "Bash"] });
+      runIds.push(r.runId);
+      debugFiles.push(r.debugFile!);
+      expect(r.exitCode).toBe(0);
+      // The Bash tool came back (a server holding its output open would have kept it waiting) with the address.
+      const result = api.main().slice(earlier).flatMap((q) => q.toolResults).find((t) => t.output.includes("Memory Hub: "));
+      expect(result).toBeDefined();
+      expect(result!.isError).toBe(false);
+      const url = new URL(/Memory Hub: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(result!.output)![1]!);
+      // This turn's own note is written by then: the hub counts what the markdown holds.
+      await allNoted();
+      const overview = await fetch(new URL(`/api/overview?token=${url.searchParams.get("token")}`, url.origin));
+      expect(overview.status).toBe(200);
+      const o = (await overview.json()) as { projects: { path: string; notes: number }[] };
+      expect(o.projects.map((x) => x.path)).toEqual([project]);
+      expect(o.projects[0]!.notes).toBe(notes().length);
+      expect((await fetch(new URL("/api/overview", url.origin))).status).toBe(401);
+    } finally {
+      const stop = stopHub();
+      expect(stop.stdout.toString()).toContain("Stopped the Memory Hub");
+    }
+    await allNoted();
+  }, SCENARIO_MS + 180_000);
+
   test("Claude Code killed mid-session (no SessionEnd): the turn is noted and the watch process leaves by itself", async () => {
     await scenario();
     const session = startInteractive({ api, projectDir: project, home, pluginDir: plugin, env: { ...env, MEMSEARCH_WATCH_LIVENESS_MS: "1000" }, timeoutMs: 120_000 });
