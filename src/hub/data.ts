@@ -271,7 +271,7 @@ export class HubData {
       total += mine.length;
       groups.push({ project: p.id, projectName: p.name, notes: mine.slice(0, room).map((n) => noteItem(p.id, n)) });
     }
-    return { date, total, groups, previous, next };
+    return { scope: this.scope, date, total, groups, previous, next };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -74,6 +74,8 @@ export interface TimelinePage {
 
 /** One day's notes over the projects in view (a heatmap or bar click), and the active days around it. */
 export interface DayPage {
+  /** With every project in view, each group is named even when it is the only one. */
+  scope: "project" | "all";
   date: string;
   total: number;
   /** Notes past the display limit are counted in `total`, not sent. */

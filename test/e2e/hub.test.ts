@@ -160,7 +160,9 @@ describe("memsearch hub: the server", () => {
 
   test("every /api/ request without the right token is refused; the page's files need none", async () => {
     const base = `http://127.0.0.1:${hub.port}`;
-    for (const path of ["/api/overview", "/api/ping", "/api/search?q=redis", `/api/overview?token=${hub.token.slice(0, -1)}x`, "/api/nope"]) {
+    // One character off (never the same character: a token may end in any of them).
+    const nearly = hub.token.slice(0, -1) + (hub.token.endsWith("x") ? "y" : "x");
+    for (const path of ["/api/overview", "/api/ping", "/api/search?q=redis", `/api/overview?token=${nearly}`, "/api/nope"]) {
       const r = await fetch(base + path);
       expect(r.status).toBe(401);
       expect((await r.json()).error).toContain("token");
@@ -543,6 +545,14 @@ describe("memsearch hub: all projects, detached, stopped", () => {
         expect(groups.sort()).toEqual([basename(other), basename(p.root)].sort());
         expect(await pg.locator("button.note").count()).toBe(days[both]! + 1);
         expect(await pg.locator("p.muted", { hasText: "in 2 projects" }).innerText()).toBe(`${days[both]! + 1} notes in 2 projects`);
+        // With every project in view, a day of one project still names it.
+        const today = localDay(new Date());
+        await pg.click('a[data-day-link="next"]');
+        await pg.waitForFunction((d) => location.hash !== `#/day/${d}`, both);
+        await pg.goto(`${url}#/day/${today}`);
+        await pg.waitForSelector(`button.note[data-file="${today}.md"]`);
+        expect(await pg.locator(".timeline section.day h2 a").allInnerTexts()).toEqual([basename(p.root)]);
+        expect(await pg.locator("p.muted", { hasText: "in 1 project" }).innerText()).toBe(`${days[today]} notes in 1 project`);
       } finally {
         await browser.close();
       }

@@ -150,7 +150,7 @@ describe("data", () => {
     expect(newest).toMatchObject({ total: 2, previous: "2026-11-21", next: null });
     expect(JSON.stringify(newest)).not.toContain(HAND_PLANTED);
     const quiet = (await get<DayPage>(data, "/api/day", { date: "2026-11-15" })).body;
-    expect(quiet).toEqual({ date: "2026-11-15", total: 0, groups: [], previous: "2026-11-10", next: "2026-11-20" });
+    expect(quiet).toEqual({ scope: "project", date: "2026-11-15", total: 0, groups: [], previous: "2026-11-10", next: "2026-11-20" });
   });
 
   test("notes and search results are redacted again on the way out", async () => {

@@ -463,14 +463,14 @@ async function showDay(date: string): Promise<void> {
   const d = await api<DayPage>("/api/day", { date });
   document.title = `${longDay(date)} · Memory Hub`;
   const shown = d.groups.reduce((k, g) => k + g.notes.length, 0);
-  const many = d.groups.length > 1;
+  const named = d.scope === "all";
   let k = 0;
   const step = (to: string | null, label: string, rel: string) =>
     to ? h("a", { href: `#/day/${to}`, rel, "data-day-link": rel }, label) : h("span", { class: "muted", "aria-hidden": "true" }, label);
   setMain(
     h("p", { class: "crumbs" }, h("a", { href: "#/" }, "← Overview")),
     h("h1", {}, longDay(date)),
-    h("p", { class: "muted" }, `${plural(d.total, "note")}${many ? ` in ${plural(d.groups.length, "project")}` : ""}`),
+    h("p", { class: "muted" }, `${plural(d.total, "note")}${named ? ` in ${plural(d.groups.length, "project")}` : ""}`),
     h("nav", { class: "day-steps", "aria-label": "Other days with notes" }, step(d.previous, "← Earlier day", "prev"), step(d.next, "Later day →", "next")),
     d.total
       ? h(
@@ -480,7 +480,7 @@ async function showDay(date: string): Promise<void> {
             h(
               "section",
               { class: "day", "data-project": g.project },
-              many ? h("h2", {}, h("a", { href: `#/project/${encodeURIComponent(g.project)}` }, g.projectName), h("span", { class: "count" }, plural(g.notes.length, "note"))) : null,
+              named ? h("h2", {}, h("a", { href: `#/project/${encodeURIComponent(g.project)}` }, g.projectName), h("span", { class: "count" }, plural(g.notes.length, "note"))) : null,
               h("ol", {}, g.notes.map((n) => noteRow(n, k++))),
             ),
           ),
