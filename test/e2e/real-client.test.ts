@@ -283,6 +283,30 @@ describe("memsearch with the real Claude Code", () => {
     await allNoted();
   }, SCENARIO_MS + 180_000);
 
+  test("the plugin's /memsearch:debug 5 in the real client: the argument reaches the command, and the log it shows is what the real hooks wrote", async () => {
+    await scenario();
+    api.script.rules = [{ match: "Run `memsearch debug --lines N`", times: 1, reply: { type: "bash", command: "memsearch debug --lines 5", description: "Show the debug log" } }];
+    const earlier = api.main().length;
+    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: "/memsearch:debug 5", env, args: ["--allowedTools", "Bash"] });
+    runIds.push(r.runId);
+    debugFiles.push(r.debugFile!);
+    expect(r.exitCode).toBe(0);
+    const asked = api.main().slice(earlier);
+    // Claude Code put the user's argument where the command file says $ARGUMENTS.
+    expect(asked.some((q) => JSON.stringify(q).includes('the user gave in \\"5\\"'))).toBe(true);
+    const result = asked.flatMap((q) => q.toolResults).find((t) => t.output.includes("Debug log: "));
+    expect(result).toBeDefined();
+    expect(result!.isError).toBe(false);
+    const out = result!.output;
+    // The hooks ran with MEMSEARCH_DEBUG=1 and so does the Bash tool: the log is on, and it holds their lines.
+    expect(out).toStartWith("Debug log: on in this environment (MEMSEARCH_DEBUG=1)");
+    const lines = out.slice(out.indexOf("\n\n") + 2).split("\n").filter(Boolean);
+    expect(lines[0]).toMatch(/^Last 5 lines \(newest file: /);
+    expect(lines.slice(1)).toHaveLength(5);
+    expect(lines.slice(1).some((l) => /session-start|user-prompt-submit|stop|drain/.test(l))).toBe(true);
+    await allNoted();
+  }, SCENARIO_MS + 180_000);
+
   test("the plugin's /memsearch:hub in the real client: `memsearch hub --detach` returns through the Bash tool, and the hub it started serves this project", async () => {
     await scenario();
     api.script.rules = [{ match: "Run `memsearch hub --detach`", times: 1, reply: { type: "bash", command: "memsearch hub --detach --no-open", description: "Start the Memory Hub" } }];
@@ -384,7 +408,7 @@ describe("memsearch with the real Claude Code", () => {
     const failed = timings.filter((t) => t.outcome === "failed-to-start" || t.outcome === "timed-out" || t.outcome === "async-cancelled" || (t.status !== undefined && t.status !== 0));
     console.log(
       [
-        `real-client suite: ${INTERACTIVE_SESSIONS} interactive sessions × ${TURNS_PER_SESSION} turns, ${PRINT_SESSIONS} print sessions, ${notes().length} notes for ${turns.length} turns`,
+        `real-client suite: ${INTERACTIVE_SESSIONS} interactive sessions × ${TURNS_PER_SESSION} turns, ${PRINT_SESSIONS} print sessions, ${notes().length} notes so far (${turns.length} turns carried a codeword; slash-command turns add notes of their own)`,
         `summariser requests: ${api.summariser().length}, duration ${Math.round((performance.now() - started) / 1000)} s`,
         ...lines,
       ].join("\n"),
