@@ -67,18 +67,25 @@ export interface Row {
   label: string;
   overall: Scores;
   byCategory: Record<string, Scores>;
+  /** Each question's ranked turn ids, for checking the figures or reading a miss (the --json file only). */
+  perQuestion: { conversation: string; question: string; category: number; evidence: string[]; ranked: string[] }[];
 }
 
 async function evaluate(s: Searcher, conversations: Conversation[], ks: number[], work: string, log: (l: string) => void): Promise<Row> {
   const depth = Math.max(MIN_DEPTH, ...ks);
   const judged: (Judged & { category: number })[] = [];
+  const perQuestion: Row["perQuestion"] = [];
   const started = performance.now();
   for (const conv of conversations) {
     if (!conv.questions.length) continue;
     const dir = mkdtempSync(join(work, `${s.name}-`));
     const open = await s.open(memoryFiles(conv), dir);
     try {
-      for (const q of conv.questions) judged.push({ ranked: await open.search(q.question, depth), relevant: new Set(q.evidence), category: q.category });
+      for (const q of conv.questions) {
+        const ranked = await open.search(q.question, depth);
+        judged.push({ ranked, relevant: new Set(q.evidence), category: q.category });
+        perQuestion.push({ conversation: conv.id, question: q.question, category: q.category, evidence: q.evidence, ranked });
+      }
     } finally {
       open.close();
     }
@@ -86,7 +93,7 @@ async function evaluate(s: Searcher, conversations: Conversation[], ks: number[]
   log(`  ${s.label}: ${judged.length} questions in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const byCategory: Record<string, Scores> = {};
   for (const c of [...new Set(judged.map((j) => j.category))].sort()) byCategory[String(c)] = score(judged.filter((j) => j.category === c), ks);
-  return { name: s.name, label: s.label, overall: score(judged, ks), byCategory };
+  return { name: s.name, label: s.label, overall: score(judged, ks), byCategory, perQuestion };
 }
 
 export function table(rows: Row[], ks: number[]): string {
@@ -117,6 +124,9 @@ async function main(): Promise<number> {
   const questions = conversations.reduce((n, c) => n + c.questions.length, 0);
   const turns = conversations.reduce((n, c) => n + c.sessions.reduce((m, s) => m + s.turns.length, 0), 0);
   log(`${opts.dataset}: ${conversations.length} conversations, ${turns} turns, ${questions} questions (categories 1–4)`);
+  const unknown = conversations.reduce((n, c) => n + c.dropped.unknownEvidence, 0);
+  const unjudged = conversations.reduce((n, c) => n + c.dropped.questionsWithoutEvidence, 0);
+  if (unknown || unjudged) log(`  left out: ${unjudged} answerable question${unjudged === 1 ? "" : "s"} with no evidence turn; ${unknown} evidence id${unknown === 1 ? "" : "s"} naming no turn`);
 
   const searchers: Searcher[] = [
     fts5Searcher({ porter: false, name: "fts5", label: "SQLite FTS5, OR of the question's words" }),
@@ -143,8 +153,12 @@ async function main(): Promise<number> {
   if (opts.json) {
     mkdirSync(resolve(opts.json, ".."), { recursive: true });
     writeFileSync(opts.json, JSON.stringify(result, null, 2) + "\n");
-    log(`wrote ${opts.json}`);
-  } else process.stdout.write(`\n${JSON.stringify(result, null, 2)}\n`);
+    log(`wrote ${opts.json} (with each question's ranked turns)`);
+  } else {
+    // On the terminal the totals only: the per-question lists run to thousands of lines.
+    const totals = { ...result, rows: rows.map(({ perQuestion: _, ...r }) => r) };
+    process.stdout.write(`\n${JSON.stringify(totals, null, 2)}\n`);
+  }
   return 0;
 }
 

@@ -36,6 +36,13 @@ export interface Conversation {
   id: string;
   sessions: Session[];
   questions: Question[];
+  /** What the set held that could not be judged: said, not silently lost. */
+  dropped: {
+    /** Evidence ids naming no turn of the conversation. */
+    unknownEvidence: number;
+    /** Answerable questions left with no evidence turn. */
+    questionsWithoutEvidence: number;
+  };
 }
 
 export interface MemoryFile {
@@ -87,15 +94,19 @@ function conversationOf(raw: unknown, i: number, path: string): Conversation {
   sessions.sort((a, b) => a.n - b.n);
   const ids = new Set(sessions.flatMap((s) => s.turns.map((t) => t.id)));
   const questions: Question[] = [];
+  const dropped = { unknownEvidence: 0, questionsWithoutEvidence: 0 };
   for (const q of c.qa as unknown[]) {
     const qa = q as { question?: unknown; evidence?: unknown; category?: unknown };
     if (!qa || typeof qa.question !== "string" || typeof qa.category !== "number") throw bad("has a qa item without question or category");
     if (!ANSWERABLE.has(qa.category)) continue;
     // A few evidence entries list two ids in one string ("D8:6; D9:17").
-    const evidence = (Array.isArray(qa.evidence) ? qa.evidence : []).flatMap((e) => String(e).split(/[;,]/)).map((e) => e.trim()).filter((e) => ids.has(e));
+    const named = (Array.isArray(qa.evidence) ? qa.evidence : []).flatMap((e) => String(e).split(/[;,]/)).map((e) => e.trim()).filter(Boolean);
+    const evidence = named.filter((e) => ids.has(e));
+    dropped.unknownEvidence += named.length - evidence.length;
     if (evidence.length) questions.push({ question: qa.question, evidence: [...new Set(evidence)], category: qa.category });
+    else dropped.questionsWithoutEvidence++;
   }
-  return { id: typeof c.sample_id === "string" ? c.sample_id : `conversation-${i + 1}`, sessions, questions };
+  return { id: typeof c.sample_id === "string" ? c.sample_id : `conversation-${i + 1}`, sessions, questions, dropped };
 }
 
 function turnOf(raw: unknown, key: string, bad: (what: string) => DatasetError): Turn {

@@ -1,6 +1,7 @@
 /**
  * Ranking metrics over turn ids. A result list may name a turn more than once (a long turn split
- * into several chunks): only its first appearance counts, so a split turn is not a second hit.
+ * into several chunks): only its first appearance counts, so a split turn is not a second hit, but
+ * every result keeps its place, as in the list a user reads.
  */
 
 export interface Judged {
@@ -11,17 +12,6 @@ export interface Judged {
 
 export const NDCG_DEPTH = 10;
 export const MRR_DEPTH = 10;
-
-function firstAppearances(ranked: string[]): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const id of ranked) {
-    if (seen.has(id)) continue;
-    seen.add(id);
-    out.push(id);
-  }
-  return out;
-}
 
 /** A hit at k: one of the top-k results is a relevant turn. */
 export function hitAt(j: Judged, k: number): number {
@@ -35,9 +25,11 @@ export function reciprocalRank(j: Judged, depth = MRR_DEPTH): number {
 
 /** Binary-gain nDCG: each relevant turn found counts once, at the rank it first appears. */
 export function ndcg(j: Judged, depth = NDCG_DEPTH): number {
-  const ranked = firstAppearances(j.ranked.slice(0, depth));
+  const seen = new Set<string>();
   let dcg = 0;
-  ranked.forEach((id, i) => {
+  j.ranked.slice(0, depth).forEach((id, i) => {
+    if (seen.has(id)) return;
+    seen.add(id);
     if (j.relevant.has(id)) dcg += 1 / Math.log2(i + 2);
   });
   let ideal = 0;

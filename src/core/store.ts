@@ -404,10 +404,15 @@ export class Store {
     // term, and the walk of the tree is skipped.
     const exact = this.textStats().df;
     const cap = n * maxShare;
-    const kept = terms.filter((t) => exact(t) <= cap && df(t) <= cap);
+    const counts = new Map<string, number>();
+    for (const t of terms) counts.set(t, exact(t) > cap ? exact(t) : df(t));
+    // A term no chunk holds finds nothing: keeping it alone, and dropping the common ones that
+    // do match, returned no result at all ("what attributes describe John?").
+    const found = terms.filter((t) => counts.get(t)! > 0);
+    if (!found.length) return terms;
+    const kept = found.filter((t) => counts.get(t)! <= cap);
     if (kept.length) return kept;
-    const counts = new Map(terms.map((t) => [t, df(t)]));
-    return [terms.reduce((a, b) => (counts.get(a)! <= counts.get(b)! ? a : b))];
+    return [found.reduce((a, b) => (counts.get(a)! <= counts.get(b)! ? a : b))];
   }
 
   /** Vector candidates above `similarity`. */

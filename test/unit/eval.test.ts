@@ -39,12 +39,15 @@ function write(value: unknown): string {
 
 describe("metrics", () => {
   const j = { ranked: ["a", "b", "b", "c"], relevant: new Set(["c", "x"]) };
-  test("hit at k, reciprocal rank, nDCG with a turn counted once", () => {
+  test("hit at k, reciprocal rank, nDCG: a repeated turn keeps its place and gains nothing", () => {
     expect(hitAt(j, 3)).toBe(0);
     expect(hitAt(j, 4)).toBe(1);
     expect(reciprocalRank(j)).toBeCloseTo(1 / 4);
-    // "b" twice counts once: c is at the 3rd distinct position; ideal has two relevant turns.
-    expect(ndcg(j)).toBeCloseTo(1 / Math.log2(4) / (1 + 1 / Math.log2(3)));
+    // c is 4th in the list as read, as for R@k and MRR; the ideal list has two relevant turns.
+    expect(ndcg(j)).toBeCloseTo(1 / Math.log2(5) / (1 + 1 / Math.log2(3)));
+    // A relevant turn split over two chunks counts once.
+    const split = { ranked: ["c", "c", "a"], relevant: new Set(["c"]) };
+    expect(ndcg(split)).toBeCloseTo(1);
     expect(score([j], [1, 5]).metrics).toMatchObject({ "R@1": 0, "R@5": 1 });
   });
 });
@@ -57,6 +60,8 @@ describe("dataset", () => {
     expect(files.map((f) => f.name)).toEqual(["2023-05-08.md", "2023-05-09.md"]);
     expect(files[0]!.text).toContain("### D1:2\n- Bo: Lovely! What is her name? [shares a photo: a grey kitten on a sofa]\n");
     expect(dayOf("12:09 am on 13 September, 2023")).toBe("2023-09-13");
+    // What cannot be judged is counted: the category-3 question without evidence.
+    expect(c!.dropped).toEqual({ unknownEvidence: 0, questionsWithoutEvidence: 1 });
   });
 
   test("a missing, unreadable or misshapen file is a DatasetError with one line", () => {
@@ -86,6 +91,25 @@ describe("bun run eval", () => {
     const json = JSON.parse(readFileSync(out, "utf8"));
     expect(json.questions).toBe(2);
     expect(json.rows.find((x: { name: string }) => x.name === "memsearch").overall.metrics["R@1"]).toBe(1);
+  }, 60_000);
+
+  test("evidence naming no turn is counted, and said, not silently lost", () => {
+    const qa = [...SAMPLE[0]!.qa, { question: "Where does Bo live?", evidence: ["D9:9", "D1:2"], category: 2 }, { question: "Who is Zed?", evidence: ["D7:1"], category: 2 }];
+    const path = write([{ ...SAMPLE[0], qa }]);
+    const [c] = loadDataset(path);
+    expect(c!.questions.map((q) => q.question)).toEqual(["What did Ana adopt?", "What colour are the kitchen walls?", "Where does Bo live?"]);
+    expect(c!.dropped).toEqual({ unknownEvidence: 2, questionsWithoutEvidence: 2 });
+    const out = join(mkdtempSync(join(tmpdir(), "ms-evalout-")), "r.json");
+    const r = run([path, "--json", out]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr.toString()).toContain("left out: 2 answerable questions with no evidence turn; 2 evidence ids naming no turn");
+    // The file holds each question's ranking, and the figures follow from it.
+    const rows = JSON.parse(readFileSync(out, "utf8")).rows as { name: string; overall: { metrics: Record<string, number> }; perQuestion: { evidence: string[]; ranked: string[] }[] }[];
+    for (const row of rows) {
+      expect(row.perQuestion).toHaveLength(3);
+      const judged = row.perQuestion.map((q) => ({ ranked: q.ranked, relevant: new Set(q.evidence) }));
+      expect(score(judged, [1, 5]).metrics).toEqual(row.overall.metrics);
+    }
   }, 60_000);
 
   test("a missing or malformed dataset: one line on stderr, exit 1", () => {

@@ -123,6 +123,11 @@ describe("selectiveTerms", () => {
     expect(s.selectiveTerms(stems("build", "webpack")).length).toBe(1);
     expect(s.selectiveTerms(stems("kubernetes"))).toEqual(stems("kubernetes"));
     expect(s.searchText(s.selectiveTerms(stems("build", "kubernetes")), 10).length).toBe(3);
+    // A word no chunk holds is no reason to drop the common ones that match: a search still finds something.
+    expect(s.selectiveTerms(stems("build", "zeppelin"))).toEqual(stems("build"));
+    expect(s.searchText(s.selectiveTerms(stems("zeppelin", "webpack", "build")), 10).length).toBe(10);
+    expect(s.selectiveTerms(stems("zeppelin", "kubernetes"))).toEqual(stems("kubernetes"));
+    expect(s.selectiveTerms(stems("zeppelin", "quokka"))).toEqual(stems("zeppelin", "quokka"));
   });
 });
 
