@@ -49,7 +49,7 @@ async function runHub(a: Args): Promise<void> {
     const info = (await server.findRunningHub(data.key)) ?? (await startDetached(a, data.key, server));
     print(`Memory Hub: ${info.url}`);
     notice(`memsearch: the hub runs in the background (pid ${info.pid}); 'memsearch hub --stop${a.allProjects ? " --all-projects" : ""}' stops it`);
-    if (a.open) openBrowser(info.url);
+    if (a.open) openBrowser(info, server);
     return;
   }
 
@@ -57,11 +57,11 @@ async function runHub(a: Args): Promise<void> {
   print(`Memory Hub: ${hub.info.url}`);
   if (hub.reused) {
     notice(`memsearch: a Memory Hub for ${what} is already running (pid ${hub.info.pid}${a.port !== undefined && a.port !== hub.info.port ? `, on port ${hub.info.port}` : ""}); reusing it`);
-    if (a.open) openBrowser(hub.info.url);
+    if (a.open) openBrowser(hub.info, server);
     return;
   }
   notice(`memsearch: serving ${what} on ${server.HOST} only; press Ctrl+C to stop`);
-  if (a.open) openBrowser(hub.info.url);
+  if (a.open) openBrowser(hub.info, server);
   await new Promise<void>((resolve) => {
     const stop = () => {
       hub.stop();
@@ -101,9 +101,15 @@ async function startDetached(a: Args, key: string, server: typeof import("../hub
   throw new MemsearchError(last ? last.replace(/^Error:\s*/, "") : `the hub did not start in time; see ${logFile}`);
 }
 
-/** The page in the user's browser; where none can be started the printed address is enough. */
-function openBrowser(url: string): void {
-  const [cmd, ...args] = process.platform === "darwin" ? ["open", url] : process.platform === "win32" ? ["cmd", "/c", "start", '""', url] : ["xdg-open", url];
+/** The page in the user's browser, by way of its launch page; where none can be started the printed address is enough. */
+function openBrowser(info: import("../hub/server.ts").HubInfo, server: typeof import("../hub/server.ts")): void {
+  let page: string;
+  try {
+    page = server.writeLaunchPage(info);
+  } catch {
+    return notice("memsearch: could not open a browser; open the address above");
+  }
+  const [cmd, ...args] = process.platform === "darwin" ? ["open", page] : process.platform === "win32" ? ["cmd", "/c", "start", '""', page] : ["xdg-open", page];
   try {
     const child = spawn(cmd!, args, { detached: true, stdio: "ignore" });
     child.once("error", () => notice("memsearch: could not open a browser; open the address above"));

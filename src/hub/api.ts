@@ -4,13 +4,14 @@
  */
 import pkg from "../../package.json" with { type: "json" };
 import { MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
-import { DAILY_FILE, type HubData } from "./data.ts";
+import { sanitize } from "../memory/redact.ts";
+import { isDailyFile, isDay } from "../memory/journal.ts";
+import type { HubData } from "./data.ts";
 
 export const MAX_QUERY = 500;
 export const MAX_PAGE = 200;
 const PROJECT_ID = /^[0-9a-f]{12}$/;
 const CHUNK = /^[0-9a-f]{4,64}$/;
-const DAY = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 type Params = URLSearchParams;
 
@@ -38,9 +39,9 @@ function int(q: Params, name: string, min: number, max: number, fallback?: numbe
   return n;
 }
 
-function matching(q: Params, name: string, re: RegExp, what: string): string {
+function matching(q: Params, name: string, ok: RegExp | ((v: string) => boolean), what: string): string {
   const v = need(q, name);
-  if (!re.test(v)) throw new UsageError(`${name} must be ${what}`);
+  if (!(typeof ok === "function" ? ok(v) : ok.test(v))) throw new UsageError(`${name} must be ${what}`);
   return v;
 }
 
@@ -51,7 +52,7 @@ function project(q: Params): string {
 /** A note is named by its chunk (a search hit) or by its daily file and heading line (a timeline entry). */
 function noteRef(q: Params): { chunk: string } | { file: string; line: number } {
   if (q.has("chunk")) return { chunk: matching(q, "chunk", CHUNK, "a chunk hash (hex)").toLowerCase() };
-  return { file: matching(q, "file", DAILY_FILE, "a daily file name (YYYY-MM-DD.md)"), line: int(q, "line", 1, 10_000_000) };
+  return { file: matching(q, "file", isDailyFile, "a daily file name (YYYY-MM-DD.md)"), line: int(q, "line", 1, 10_000_000) };
 }
 
 function json(body: unknown, status = 200): Response {
@@ -69,7 +70,7 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
       case "/api/timeline":
         return json(await data.timeline(project(q), int(q, "offset", 0, 100_000_000, 0), int(q, "limit", 1, MAX_PAGE, 40)));
       case "/api/day":
-        return json(data.day(matching(q, "date", DAY, "a day (YYYY-MM-DD)")));
+        return json(data.day(matching(q, "date", isDay, "a day (YYYY-MM-DD)")));
       case "/api/search": {
         const query = need(q, "q").trim();
         if (!query) throw new UsageError("q is required");
@@ -96,6 +97,7 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
   } catch (e) {
     const status = e instanceof UsageError ? 400 : e instanceof NotFoundError ? 404 : 500;
     if (status === 500 && !(e instanceof MemsearchError) && process.env.MEMSEARCH_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? e}\n`);
-    return json({ error: oneLine(e) }, status);
+    // Errors echo settings and file names: redacted like everything else the page shows.
+    return json({ error: sanitize(oneLine(e)) }, status);
   }
 }

@@ -21,7 +21,7 @@ import { projectsFile, readRegistry, type ProjectEntry } from "../core/projects.
 import { recall } from "../core/recall.ts";
 import type { SearchResponse } from "../core/search.ts";
 import type { StoredChunk } from "../core/types.ts";
-import { dailyFiles, localDay, noteDate, notesIn, type JournalNote } from "../memory/journal.ts";
+import { dailyFiles, isDailyFile, localDay, noteDate, notesIn, type JournalNote } from "../memory/journal.ts";
 import { sanitize } from "../memory/redact.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import { clip } from "../core/text.ts";
@@ -54,9 +54,9 @@ const TURN_TEXT_CHARS = 8_000;
 const TOOL_OUTPUT_CHARS = 1_500;
 const OLLAMA_CACHE_MS = 30_000;
 const MAX_CACHED_STORES = 2;
+/** Notes of one project sent for one day; the rest are counted. */
 const DAY_NOTES = 500;
 
-export const DAILY_FILE = /^\d{4}-\d{2}-\d{2}\.md$/;
 
 const redact = (text: string, max: number) => clip(sanitize(text), max);
 
@@ -172,7 +172,7 @@ export class HubData {
       chunks: summary?.chunks ?? 0,
       lastNote: newest ? [newest.day, newest.time].filter(Boolean).join(" ") : null,
       lastActive,
-      problem: p.problem ?? null,
+      problem: p.problem === undefined ? null : redact(p.problem, 500),
     };
   }
 
@@ -222,17 +222,23 @@ export class HubData {
     const key = `${c["embedding.provider"]}|${c["embedding.host"]}|${c["embedding.model"]}`;
     const hit = this.ollama.get(key);
     if (hit && Date.now() - hit.at < OLLAMA_CACHE_MS) return hit.status;
+    const model = redact(c["embedding.model"], 200);
     const status = (async (): Promise<OllamaStatus> => {
-      const embedder = embedderFor(c, "query");
-      if (!embedder) return { model: c["embedding.model"], host: null, ok: null, detail: "embeddings off: keyword search only" };
-      let host: string | null = null;
+      // A setting the embedder refuses (a bad host, say) is this card's problem, not the page's.
       try {
-        host = resolveOllamaHost(c["embedding.host"], this.env);
-      } catch {}
-      const probe = await embedder.probe(1_500);
-      return probe.ok
-        ? { model: c["embedding.model"], host, ok: true, detail: `answers, ${probe.dim} dimensions` }
-        : { model: c["embedding.model"], host, ok: false, detail: `${probe.reason.message}; keyword search only` };
+        const embedder = embedderFor(c, "query");
+        if (!embedder) return { model, host: null, ok: null, detail: "embeddings off: keyword search only" };
+        let host: string | null = null;
+        try {
+          host = redact(resolveOllamaHost(c["embedding.host"], this.env), 300);
+        } catch {}
+        const probe = await embedder.probe(1_500);
+        return probe.ok
+          ? { model, host, ok: true, detail: `answers, ${probe.dim} dimensions` }
+          : { model, host, ok: false, detail: redact(`${probe.reason.message}; keyword search only`, 500) };
+      } catch (e) {
+        return { model, host: null, ok: false, detail: redact(`${oneLine(e)}; keyword search only`, 500) };
+      }
     })();
     this.ollama.set(key, { at: Date.now(), status });
     return status;
@@ -267,9 +273,9 @@ export class HubData {
         if (n.day > date && (next === null || n.day < next)) next = n.day;
       }
       if (!mine.length) continue;
-      const room = Math.max(0, DAY_NOTES - groups.reduce((k, g) => k + g.notes.length, 0));
       total += mine.length;
-      groups.push({ project: p.id, projectName: p.name, notes: mine.slice(0, room).map((n) => noteItem(p.id, n)) });
+      // Capped per project: one busy project must not hide the others of the day.
+      groups.push({ project: p.id, projectName: p.name, total: mine.length, notes: mine.slice(0, DAY_NOTES).map((n) => noteItem(p.id, n)) });
     }
     return { scope: this.scope, date, total, groups, previous, next };
   }
@@ -319,7 +325,7 @@ export class HubData {
         mode,
         scope: this.scope,
         ranking: res.results.length ? res.mode : null,
-        warnings: res.warning ? [res.warning] : [],
+        warnings: res.warning ? [redact(res.warning, 500)] : [],
         hits: res.results.map((r) => {
           const p = owner.get(r.chunk.chunkHash)!;
           return { project: p.id, projectName: p.name, score: round(r.score), date: dateOfChunk(r.chunk), from: ["note"], note: noteHit(r.chunk), transcript: null };
@@ -350,18 +356,20 @@ export class HubData {
         score: Math.round(r.score * 1e6) / 1e6,
         date: r.date ?? null,
         from: r.from,
-        note: r.note ? { chunk: r.note.chunkHash, source: r.note.source, line: r.note.startLine, heading: r.note.heading, snippet: redact(r.note.snippet, SNIPPET_CHARS) } : null,
+        note: r.note ? { chunk: r.note.chunkHash, source: r.note.source, line: r.note.startLine, heading: redact(r.note.heading, 200), snippet: redact(r.note.snippet, SNIPPET_CHARS) } : null,
         transcript: t ? { path: t.path, turn: t.turn, role: r.transcript?.role ?? "user", snippet: r.transcript ? redact(r.transcript.snippet, SNIPPET_CHARS) : "" } : null,
       };
     });
-    const warnings = [res.notes.warning, ...(res.transcripts.update?.errors ?? []).slice(0, 3).map((e) => `${e.path}: ${e.message}`)].filter((w): w is string => !!w);
+    const warnings = [res.notes.warning, ...(res.transcripts.update?.errors ?? []).slice(0, 3).map((e) => `${e.path}: ${e.message}`)].filter((w): w is string => !!w).map((w) => redact(w, 500));
     return { query, mode, scope: this.scope, ranking: res.notes.mode ?? null, warnings, hits };
   }
 
   /** A chunk of a project, as `memsearch expand` finds it. */
   private async chunk(p: Project, hash: string): Promise<StoredChunk> {
     const ctx = this.context(p);
-    if (!ctx) throw new MemsearchError(`project ${p.name}: ${p.problem}`);
+    if (!ctx) throw new MemsearchError(redact(`project ${p.name}: ${p.problem}`, 500));
+    // Reading would build an index, and so recreate the data folder of a project deleted meanwhile.
+    if (!existsSync(ctx.project.dataDir)) throw new NotFoundError(`no memory left for ${p.name}: its folder is gone`);
     return (await readChunk(ctx, hash, { cache: this.indexes })).chunk;
   }
 
@@ -385,7 +393,7 @@ export class HubData {
       source: x.chunk.source,
       startLine: x.startLine,
       endLine: x.endLine,
-      heading: x.chunk.heading,
+      heading: redact(x.chunk.heading, 200),
       content: redact(x.content, NOTE_CHARS),
       anchor,
       transcriptAvailable: !!anchor && anchor.transcript.endsWith(".jsonl") && isRegularFile(anchor.transcript),
@@ -430,7 +438,7 @@ export class HubData {
         if (it.kind === "user") return { kind: "user" as const, text: redact(it.text, TURN_TEXT_CHARS) };
         if (it.kind === "compaction") return { kind: "compaction" as const };
         const c = it.call;
-        return { kind: "tool" as const, tool: { name: c.name, input: redact(c.input, 500), output: c.output === undefined ? null : redact(c.output, TOOL_OUTPUT_CHARS), isError: c.isError === true } };
+        return { kind: "tool" as const, tool: { name: redact(c.name, 200), input: redact(c.input, 500), output: c.output === undefined ? null : redact(c.output, TOOL_OUTPUT_CHARS), isError: c.isError === true } };
       }),
     };
   }
@@ -472,7 +480,7 @@ function noteHit(c: StoredChunk): NonNullable<SearchHit["note"]> {
 /** A chunk of a daily file is dated by the file, and by its heading's time when it has one. */
 function dateOfChunk(c: StoredChunk): string | null {
   const name = basename(c.source);
-  if (!DAILY_FILE.test(name)) return null;
+  if (!isDailyFile(name)) return null;
   const time = /^\d{1,2}:\d{2}\b/.exec(c.heading)?.[0];
   return time ? `${name.slice(0, 10)} ${time}` : name.slice(0, 10);
 }

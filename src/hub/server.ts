@@ -4,7 +4,7 @@
  * second `memsearch hub` for the same data finds it and reuses it instead of starting another.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, mkdirSync, rmSync } from "node:fs";
+import { fchmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import pkg from "../../package.json" with { type: "json" };
@@ -178,9 +178,8 @@ export async function openHub(data: HubData, opts: { port?: number; env?: NodeJS
       const started = startServer(data, { port: opts.port });
       const file = stateFile(data.key, env);
       try {
-        atomicWrite(file, JSON.stringify(started.info, null, 2) + "\n");
-        // The token is as good as a password to this hub: for the user only.
-        chmodSync(file, 0o600);
+        // The token is as good as a password to this hub: for the user only, from the first byte.
+        atomicWrite(file, JSON.stringify(started.info, null, 2) + "\n", userOnly);
       } catch (e) {
         started.stop();
         throw e;
@@ -196,6 +195,29 @@ export function dropRecord(info: HubInfo, env = process.env): void {
   const file = stateFile(info.key, env);
   try {
     const rec = checkInfo(JSON.parse(readTextQuiet(file) ?? "null"));
-    if (rec?.pid === info.pid && rec.port === info.port) rmSync(file, { force: true });
+    if (rec?.pid === info.pid && rec.port === info.port) {
+      rmSync(file, { force: true });
+      rmSync(launchPageFile(info.key, env), { force: true });
+    }
   } catch {}
+}
+
+const userOnly = (fd: number) => fchmodSync(fd, 0o600);
+
+function launchPageFile(key: string, env = process.env): string {
+  return join(hubDir(env), `${key}.open.html`);
+}
+
+/**
+ * A local page that sends the browser on to the hub. The browser is started with this file, not
+ * the address: a command line is readable by every user of the machine (ps, /proc), the token in
+ * the address would be too, for as long as the browser runs.
+ */
+export function writeLaunchPage(info: HubInfo, env = process.env): string {
+  const file = launchPageFile(info.key, env);
+  const url = info.url.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  const html = `<!doctype html>\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0;url=${url}">\n<title>Memory Hub</title>\n<p><a href="${url}">Open the Memory Hub</a></p>\n`;
+  mkdirSync(hubDir(env), { recursive: true, mode: 0o700 });
+  atomicWrite(file, html, userOnly);
+  return file;
 }

@@ -78,8 +78,8 @@ export interface DayPage {
   scope: "project" | "all";
   date: string;
   total: number;
-  /** Notes past the display limit are counted in `total`, not sent. */
-  groups: { project: string; projectName: string; notes: NoteItem[] }[];
+  /** A project's notes past the display limit are counted in its `total`, not sent. */
+  groups: { project: string; projectName: string; total: number; notes: NoteItem[] }[];
   /** The nearest days with notes before and after, for stepping through them. */
   previous: string | null;
   next: string | null;

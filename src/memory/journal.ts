@@ -146,7 +146,19 @@ export function appendAll(path: string, data: string): void {
 // ---------------------------------------------------------------------------------------------
 // Reading recent memory (SessionStart)
 
-const DAILY = /^\d{4}-\d{2}-\d{2}\.md$/;
+/** A calendar day as `YYYY-MM-DD`: `2026-11-99` has the shape but is no day. */
+export function isDay(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const at = new Date(Date.UTC(y, mo - 1, d));
+  return at.getUTCFullYear() === y && at.getUTCMonth() === mo - 1 && at.getUTCDate() === d;
+}
+
+/** A daily memory file's name: `YYYY-MM-DD.md` of a real day. */
+export function isDailyFile(name: string): boolean {
+  return name.endsWith(".md") && isDay(name.slice(0, -3));
+}
 
 /** Daily files, newest first. */
 export function dailyFiles(memoryDir: string): string[] {
@@ -156,7 +168,7 @@ export function dailyFiles(memoryDir: string): string[] {
   } catch {
     return [];
   }
-  return names.filter((n) => DAILY.test(n)).sort().reverse();
+  return names.filter(isDailyFile).sort().reverse();
 }
 
 export interface RecentMemory {

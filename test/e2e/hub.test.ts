@@ -358,6 +358,48 @@ describe("memsearch hub: the page in Chromium", () => {
     await page.waitForFunction((d) => location.hash === `#/day/${d}`, today);
   }, 30_000);
 
+  test("a week bar with notes is a button: Tab reaches it, Enter opens its day", async () => {
+    await start();
+    const today = localDay(new Date());
+    const bar = page.locator(`svg.week g.bar[data-date="${today}"]`);
+    expect(await bar.getAttribute("role")).toBe("button");
+    await bar.focus();
+    await page.keyboard.press("Enter");
+    await page.waitForFunction((d) => location.hash === `#/day/${d}`, today);
+    await page.waitForSelector(`button.note[data-file="${today}.md"]`);
+    await start();
+    await page.locator(`svg.week g.bar[data-date="${today}"]`).focus();
+    await page.keyboard.press(" ");
+    await page.waitForFunction((d) => location.hash === `#/day/${d}`, today);
+  });
+
+  test("a view that loads after the user went elsewhere does not replace the newer one", async () => {
+    await start();
+    // The overview's data arrives late (Ollama's probe can take a while); the user opens a day meanwhile.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route("**/api/overview*", async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      // Any other address shows the overview: this asks for it again, and it hangs.
+      await page.evaluate(() => (location.hash = "#/overview-again"));
+      await page.waitForSelector(".loading");
+      const today = localDay(new Date());
+      await page.evaluate((d) => (location.hash = `#/day/${d}`), today);
+      await page.waitForSelector(`button.note[data-file="${today}.md"]`);
+      release();
+      await page.waitForLoadState("networkidle");
+      await Bun.sleep(300);
+      expect(await page.locator("h1").innerText()).toBe(longDay(today));
+      expect(await page.locator(".cards").count()).toBe(0);
+    } finally {
+      release();
+      await page.unroute("**/api/overview*");
+    }
+  });
+
   test("a project card opens its timeline: days newest first, 40 notes a page, then more", async () => {
     await openTimeline();
     const dayList = await page.locator(".day").evaluateAll((els) => els.map((e) => e.getAttribute("data-day")));
@@ -566,6 +608,50 @@ describe("memsearch hub: all projects, detached, stopped", () => {
     expect(isAlive(pid)).toBe(false);
     expect(await fetch(`http://127.0.0.1:${h.port}/`).then(() => "answers", () => "gone")).toBe("gone");
     expect((await run(["hub", "--all-projects", "--stop"], { cwd: p.root, env })).stdout).toContain("No Memory Hub is running");
+  }, 60_000);
+
+  test("the browser is started with a launch page, never with the token on its command line", async () => {
+    const root = mkdtempSync(join(tmpdir(), "ms-hub-launch-"));
+    mkdirSync(join(root, ".git"));
+    mkdirSync(join(root, ".memsearch", "memory"), { recursive: true });
+    writeFileSync(join(root, ".memsearch", "memory", `${dayBefore(0)}.md`), `# ${dayBefore(0)}\n\n### 08:00\n- a note to open\n`);
+    // A stand-in for xdg-open that writes down what it was asked to open.
+    const bin = mkdtempSync(join(tmpdir(), "ms-hub-bin-"));
+    const asked = join(bin, "asked");
+    writeFileSync(join(bin, "xdg-open"), `#!/bin/sh\nprintf '%s\\n' "$@" > "${asked}"\n`, { mode: 0o755 });
+    const withOpener = { ...env, PATH: `${bin}:${process.env.PATH}` };
+    const started = await run(["hub", "--detach"], { cwd: root, env: withOpener, timeoutMs: 30_000 });
+    expect(started.code).toBe(0);
+    const url = /Memory Hub: (\S+)/.exec(started.stdout)![1]!;
+    const token = new URL(url).searchParams.get("token")!;
+    try {
+      for (let i = 0; i < 100 && !existsSync(asked); i++) await Bun.sleep(50);
+      const args = readFileSync(asked, "utf8").trim().split("\n");
+      expect(args).toHaveLength(1);
+      expect(args[0]).not.toContain(token);
+      const launch = args[0]!;
+      expect(launch).toStartWith(stateDir);
+      expect(Bun.spawnSync(["stat", "-c", "%a", launch]).stdout.toString().trim()).toBe("600");
+      expect(readFileSync(launch, "utf8")).toContain(url);
+      // Opened as the browser would: it goes on to the hub, which takes the token and shows the memory.
+      const browser = await launchChromium();
+      try {
+        const pg = await browser.newPage();
+        await pg.goto(`file://${launch}`);
+        await pg.waitForSelector(".cards");
+        expect(new URL(pg.url()).origin).toBe(new URL(url).origin);
+        expect(pg.url()).not.toContain("token=");
+        expect(await pg.locator('[data-stat="notes"] .card-value').innerText()).toBe("1");
+      } finally {
+        await browser.close();
+      }
+    } finally {
+      expect((await run(["hub", "--stop"], { cwd: root, env })).code).toBe(0);
+      rmSync(root, { recursive: true, force: true });
+    }
+    // Stopping the hub takes its launch page with it.
+    for (let i = 0; i < 40 && existsSync(readFileSync(asked, "utf8").trim()); i++) await Bun.sleep(50);
+    expect(existsSync(readFileSync(asked, "utf8").trim())).toBe(false);
   }, 60_000);
 
   test("a damaged or stale hub record is not trusted: the next hub starts fresh and replaces it", async () => {

@@ -4,9 +4,9 @@
  * leaves it, from a note or from a transcript.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { loadContext } from "../../src/core/context.ts";
 import { peekIndex } from "../../src/core/index-file.ts";
 import { appendTurnNote } from "../../src/memory/journal.ts";
@@ -217,5 +217,84 @@ describe("data", () => {
     expect(d.groups[0]!.notes).toHaveLength(500);
     expect(d.groups[0]!.notes[0]!.bullets).toEqual(["imported turn 519"]);
     expect(d.groups[0]!.notes.at(-1)!.bullets).toEqual(["imported turn 20"]);
+  });
+});
+
+/** A project of its own: `notes` maps daily file names to their text. */
+function ownProject(prefix: string, notes: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(join(dir, ".git"));
+  mkdirSync(join(dir, ".memsearch", "memory"), { recursive: true });
+  for (const [name, text] of Object.entries(notes)) writeFileSync(join(dir, ".memsearch", "memory", name), text);
+  return dir;
+}
+
+describe("nothing the page shows skips redaction or breaks the page", () => {
+  test("a secret in a note's heading is redacted in the note view and in notes + conversations", async () => {
+    const dir = ownProject("ms-hub-heading-", { "2026-11-20.md": `# 2026-11-20\n\n### 08:00 deploy with ${AWS}\n- rolled the canary deploy forward\n` });
+    const d = HubData.open({ allProjects: false, cwd: dir, env });
+    const id = (await d.overview()).projects[0]!.id;
+    const note = (await get<NoteView>(d, "/api/note", { project: id, file: "2026-11-20.md", line: 3 })).body;
+    expect(note.heading).toBe("08:00 deploy with [REDACTED:aws-key]");
+    for (const mode of ["notes", "recall"]) {
+      const page = (await get<SearchPage>(d, "/api/search", { q: "canary deploy", mode })).body;
+      expect(page.hits.length).toBeGreaterThan(0);
+      expect(JSON.stringify(page)).not.toContain(AWS);
+    }
+    const byChunk = (await get<SearchPage>(d, "/api/search", { q: "canary deploy" })).body.hits[0]!.note!.chunk;
+    expect(JSON.stringify((await get<NoteView>(d, "/api/note", { project: id, chunk: byChunk })).body)).not.toContain(AWS);
+  });
+
+  test("an embedding host the embedder refuses is the card's problem: the overview still answers, redacted", async () => {
+    const dir = ownProject("ms-hub-host-", { "2026-11-20.md": "# 2026-11-20\n\n### 08:00\n- a note\n" });
+    const d = HubData.open({ allProjects: false, cwd: dir, env: { ...env, MEMSEARCH_EMBEDDING_HOST: "ftp://bob:hunter2supersecret@example.test" } });
+    const r = await get<Overview>(d, "/api/overview");
+    expect(r.status).toBe(200);
+    expect(r.body.embedding[0]).toMatchObject({ ok: false, host: null });
+    expect(r.body.embedding[0]!.detail).toContain("is not an Ollama host");
+    expect(JSON.stringify(r.body)).not.toContain("hunter2supersecret");
+    expect(r.body.totals.notes).toBe(1);
+  });
+
+  test("a project folder deleted while the hub runs is not recreated by a request for one of its notes", async () => {
+    const dir = ownProject("ms-hub-gone-", { "2026-11-20.md": "# 2026-11-20\n\n### 08:00\n- a note about kiwis\n" });
+    const d = HubData.open({ allProjects: false, cwd: dir, env });
+    const id = (await d.overview()).projects[0]!.id;
+    const chunk = (await get<SearchPage>(d, "/api/search", { q: "kiwis" })).body.hits[0]!.note!.chunk;
+    rmSync(dir, { recursive: true, force: true });
+    for (const path of ["/api/note", "/api/transcript"]) {
+      const r = await get<{ error: string }>(d, path, { project: id, chunk });
+      expect(r.status).toBe(404);
+    }
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  test("a file named like a day that is no day is not a daily file: no day, no link to it", async () => {
+    const note = (day: string) => `# ${day}\n\n### 08:00\n- a note of ${day}\n`;
+    const dir = ownProject("ms-hub-baddate-", { "2026-11-20.md": note("2026-11-20"), "2026-11-99.md": note("2026-11-99"), "2026-02-30.md": note("2026-02-30") });
+    const d = HubData.open({ allProjects: false, cwd: dir, env });
+    expect(Object.keys((await get<Overview>(d, "/api/overview")).body.days)).toEqual(["2026-11-20"]);
+    expect((await get<DayPage>(d, "/api/day", { date: "2026-11-20" })).body).toMatchObject({ total: 1, previous: null, next: null });
+    expect((await get<{ error: string }>(d, "/api/day", { date: "2026-02-30" })).status).toBe(400);
+    expect((await get<{ error: string }>(d, "/api/note", { project: "0123456789ab", file: "2026-11-99.md", line: 3 })).status).toBe(400);
+  });
+
+  test("with every project in view, a busy project's day does not hide another's, and each says its own count", async () => {
+    let busy = "# 2026-10-05\n\n";
+    for (let i = 0; i < 520; i++) busy += `### ${String(Math.floor(i / 60)).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}\n- alpha turn ${i}\n\n`;
+    const alpha = ownProject("ms-hub-alpha-", { "2026-10-05.md": busy });
+    const beta = ownProject("ms-hub-beta-", { "2026-10-05.md": "# 2026-10-05\n\n### 09:00\n- beta one\n\n### 10:00\n- beta two\n" });
+    const home = mkdtempSync(join(tmpdir(), "ms-hub-home-"));
+    const at = new Date().toISOString();
+    const entry = (path: string) => ({ path, name: path.split("/").pop(), dataDir: join(path, ".memsearch"), firstSeen: at, lastSeen: at });
+    mkdirSync(join(home, ".memsearch"), { recursive: true });
+    writeFileSync(join(home, ".memsearch", "projects.json"), JSON.stringify({ version: 1, projects: [entry(alpha), entry(beta)] }));
+    const d = HubData.open({ allProjects: true, cwd: alpha, env: { ...env, HOME: home, MEMSEARCH_HOME: undefined } });
+    const day = (await get<DayPage>(d, "/api/day", { date: "2026-10-05" })).body;
+    expect(day.total).toBe(522);
+    expect(day.groups.map((g) => [g.projectName, g.total, g.notes.length])).toEqual([
+      [basename(alpha), 520, 500],
+      [basename(beta), 2, 2],
+    ]);
   });
 });

@@ -49,6 +49,23 @@ async function api<T>(path: string, params: Record<string, string | number> = {}
   return body as T;
 }
 
+/** Counts navigations: a view whose data comes back after the user went elsewhere is dropped. */
+let navigation = 0;
+class Superseded extends Error {}
+
+/** A view's data; throws Superseded when another view was asked for while it loaded. */
+async function viewData<T>(path: string, params: Record<string, string | number> = {}): Promise<T> {
+  const asked = navigation;
+  let data: T;
+  try {
+    data = await api<T>(path, params);
+  } catch (e) {
+    throw asked === navigation ? e : new Superseded();
+  }
+  if (asked !== navigation) throw new Superseded();
+  return data;
+}
+
 // ---------------------------------------------------------------------------------------------
 // DOM helpers
 
@@ -315,12 +332,18 @@ function weekChart(o: Overview): HTMLElement {
   const total = series.reduce((n, d) => n + d.count, 0);
   const svg = s(
     "svg",
-    { viewBox: `0 0 ${W} ${H}`, class: "week", role: "img", "aria-label": `Notes in the last 7 days: ${series.map((d) => `${d.label} ${d.count}`).join(", ")}` },
+    { viewBox: `0 0 ${W} ${H}`, class: "week", role: "group", "aria-label": `Notes in the last 7 days: ${series.map((d) => `${d.label} ${d.count}`).join(", ")}` },
     s("line", { x1: 0, x2: W, y1: H - 18, y2: H - 18, class: "base" }),
     bs.map((b) =>
       s(
         "g",
-        { class: b.d.count ? "bar has-notes" : "bar", "data-date": b.d.date, "data-count": b.d.count, onclick: b.d.count ? () => openDay(b.d.date) : null },
+        {
+          class: b.d.count ? "bar has-notes" : "bar",
+          "data-date": b.d.date,
+          "data-count": b.d.count,
+          // A bar with notes is a button (Tab, then Enter or Space), as a heatmap day is.
+          ...(b.d.count ? { role: "button", tabindex: 0, "aria-label": describeDay(b.d), onclick: () => openDay(b.d.date), onkeydown: (e: Event) => openOnKey(e, b.d.date) } : { "aria-hidden": "true" }),
+        },
         s("title", {}, describeDay(b.d)),
         s("rect", { x: b.x, y: b.y, width: b.w, height: b.h, rx: 3 }),
         s("text", { x: b.x + b.w / 2, y: Math.max(12, b.y - 4), class: "val" }, b.d.count ? String(b.d.count) : ""),
@@ -349,7 +372,7 @@ function projectCard(p: ProjectCard): HTMLElement {
 
 async function showOverview(): Promise<void> {
   setMain(loading("Loading your memory…"));
-  const o = await api<Overview>("/api/overview");
+  const o = await viewData<Overview>("/api/overview");
   $("scope").textContent = o.scope === "all" ? `all projects · v${o.version}` : `${o.projects[0]?.name ?? ""} · v${o.version}`;
   document.title = "Memory Hub · memsearch";
   setMain(
@@ -377,7 +400,7 @@ function heatToRecent(): void {
 
 async function showProject(id: string): Promise<void> {
   setMain(loading("Loading the timeline…"));
-  let page = await api<TimelinePage>("/api/timeline", { project: id, offset: 0, limit: PAGE });
+  let page = await viewData<TimelinePage>("/api/timeline", { project: id, offset: 0, limit: PAGE });
   const notes = [...page.notes];
   const p = page.project;
   document.title = `${p.name} · Memory Hub`;
@@ -458,11 +481,17 @@ function openDay(date: string): void {
   location.hash = `#/day/${date}`;
 }
 
+function openOnKey(e: Event, date: string): void {
+  const key = (e as KeyboardEvent).key;
+  if (key !== "Enter" && key !== " ") return;
+  e.preventDefault();
+  openDay(date);
+}
+
 async function showDay(date: string): Promise<void> {
   setMain(loading("Loading the day…"));
-  const d = await api<DayPage>("/api/day", { date });
+  const d = await viewData<DayPage>("/api/day", { date });
   document.title = `${longDay(date)} · Memory Hub`;
-  const shown = d.groups.reduce((k, g) => k + g.notes.length, 0);
   const named = d.scope === "all";
   let k = 0;
   const step = (to: string | null, label: string, rel: string) =>
@@ -480,13 +509,13 @@ async function showDay(date: string): Promise<void> {
             h(
               "section",
               { class: "day", "data-project": g.project },
-              named ? h("h2", {}, h("a", { href: `#/project/${encodeURIComponent(g.project)}` }, g.projectName), h("span", { class: "count" }, plural(g.notes.length, "note"))) : null,
+              named ? h("h2", {}, h("a", { href: `#/project/${encodeURIComponent(g.project)}` }, g.projectName), h("span", { class: "count" }, plural(g.total, "note"))) : null,
               h("ol", {}, g.notes.map((n) => noteRow(n, k++))),
+              g.notes.length < g.total ? h("p", { class: "muted" }, `${g.total - g.notes.length} more not shown: search or the project's timeline reaches them.`) : null,
             ),
           ),
         )
       : h("p", { class: "empty" }, "No notes on this day."),
-    shown < d.total ? h("p", { class: "muted" }, `${d.total - shown} more not shown: search or a project's timeline reaches them.`) : null,
   );
   focusHeading();
 }
@@ -538,7 +567,7 @@ async function showSearch(q: string, mode: "notes" | "recall"): Promise<void> {
   searchMode.value = mode;
   if (!q.trim()) return showOverview();
   setMain(loading(`Searching for “${q}”…`));
-  const page = await api<SearchPage>("/api/search", { q, mode, limit: 20 });
+  const page = await viewData<SearchPage>("/api/search", { q, mode, limit: 20 });
   document.title = `${q} · Memory Hub`;
   const how = page.mode === "recall" ? "notes and past conversations (recall --raw)" : "notes";
   const ranking = page.ranking === "hybrid" ? "hybrid: keywords + vectors" : page.ranking === "bm25" ? "keywords only (BM25)" : null;
@@ -650,6 +679,7 @@ async function openTurn(ref: NoteRef | { path: string; turn: string }, into: HTM
 // Routing, search box, keyboard, theme
 
 async function route(): Promise<void> {
+  navigation++;
   hideTip();
   const hash = location.hash.replace(/^#/, "") || "/";
   try {
@@ -660,7 +690,7 @@ async function route(): Promise<void> {
       await showSearch(q.get("q") ?? "", q.get("mode") === "recall" ? "recall" : "notes");
     } else await showOverview();
   } catch (e) {
-    setMain(errorBox(e));
+    if (!(e instanceof Superseded)) setMain(errorBox(e));
   }
 }
 
