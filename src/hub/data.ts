@@ -57,7 +57,6 @@ const MAX_CACHED_STORES = 2;
 /** Notes of one project sent for one day; the rest are counted. */
 const DAY_NOTES = 500;
 
-
 const redact = (text: string, max: number) => clip(sanitize(text), max);
 
 export function projectId(root: string, dataDir: string): string {

@@ -336,7 +336,8 @@ describe("memsearch hub: the page in Chromium", () => {
     // A note of the day opens like one of the timeline.
     await page.locator("button.note").first().click();
     await page.waitForSelector("dialog#note[open]");
-    expect(await page.locator("#note-body").innerText()).toContain(`(${earlier}, note `);
+    // The dialog opens at once and says "Loading…" until the section arrives.
+    await page.locator("#note-body", { hasText: `(${earlier}, note ` }).waitFor({ timeout: 10_000 });
     await page.keyboard.press("Escape");
 
     // From the keyboard: Enter on a focused day with notes; a quiet day does nothing.

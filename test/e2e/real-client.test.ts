@@ -115,6 +115,26 @@ async function bashTurn(prompt: string, match: string, command: string) {
   return { r, followUp, output: followUp.toolResults[0]!.output };
 }
 
+/**
+ * A `claude -p` run of one of the plugin's slash commands. The mock model answers with `command`
+ * through the Bash tool only when its request holds `match`, words of the command file itself, so
+ * an answer means the client expanded our file. Returns the requests of the run and the Bash result
+ * whose output holds `needle`.
+ */
+async function slashCommand(prompt: string, match: string, command: string, needle: string) {
+  api.script.rules = [{ match, times: 1, reply: { type: "bash", command, description: prompt } }];
+  const earlier = api.main().length;
+  const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt, env, args: ["--allowedTools", "Bash"] });
+  runIds.push(r.runId);
+  debugFiles.push(r.debugFile!);
+  expect(r.exitCode).toBe(0);
+  const asked = api.main().slice(earlier);
+  const result = asked.flatMap((q) => q.toolResults).find((t) => t.output.includes(needle));
+  expect(result).toBeDefined();
+  expect(result!.isError).toBe(false);
+  return { asked, output: result!.output };
+}
+
 beforeAll(async () => {
   mkdirSync(join(project, ".git"), { recursive: true });
   makeClaudeHome({ home, projectDirs: [project] });
@@ -267,17 +287,7 @@ describe("memsearch with the real Claude Code", () => {
 
   test("the plugin's /memsearch:projects in the real client: its text reaches the model, and the `memsearch projects` it asks for lists this project", async () => {
     await scenario();
-    // The command's own words, so a match means the client expanded our plugin's command file.
-    api.script.rules = [{ match: "Run `memsearch projects`", times: 1, reply: { type: "bash", command: "memsearch projects", description: "List projects" } }];
-    const earlier = api.main().length;
-    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: "/memsearch:projects", env, args: ["--allowedTools", "Bash"] });
-    runIds.push(r.runId);
-    debugFiles.push(r.debugFile!);
-    expect(r.exitCode).toBe(0);
-    const followUp = api.main().slice(earlier).find((q) => q.toolResults.some((t) => t.output.includes(project)));
-    expect(followUp).toBeDefined();
-    const listed = followUp!.toolResults.find((t) => t.output.includes(project))!;
-    expect(listed.isError).toBe(false);
+    const listed = await slashCommand("/memsearch:projects", "Run `memsearch projects`", "memsearch projects", project);
     // SessionStart recorded the project; its notes so far are counted.
     expect(listed.output).toMatch(new RegExp(`${basename(project)}\\s+${project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s+\\d+ notes?`));
     await allNoted();
@@ -285,19 +295,9 @@ describe("memsearch with the real Claude Code", () => {
 
   test("the plugin's /memsearch:debug 5 in the real client: the argument reaches the command, and the log it shows is what the real hooks wrote", async () => {
     await scenario();
-    api.script.rules = [{ match: "Run `memsearch debug --lines N`", times: 1, reply: { type: "bash", command: "memsearch debug --lines 5", description: "Show the debug log" } }];
-    const earlier = api.main().length;
-    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: "/memsearch:debug 5", env, args: ["--allowedTools", "Bash"] });
-    runIds.push(r.runId);
-    debugFiles.push(r.debugFile!);
-    expect(r.exitCode).toBe(0);
-    const asked = api.main().slice(earlier);
+    const { asked, output: out } = await slashCommand("/memsearch:debug 5", "Run `memsearch debug --lines N`", "memsearch debug --lines 5", "Debug log: ");
     // Claude Code put the user's argument where the command file says $ARGUMENTS.
     expect(asked.some((q) => JSON.stringify(q).includes('the user gave in \\"5\\"'))).toBe(true);
-    const result = asked.flatMap((q) => q.toolResults).find((t) => t.output.includes("Debug log: "));
-    expect(result).toBeDefined();
-    expect(result!.isError).toBe(false);
-    const out = result!.output;
     // The hooks ran with MEMSEARCH_DEBUG=1 and so does the Bash tool: the log is on, and it holds their lines.
     expect(out).toStartWith("Debug log: on in this environment (MEMSEARCH_DEBUG=1)");
     const lines = out.slice(out.indexOf("\n\n") + 2).split("\n").filter(Boolean);
@@ -309,19 +309,11 @@ describe("memsearch with the real Claude Code", () => {
 
   test("the plugin's /memsearch:hub in the real client: `memsearch hub --detach` returns through the Bash tool, and the hub it started serves this project", async () => {
     await scenario();
-    api.script.rules = [{ match: "Run `memsearch hub --detach`", times: 1, reply: { type: "bash", command: "memsearch hub --detach --no-open", description: "Start the Memory Hub" } }];
-    const earlier = api.main().length;
     const stopHub = () => Bun.spawnSync([BIN, "hub", "--stop"], { cwd: project, env: { ...process.env, HOME: home, MEMSEARCH_HOME: undefined }, stdout: "pipe", stderr: "pipe" });
     try {
-      const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: "/memsearch:hub", env, args: ["--allowedTools", "Bash"] });
-      runIds.push(r.runId);
-      debugFiles.push(r.debugFile!);
-      expect(r.exitCode).toBe(0);
       // The Bash tool came back (a server holding its output open would have kept it waiting) with the address.
-      const result = api.main().slice(earlier).flatMap((q) => q.toolResults).find((t) => t.output.includes("Memory Hub: "));
-      expect(result).toBeDefined();
-      expect(result!.isError).toBe(false);
-      const url = new URL(/Memory Hub: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(result!.output)![1]!);
+      const started = await slashCommand("/memsearch:hub", "Run `memsearch hub --detach`", "memsearch hub --detach --no-open", "Memory Hub: ");
+      const url = new URL(/Memory Hub: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(started.output)![1]!);
       // This turn's own note is written by then: the hub counts what the markdown holds.
       await allNoted();
       const overview = await fetch(new URL(`/api/overview?token=${url.searchParams.get("token")}`, url.origin));
