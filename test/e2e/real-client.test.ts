@@ -307,6 +307,41 @@ describe("memsearch with the real Claude Code", () => {
     await allNoted();
   }, SCENARIO_MS + 180_000);
 
+  test("the plugin's other commands in the real client (remember, search, recent, status, help): each file reaches the model, and the memsearch command it asks for answers", async () => {
+    await scenario();
+    const fact = turns[0]!;
+    const kept = `the kiosk build signs with key ${codeword(900)}`;
+    const cases: { prompt: string; match: string; command: string; needle: string; check: (out: string) => void }[] = [
+      {
+        prompt: `/memsearch:remember ${kept}`,
+        match: "Run `memsearch remember",
+        command: `memsearch remember "${kept}"`,
+        needle: "Remembered in ",
+        // Written to today's daily file, where the hooks write theirs.
+        check: (out) => expect(readFileSync(/Remembered in (\S+\.md)/.exec(out)![1]!, "utf8")).toContain(`- ${kept}`),
+      },
+      {
+        prompt: `/memsearch:search ${fact.codeword}`,
+        match: "Run `memsearch search",
+        command: `memsearch search "${fact.codeword}" --top-k 8 --json-output`,
+        needle: fact.codeword,
+        check: (out) => expect((JSON.parse(out) as { content: string }[])[0]!.content).toContain(fact.codeword),
+      },
+      { prompt: "/memsearch:recent", match: "Run `memsearch recent`", command: "memsearch recent", needle: "## ", check: (out) => expect(turns.some((t) => out.includes(t.codeword))).toBe(true) },
+      { prompt: "/memsearch:status", match: "Run `memsearch doctor`, then `memsearch stats`", command: "memsearch stats", needle: "Total indexed chunks: ", check: (out) => expect(Number(/Total indexed chunks: (\d+)/.exec(out)![1])).toBeGreaterThan(0) },
+      // Claude Code sets FORCE_COLOR for its children; what Claude reads carries no escape codes.
+      { prompt: "/memsearch:help", match: "Run `memsearch doctor`. If", command: "memsearch doctor", needle: "binary: memsearch", check: (out) => expect(out).not.toContain("\x1b[") },
+    ];
+    for (const c of cases) {
+      const { output } = await slashCommand(c.prompt, c.match, c.command, c.needle);
+      c.check(output);
+    }
+    // What /memsearch:remember kept is found like any note.
+    const found = await slashCommand("/memsearch:search kiosk signing key", "Run `memsearch search", `memsearch search "kiosk build signs" --top-k 3 --json-output`, "kiosk");
+    expect((JSON.parse(found.output) as { content: string }[])[0]!.content).toContain(kept);
+    await allNoted();
+  }, SCENARIO_MS + 180_000);
+
   test("the plugin's /memsearch:hub in the real client: `memsearch hub --detach` returns through the Bash tool, and the hub it started serves this project", async () => {
     await scenario();
     const stopHub = () => Bun.spawnSync([BIN, "hub", "--stop"], { cwd: project, env: { ...process.env, HOME: home, MEMSEARCH_HOME: undefined }, stdout: "pipe", stderr: "pipe" });
