@@ -307,7 +307,7 @@ describe("memsearch with the real Claude Code", () => {
     await allNoted();
   }, SCENARIO_MS + 180_000);
 
-  test("the plugin's other commands in the real client (remember, search, recent, status, help): each file reaches the model, and the memsearch command it asks for answers", async () => {
+  test("the plugin's other commands in the real client (remember, search, ask, recent, status, help): each file reaches the model, and the memsearch command it asks for answers", async () => {
     await scenario();
     const fact = turns[0]!;
     const kept = `the kiosk build signs with key ${codeword(900)}`;
@@ -326,6 +326,18 @@ describe("memsearch with the real Claude Code", () => {
         command: `memsearch search "${fact.codeword}" --top-k 8 --json-output`,
         needle: fact.codeword,
         check: (out) => expect((JSON.parse(out) as { content: string }[])[0]!.content).toContain(fact.codeword),
+      },
+      {
+        prompt: `/memsearch:ask what did I say about ${fact.codeword}?`,
+        match: "Run `memsearch recall",
+        command: `memsearch recall "what did I say about ${fact.codeword}"`,
+        needle: "Sources:",
+        // The answer is the mock's (a nested `claude -p` reaches it too); the sources are memsearch's:
+        // one of them is the conversation that holds the codeword.
+        check: (out) => {
+          const cited = [...out.matchAll(/memsearch transcript (\S+\.jsonl) --turn/g)].map((m) => m[1]!);
+          expect(cited.some((f) => readFileSync(f, "utf8").includes(fact.codeword))).toBe(true);
+        },
       },
       { prompt: "/memsearch:recent", match: "Run `memsearch recent`", command: "memsearch recent", needle: "## ", check: (out) => expect(turns.some((t) => out.includes(t.codeword))).toBe(true) },
       { prompt: "/memsearch:status", match: "Run `memsearch doctor`, then `memsearch stats`", command: "memsearch stats", needle: "Total indexed chunks: ", check: (out) => expect(Number(/Total indexed chunks: (\d+)/.exec(out)![1])).toBeGreaterThan(0) },
