@@ -18,7 +18,7 @@ import { benchTranscript } from "./bench-transcript.ts";
 import { FIXTURES, loadPool, makePrompts, makeQueries } from "./bench/corpus.ts";
 import { startDoubleProcess } from "./bench/double.ts";
 import { loadAverage, machine } from "./bench/machine.ts";
-import { cleanupScratch, rssMethod, runOnce, series } from "./bench/proc.ts";
+import { cleanupScratch, pinnedBun, rssMethod, runOnce, series } from "./bench/proc.ts";
 import { markdown, tablesMarkdown, type Report } from "./bench/report.ts";
 import { runScale, type BenchEnv, type ScaleResult } from "./bench/scale.ts";
 import { benchTranscriptIndex, DEFAULT_MESSAGES, type TranscriptIndexResult } from "./bench/transcripts.ts";
@@ -50,12 +50,6 @@ function parseArgs(argv: string[]): Options {
   const transcripts = argv.includes("--transcripts") ? Number(value("messages") ?? DEFAULT_MESSAGES) : undefined;
   if (transcripts !== undefined && (!Number.isInteger(transcripts) || transcripts < 1)) throw new Error(`--messages takes a whole number, got ${value("messages")}`);
   return { sizes, transcripts, persistence: argv.includes("--persistence"), bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep") };
-}
-
-/** The project's pinned bun for baselines and helpers, so they match the one compiled into the binary. */
-function pinnedBun(): string {
-  const local = join(REPO, "node_modules", ".bin", "bun");
-  return existsSync(local) ? local : process.execPath;
 }
 
 async function startUp(env: BenchEnv, cwd: string) {

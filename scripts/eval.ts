@@ -12,10 +12,11 @@
  * real embedding model. It shows that the fusion plumbing works and what it does to keyword ranks;
  * it says nothing about how a real model would rank.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startDoubleProcess, type DoubleProcess } from "./bench/double.ts";
+import { pinnedBun } from "./bench/proc.ts";
 import { DatasetError, loadDataset, memoryFiles, type Conversation } from "./eval/dataset.ts";
 import { metricNames, score, type Judged, type Scores } from "./eval/metrics.ts";
 import { fts5Searcher, memsearchSearcher, type Searcher } from "./eval/searchers.ts";
@@ -62,7 +63,7 @@ function parseArgs(argv: string[]): Options {
   return { dataset: resolve(positional[0]!), json: json && resolve(json), ks: ks ?? DEFAULT_KS, double };
 }
 
-export interface Row {
+interface Row {
   name: string;
   label: string;
   overall: Scores;
@@ -96,7 +97,7 @@ async function evaluate(s: Searcher, conversations: Conversation[], ks: number[]
   return { name: s.name, label: s.label, overall: score(judged, ks), byCategory, perQuestion };
 }
 
-export function table(rows: Row[], ks: number[]): string {
+function table(rows: Row[], ks: number[]): string {
   const names = metricNames(ks);
   const lines = [`| searcher | ${names.join(" | ")} |`, `| --- | ${names.map(() => "---:").join(" | ")} |`];
   for (const r of rows) lines.push(`| ${r.label} | ${names.map((n) => r.overall.metrics[n]!.toFixed(3)).join(" | ")} |`);
@@ -138,8 +139,7 @@ async function main(): Promise<number> {
   const rows: Row[] = [];
   try {
     if (opts.double) {
-      const localBun = join(import.meta.dir, "..", "node_modules", ".bin", "bun");
-      double = await startDoubleProcess(existsSync(localBun) ? localBun : process.execPath);
+      double = await startDoubleProcess(pinnedBun());
       searchers.push(memsearchSearcher({ name: "memsearch-hybrid-double", label: "memsearch hybrid, Ollama test double (test double, not a real model)", ollamaHost: double.host }));
     }
     for (const s of searchers) rows.push(await evaluate(s, conversations, opts.ks, work, log));

@@ -26,12 +26,13 @@ import { createTokenizer } from "../../src/core/tokenizer.ts";
 import { fakeEmbedding } from "../../test/helpers/ollama-double.ts";
 import { generateCorpus, loadPool, makeQueries } from "./corpus.ts";
 import { loadAverage, machine, type Machine } from "./machine.ts";
+import { pinnedBun, vmHwmKiB } from "./proc.ts";
 
 const REPO = resolve(import.meta.dir, "..", "..");
 const MODEL = "nomic-embed-text";
 const DIM = 768;
-export const DEFAULT_SIZES = [20_000, 100_000];
-export const DEFAULT_REPS = 3;
+const DEFAULT_SIZES = [20_000, 100_000];
+const DEFAULT_REPS = 3;
 /** Large sizes cost many times more per rep: one rep fewer keeps the section within a few minutes on a shared machine. */
 const LARGE = 50_000;
 const repsAt = (chunks: number, reps: number) => (chunks > LARGE ? Math.max(1, reps - 1) : reps);
@@ -39,7 +40,7 @@ const QUERIES = 10;
 const TOP = 5;
 /** The `search.similarity` default search.ts asks for (Orama's own default would drop most real matches). */
 const SIMILARITY = 0.35;
-export const SECTION_TITLE = "## Orama's persistence plugin, re-measured";
+const SECTION_TITLE = "## Orama's persistence plugin, re-measured";
 
 type VariantId = "ours" | "json" | "binary" | "binary-file" | "binary-file-own" | "dpack" | "seqproto";
 
@@ -104,10 +105,7 @@ type Task = { kind: "build"; dir: string; chunks: number } | { kind: "save" | "l
 // ---------------------------------------------------------------------------------------------
 // Inside a child
 
-function vmHwmKiB(): number {
-  const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync("/proc/self/status", "utf8"));
-  return m ? Number(m[1]) : NaN;
-}
+const ownPeakKiB = () => vmHwmKiB(process.pid) ?? NaN;
 
 /** Start a new peak-RSS window (Linux: writing 5 to clear_refs resets VmHWM to the current RSS). */
 function resetHwm(): void {
@@ -182,7 +180,7 @@ async function save(dir: string, variant: VariantId): Promise<StepOut> {
     writeFileSync(path, typeof data === "string" ? data : new Uint8Array(data as ArrayBuffer));
   }
   const ms = performance.now() - t;
-  return { ms, hwmKiB: vmHwmKiB(), fileBytes: statSync(path).size };
+  return { ms, hwmKiB: ownPeakKiB(), fileBytes: statSync(path).size };
 }
 
 async function loadStep(dir: string, variant: VariantId): Promise<StepOut> {
@@ -214,7 +212,7 @@ async function loadStep(dir: string, variant: VariantId): Promise<StepOut> {
   const tokenizer = (db as unknown as { tokenizer: { tokenize: (s: string) => string[] } }).tokenizer;
   // Our tokenizer drops stop words; Orama's default (what restore() creates) keeps them.
   const ourTokenizer = !tokenizer.tokenize("the okapi").includes("the");
-  return { ms, hwmKiB: vmHwmKiB(), queryMs, top, ourTokenizer };
+  return { ms, hwmKiB: ownPeakKiB(), queryMs, top, ourTokenizer };
 }
 
 function firstLine(e: unknown): string {
@@ -236,7 +234,7 @@ async function child(task: Task): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The parent: one new process per step
 
-export interface VariantResult {
+interface VariantResult {
   id: VariantId;
   label: string;
   save: number[];
@@ -254,7 +252,7 @@ export interface VariantResult {
   skipped?: string;
 }
 
-export interface SizeResult {
+interface SizeResult {
   chunks: number;
   vectors: number;
   buildS: number;
@@ -429,7 +427,7 @@ function sizeTable(s: SizeResult): string {
  * quarter of our time and its file is within a quarter of our size; the plugin is ruled out only
  * when no variant is comparable at any size measured.
  */
-export function verdict(r: PersistenceResult): { ruledOut: boolean; slower: boolean; larger: boolean; sentences: string[] } {
+function verdict(r: PersistenceResult): { ruledOut: boolean; slower: boolean; larger: boolean; sentences: string[] } {
   const sentences: string[] = [];
   let comparable = false;
   let slower = true;
@@ -503,20 +501,25 @@ export function persistenceMarkdown(r: PersistenceResult): string {
   return out.join("\n");
 }
 
+/** Where the persistence section stands in `doc`: from its title's line to the next `## ` (or the end). */
+function sectionBounds(doc: string): { start: number; end: number | undefined } | undefined {
+  const at = doc.indexOf(`\n${SECTION_TITLE}\n`);
+  if (at < 0) return undefined;
+  const next = doc.indexOf("\n## ", at + 1 + SECTION_TITLE.length);
+  return { start: at + 1, end: next < 0 ? undefined : next + 1 };
+}
+
 /** `doc` with the persistence section replaced by `section` (appended when it has none). */
 export function withSection(doc: string, section: string): string {
-  const at = doc.indexOf(`\n${SECTION_TITLE}\n`);
-  if (at < 0) return `${doc.replace(/\n*$/, "\n")}\n${section.replace(/\n*$/, "\n")}`;
-  const next = doc.indexOf("\n## ", at + 1 + SECTION_TITLE.length);
-  return `${doc.slice(0, at + 1)}${section.replace(/\n*$/, "\n")}${next < 0 ? "" : doc.slice(next)}`;
+  const b = sectionBounds(doc);
+  if (!b) return `${doc.replace(/\n*$/, "\n")}\n${section.replace(/\n*$/, "\n")}`;
+  return `${doc.slice(0, b.start)}${section.replace(/\n*$/, "\n")}${b.end === undefined ? "" : doc.slice(b.end - 1)}`;
 }
 
 /** The section as it stands in `doc`, so a run of the main benchmark without `--persistence` keeps it. */
 export function existingSection(doc: string): string | undefined {
-  const at = doc.indexOf(`\n${SECTION_TITLE}\n`);
-  if (at < 0) return undefined;
-  const next = doc.indexOf("\n## ", at + 1 + SECTION_TITLE.length);
-  return doc.slice(at + 1, next < 0 ? undefined : next + 1);
+  const b = sectionBounds(doc);
+  return b && doc.slice(b.start, b.end);
 }
 
 if (import.meta.main) {
@@ -531,11 +534,10 @@ if (import.meta.main) {
     const sizes = value("sizes")?.split(",").map(Number) ?? DEFAULT_SIZES;
     const reps = Number(value("reps") ?? DEFAULT_REPS);
     if (sizes.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(reps) || reps < 1) throw new Error("--sizes takes whole numbers, --reps a whole number");
-    const local = join(REPO, "node_modules", ".bin", "bun");
     const work = mkdtempSync(join(tmpdir(), "ms-bench-persist-"));
     try {
       const from = value("from");
-      const r = from ? (JSON.parse(readFileSync(resolve(from), "utf8")) as PersistenceResult) : await benchPersistence({ bun: existsSync(local) ? local : process.execPath, work, sizes, reps });
+      const r = from ? (JSON.parse(readFileSync(resolve(from), "utf8")) as PersistenceResult) : await benchPersistence({ bun: pinnedBun(), work, sizes, reps });
       const section = persistenceMarkdown(r);
       process.stdout.write(`${section}\n`);
       if (value("json")) writeFileSync(resolve(value("json")!), JSON.stringify(r, null, 1));

@@ -10,7 +10,13 @@
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+
+/** The project's pinned bun for baselines and helpers, so they match the one compiled into the binary. */
+export function pinnedBun(): string {
+  const local = resolve(import.meta.dir, "..", "..", "node_modules", ".bin", "bun");
+  return existsSync(local) ? local : process.execPath;
+}
 
 const GNU_TIME = "/usr/bin/time";
 const hasGnuTime = existsSync(GNU_TIME);

@@ -12,9 +12,10 @@ import { embedderFor } from "../../src/core/embedder.ts";
 import { openOrRebuild } from "../../src/core/index-heal.ts";
 import { indexPaths } from "../../src/core/indexer.ts";
 import { searchChunks } from "../../src/core/search.ts";
+import { ftsMatch } from "../bench/fts.ts";
 import type { MemoryFile } from "./dataset.ts";
 
-export interface OpenSearcher {
+interface OpenSearcher {
   /** Turn ids of the top `depth` results, best first. */
   search(query: string, depth: number): Promise<string[]>;
   close(): void;
@@ -82,7 +83,7 @@ export function fts5Searcher(opts: { porter: boolean; name: string; label: strin
       const query = db.prepare("SELECT turn FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT ?");
       return {
         async search(q, depth) {
-          const match = orOfWords(q);
+          const match = ftsMatch(q);
           if (!match) return [];
           return (query.all(match, depth) as { turn: string }[]).map((r) => r.turn);
         },
@@ -92,8 +93,3 @@ export function fts5Searcher(opts: { porter: boolean; name: string; label: strin
   };
 }
 
-/** Each word quoted, so FTS5 syntax in a question cannot break the query. */
-export function orOfWords(query: string): string {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-  return [...new Set(words)].map((w) => `"${w}"`).join(" OR ");
-}

@@ -6,7 +6,7 @@
  */
 
 type Style = (text: string) => string;
-export type Palette = Record<"bold" | "dim" | "red" | "green" | "yellow" | "cyan", Style>;
+type Palette = Record<"bold" | "dim" | "red" | "green" | "yellow" | "cyan", Style>;
 
 const plain: Style = (text) => text;
 const uncoloured = (): Palette => ({ bold: plain, dim: plain, red: plain, green: plain, yellow: plain, cyan: plain });

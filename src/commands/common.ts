@@ -9,7 +9,7 @@ export const embeddingFlags = flags({
   "base-url": { type: "string", describe: "Ollama host (default $OLLAMA_HOST or http://127.0.0.1:11434)" },
 });
 
-export type EmbeddingArgs = Args<typeof embeddingFlags>;
+type EmbeddingArgs = Args<typeof embeddingFlags>;
 
 export function embeddingOverrides(a: EmbeddingArgs): Partial<Record<ConfigKey, ConfigValue | undefined>> {
   return {

@@ -1,10 +1,12 @@
 import { UsageError } from "../core/errors.ts";
-import { debugEnabled, tailDebugLog } from "../hooks/runtime.ts";
+import { closeSync, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { debugEnabled, debugLogDir } from "../hooks/runtime.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { print, printJson } from "./output.ts";
 
-export const MAX_DEBUG_LINES = 5_000;
+const MAX_DEBUG_LINES = 5_000;
 
 const HOW_TO = [
   "Turn it on for the hooks: start Claude Code with MEMSEARCH_DEBUG=1 in its environment",
@@ -28,3 +30,52 @@ export const debugCommand = command({
     print([...head, "", `Last ${tail.lines.length} line${tail.lines.length === 1 ? "" : "s"} (newest file: ${tail.files[0]}):`, ...tail.lines].join("\n"));
   },
 });
+
+// The log is read only here: the hooks write it and never read it back.
+
+interface DebugTail {
+  dir: string;
+  /** Log files, newest first. */
+  files: string[];
+  /** The last lines across the newest files, oldest first. */
+  lines: string[];
+}
+
+/** How much of each log file is read from its end: the last lines are all that is shown. */
+const TAIL_BYTES = 1 << 20;
+
+/** The last `n` lines the hooks logged (the newest files first, then older ones until `n`). */
+function tailDebugLog(n: number, env = process.env): DebugTail {
+  const dir = debugLogDir(env);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir).filter((f) => /^hooks-\d{4}-\d{2}-\d{2}\.log$/.test(f)).sort().reverse();
+  } catch {}
+  const files = names.map((f) => join(dir, f));
+  let lines: string[] = [];
+  for (const f of files) {
+    if (lines.length >= n) break;
+    lines = [...tailLines(f, n - lines.length), ...lines];
+  }
+  return { dir, files, lines };
+}
+
+function tailLines(file: string, n: number): string[] {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, "r");
+    const size = fstatSync(fd).size;
+    const len = Math.min(size, TAIL_BYTES);
+    const buf = Buffer.alloc(len);
+    readSync(fd, buf, 0, len, size - len);
+    let lines = buf.toString("utf8").split("\n");
+    // A read that starts mid-file starts mid-line.
+    if (len < size) lines = lines.slice(1);
+    if (lines[lines.length - 1] === "") lines.pop();
+    return n > 0 ? lines.slice(-n) : [];
+  } catch {
+    return [];
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}

@@ -77,9 +77,7 @@ async function runHub(a: Args): Promise<void> {
 
 /** `hub` again, as a process of its own that outlives this one; its output goes to a log. */
 async function startDetached(a: Args, key: string, server: typeof import("../hub/server.ts")): Promise<import("../hub/server.ts").HubInfo> {
-  const { mkdirSync } = await import("node:fs");
-  const dir = server.hubDir();
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const dir = server.ensureHubDir();
   const logFile = join(dir, `${key}.log`);
   const log = openSync(logFile, "w", 0o600);
   const [cmd, ...args] = selfCommand();

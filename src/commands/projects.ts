@@ -1,5 +1,5 @@
 import { projectsFile, readRegistry, summarizeProject, type ProjectSummary } from "../core/projects.ts";
-import { timeAgo } from "../core/text.ts";
+import { localMinute, timeAgo } from "../core/text.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJson } from "./output.ts";
@@ -48,7 +48,4 @@ export function formatProjects(list: ProjectSummary[], now = new Date()): string
     .join("\n");
 }
 
-function localMinute(d: Date): string {
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
-}
+

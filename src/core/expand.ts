@@ -5,8 +5,11 @@ import { NotFoundError, UsageError } from "./errors.ts";
 import type { Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
 
-export interface Expansion {
-  chunk: StoredChunk;
+/** What finding a section needs of a chunk: where it is and its heading. */
+export type SectionRef = Pick<StoredChunk, "source" | "startLine" | "endLine" | "heading" | "headingLevel">;
+
+export interface Expansion<C extends SectionRef = StoredChunk> {
+  chunk: C;
   /** 1-based inclusive lines of what is returned. */
   startLine: number;
   endLine: number;
@@ -31,7 +34,7 @@ export function resolveChunk(store: Store, hash: string): StoredChunk {
  * level (the reference walked back one section too far and returned the previous sibling).
  * With `lines`, the chunk's lines plus that many lines of context on each side instead.
  */
-export function expandChunk(chunk: StoredChunk, lines?: number): Expansion {
+export function expandChunk<C extends SectionRef>(chunk: C, lines?: number): Expansion<C> {
   let text: string;
   try {
     text = new TextDecoder().decode(readFileSync(chunk.source));

@@ -21,9 +21,11 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { IndexDamagedError, MemsearchError, NotFoundError } from "./errors.ts";
 import { isAlive } from "./processes.ts";
+import { INDEX_FILE } from "./project.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
-export const INDEX_FILE = "index.bin";
+// Named with the project's other files; imported from here too, with the format it names.
+export { INDEX_FILE };
 /** Bytes reserved for the head beyond its per-section entries. */
 export const HEAD_SPACE = 2048;
 /**

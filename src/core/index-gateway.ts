@@ -52,20 +52,26 @@ export function watchRunning(dataDir: string): WatchInfo | undefined {
   return readWatchInfo(dataDir);
 }
 
+/** What the caller read of the project a moment ago (the prompt hook), so that it is not read again. */
+export interface AlreadyRead {
+  watchRunning: boolean;
+  indexBytes: number;
+}
+
 /**
  * Search the notes. `useWatch: false` skips the watch process (it runs with the project's own
  * settings, so a search with other embedding flags must load the index here).
  */
-export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: Reader; useWatch?: boolean; cache?: LoadedIndexes } = {}): Promise<Searched> {
+export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: Reader; useWatch?: boolean; cache?: LoadedIndexes; read?: AlreadyRead } = {}): Promise<Searched> {
   const reader = opts.reader ?? "cli";
   const { dataDir } = ctx.project;
-  const watch = opts.useWatch !== false && readWatchInfo(dataDir) !== undefined;
+  const watch = opts.useWatch !== false && (opts.read ? opts.read.watchRunning : readWatchInfo(dataDir) !== undefined);
   if (watch) {
     const r = await askWatch(dataDir, { op: "search", ...q }, reader === "prompt" ? WATCH_TIMEOUTS.promptSearch : WATCH_TIMEOUTS.search);
     if (r?.ok) return { kind: "results", response: { results: r.results, mode: r.mode, ...(r.warning ? { warning: r.warning } : {}) }, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {}, from: "watch" };
     if (reader === "prompt") return { kind: "unanswered", why: r ? `the watch process failed: ${r.error}` : "the watch process gave no usable answer in time" };
   }
-  if (reader === "prompt" && (peekIndex(ctx.project.indexDir)?.bytes ?? 0) > PROMPT_COLD_INDEX_LIMIT) {
+  if (reader === "prompt" && (opts.read ? opts.read.indexBytes : (peekIndex(ctx.project.indexDir)?.bytes ?? 0)) > PROMPT_COLD_INDEX_LIMIT) {
     return { kind: "unanswered", why: "no watch process, and the index is too large to load inside the hook's budget" };
   }
   const [{ searchChunks }, { embedderFor }] = await Promise.all([import("./search.ts"), import("./embedder.ts")]);
@@ -93,11 +99,11 @@ export async function readChunk(ctx: Context, hash: string, opts: { cache?: Load
  * is rebuilt from the markdown first, so stats never reports a broken index as empty.
  */
 export async function indexStats(ctx: Context): Promise<{ head: IndexSummary | undefined; heal: Heal }> {
-  let heal: Heal = {};
-  if (checkIndex(ctx.project.indexDir).state === "unusable") {
-    const { openOrRebuild } = await import("./index-heal.ts");
-    heal = healOf(await openOrRebuild(ctx, { buildMissing: false }));
-  }
+  const checked = checkIndex(ctx.project.indexDir);
+  if (checked.state === "ok") return { head: checked.file, heal: {} };
+  if (checked.state === "missing") return { head: undefined, heal: {} };
+  const { openOrRebuild } = await import("./index-heal.ts");
+  const heal = healOf(await openOrRebuild(ctx, { buildMissing: false }));
   return { head: peekIndex(ctx.project.indexDir), heal };
 }
 

@@ -22,11 +22,11 @@ type Index = oramaIndex.Index;
 type InternalId = internalDocumentIDStore.InternalDocumentID;
 
 /** The Orama release this file was written against. */
-export const ORAMA_WRITTEN_FOR = "3.1.18";
+const ORAMA_WRITTEN_FOR = "3.1.18";
 
 /** The property names Store indexes (schemaFor in store.ts). */
-export const TEXT_FIELD = "text";
-export const VECTOR_FIELD = "embedding";
+const TEXT_FIELD = "text";
+const VECTOR_FIELD = "embedding";
 
 /** BM25's statistics, per property: distinct tokens per document, their mean, documents per token. */
 export type Bm25Stats = Pick<Index, "fieldLengths" | "avgFieldLength" | "tokenOccurrences">;

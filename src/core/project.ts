@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { INDEX_FILE } from "./index-file.ts";
 
 /** Where one project's memory lives. */
 export interface ProjectPaths extends DataFiles {
@@ -23,8 +22,6 @@ export interface DataFiles {
   indexDir: string;
   /** The index itself (format: index-file.ts). */
   indexFile: string;
-  /** Held by whoever writes the index. */
-  indexLock: string;
   /** The running watch process: pid, socket, start time, version (JSON). */
   watchPid: string;
   /** The watch process's stdout and stderr, when a hook started it. */
@@ -53,7 +50,6 @@ export function dataFiles(dataDir: string): DataFiles {
     memoryDir: join(dataDir, "memory"),
     indexDir,
     indexFile: join(indexDir, INDEX_FILE),
-    indexLock: join(indexDir, INDEX_LOCK),
     watchPid: join(dataDir, "watch.pid"),
     watchLog: join(dataDir, "watch.log"),
     watchLock: join(dataDir, "watch.lock"),
@@ -66,7 +62,8 @@ export function dataFiles(dataDir: string): DataFiles {
   };
 }
 
-/** Inside the index folder: the lock beside the index file. */
+/** Inside the index folder: the index file (its format: index-file.ts), and the lock beside it. */
+export const INDEX_FILE = "index.bin";
 export const INDEX_LOCK = "index.lock";
 
 /**

@@ -12,8 +12,8 @@ import { basename, join, resolve } from "node:path";
 import { InputError } from "./errors.ts";
 import { atomicWrite, isDirectory, readTextQuiet } from "./fsutil.ts";
 import { withFileLock } from "./lock.ts";
-import { userDir } from "./project.ts";
-import { journalNotes, noteDate } from "../memory/journal.ts";
+import { dataFiles, userDir } from "./project.ts";
+import { journalNotes, noteDate, noteStamp } from "../memory/journal.ts";
 
 export interface ProjectEntry {
   /** The project root (see resolveProject). */
@@ -51,7 +51,7 @@ function isPath(v: unknown): v is string {
 }
 
 /** One entry, checked field by field; undefined when it is not a usable entry. */
-export function checkEntry(v: unknown): ProjectEntry | undefined {
+function checkEntry(v: unknown): ProjectEntry | undefined {
   if (!v || typeof v !== "object" || Array.isArray(v)) return undefined;
   const o = v as Record<string, unknown>;
   if (!isPath(o.path) || !isIsoTime(o.firstSeen) || !isIsoTime(o.lastSeen)) return undefined;
@@ -90,7 +90,7 @@ export function readRegistry(file = projectsFile()): Registry {
   return parseRegistry(text, file);
 }
 
-export interface RecordResult {
+interface RecordResult {
   /** False when a recent record made the write unnecessary. */
   written: boolean;
   /** Where an unreadable registry was moved before a new one was started. */
@@ -152,10 +152,9 @@ export interface ProjectSummary extends ProjectEntry {
   lastActive: string;
 }
 
-
 /** A registry entry with what its memory folder holds. */
 export function summarizeProject(e: ProjectEntry): ProjectSummary {
-  const notes = journalNotes(join(e.dataDir, "memory"));
+  const notes = journalNotes(dataFiles(e.dataDir).memoryDir);
   const newest = notes[0];
   const noteAt = newest ? noteDate(newest) : undefined;
   const seen = Date.parse(e.lastSeen);
@@ -164,7 +163,7 @@ export function summarizeProject(e: ProjectEntry): ProjectSummary {
     ...e,
     exists: isDirectory(e.path),
     notes: notes.length,
-    ...(newest ? { lastNote: [newest.day, newest.time].filter(Boolean).join(" ") } : {}),
+    ...(newest ? { lastNote: noteStamp(newest) } : {}),
     lastActive,
   };
 }

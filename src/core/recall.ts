@@ -12,6 +12,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { basename } from "node:path";
+import { localMinute } from "./text.ts";
 import { anchorsIn, type Anchor } from "./anchor.ts";
 import { expandChunk } from "./expand.ts";
 import type { SearchResponse } from "./search.ts";
@@ -201,7 +202,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
   });
   for (const g of groups) {
     g.result.score = (g.noteRank ? 1 / (RRF_K + g.noteRank) : 0) + (g.hitRank ? 1 / (RRF_K + g.hitRank) : 0);
-    if (g.result.time) g.result.date = localDate(g.result.time);
+    if (g.result.time) g.result.date = localMinute(g.result.time);
   }
   return groups.map((g) => g.result).sort((a, b) => b.score - a.score || (b.time ?? 0) - (a.time ?? 0));
 }
@@ -246,9 +247,4 @@ function noteTime(n: RecallNote, endOfDay = true): number {
   return endOfDay ? base.getTime() + 86_400_000 - 1 : base.getTime();
 }
 
-/** `YYYY-MM-DD HH:MM`, local time. */
-export function localDate(ms: number): string {
-  const d = new Date(ms);
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
-}
+

@@ -4,6 +4,15 @@ const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, 
 
 export const SINCE_USAGE = "--since takes a duration (30m, 12h, 3d, 1w) or a date (2026-11-01)";
 
+/** A calendar day as `YYYY-MM-DD`: `2026-11-99` has the shape but is no day. */
+export function isDay(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const at = new Date(Date.UTC(y, mo - 1, d));
+  return at.getUTCFullYear() === y && at.getUTCMonth() === mo - 1 && at.getUTCDate() === d;
+}
+
 /**
  * `--since` as a time in ms since epoch: a duration back from `now` (`12h`, `3d`, `1w`, `30m`) or
  * a calendar date (`2026-11-01`, local midnight). Anything else is a UsageError (exit 2).
@@ -12,11 +21,9 @@ export function parseSince(value: string, now = Date.now()): number {
   const v = value.trim().toLowerCase();
   const d = /^(\d{1,6})([mhdw])$/.exec(v);
   if (d) return now - Number(d[1]) * UNITS[d[2]!]!;
-  const date = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
-  if (date) {
-    const [y, m, day] = [Number(date[1]), Number(date[2]), Number(date[3])];
-    const t = new Date(y, m - 1, day);
-    if (t.getFullYear() === y && t.getMonth() === m - 1 && t.getDate() === day) return t.getTime();
+  if (isDay(v)) {
+    const [y, m, day] = v.split("-").map(Number);
+    return new Date(y!, m! - 1, day).getTime();
   }
   throw new UsageError(`${SINCE_USAGE} (got "${value}")`);
 }

@@ -90,14 +90,17 @@ function schemaFor(dim: number | null) {
   return dim ? ({ source: "enum", text: "string", embedding: `vector[${dim}]` } as const) : ({ source: "enum", text: "string" } as const);
 }
 
-/** A new Orama database, its internals checked once and kept (orama-internals.ts). */
-function newDb(dim: number | null): Orama {
-  const db = create({
+function createDb(dim: number | null) {
+  return create({
     schema: schemaFor(dim) as never,
     sort: { enabled: false },
     components: { tokenizer: createTokenizer() },
   });
-  return tune(bindOrama<Doc>(db));
+}
+
+/** A new Orama database, its internals checked once and kept (orama-internals.ts). */
+function newDb(dim: number | null): Orama {
+  return tune(bindOrama<Doc>(createDb(dim)));
 }
 
 function tune(o: Orama): Orama {
@@ -700,7 +703,8 @@ function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
   const { head, bodyAt, fd } = file;
   const dim = head.meta.dim ?? 0;
   const { layout, block, byContent } = readVectors(file);
-  const { db } = newDb(head.meta.dim);
+  // Bound once it is loaded: load() replaces the index objects a binding would hold.
+  const db = createDb(head.meta.dim);
   const shape = indexShape(db);
   let orama: Orama;
   try {
@@ -715,8 +719,7 @@ function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
     });
     loadState(db, joinSections(head.kinds as Section["kind"][], parts));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
-    orama = tune(bindOrama<Doc>(db)); // load() replaced the index objects
-
+    orama = tune(bindOrama<Doc>(db));
   } catch (e) {
     throw new UnreadableIndex(oneLine(e), byContent);
   }

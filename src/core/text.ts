@@ -77,3 +77,10 @@ export function timeAgo(then: Date | number, now: Date | number = Date.now()): s
   if (d < 730) return `${Math.floor(d / 30.44)}mo ago`;
   return `${Math.floor(d / 365.25)}y ago`;
 }
+
+/** `YYYY-MM-DD HH:MM` in local time, as results and projects are dated. */
+export function localMinute(at: Date | number): string {
+  const d = new Date(at);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}

@@ -27,7 +27,7 @@ const SearchRequest = v.object({
   sourcePrefix: v.optional(v.string()),
 });
 
-export const WatchRequestSchema = v.variant("op", [
+const WatchRequestSchema = v.variant("op", [
   v.object({ op: v.literal("ping") }),
   SearchRequest,
   v.object({ op: v.literal("chunk"), hash: v.string() }),

@@ -14,7 +14,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
-import { clip, oneLine } from "../core/text.ts";
+import { clip, localMinute, oneLine } from "../core/text.ts";
 import type { RecallResult } from "../core/recall.ts";
 import { SCHEMA_VERSION, transcriptDbPath } from "../transcripts/db.ts";
 import { queryTokens } from "../transcripts/fts.ts";
@@ -73,12 +73,7 @@ export function relevantTurns(db: Database, query: string, project: string, minC
   return [...byTurn.values()].filter((t) => t.coverage >= minCoverage).slice(0, max);
 }
 
-/** `YYYY-MM-DD HH:MM`, local time (as `recall` dates its results). */
-function localDate(ms: number): string {
-  const d = new Date(ms);
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
-}
+
 
 export function shellQuote(s: string): string {
   return /^[\w./~@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
@@ -87,7 +82,7 @@ export function shellQuote(s: string): string {
 /** The injected text for conversation turns (inject mode when no note matched). */
 export function formatTurns(turns: TurnHit[]): string {
   const lines = turns.map(({ hit }) => {
-    const when = hit.ts ? localDate(hit.ts) : "date unknown";
+    const when = hit.ts ? localMinute(hit.ts) : "date unknown";
     const files = hit.paths.length ? ` (files: ${hit.paths.slice(0, 4).map((p) => basename(p)).join(", ")})` : "";
     const said = clip(oneLine(sanitize(hit.snippet)), 220);
     return `- ${when}, ${hit.role}${files}: ${said} → memsearch transcript ${shellQuote(hit.path)} --turn ${hit.turnUuid}`;

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import * as v from "valibot";
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { oneLine } from "../core/errors.ts";
 import { dataFiles, userDir } from "../core/project.ts";
@@ -121,53 +121,6 @@ export function debugLog(event: string, what: string, data?: unknown): void {
     appendFileSync(join(dir, `hooks-${day}.log`), `${new Date().toISOString()} [${process.pid}] ${event} ${what}${payload}\n`);
   } catch {
     // A log that cannot be written must not break the hook.
-  }
-}
-
-export interface DebugTail {
-  dir: string;
-  /** Log files, newest first. */
-  files: string[];
-  /** The last lines across the newest files, oldest first. */
-  lines: string[];
-}
-
-/** How much of each log file is read from its end: the last lines are all that is shown. */
-const TAIL_BYTES = 1 << 20;
-
-/** The last `n` lines the hooks logged (the newest files first, then older ones until `n`). */
-export function tailDebugLog(n: number, env = process.env): DebugTail {
-  const dir = debugLogDir(env);
-  let names: string[] = [];
-  try {
-    names = readdirSync(dir).filter((f) => /^hooks-\d{4}-\d{2}-\d{2}\.log$/.test(f)).sort().reverse();
-  } catch {}
-  const files = names.map((f) => join(dir, f));
-  let lines: string[] = [];
-  for (const f of files) {
-    if (lines.length >= n) break;
-    lines = [...tailLines(f, n - lines.length), ...lines];
-  }
-  return { dir, files, lines };
-}
-
-function tailLines(file: string, n: number): string[] {
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, "r");
-    const size = fstatSync(fd).size;
-    const len = Math.min(size, TAIL_BYTES);
-    const buf = Buffer.alloc(len);
-    readSync(fd, buf, 0, len, size - len);
-    let lines = buf.toString("utf8").split("\n");
-    // A read that starts mid-file starts mid-line.
-    if (len < size) lines = lines.slice(1);
-    if (lines[lines.length - 1] === "") lines.pop();
-    return n > 0 ? lines.slice(-n) : [];
-  } catch {
-    return [];
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 

@@ -4,7 +4,7 @@ import { embedderFor } from "../core/embedder.ts";
 import { ollamaTimeoutMs } from "../core/ollama-client.ts";
 import { oneLine } from "../core/errors.ts";
 import { peekIndex } from "../core/index-file.ts";
-import { lastSessionLine, noteDate, previousSession, recentMemory } from "../memory/journal.ts";
+import { lastSessionLine, noteDate, noteStamp, previousSession, readDailyTexts, recentMemory, type DailyText } from "../memory/journal.ts";
 import { registerSession } from "../core/sessions.ts";
 import { recordProject } from "../core/projects.ts";
 import { timeAgo } from "../core/text.ts";
@@ -39,13 +39,15 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
   } catch (e) {
     debugLog("session-start", "could not record the project", oneLine(e));
   }
+  // The week of notes both the status line and the context come from, read once.
+  const week = readDailyTexts(project.memoryDir, 7);
   let lastSession: string | undefined;
   try {
-    lastSession = await lastSessionPhrase(project.memoryDir, input.session_id);
+    lastSession = await lastSessionPhrase(week, input.session_id);
   } catch (e) {
     debugLog("session-start", "could not read the last session", oneLine(e));
   }
-  if (embedder && probing) {
+  if (probing) {
     const probe = await probing;
     embedding = `ollama/${config["embedding.model"]} ${probe.ok ? "ready" : "unavailable"}`;
     if (!probe.ok) warnings.push(`${probe.reason.message}; keyword search only`);
@@ -63,7 +65,7 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
     ...warnings.map((w) => `WARNING: ${w}`),
   ].join(" | ");
 
-  const context = recentContext(project.memoryDir, config["hooks.session_start_lines"]);
+  const context = recentContext(week, config["hooks.session_start_lines"]);
   const out: HookOutput = { systemMessage: status };
   if (context) out.hookSpecificOutput = { hookEventName: "SessionStart", additionalContext: context };
   return out;
@@ -101,7 +103,7 @@ function startBackground(ctx: Context, sessionId: string | undefined): string[] 
 }
 
 /** What the last-session phrase keeps of a request. */
-export const LAST_SESSION_CHARS = 100;
+const LAST_SESSION_CHARS = 100;
 
 /**
  * `Last session (2h ago): "…"`: the previous session of the project (not the one starting, which
@@ -109,24 +111,24 @@ export const LAST_SESSION_CHARS = 100;
  * transcript's head when the transcript is still there, else its first note's first bullet.
  * Redacted before it is clipped, like everything shown from a transcript.
  */
-export async function lastSessionPhrase(memoryDir: string, currentSession?: string, now = new Date()): Promise<string | undefined> {
-  const prev = previousSession(memoryDir, { exclude: currentSession });
+export async function lastSessionPhrase(notes: string | DailyText[], currentSession?: string, now = new Date()): Promise<string | undefined> {
+  const prev = previousSession(notes, { exclude: currentSession });
   if (!prev) return undefined;
   const path = prev.first.anchor?.transcript;
   // Notes may come with a cloned repository: an anchor is followed to a transcript only.
   const request = (path?.endsWith(".jsonl") ? await firstPrompt(path) : undefined) ?? prev.first.bullets[0];
   const when = noteDate(prev.last);
   const ago = when ? timeAgo(when, now) : undefined;
-  const label = ago ?? [prev.last.day, prev.last.time].filter(Boolean).join(" ");
+  const label = ago ?? noteStamp(prev.last);
   if (!request) return `Last session (${label})`;
   return `Last session (${label}): "${clipRedacted(request, LAST_SESSION_CHARS, (t) => oneLine(sanitize(t)))}"`;
 }
 
 /** The tail of the two newest daily files and a line about the last session, within the cap. */
-export function recentContext(memoryDir: string, linesPerFile: number): string | undefined {
+export function recentContext(week: DailyText[], linesPerFile: number): string | undefined {
   if (linesPerFile <= 0) return undefined;
-  const recent = recentMemory(memoryDir, { files: 2, linesPerFile });
-  const last = lastSessionLine(memoryDir);
+  const recent = recentMemory(week, { files: 2, linesPerFile });
+  const last = lastSessionLine(week);
   if (!recent.length && !last) return undefined;
   const parts = ["# Recent memory (memsearch)", "Notes from earlier sessions in this project, newest last. Search more with the memory-recall skill."];
   if (last) parts.push(last);

@@ -1,7 +1,7 @@
 import { loadContext, type Context } from "../core/context.ts";
 import { peekIndex } from "../core/index-file.ts";
 import type { SearchResponse, SearchResult } from "../core/search.ts";
-import { searchIndex, watchRunning } from "../core/index-gateway.ts";
+import { searchIndex, watchRunning, type AlreadyRead } from "../core/index-gateway.ts";
 import { clip, oneLine } from "../core/text.ts";
 import { touchSession } from "../core/sessions.ts";
 import { recordPrompt } from "../memory/pending.ts";
@@ -39,7 +39,7 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   if (mode === "hint") return haveNotes ? hint : {};
 
   const query = clip(prompt, 2000);
-  const res = haveNotes ? await recall(ctx, query, warm, input.session_id) : undefined;
+  const res = haveNotes ? await recall(ctx, query, { watchRunning: warm, indexBytes: head?.bytes ?? 0 }, input.session_id) : undefined;
   const floor = ctx.config["hooks.inject_min_score"];
   const topK = ctx.config["hooks.inject_top_k"];
   const picked = (res?.results ?? []).filter((r) => r.score >= floor).slice(0, topK);
@@ -156,9 +156,9 @@ function hintOutput(chunks: number | undefined): HookOutput {
 }
 
 /** The notes' search, as the index gateway allows a prompt hook (undefined: no answer in the budget). */
-async function recall(ctx: Context, query: string, warm: boolean, sessionId: string | undefined): Promise<SearchResponse | undefined> {
+async function recall(ctx: Context, query: string, read: AlreadyRead, sessionId: string | undefined): Promise<SearchResponse | undefined> {
   const topK = Math.max(ctx.config["hooks.inject_top_k"] * 2, 5);
-  if (!warm) {
+  if (!read.watchRunning) {
     // No watch process (it died, or the session started before install): bring it back for next
     // time, with this session on record so that it stays while the session lives.
     try {
@@ -166,7 +166,7 @@ async function recall(ctx: Context, query: string, warm: boolean, sessionId: str
       startWatch(ctx.project.dataDir, ctx.project.root);
     } catch {}
   }
-  const found = await searchIndex(ctx, { query, topK }, { reader: "prompt" });
+  const found = await searchIndex(ctx, { query, topK }, { reader: "prompt", read });
   if (found.kind === "results") return found.response;
   if (found.kind === "unanswered") debugLog("user-prompt-submit", found.why);
   return undefined;

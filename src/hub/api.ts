@@ -5,11 +5,12 @@
 import pkg from "../../package.json" with { type: "json" };
 import { MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
 import { sanitize } from "../memory/redact.ts";
-import { isDailyFile, isDay } from "../memory/journal.ts";
-import type { HubData } from "./data.ts";
+import { isDay } from "../core/since.ts";
+import { isDailyFile } from "../memory/journal.ts";
+import type { HubData, NoteRef } from "./data.ts";
 
-export const MAX_QUERY = 500;
-export const MAX_PAGE = 200;
+const MAX_QUERY = 500;
+const MAX_PAGE = 200;
 const PROJECT_ID = /^[0-9a-f]{12}$/;
 const CHUNK = /^[0-9a-f]{4,64}$/;
 
@@ -50,13 +51,13 @@ function project(q: Params): string {
 }
 
 /** A note is named by its chunk (a search hit) or by its daily file and heading line (a timeline entry). */
-function noteRef(q: Params): { chunk: string } | { file: string; line: number } {
+function noteRef(q: Params): NoteRef {
   if (q.has("chunk")) return { chunk: matching(q, "chunk", CHUNK, "a chunk hash (hex)").toLowerCase() };
   return { file: matching(q, "file", isDailyFile, "a daily file name (YYYY-MM-DD.md)"), line: int(q, "line", 1, 10_000_000) };
 }
 
-function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers } });
 }
 
 /** Answer one `/api/…` request (the token was checked by the server). */

@@ -28,9 +28,6 @@ const SOURCES: Record<string, { text: string; type: string; ts?: boolean }> = {
   "/assets/icon.svg": { text: iconSvg, type: "image/svg+xml" },
 };
 
-/** The paths the page is made of (what a page-weight measurement sums). */
-export const ASSET_PATHS = Object.keys(SOURCES);
-
 const built = new Map<string, Asset>();
 
 export function asset(path: string): Asset | undefined {

@@ -13,7 +13,7 @@ import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../core/embedder.ts";
 import { resolveOllamaHost } from "../core/ollama-client.ts";
 import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
-import { expandChunk } from "../core/expand.ts";
+import { expandChunk, type Expansion, type SectionRef } from "../core/expand.ts";
 import type { IndexSummary } from "../core/index-file.ts";
 import { indexStats, LoadedIndexes, readChunk, searchIndex } from "../core/index-gateway.ts";
 import { fileStamp, isDirectory, isRegularFile, readTextQuiet } from "../core/fsutil.ts";
@@ -21,8 +21,9 @@ import { projectsFile, readRegistry, type ProjectEntry } from "../core/projects.
 import { recall } from "../core/recall.ts";
 import type { SearchResponse } from "../core/search.ts";
 import type { StoredChunk } from "../core/types.ts";
-import { dailyFiles, isDailyFile, localDay, noteDate, notesIn, type JournalNote } from "../memory/journal.ts";
-import { sanitize } from "../memory/redact.ts";
+import { dataFiles } from "../core/project.ts";
+import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, type JournalNote } from "../memory/journal.ts";
+import { clipRedacted, sanitize } from "../memory/redact.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import { clip } from "../core/text.ts";
 import type { NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView, DayPage } from "./types.ts";
@@ -33,6 +34,9 @@ export interface HubOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
 }
+
+/** A note: by its chunk (a search hit), or by its daily file and heading line (a timeline entry). */
+export type NoteRef = { chunk: string } | { file: string; line: number };
 
 interface Project {
   id: string;
@@ -57,7 +61,7 @@ const MAX_CACHED_STORES = 2;
 /** Notes of one project sent for one day; the rest are counted. */
 const DAY_NOTES = 500;
 
-const redact = (text: string, max: number) => clip(sanitize(text), max);
+const redact = (text: string, max: number) => clipRedacted(text, max);
 
 export function projectId(root: string, dataDir: string): string {
   return createHash("sha256").update(`${root}\0${dataDir}`).digest("hex").slice(0, 12);
@@ -128,7 +132,7 @@ export class HubData {
   }
 
   private memoryDir(p: Project): string {
-    return join(p.dataDir, "memory");
+    return dataFiles(p.dataDir).memoryDir;
   }
 
   /** A project's notes, newest first; each daily file is parsed again only when it changed. */
@@ -169,7 +173,7 @@ export class HubData {
       current: p.current,
       notes: notes.length,
       chunks: summary?.chunks ?? 0,
-      lastNote: newest ? [newest.day, newest.time].filter(Boolean).join(" ") : null,
+      lastNote: newest ? noteStamp(newest) : null,
       lastActive,
       problem: p.problem === undefined ? null : redact(p.problem, 500),
     };
@@ -376,16 +380,17 @@ export class HubData {
    * A note's whole section (`memsearch expand`): by chunk hash (a search hit), or by daily file and
    * heading line (a timeline entry; the section is found the way expand finds a chunk's own).
    */
-  async note(id: string, ref: { chunk: string } | { file: string; line: number }): Promise<NoteView> {
+  private async section(p: Project, ref: NoteRef): Promise<Expansion<SectionRef>> {
+    if ("chunk" in ref) return expandChunk(await this.chunk(p, ref.chunk));
+    const found = this.notes(p).find((n) => n.file === ref.file && n.line === ref.line);
+    if (!found) throw new NotFoundError(`no note at ${ref.file}:${ref.line} in ${p.name}`);
+    return expandChunk({ source: join(this.memoryDir(p), ref.file), startLine: found.line, endLine: found.endLine, heading: found.heading, headingLevel: 3 });
+  }
+
+  /** A note's section as the page shows it: redacted, with whether its transcript can be opened. */
+  async note(id: string, ref: NoteRef): Promise<NoteView> {
     const p = this.project(id);
-    let chunk: StoredChunk;
-    if ("chunk" in ref) chunk = await this.chunk(p, ref.chunk);
-    else {
-      const found = this.notes(p).find((n) => n.file === ref.file && n.line === ref.line);
-      if (!found) throw new NotFoundError(`no note at ${ref.file}:${ref.line} in ${p.name}`);
-      chunk = { source: join(this.memoryDir(p), ref.file), startLine: found.line, endLine: found.endLine, heading: found.heading, headingLevel: 3, content: "", contentHash: "", chunkHash: "" };
-    }
-    const x = expandChunk(chunk);
+    const x = await this.section(p, ref);
     const anchor = x.anchor ?? null;
     return {
       project: p.id,
@@ -404,7 +409,7 @@ export class HubData {
    * command's output. The path comes from the note's own anchor, or from a recall hit this hub
    * returned: a request never names an arbitrary file to read.
    */
-  async turn(ref: { project: string; chunk: string } | { project: string; file: string; line: number } | { path: string; turn: string }): Promise<TurnView> {
+  async turn(ref: ({ project: string } & NoteRef) | { path: string; turn: string }): Promise<TurnView> {
     let path: string;
     let id: string;
     if ("path" in ref) {
@@ -412,16 +417,18 @@ export class HubData {
       path = ref.path;
       id = ref.turn;
     } else {
-      const n = await this.note(ref.project, "chunk" in ref ? { chunk: ref.chunk } : { file: ref.file, line: ref.line });
-      if (!n.anchor || n.anchor.transcript === "-") throw new NotFoundError("this note has no transcript anchor");
+      const { anchor } = await this.section(this.project(ref.project), ref);
+      if (!anchor || anchor.transcript === "-") throw new NotFoundError("this note has no transcript anchor");
       // Notes may come with a cloned repository: an anchor is followed to a transcript only.
-      if (!n.anchor.transcript.endsWith(".jsonl")) throw new NotFoundError(`not a transcript: ${n.anchor.transcript}`);
-      path = n.anchor.transcript;
-      id = n.anchor.turn;
+      if (!anchor.transcript.endsWith(".jsonl")) throw new NotFoundError(`not a transcript: ${anchor.transcript}`);
+      path = anchor.transcript;
+      id = anchor.turn;
     }
     const index = await listTurns(path, { locate: id.replace(/\.+$/, "").toLowerCase() });
     const target = findTurn(index.turns, id) ?? index.located;
     if (target === undefined) throw new NotFoundError(`turn ${id} is not in ${path} (${index.turns.length} turns)`);
+    // The reader redacts every text it returns (tool inputs and outputs before it clips them): what
+    // is left here is the page's own clipping, and the tool's name, which the reader keeps as written.
     const [t] = await readTurnRange(index, target, target, { maxOutput: TOOL_OUTPUT_CHARS, redact: sanitize });
     if (!t) throw new NotFoundError(`turn ${id} could not be read from ${path}`);
     return {
@@ -431,13 +438,13 @@ export class HubData {
       position: target,
       uuid: t.uuid,
       timestamp: t.timestamp ?? null,
-      user: redact(t.userText, TURN_TEXT_CHARS),
+      user: clip(t.userText, TURN_TEXT_CHARS),
       items: t.items.map((it) => {
-        if (it.kind === "assistant") return { kind: "assistant" as const, text: redact(it.text, TURN_TEXT_CHARS) };
-        if (it.kind === "user") return { kind: "user" as const, text: redact(it.text, TURN_TEXT_CHARS) };
+        if (it.kind === "assistant") return { kind: "assistant" as const, text: clip(it.text, TURN_TEXT_CHARS) };
+        if (it.kind === "user") return { kind: "user" as const, text: clip(it.text, TURN_TEXT_CHARS) };
         if (it.kind === "compaction") return { kind: "compaction" as const };
         const c = it.call;
-        return { kind: "tool" as const, tool: { name: redact(c.name, 200), input: redact(c.input, 500), output: c.output === undefined ? null : redact(c.output, TOOL_OUTPUT_CHARS), isError: c.isError === true } };
+        return { kind: "tool" as const, tool: { name: redact(c.name, 200), input: clip(c.input, 500), output: c.output === undefined ? null : clip(c.output, TOOL_OUTPUT_CHARS), isError: c.isError === true } };
       }),
     };
   }

@@ -13,7 +13,7 @@ import { atomicWrite, errCode, readTextQuiet } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
 import { userDir } from "../core/project.ts";
 import { isAlive } from "../core/processes.ts";
-import { handleApi } from "./api.ts";
+import { handleApi, json } from "./api.ts";
 import { asset } from "./assets.ts";
 import type { HubData } from "./data.ts";
 
@@ -38,8 +38,19 @@ const SECURITY_HEADERS = {
   "cross-origin-resource-policy": "same-origin",
 };
 
-export function hubDir(env = process.env): string {
+function hubDir(env = process.env): string {
   return join(userDir(env), "hub");
+}
+
+/** The hub folder, made for the user only: it holds the tokens. */
+export function ensureHubDir(env = process.env): string {
+  const dir = hubDir(env);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+function hubUrl(port: number, token: string): string {
+  return `http://${HOST}:${port}/?token=${token}`;
 }
 
 function stateFile(key: string, env = process.env): string {
@@ -64,13 +75,13 @@ function text(status: number, body: string, extra: Record<string, string> = {}):
   return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8", ...SECURITY_HEADERS, ...extra } });
 }
 
-export interface StartedHub {
+interface StartedHub {
   info: HubInfo;
   stop(): void;
 }
 
 /** Listen on 127.0.0.1 (a free port unless one is given) and serve `data`. */
-export function startServer(data: HubData, opts: { port?: number } = {}): StartedHub {
+function startServer(data: HubData, opts: { port?: number } = {}): StartedHub {
   const token = randomBytes(24).toString("base64url");
   let port = 0;
   let server: ReturnType<typeof Bun.serve>;
@@ -92,10 +103,7 @@ export function startServer(data: HubData, opts: { port?: number } = {}): Starte
         if (req.method !== "GET" && req.method !== "HEAD") return text(405, "Method not allowed\n", { allow: "GET, HEAD" });
         if (url.pathname.startsWith("/api/")) {
           if (!authorized(req, url, token)) {
-            return new Response(JSON.stringify({ error: "missing or wrong token: open the address `memsearch hub` printed" }), {
-              status: 401,
-              headers: { "content-type": "application/json; charset=utf-8", "www-authenticate": "Bearer", "cache-control": "no-store", ...SECURITY_HEADERS },
-            });
+            return json({ error: "missing or wrong token: open the address `memsearch hub` printed" }, 401, { "www-authenticate": "Bearer", ...SECURITY_HEADERS });
           }
           const res = await handleApi(data, url.pathname, url.searchParams);
           for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
@@ -114,7 +122,7 @@ export function startServer(data: HubData, opts: { port?: number } = {}): Starte
     throw e;
   }
   port = server.port!;
-  const info: HubInfo = { pid: process.pid, port, token, url: `http://${HOST}:${port}/?token=${token}`, key: data.key, version: pkg.version, startedAt: new Date().toISOString() };
+  const info: HubInfo = { pid: process.pid, port, token, url: hubUrl(port, token), key: data.key, version: pkg.version, startedAt: new Date().toISOString() };
   return { info, stop: () => void server.stop(true) };
 }
 
@@ -132,7 +140,7 @@ function checkInfo(value: unknown): HubInfo | undefined {
   const r = v.safeParse(HubRecord, value);
   if (!r.success) return undefined;
   const o = r.output;
-  return { pid: o.pid, port: o.port, token: o.token, url: `http://${HOST}:${o.port}/?token=${o.token}`, key: o.key, version: o.version, startedAt: o.startedAt };
+  return { pid: o.pid, port: o.port, token: o.token, url: hubUrl(o.port, o.token), key: o.key, version: o.version, startedAt: o.startedAt };
 }
 
 /** The hub serving `key`, if one runs and answers with that key; a stale record is removed. */
@@ -168,8 +176,7 @@ async function answers(info: HubInfo): Promise<boolean> {
  */
 export async function openHub(data: HubData, opts: { port?: number; env?: NodeJS.ProcessEnv } = {}): Promise<{ reused: true; info: HubInfo } | ({ reused: false } & StartedHub)> {
   const env = opts.env ?? process.env;
-  const dir = hubDir(env);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const dir = ensureHubDir(env);
   return withFileLock(
     join(dir, `${data.key}.lock`),
     async () => {
@@ -217,7 +224,7 @@ export function writeLaunchPage(info: HubInfo, env = process.env): string {
   const file = launchPageFile(info.key, env);
   const url = info.url.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
   const html = `<!doctype html>\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0;url=${url}">\n<title>Memory Hub</title>\n<p><a href="${url}">Open the Memory Hub</a></p>\n`;
-  mkdirSync(hubDir(env), { recursive: true, mode: 0o700 });
+  ensureHubDir(env);
   atomicWrite(file, html, userOnly);
   return file;
 }

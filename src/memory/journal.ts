@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { anchorsIn, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { clip, oneLine } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
+import { isDay } from "../core/since.ts";
 import { errCode, readTextQuiet, storageError } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
 import { sanitize } from "./redact.ts";
@@ -146,15 +147,6 @@ export function appendAll(path: string, data: string): void {
 // ---------------------------------------------------------------------------------------------
 // Reading recent memory (SessionStart)
 
-/** A calendar day as `YYYY-MM-DD`: `2026-11-99` has the shape but is no day. */
-export function isDay(text: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const at = new Date(Date.UTC(y, mo - 1, d));
-  return at.getUTCFullYear() === y && at.getUTCMonth() === mo - 1 && at.getUTCDate() === d;
-}
-
 /** A daily memory file's name: `YYYY-MM-DD.md` of a real day. */
 export function isDailyFile(name: string): boolean {
   return name.endsWith(".md") && isDay(name.slice(0, -3));
@@ -170,6 +162,26 @@ export function dailyFiles(memoryDir: string): string[] {
   }
   return names.filter(isDailyFile).sort().reverse();
 }
+
+/** A daily file's name and text. */
+export interface DailyText {
+  name: string;
+  content: string;
+}
+
+/** The `count` newest daily files, read once (SessionStart derives several things from the same files). */
+export function readDailyTexts(memoryDir: string, count = Infinity): DailyText[] {
+  const out: DailyText[] = [];
+  for (const name of dailyFiles(memoryDir).slice(0, count)) {
+    const content = readTextQuiet(join(memoryDir, name));
+    if (content !== undefined) out.push({ name, content });
+  }
+  return out;
+}
+
+/** A memory folder (read here) or its daily files already read, newest first: the first `count`. */
+type DailySource = string | DailyText[];
+const textsOf = (src: DailySource, count = Infinity): DailyText[] => (typeof src === "string" ? readDailyTexts(src, count) : src.slice(0, count));
 
 export interface RecentMemory {
   /** File name, e.g. `2026-11-21.md`. */
@@ -205,17 +217,12 @@ export function outline(content: string): string[] {
 }
 
 /** The last `linesPerFile` outline lines of the `files` newest daily files, newest file first. */
-export function recentMemory(memoryDir: string, opts: { files?: number; linesPerFile?: number } = {}): RecentMemory[] {
-  const files = opts.files ?? 2;
+export function recentMemory(src: DailySource, opts: { files?: number; linesPerFile?: number } = {}): RecentMemory[] {
   const perFile = opts.linesPerFile ?? 30;
-  const out: RecentMemory[] = [];
-  for (const name of dailyFiles(memoryDir).slice(0, files)) {
-    const content = readTextQuiet(join(memoryDir, name));
-    if (content === undefined) continue;
+  return textsOf(src, opts.files ?? 2).map(({ name, content }) => {
     const lines = outline(content);
-    out.push({ file: name, lines: perFile > 0 ? lines.slice(-perFile) : [] });
-  }
-  return out;
+    return { file: name, lines: perFile > 0 ? lines.slice(-perFile) : [] };
+  });
 }
 
 interface SessionSeen {
@@ -258,10 +265,9 @@ function lastSessionIn(content: string): SessionSeen | undefined {
  * One line about the most recently active session, e.g.
  * `Last session 2026-11-21 14:02: User asked to …`. Looks back through up to a week of files.
  */
-export function lastSessionLine(memoryDir: string): string | undefined {
-  for (const name of dailyFiles(memoryDir).slice(0, 7)) {
-    const content = readTextQuiet(join(memoryDir, name));
-    const s = content === undefined ? undefined : lastSessionIn(content);
+export function lastSessionLine(src: DailySource): string | undefined {
+  for (const { name, content } of textsOf(src, 7)) {
+    const s = lastSessionIn(content);
     if (!s) continue;
     const when = [name.slice(0, 10), s.start].filter(Boolean).join(" ");
     return s.firstBullet ? `Last session ${when}: ${clip(s.firstBullet, 200)}` : `Last session ${when}`;
@@ -338,13 +344,13 @@ export function notesIn(content: string, file: string): JournalNote[] {
 }
 
 /** Every note of a memory folder, newest first (by day, then by position in the file). */
-export function journalNotes(memoryDir: string, opts: { files?: number } = {}): JournalNote[] {
-  const out: JournalNote[] = [];
-  for (const name of dailyFiles(memoryDir).slice(0, opts.files ?? Infinity)) {
-    const content = readTextQuiet(join(memoryDir, name));
-    if (content !== undefined) out.push(...notesIn(content, name).reverse());
-  }
-  return out;
+export function journalNotes(src: DailySource, opts: { files?: number } = {}): JournalNote[] {
+  return textsOf(src, opts.files).flatMap(({ name, content }) => notesIn(content, name).reverse());
+}
+
+/** `YYYY-MM-DD HH:MM` of a note, or its day alone when its heading holds no time. */
+export function noteStamp(n: Pick<JournalNote, "day" | "time">): string {
+  return n.time ? `${n.day} ${n.time}` : n.day;
 }
 
 /** A note's local time, from its day and heading (midnight when the heading has no time). */
@@ -355,7 +361,7 @@ export function noteDate(n: Pick<JournalNote, "day" | "time">): Date | undefined
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-export interface PreviousSession {
+interface PreviousSession {
   session: string;
   /** Its latest note: when it was last active. */
   last: JournalNote;
@@ -368,8 +374,8 @@ export interface PreviousSession {
  * starting now, when it resumes), from the notes of the last `files` daily files. Notes written
  * by `memsearch remember` are not a session.
  */
-export function previousSession(memoryDir: string, opts: { exclude?: string; files?: number } = {}): PreviousSession | undefined {
-  const notes = journalNotes(memoryDir, { files: opts.files ?? 7 });
+export function previousSession(src: DailySource, opts: { exclude?: string; files?: number } = {}): PreviousSession | undefined {
+  const notes = journalNotes(src, { files: opts.files ?? 7 });
   const skip = (n: JournalNote) => !n.anchor || n.anchor.session === "manual" || n.anchor.session === opts.exclude;
   const last = notes.find((n) => !skip(n));
   if (!last) return undefined;

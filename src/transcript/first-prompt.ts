@@ -6,7 +6,7 @@ import { parseLine, peekEntry, scanLines } from "./lines.ts";
 import { classifyUserText, cleanText, commandText } from "./sanitize.ts";
 
 /** How far into a transcript the first prompt is looked for. */
-export const FIRST_PROMPT_BYTES = 512 * 1024;
+const FIRST_PROMPT_BYTES = 512 * 1024;
 
 /**
  * The first typed user prompt in the first `maxBytes` of a transcript, else the first slash

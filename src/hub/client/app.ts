@@ -7,7 +7,7 @@
  * with the token `memsearch hub` printed.
  */
 import type { DayPage, NoteItem, NoteView, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView } from "../types.ts";
-import { ago, bars, formatBytes, groupByDay, heatmapLayout, lastDays, longDay, plural, type HeatCell } from "./charts.js";
+import { addDays, ago, bars, formatBytes, groupByDay, heatmapLayout, lastDays, longDay, plural } from "./charts.js";
 
 // ---------------------------------------------------------------------------------------------
 // The token: taken from the address once, then kept for this tab only and out of the address bar.
@@ -263,15 +263,13 @@ function heatmap(o: Overview): HTMLElement {
   const width = left + lay.weeks * PITCH;
   const height = top + 7 * PITCH;
   const rects: SVGElement[] = [];
-  const byDate = new Map<string, SVGElement>();
   const svg = s(
     "svg",
     { viewBox: `0 0 ${width} ${height}`, class: "heatmap", role: "group", "aria-label": `Notes per day over the last 6 months: ${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")}. Arrow keys move between days, Enter opens one.` },
     lay.months.map((m) => s("text", { x: left + m.col * PITCH, y: 11, class: "axis" }, m.label)),
     [1, 3, 5].map((row) => s("text", { x: 0, y: top + row * PITCH + 9, class: "axis" }, ["", "Mon", "", "Wed", "", "Fri", ""][row])),
   );
-  const cellsByIndex: HeatCell[] = lay.cells;
-  cellsByIndex.forEach((c, i) => {
+  lay.cells.forEach((c, i) => {
     const r = s("rect", {
       x: left + c.col * PITCH,
       y: top + c.row * PITCH,
@@ -279,7 +277,7 @@ function heatmap(o: Overview): HTMLElement {
       height: CELL,
       rx: 2,
       class: `cell l${c.level}`,
-      tabindex: i === cellsByIndex.length - 1 ? 0 : -1,
+      tabindex: i === lay.cells.length - 1 ? 0 : -1,
       role: c.count > 0 ? "button" : "img",
       "aria-label": describeDay(c),
       "data-date": c.date,
@@ -292,7 +290,6 @@ function heatmap(o: Overview): HTMLElement {
     r.addEventListener("blur", hideTip);
     if (c.count > 0) r.addEventListener("click", () => openDay(c.date));
     rects.push(r);
-    byDate.set(c.date, r);
     svg.appendChild(r);
   });
   // One tab stop for the whole grid; arrows move a day (up/down) or a week (left/right).
@@ -409,8 +406,10 @@ async function showProject(id: string): Promise<void> {
   const render = (focusFrom?: number) => {
     list.replaceChildren();
     let k = 0;
+    const today = localToday();
+    const yesterday = addDays(today, -1);
     for (const g of groupByDay(notes)) {
-      const badge = g.day === todayOf() ? "Today" : g.day === yesterdayOf() ? "Yesterday" : null;
+      const badge = g.day === today ? "Today" : g.day === yesterday ? "Yesterday" : null;
       list.appendChild(
         h(
           "section",
@@ -520,14 +519,9 @@ async function showDay(date: string): Promise<void> {
   focusHeading();
 }
 
-function todayOf(): string {
+/** The browser's local day, `YYYY-MM-DD`, as note days are. */
+function localToday(): string {
   const d = new Date();
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
-}
-
-function yesterdayOf(): string {
-  const d = new Date();
-  d.setDate(d.getDate() - 1);
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
 }
 
@@ -719,16 +713,19 @@ dialog.addEventListener("click", (e) => {
   if (e.target === dialog) dialog.close();
 });
 
+/** Dark when chosen so, or when nothing was chosen and the system is dark. */
+function isDark(theme: string | undefined | null): boolean {
+  return theme === "dark" || (theme !== "light" && matchMedia("(prefers-color-scheme: dark)").matches);
+}
+
 function applyTheme(theme: string | null): void {
   if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
   else delete document.documentElement.dataset.theme;
-  const dark = theme === "dark" || (theme !== "light" && matchMedia("(prefers-color-scheme: dark)").matches);
-  $("theme").setAttribute("aria-pressed", String(dark));
+  $("theme").setAttribute("aria-pressed", String(isDark(theme)));
 }
 applyTheme(localStorage.getItem(THEME_KEY));
 $("theme").addEventListener("click", () => {
-  const dark = document.documentElement.dataset.theme === "dark" || (!document.documentElement.dataset.theme && matchMedia("(prefers-color-scheme: dark)").matches);
-  const next = dark ? "light" : "dark";
+  const next = isDark(document.documentElement.dataset.theme) ? "light" : "dark";
   localStorage.setItem(THEME_KEY, next);
   applyTheme(next);
 });
