@@ -204,10 +204,14 @@ describe("scanPaths", () => {
     chmodSync(root, 0o755);
     chmodSync(join(root, "locked"), 0o000);
     try {
-      // Root reads everything, so under root the scan runs in a child as an unprivileged user.
+      // Root reads everything, so under root the scan runs in a child that keeps root's uid (it
+      // must still reach this checkout, which may sit in a folder only root can enter) but loses
+      // the capabilities that bypass file permissions.
       if (process.getuid?.() === 0) {
         const script = `const { scanPaths } = await import(${JSON.stringify(join(import.meta.dir, "../../src/core/scanner.ts"))}); console.log(JSON.stringify(scanPaths([${JSON.stringify(root)}]).files.map((f) => f.path)))`;
-        const r = spawnSync(process.execPath, ["-e", script], { uid: 65534, gid: 65534, encoding: "utf8", cwd: tmpdir() });
+        const noBypass = ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search", "--"];
+        const r = spawnSync(noBypass[0]!, [...noBypass.slice(1), process.execPath, "-e", script], { encoding: "utf8", cwd: tmpdir() });
+        expect(r.error).toBeUndefined();
         expect(r.stderr).toBe("");
         expect(JSON.parse(r.stdout)).toEqual([join(realpathSync(root), "a.md")]);
       } else {
