@@ -233,8 +233,12 @@ describe("memsearch with the real Claude Code", () => {
   test("notes of earlier sessions reach the model's request through SessionStart and UserPromptSubmit", async () => {
     await scenario();
     const first = turns[0]!;
-    // The newest note of a fact: the scenario's last, or a later test's.
-    const newest = turns.filter((t) => t.codeword).at(-1)!;
+    // The newest note in the markdown, whichever test wrote it (slash-command turns write notes
+    // too): SessionStart's recent memory ends with it.
+    await allNoted();
+    const days = readdirSync(memoryDir()).filter((n) => /^\d{4}-\d{2}-\d{2}\.md$/.test(n)).sort();
+    const newestNote = readFileSync(join(memoryDir(), days.at(-1)!), "utf8").split(/^### /m).at(-1)!;
+    const newestBullet = /^- (.+)$/m.exec(newestNote)![1]!;
     const question = `What did we say about ${FACTS[0]!.split(" ").slice(1, 3).join(" ")} and its password rotation day?`;
     const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: question, env });
     runIds.push(r.runId);
@@ -244,7 +248,7 @@ describe("memsearch with the real Claude Code", () => {
     const body = JSON.stringify(req.body);
     // SessionStart: the recent memory, which holds the newest notes.
     expect(body).toContain("SessionStart hook additional context: # Recent memory (memsearch)");
-    expect(body).toContain(newest.codeword);
+    expect(body).toContain(JSON.stringify(newestBullet).slice(1, -1));
     // UserPromptSubmit: the memory relevant to the question, from the first session.
     expect(body).toMatch(/UserPromptSubmit hook additional context: \[memsearch\] Memories from earlier sessions/);
     const injected = body.slice(body.indexOf("UserPromptSubmit hook additional context"));
