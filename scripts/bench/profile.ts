@@ -9,12 +9,12 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chunkHash, chunkMarkdown, embeddingText } from "../../src/core/chunker.ts";
+import { chunkHash, chunkMarkdown, embeddingText } from "../../src/index/chunker.ts";
 import { loadConfig } from "../../src/core/config.ts";
-import { OllamaEmbedder } from "../../src/core/embedder.ts";
-import { searchChunks } from "../../src/core/search.ts";
-import { INDEX_FILE, Store } from "../../src/core/store.ts";
-import { rankingTerms } from "../../src/core/tokenizer.ts";
+import { OllamaEmbedder } from "../../src/index/embedder.ts";
+import { searchChunks } from "../../src/index/search.ts";
+import { INDEX_FILE, Store } from "../../src/index/store.ts";
+import { rankingTerms } from "../../src/index/tokenizer.ts";
 import { fakeEmbedding } from "../../test/helpers/ollama-double.ts";
 
 const MODEL = "nomic-embed-text";

@@ -21,9 +21,9 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readd
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { FIXTURES, realTranscripts } from "../../test/helpers/fixtures.ts";
-import { BM25_WEIGHTS } from "../../src/transcripts/db.ts";
-import { matchExpression } from "../../src/transcripts/fts.ts";
-import { FULL_SCAN_MS, updateTranscriptIndex } from "../../src/transcripts/ingest.ts";
+import { BM25_WEIGHTS } from "../../src/conversations/db.ts";
+import { matchExpression } from "../../src/conversations/fts.ts";
+import { FULL_SCAN_MS, updateTranscriptIndex } from "../../src/conversations/ingest.ts";
 import { loadPool, makeQueries } from "./corpus.ts";
 import { runOnce, series, summarize, type Measurement, type Sample } from "./proc.ts";
 
@@ -73,7 +73,7 @@ export async function sqliteShell(log: (l: string) => void): Promise<{ path: str
   return { missing: "the sqlite3 shell is not installed (apt-get install sqlite3): the baseline row needs it" };
 }
 
-/** The SQL `searchTranscripts` runs (src/transcripts/search.ts), with its parameters inlined for the shell. */
+/** The SQL `searchTranscripts` runs (src/conversations/search.ts), with its parameters inlined for the shell. */
 function shellSql(query: string, project: string): string {
   const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
   return `SELECT m.id AS rowid, m.project, m.session, m.turn_uuid, m.prompt_id, m.uuid, m.ts, m.role, m.text, m.tools, m.paths, m.inputs, m.results, f.path,
@@ -109,7 +109,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     const files = realTranscripts(FIXTURES).map((f) => ({ rel: relative(FIXTURES, f).split(sep).slice(1).join(sep), text: readFileSync(f, "utf8") }));
     const probeDir = join(root, "probe-projects");
     writeCopy(probeDir, files, 0, proj);
-    const { openTranscriptDb } = await import("../../src/transcripts/db.ts");
+    const { openTranscriptDb } = await import("../../src/conversations/db.ts");
     const pdb = openTranscriptDb(join(root, "probe.sqlite"));
     const perCopy = (await updateTranscriptIndex(pdb, { projectsDir: probeDir })).messages;
     pdb.close();
@@ -224,8 +224,8 @@ async function shellCopy(shell: string, dbPath: string, copy: string, log: (l: s
   if (probe.exitCode === 0) return dbPath;
   const version = Bun.spawnSync([shell, "--version"]).stdout.toString().split(" ")[0];
   log(`  the sqlite3 shell ${version} cannot read contentless_delete: rebuilding the full-text table in a copy for it`);
-  const { DEFAULT_TOKENIZER } = await import("../../src/transcripts/db.ts");
-  const { ftsText } = await import("../../src/transcripts/fts.ts");
+  const { DEFAULT_TOKENIZER } = await import("../../src/conversations/db.ts");
+  const { ftsText } = await import("../../src/conversations/fts.ts");
   const src = new Database(dbPath, { readonly: true });
   src.run(`VACUUM INTO '${copy.replace(/'/g, "''")}'`);
   src.close();

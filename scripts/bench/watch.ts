@@ -3,8 +3,8 @@
  * project, timed until it says it is watching, asked over its socket (the product's one-JSON-
  * line protocol) to finish pending re-index work, and its peak RSS read before it stops.
  */
-import { askWatch } from "../../src/core/watch-client.ts";
-import type { WatchRequest } from "../../src/core/watch-protocol.ts";
+import { askWatch } from "../../src/watch/client.ts";
+import type { WatchRequest } from "../../src/watch/protocol.ts";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { vmHwmKiB } from "./proc.ts";

@@ -6,12 +6,12 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chunkMarkdown } from "../../src/core/chunker.ts";
+import { chunkMarkdown } from "../../src/index/chunker.ts";
 import { loadContext } from "../../src/core/context.ts";
-import { embedderFor } from "../../src/core/embedder.ts";
-import { openOrRebuild } from "../../src/core/index-heal.ts";
-import { indexPaths } from "../../src/core/indexer.ts";
-import { searchChunks } from "../../src/core/search.ts";
+import { embedderFor } from "../../src/index/embedder.ts";
+import { openOrRebuild } from "../../src/index/heal.ts";
+import { indexPaths } from "../../src/index/indexer.ts";
+import { searchChunks } from "../../src/index/search.ts";
 import { ftsMatch } from "../bench/fts.ts";
 import type { MemoryFile } from "./dataset.ts";
 

@@ -10,7 +10,7 @@ export const doctorCommand = command({
   describe: "Check the binary, plugin, Ollama, index and watch process; say how to fix what is wrong",
   flags: jsonFlag,
   run: async (a) => {
-    const { runChecks } = await import("../core/doctor.ts");
+    const { runChecks } = await import("../doctor/doctor.ts");
     const checks = await runChecks();
     if (a.jsonOutput) printJson(checks);
     else print(checks.map((c) => `${MARK[c.status]()} ${c.name}: ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ""}`).join("\n"));

@@ -1,7 +1,7 @@
 import { loadContext, type Context } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
-import type { StoredChunk } from "../core/types.ts";
-import { readChunk } from "../core/index-gateway.ts";
+import type { StoredChunk } from "../index/types.ts";
+import { readChunk } from "../watch/gateway.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { healNotices } from "./notices.ts";
@@ -26,7 +26,7 @@ export const expandCommand = command({
   run: async (a) => {
     if (a.lines !== undefined && (!Number.isInteger(a.lines) || a.lines < 0)) throw new UsageError("--lines must be a whole number ≥ 0");
     const ctx = loadContext();
-    const { expandChunk } = await import("../core/expand.ts");
+    const { expandChunk } = await import("../index/expand.ts");
     const x = expandChunk(await findChunk(ctx, String(a.chunkHash)), a.lines);
     if (a.jsonOutput) {
       return printJson({

@@ -57,7 +57,7 @@ export const importCommand = command({
     let indexed = "";
     if (result.written > 0) {
       try {
-        const { refreshIndex } = await import("../core/index-gateway.ts");
+        const { refreshIndex } = await import("../watch/gateway.ts");
         const { indexNotices } = await import("./index-cmd.ts");
         const report = await refreshIndex(ctx);
         if (report) for (const line of indexNotices(report, config["embedding.model"])) notice(line);

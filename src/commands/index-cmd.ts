@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { InputError, NotFoundError } from "../core/errors.ts";
-import type { IndexReport } from "../core/indexer.ts";
+import type { IndexReport } from "../index/indexer.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { rebuiltNotice, skippedNotice } from "./notices.ts";
@@ -29,7 +29,7 @@ export const indexCommand = command({
       return a.jsonOutput ? printJson({ indexedChunks: 0, totalChunks: 0 }) : print("Indexed 0 chunks.");
     }
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
-    const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../core/embedder.ts"), import("../core/indexer.ts"), import("../core/lock.ts")]);
+    const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
     const report = await withIndexLock(ctx.project.indexDir, () =>
       indexPaths({
         paths,

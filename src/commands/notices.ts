@@ -1,5 +1,5 @@
-import type { Heal } from "../core/index-gateway.ts";
-import type { SkipReason } from "../core/scanner.ts";
+import type { Heal } from "../watch/gateway.ts";
+import type { SkipReason } from "../index/scanner.ts";
 
 /**
  * The one line that says an index was rebuilt, built or read differently than asked; the

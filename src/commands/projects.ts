@@ -1,4 +1,4 @@
-import { projectsFile, readRegistry, summarizeProject, type ProjectSummary } from "../core/projects.ts";
+import { projectsFile, readRegistry, summarizeProject, type ProjectSummary } from "../memory/projects.ts";
 import { localMinute, timeAgo } from "../core/text.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";

@@ -1,8 +1,8 @@
 import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
-import { DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, RECALL_SOURCES, type RecallResponse, type RecallResult, type RecallSource } from "../core/recall.ts";
+import { DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, RECALL_SOURCES, type RecallResponse, type RecallResult, type RecallSource } from "../recall/recall.ts";
 import { parseSince } from "../core/since.ts";
-import type { UpdateProgress, UpdateReport } from "../transcripts/ingest.ts";
+import type { UpdateProgress, UpdateReport } from "../conversations/ingest.ts";
 import { out } from "./color.ts";
 import { jsonFlag } from "./common.ts";
 import { command, flags, type Args } from "./declare.ts";
@@ -45,7 +45,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   const source = checkSource(a.source);
   const sinceMs = a.since === undefined ? undefined : parseSince(String(a.since));
   const ctx = loadContext();
-  const [{ recall }, { searchNotes }] = await Promise.all([import("../core/recall.ts"), import("./search-run.ts")]);
+  const [{ recall }, { searchNotes }] = await Promise.all([import("../recall/recall.ts"), import("./search-run.ts")]);
 
   const tty = process.stderr.isTTY === true;
   let shown = false;
@@ -78,7 +78,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
     return;
   }
 
-  const [{ askModel, summarizerOptions }, { RECALL_INSTRUCTIONS, recallInput }] = await Promise.all([import("../memory/summarizer.ts"), import("../memory/recall-prompt.ts")]);
+  const [{ askModel, summarizerOptions }, { RECALL_INSTRUCTIONS, recallInput }] = await Promise.all([import("../memory/summarizer.ts"), import("../recall/prompt.ts")]);
   const answer = await askModel(RECALL_INSTRUCTIONS, recallInput(query, res.results), summarizerOptions(ctx.config));
   if (a.jsonOutput) {
     if (!answer.ok) notice(`memsearch: no model answered (${answer.reason}); here are the results`);

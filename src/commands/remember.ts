@@ -22,7 +22,7 @@ export const rememberCommand = command({
       bullets: text.split(/\n+/).map((l) => l.replace(/^\s*[-*]\s+/, "")),
       now,
     });
-    const { refreshIndex } = await import("../core/index-gateway.ts");
+    const { refreshIndex } = await import("../watch/gateway.ts");
     await refreshIndex(ctx);
     print(`Remembered in ${res.file}`);
   },

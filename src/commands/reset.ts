@@ -1,6 +1,6 @@
 import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
-import { removeIndex } from "../core/index-file.ts";
+import { removeIndex } from "../index/format.ts";
 import { command } from "./declare.ts";
 import { print } from "./output.ts";
 

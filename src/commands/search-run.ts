@@ -1,13 +1,13 @@
 import { resolve } from "node:path";
 import { loadContext, type Context } from "../core/context.ts";
 import { MemsearchError, UsageError } from "../core/errors.ts";
-import type { SearchResponse } from "../core/search.ts";
-import { searchIndex, type NotesQuery, type Searched } from "../core/index-gateway.ts";
+import type { SearchResponse } from "../index/search.ts";
+import { searchIndex, type NotesQuery, type Searched } from "../watch/gateway.ts";
 import { out } from "./color.ts";
-import { embeddingOverrides } from "./common.ts";
+import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
+import { flags, type Args } from "./declare.ts";
 import { healNotices, nothingIndexedLine } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
-import type { SearchArgs } from "./search.ts";
 
 /**
  * What `memsearch search` does once parsed, by yargs (search.ts) or, for its plain forms,
@@ -18,6 +18,16 @@ const PREVIEW = 500;
 
 /** Results a search may return: each costs memory up front (a billion took gigabytes before failing). */
 export const MAX_TOP_K = 1000;
+
+export const searchFlags = flags({
+  ...embeddingFlags,
+  ...jsonFlag,
+  query: { positional: true, type: "string", demandOption: true },
+  "top-k": { alias: "k", type: "number", describe: `Number of results, 1 to ${MAX_TOP_K} (default 5)` },
+  "source-prefix": { type: "string", describe: "Only chunks whose source path starts with this" },
+});
+
+export type SearchArgs = Args<typeof searchFlags>;
 
 /** --top-k from either path (the fast parser or yargs): a whole number in 1..MAX_TOP_K. */
 export function checkTopK(topK: number | undefined): void {

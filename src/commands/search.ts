@@ -1,16 +1,6 @@
-import { embeddingFlags, globalFlags, jsonFlag } from "./common.ts";
-import { command, flags, parsePlain, type Args } from "./declare.ts";
-import { MAX_TOP_K, runSearch } from "./search-run.ts";
-
-const searchFlags = flags({
-  ...embeddingFlags,
-  ...jsonFlag,
-  query: { positional: true, type: "string", demandOption: true },
-  "top-k": { alias: "k", type: "number", describe: `Number of results, 1 to ${MAX_TOP_K} (default 5)` },
-  "source-prefix": { type: "string", describe: "Only chunks whose source path starts with this" },
-});
-
-export type SearchArgs = Args<typeof searchFlags>;
+import { globalFlags } from "./common.ts";
+import { command, parsePlain } from "./declare.ts";
+import { runSearch, searchFlags, type SearchArgs } from "./search-run.ts";
 
 export const searchCommand = command({
   command: "search <query>",

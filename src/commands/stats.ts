@@ -1,5 +1,5 @@
 import { loadContext } from "../core/context.ts";
-import { indexStats } from "../core/index-gateway.ts";
+import { indexStats } from "../watch/gateway.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { healNotices } from "./notices.ts";

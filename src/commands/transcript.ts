@@ -1,6 +1,6 @@
 import { NotFoundError, UsageError } from "../core/errors.ts";
 import { clip, clipMarked, oneLine } from "../core/text.ts";
-import { redactHead, sanitize } from "../memory/redact.ts";
+import { redactHead, sanitize } from "../core/redact.ts";
 import { extractLastTurn } from "../transcript/last-turn.ts";
 import { findTurn, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
 import { listSubagents } from "../transcript/subagents.ts";

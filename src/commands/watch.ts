@@ -2,9 +2,9 @@ import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
-import type { IndexReport } from "../core/indexer.ts";
-import { readWatchInfo } from "../core/watch-client.ts";
-import { followSessions, followsSessions } from "../core/watch-lifetime.ts";
+import type { IndexReport } from "../index/indexer.ts";
+import { readWatchInfo } from "../watch/client.ts";
+import { followSessions, followsSessions } from "../watch/lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
 import { embeddingFlags, embeddingOverrides } from "./common.ts";
 import { command } from "./declare.ts";
@@ -30,7 +30,7 @@ export const watchCommand = command({
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
     mkdirSync(ctx.project.dataDir, { recursive: true });
 
-    const { Daemon } = await import("../core/daemon.ts");
+    const { Daemon } = await import("../watch/daemon.ts");
     // A skipped file is reported by every re-index; say it once per file and reason.
     const skipsSaid = new Set<string>();
     const newSkips = (r: IndexReport) =>
@@ -85,7 +85,7 @@ export const watchCommand = command({
     // recall during a session fast (an unchanged transcript costs one stat). Its own errors are
     // said and never stop the watcher.
     if (!a.paths.length && process.env.MEMSEARCH_NO_TRANSCRIPT_INDEX !== "1") {
-      const { keepTranscriptsIndexed } = await import("../transcripts/keeper.ts");
+      const { keepTranscriptsIndexed } = await import("../conversations/keeper.ts");
       keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`));
     }
     await daemon.reindex("initial");

@@ -74,7 +74,7 @@ export class OramaShapeError extends MemsearchError {
   /** The field that is missing or changed, as a path ("db.data.index.fieldLengths"). */
   readonly field: string;
   constructor(field: string, expected: string, writtenFor: string, installed: string) {
-    super(`Orama's internals changed: ${field} is missing or no longer ${expected} (memsearch was written for Orama ${writtenFor}, this is ${installed}); the Orama version changed, update src/core/orama-internals.ts`);
+    super(`Orama's internals changed: ${field} is missing or no longer ${expected} (memsearch was written for Orama ${writtenFor}, this is ${installed}); the Orama version changed, update src/index/orama-internals.ts`);
     this.field = field;
   }
 }

@@ -20,7 +20,7 @@ export interface DataFiles {
   memoryDir: string;
   /** Derived index files. */
   indexDir: string;
-  /** The index itself (format: index-file.ts). */
+  /** The index itself (format: src/index/format.ts). */
   indexFile: string;
   /** The running watch process: pid, socket, start time, version (JSON). */
   watchPid: string;
@@ -62,7 +62,7 @@ export function dataFiles(dataDir: string): DataFiles {
   };
 }
 
-/** Inside the index folder: the index file (its format: index-file.ts), and the lock beside it. */
+/** Inside the index folder: the index file (its format: src/index/format.ts), and the lock beside it. */
 export const INDEX_FILE = "index.bin";
 export const INDEX_LOCK = "index.lock";
 

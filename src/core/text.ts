@@ -4,7 +4,7 @@
  * kept is always valid text (a lone surrogate would become U+FFFD or a `\ud83d` escape in JSON).
  *
  * Redaction is not done here: a text that may hold a secret is clipped through clipRedacted
- * (memory/redact.ts), which redacts before it cuts.
+ * (redact.ts), which redacts before it cuts.
  */
 
 /** Any text, or the message of anything thrown, with every run of white space made one space. */

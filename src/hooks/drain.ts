@@ -1,6 +1,6 @@
 import { loadContext, type Context } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
-import { refreshIndex } from "../core/index-gateway.ts";
+import { refreshIndex } from "../watch/gateway.ts";
 import { drainPending } from "../memory/capture.ts";
 import { summarizeTurn, summarizerOptions } from "../memory/summarizer.ts";
 import { debugLog, recordProblem, type HookOutput } from "./runtime.ts";

@@ -15,11 +15,11 @@ import { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { clip, localMinute, oneLine } from "../core/text.ts";
-import type { RecallResult } from "../core/recall.ts";
-import { SCHEMA_VERSION, transcriptDbPath } from "../transcripts/db.ts";
-import { queryTokens } from "../transcripts/fts.ts";
-import { searchTranscripts, type TranscriptHit } from "../transcripts/search.ts";
-import { sanitize } from "../memory/redact.ts";
+import type { RecallResult } from "../recall/recall.ts";
+import { SCHEMA_VERSION, transcriptDbPath } from "../conversations/db.ts";
+import { queryTokens } from "../conversations/fts.ts";
+import { searchTranscripts, type TranscriptHit } from "../conversations/search.ts";
+import { sanitize } from "../core/redact.ts";
 import { CONTEXT_LIMIT } from "./runtime.ts";
 
 /** Messages asked of FTS5 per prompt: a few turns' worth, since several hits collapse into one turn. */

@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { oneLine } from "../core/errors.ts";
 import { dataFiles, userDir } from "../core/project.ts";
 import { clip } from "../core/text.ts";
-import { sanitize } from "../memory/redact.ts";
+import { sanitize } from "../core/redact.ts";
 import { isAlive } from "../core/processes.ts";
-import { readWatchInfo } from "../core/watch-client.ts";
+import { readWatchInfo } from "../watch/client.ts";
 import { mtimeOf, readTextQuiet } from "../core/fsutil.ts";
 
 const ID_MAX = 200;

@@ -1,6 +1,6 @@
 import { loadContext } from "../core/context.ts";
-import { stopWatch } from "../core/index-gateway.ts";
-import { unregisterSession } from "../core/sessions.ts";
+import { stopWatch } from "../watch/gateway.ts";
+import { unregisterSession } from "../watch/sessions.ts";
 import { debugLog, hookCwd, type HookInput, type HookOutput } from "./runtime.ts";
 
 /**

@@ -1,14 +1,14 @@
 import pkg from "../../package.json" with { type: "json" };
 import { loadContext, type Context } from "../core/context.ts";
-import { embedderFor } from "../core/embedder.ts";
+import { embedderFor } from "../index/embedder.ts";
 import { ollamaTimeoutMs } from "../core/ollama-client.ts";
 import { oneLine } from "../core/errors.ts";
-import { peekIndex } from "../core/index-file.ts";
+import { peekIndex } from "../index/format.ts";
 import { lastSessionLine, noteDate, noteStamp, previousSession, readDailyTexts, recentMemory, type DailyText } from "../memory/journal.ts";
-import { registerSession } from "../core/sessions.ts";
-import { recordProject } from "../core/projects.ts";
+import { registerSession } from "../watch/sessions.ts";
+import { recordProject } from "../memory/projects.ts";
 import { timeAgo } from "../core/text.ts";
-import { clipRedacted, sanitize } from "../memory/redact.ts";
+import { clipRedacted, sanitize } from "../core/redact.ts";
 import { firstPrompt } from "../transcript/first-prompt.ts";
 import { kickDrainer } from "./drainer.ts";
 import { CONTEXT_LIMIT, debugLog, hookCwd, startWatch, takeProblem, type HookInput, type HookOutput } from "./runtime.ts";
@@ -78,7 +78,7 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
 function startBackground(ctx: Context, sessionId: string | undefined): string[] {
   const { project } = ctx;
   const warnings: string[] = [];
-  // Register before looking for a running watch process (see watch-lifetime.ts): it lives as
+  // Register before looking for a running watch process (see watch/lifetime.ts): it lives as
   // long as a registered Claude Code process does.
   if (sessionId) {
     try {

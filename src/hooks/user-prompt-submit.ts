@@ -1,9 +1,9 @@
 import { loadContext, type Context } from "../core/context.ts";
-import { peekIndex } from "../core/index-file.ts";
-import type { SearchResponse, SearchResult } from "../core/search.ts";
-import { searchIndex, watchRunning, type AlreadyRead } from "../core/index-gateway.ts";
+import { peekIndex } from "../index/format.ts";
+import type { SearchResponse, SearchResult } from "../index/search.ts";
+import { searchIndex, watchRunning, type AlreadyRead } from "../watch/gateway.ts";
 import { clip, oneLine } from "../core/text.ts";
-import { touchSession } from "../core/sessions.ts";
+import { touchSession } from "../watch/sessions.ts";
 import { recordPrompt } from "../memory/pending.ts";
 import { CONTEXT_LIMIT, debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
 import type { TurnHit } from "./prompt-recall.ts";
@@ -106,9 +106,9 @@ async function synthesize(ctx: Context, query: string, notes: SearchResult[], tu
   }
   const [{ askModel, summarizerOptions }, { PROMPT_SYNTHESIS_INSTRUCTIONS, NOTHING_RELEVANT, recallInput }, { mergeRankings, noteOf }, { queryTokens }, { formatSynthesis }] = await Promise.all([
     import("../memory/summarizer.ts"),
-    import("../memory/recall-prompt.ts"),
-    import("../core/recall.ts"),
-    import("../transcripts/fts.ts"),
+    import("../recall/prompt.ts"),
+    import("../recall/recall.ts"),
+    import("../conversations/fts.ts"),
     import("./prompt-recall.ts"),
   ]);
   // The notes above the floor and the relevant turns, one result per turn (a note and its own turn fused).

@@ -4,7 +4,7 @@
  */
 import pkg from "../../package.json" with { type: "json" };
 import { MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
-import { sanitize } from "../memory/redact.ts";
+import { sanitize } from "../core/redact.ts";
 import { isDay } from "../core/since.ts";
 import { isDailyFile } from "../memory/journal.ts";
 import type { HubData, NoteRef } from "./data.ts";

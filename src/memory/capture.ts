@@ -13,7 +13,7 @@ import { findStoppedTurn, type FoundTurn } from "../transcript/last-turn.ts";
 import type { LastTurn } from "../transcript/types.ts";
 import { appendTurnNote } from "./journal.ts";
 import { DRAIN_LOCK_STALE_MS, drainLockFile, forgetPrompt, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, type PendingTurn, type ResolvedTurn } from "./pending.ts";
-import { sanitize } from "./redact.ts";
+import { sanitize } from "../core/redact.ts";
 import type { Summary } from "./summarizer.ts";
 
 export interface DrainOptions {

@@ -23,7 +23,7 @@ import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last
 import { EmptyTranscriptError, isSubagentPath, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
 import type { LastTurn, Turn } from "../transcript/types.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
-import { sanitize } from "./redact.ts";
+import { sanitize } from "../core/redact.ts";
 import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer.ts";
 
 // ---------------------------------------------------------------------------------------------

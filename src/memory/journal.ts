@@ -12,7 +12,7 @@ import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
 import { errCode, readTextQuiet, storageError } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
-import { sanitize } from "./redact.ts";
+import { sanitize } from "../core/redact.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Appending a turn note

@@ -16,7 +16,7 @@ import { basename, dirname, join } from "node:path";
 import { dataFiles } from "../core/project.ts";
 import { atomicWrite, mtimeOf, readTextQuiet, safeName } from "../core/fsutil.ts";
 import { clip } from "../core/text.ts";
-import { sanitize } from "./redact.ts";
+import { sanitize } from "../core/redact.ts";
 
 /** A turn as the drainer settled it: once written, every retry writes the same note anchor. */
 export interface ResolvedTurn {

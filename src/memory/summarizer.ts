@@ -9,7 +9,7 @@ import type { ResolvedConfig } from "../core/config.ts";
 import { DEFAULT_OLLAMA_HOST, ollamaClient, ollamaError, ollamaTimeoutMs, resolveOllamaHost } from "../core/ollama-client.ts";
 import { clip, clipMiddle, firstLine, oneLine, seconds } from "../core/text.ts";
 import type { LastTurn, ToolCall } from "../transcript/types.ts";
-import { sanitize } from "./redact.ts";
+import { sanitize } from "../core/redact.ts";
 
 export type SummarizerProvider = "claude" | "ollama" | "extract";
 

@@ -14,7 +14,7 @@ import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { InputError, NotFoundError, UnrecognisedFormatError } from "../core/errors.ts";
 import { clipMarked } from "../core/text.ts";
-import { clipRedacted, type Redactor } from "../memory/redact.ts";
+import { clipRedacted, type Redactor } from "../core/redact.ts";
 import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "./lines.ts";
 import { classifyUserText, cleanText, commandText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
 import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";

@@ -4,7 +4,7 @@
  * shaped and clipped when a redactor is given: see redactHead).
  */
 import { clip } from "../core/text.ts";
-import { redactHead, type Redactor } from "../memory/redact.ts";
+import { redactHead, type Redactor } from "../core/redact.ts";
 
 /**
  * Markers of context memsearch itself injects (the hooks' `[memsearch]` hints and recalled notes,

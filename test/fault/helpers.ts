@@ -16,7 +16,7 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { anchorsIn, type Anchor } from "../../src/core/anchor.ts";
-import { socketPath } from "../../src/core/watch-client.ts";
+import { socketPath } from "../../src/watch/client.ts";
 import { HOOK_EVENTS } from "../../src/hooks/events.ts";
 import { BIN, REPO } from "../helpers/cli.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { generateCorpus, loadPool, makePrompts, makeQueries } from "../../scripts/bench/corpus.ts";
-import { chunkMarkdown } from "../../src/core/chunker.ts";
+import { chunkMarkdown } from "../../src/index/chunker.ts";
 
 const pool = loadPool();
 const files = generateCorpus({ chunks: 1000, pool });

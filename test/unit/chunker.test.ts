@@ -6,9 +6,9 @@ import {
   contentHash,
   embeddingText,
   splitLongText,
-} from "../../src/core/chunker.ts";
+} from "../../src/index/chunker.ts";
 import { UsageError } from "../../src/core/errors.ts";
-import type { Chunk } from "../../src/core/types.ts";
+import type { Chunk } from "../../src/index/types.ts";
 
 const GOLDEN = "# Title\n\nSome intro text.\n\n## Section A\n\nContent A here.\n\n## Section B\n\nContent B here.\n";
 const MODEL = "text-embedding-3-small";

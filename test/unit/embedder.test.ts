@@ -8,7 +8,7 @@ import {
   modelBaseName,
   modelPrefixes,
   OllamaEmbedder,
-} from "../../src/core/embedder.ts";
+} from "../../src/index/embedder.ts";
 import { resolveOllamaHost } from "../../src/core/ollama-client.ts";
 import { MemsearchError } from "../../src/core/errors.ts";
 import { fakeEmbedding, startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
@@ -230,7 +230,7 @@ describe("stdout stays clean", () => {
     // Bun's console.log bypasses process.stdout.write, so only a child process proves fd 1 is clean.
     double.setMode("non-json-error");
     const script = join(tmp, "child.ts");
-    const embedderPath = resolve(import.meta.dir, "../../src/core/embedder.ts");
+    const embedderPath = resolve(import.meta.dir, "../../src/index/embedder.ts");
     writeFileSync(
       script,
       `import { OllamaEmbedder } from ${JSON.stringify(embedderPath)};

@@ -8,7 +8,7 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, wri
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { loadContext } from "../../src/core/context.ts";
-import { peekIndex } from "../../src/core/index-file.ts";
+import { peekIndex } from "../../src/index/format.ts";
 import { appendTurnNote } from "../../src/memory/journal.ts";
 import { handleApi } from "../../src/hub/api.ts";
 import { HubData } from "../../src/hub/data.ts";

@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadContext, type Context } from "../../src/core/context.ts";
-import { readChunk, searchIndex } from "../../src/core/index-gateway.ts";
+import { readChunk, searchIndex } from "../../src/watch/gateway.ts";
 import { dataFiles } from "../../src/core/project.ts";
-import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo } from "../../src/core/watch-client.ts";
-import { checkReply, checkRequest } from "../../src/core/watch-protocol.ts";
+import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo } from "../../src/watch/client.ts";
+import { checkReply, checkRequest } from "../../src/watch/protocol.ts";
 
 /**
  * The gateway decides between the watch process and loading the index here. A reply that is

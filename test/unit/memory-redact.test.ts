@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { clipRedacted, redactHead, redactSecrets, REDACT_MIN_WINDOW, sanitize, stripPrivate } from "../../src/memory/redact.ts";
+import { clipRedacted, redactHead, redactSecrets, REDACT_MIN_WINDOW, sanitize, stripPrivate } from "../../src/core/redact.ts";
 import { clip as clipEllipsis, clipMarked } from "../../src/core/text.ts";
 import { summarizeToolInput } from "../../src/transcript/sanitize.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The shapes of Orama's internals that memsearch depends on (src/core/orama-internals.ts).
+ * The shapes of Orama's internals that memsearch depends on (src/index/orama-internals.ts).
  * When an Orama upgrade fails here, the message names the field that moved: fix it in
  * orama-internals.ts, nowhere else.
  */
@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { save as oramaSave, type AnyOrama } from "@orama/orama";
 import { OramaShapeError } from "../../src/core/errors.ts";
-import { bindOrama, bm25Stats, documents, fieldStats, indexShape, internalIds, saveState, textRadix, vectorNode, type BoundOrama } from "../../src/core/orama-internals.ts";
-import { Store } from "../../src/core/store.ts";
-import { stem } from "../../src/core/tokenizer.ts";
-import type { StoredChunk } from "../../src/core/types.ts";
+import { bindOrama, bm25Stats, documents, fieldStats, indexShape, internalIds, saveState, textRadix, vectorNode, type BoundOrama } from "../../src/index/orama-internals.ts";
+import { Store } from "../../src/index/store.ts";
+import { stem } from "../../src/index/tokenizer.ts";
+import type { StoredChunk } from "../../src/index/types.ts";
 
 function chunk(id: string, content: string): StoredChunk {
   return { chunkHash: id, contentHash: "c" + id, source: "/p/a.md", content, heading: content.split("\n")[0]!, headingLevel: 2, startLine: 1, endLine: 3 };

@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { InputError } from "../../src/core/errors.ts";
-import { parseRegistry, readRegistry, recordProject, summarizeProject } from "../../src/core/projects.ts";
+import { parseRegistry, readRegistry, recordProject, summarizeProject } from "../../src/memory/projects.ts";
 
-const PROJECTS = resolve(import.meta.dir, "../../src/core/projects.ts");
+const PROJECTS = resolve(import.meta.dir, "../../src/memory/projects.ts");
 
 let dir: string;
 let file: string;

@@ -11,13 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveTurn } from "../../src/memory/capture.ts";
 import { planImport, runImport } from "../../src/memory/import.ts";
-import { sanitize } from "../../src/memory/redact.ts";
+import { sanitize } from "../../src/core/redact.ts";
 import { extractBullets, type Summary } from "../../src/memory/summarizer.ts";
 import { LAST_TURN_OUTPUT_CHARS } from "../../src/transcript/last-turn.ts";
 import { listTurns, readTranscript, readTurnRange } from "../../src/transcript/reader.ts";
 import type { LastTurn } from "../../src/transcript/types.ts";
-import { openTranscriptDb } from "../../src/transcripts/db.ts";
-import { INPUTS_MAX, RESULTS_MAX, updateTranscriptIndex } from "../../src/transcripts/ingest.ts";
+import { openTranscriptDb } from "../../src/conversations/db.ts";
+import { INPUTS_MAX, RESULTS_MAX, updateTranscriptIndex } from "../../src/conversations/ingest.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "ms-redact-clip-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

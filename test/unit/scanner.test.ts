@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { NotFoundError, UsageError } from "../../src/core/errors.ts";
-import { matchIgnore, parseIgnore, scanPaths, shouldIndexPath, type ScanOptions } from "../../src/core/scanner.ts";
+import { matchIgnore, parseIgnore, scanPaths, shouldIndexPath, type ScanOptions } from "../../src/index/scanner.ts";
 
 const made: string[] = [];
 afterAll(() => {
@@ -208,7 +208,7 @@ describe("scanPaths", () => {
       // must still reach this checkout, which may sit in a folder only root can enter) but loses
       // the capabilities that bypass file permissions.
       if (process.getuid?.() === 0) {
-        const script = `const { scanPaths } = await import(${JSON.stringify(join(import.meta.dir, "../../src/core/scanner.ts"))}); console.log(JSON.stringify(scanPaths([${JSON.stringify(root)}]).files.map((f) => f.path)))`;
+        const script = `const { scanPaths } = await import(${JSON.stringify(join(import.meta.dir, "../../src/index/scanner.ts"))}); console.log(JSON.stringify(scanPaths([${JSON.stringify(root)}]).files.map((f) => f.path)))`;
         const noBypass = ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search", "--"];
         const r = spawnSync(noBypass[0]!, [...noBypass.slice(1), process.execPath, "-e", script], { encoding: "utf8", cwd: tmpdir() });
         expect(r.error).toBeUndefined();

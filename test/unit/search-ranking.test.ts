@@ -2,11 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chunkHash, chunkMarkdown } from "../../src/core/chunker.ts";
+import { chunkHash, chunkMarkdown } from "../../src/index/chunker.ts";
 import { loadConfig, type Config } from "../../src/core/config.ts";
-import { searchChunks, type QueryEmbedder } from "../../src/core/search.ts";
-import { Store } from "../../src/core/store.ts";
-import { queryTerms, rankingTerms, stem, tokenize } from "../../src/core/tokenizer.ts";
+import { searchChunks, type QueryEmbedder } from "../../src/index/search.ts";
+import { Store } from "../../src/index/store.ts";
+import { queryTerms, rankingTerms, stem, tokenize } from "../../src/index/tokenizer.ts";
 
 const MODEL = "m";
 

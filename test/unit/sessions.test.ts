@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claudeProcess, isWrapper, processStartTime } from "../../src/core/processes.ts";
-import { isSessionAlive, liveSessions, registerSession, sessionsDir, touchSession, unregisterSession } from "../../src/core/sessions.ts";
+import { isSessionAlive, liveSessions, registerSession, sessionsDir, touchSession, unregisterSession } from "../../src/watch/sessions.ts";
 
 const posix = process.platform !== "win32";
 /** Start times are known on Linux (/proc) and macOS (ps); elsewhere a record counts by PID alone. */

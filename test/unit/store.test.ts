@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { save as oramaSave, type AnyOrama } from "@orama/orama";
-import { INDEX_FILE, SCHEMA_VERSION, Store } from "../../src/core/store.ts";
-import { checkIndex, peekIndex, sealHead } from "../../src/core/index-file.ts";
-import { stem } from "../../src/core/tokenizer.ts";
-import type { StoredChunk } from "../../src/core/types.ts";
+import { INDEX_FILE, SCHEMA_VERSION, Store } from "../../src/index/store.ts";
+import { checkIndex, peekIndex, sealHead } from "../../src/index/format.ts";
+import { stem } from "../../src/index/tokenizer.ts";
+import type { StoredChunk } from "../../src/index/types.ts";
 
 function chunk(id: string, source: string, content: string, line = 1): StoredChunk {
   return { chunkHash: id, contentHash: "c" + id, source, content, heading: content.split("\n")[0]!, headingLevel: 2, startLine: line, endLine: line + 2 };

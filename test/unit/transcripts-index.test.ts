@@ -1,5 +1,5 @@
 /**
- * The conversation index (src/transcripts/): incremental ingest of Claude Code transcripts into
+ * The conversation index (src/conversations/): incremental ingest of Claude Code transcripts into
  * SQLite FTS5, its queries, and recall's merge of notes and transcript hits.
  */
 import { afterAll, describe, expect, test } from "bun:test";
@@ -7,13 +7,13 @@ import { appendFileSync, cpSync, mkdirSync, mkdtempSync, renameSync, rmSync, sta
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Database } from "bun:sqlite";
-import { mergeRankings, type RecallNote } from "../../src/core/recall.ts";
+import { mergeRankings, type RecallNote } from "../../src/recall/recall.ts";
 import { parseSince } from "../../src/core/since.ts";
 import { UsageError } from "../../src/core/errors.ts";
-import { openTranscriptDb } from "../../src/transcripts/db.ts";
-import { matchExpression } from "../../src/transcripts/fts.ts";
-import { FULL_SCAN_MS, HOT_MS, lastFullScan, setLastFullScan, updateTranscriptIndex } from "../../src/transcripts/ingest.ts";
-import { searchTranscripts } from "../../src/transcripts/search.ts";
+import { openTranscriptDb } from "../../src/conversations/db.ts";
+import { matchExpression } from "../../src/conversations/fts.ts";
+import { FULL_SCAN_MS, HOT_MS, lastFullScan, setLastFullScan, updateTranscriptIndex } from "../../src/conversations/ingest.ts";
+import { searchTranscripts } from "../../src/conversations/search.ts";
 import { FIXTURES, realTranscripts } from "../helpers/fixtures.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "ms-tx-"));

@@ -9,11 +9,11 @@
  */
 import { mkdirSync, renameSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { InputError } from "./errors.ts";
-import { atomicWrite, isDirectory, readTextQuiet } from "./fsutil.ts";
-import { withFileLock } from "./lock.ts";
-import { dataFiles, userDir } from "./project.ts";
-import { journalNotes, noteDate, noteStamp } from "../memory/journal.ts";
+import { InputError } from "../core/errors.ts";
+import { atomicWrite, isDirectory, readTextQuiet } from "../core/fsutil.ts";
+import { withFileLock } from "../core/lock.ts";
+import { dataFiles, userDir } from "../core/project.ts";
+import { journalNotes, noteDate, noteStamp } from "./journal.ts";
 
 export interface ProjectEntry {
   /** The project root (see resolveProject). */

@@ -1,13 +1,13 @@
-import type { Context } from "./context.ts";
-import { MemsearchError } from "./errors.ts";
-import { fileStamp } from "./fsutil.ts";
-import { checkIndex, peekIndex, type IndexSummary } from "./index-file.ts";
-import type { Healed, HealOptions } from "./index-heal.ts";
-import type { IndexReport } from "./indexer.ts";
-import type { SearchResponse } from "./search.ts";
-import type { StoredChunk } from "./types.ts";
-import { askWatch, readWatchInfo, type WatchInfo } from "./watch-client.ts";
-import { WATCH_TIMEOUTS } from "./watch-protocol.ts";
+import type { Context } from "../core/context.ts";
+import { MemsearchError } from "../core/errors.ts";
+import { fileStamp } from "../core/fsutil.ts";
+import { checkIndex, peekIndex, type IndexSummary } from "../index/format.ts";
+import type { Healed, HealOptions } from "../index/heal.ts";
+import type { IndexReport } from "../index/indexer.ts";
+import type { SearchResponse } from "../index/search.ts";
+import type { StoredChunk } from "../index/types.ts";
+import { askWatch, readWatchInfo, type WatchInfo } from "./client.ts";
+import { WATCH_TIMEOUTS } from "./protocol.ts";
 
 /**
  * The one way to the project's index for everything that reads it (search, recall, expand,
@@ -74,7 +74,7 @@ export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: 
   if (reader === "prompt" && (opts.read ? opts.read.indexBytes : (peekIndex(ctx.project.indexDir)?.bytes ?? 0)) > PROMPT_COLD_INDEX_LIMIT) {
     return { kind: "unanswered", why: "no watch process, and the index is too large to load inside the hook's budget" };
   }
-  const [{ searchChunks }, { embedderFor }] = await Promise.all([import("./search.ts"), import("./embedder.ts")]);
+  const [{ searchChunks }, { embedderFor }] = await Promise.all([import("../index/search.ts"), import("../index/embedder.ts")]);
   const healed = await loadHere(ctx, opts.cache, reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {});
   if (healed.nothingIndexed) return { kind: "nothing-indexed" };
   const response = await searchChunks({ ...q, store: healed.store, config: ctx.config, embedder: healed.otherModel ? null : embedderFor(ctx.config, "query") });
@@ -89,7 +89,7 @@ export async function readChunk(ctx: Context, hash: string, opts: { cache?: Load
     if (r?.ok) return { chunk: r.chunk, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {} };
     if (r) throw new MemsearchError(r.error, r.exitCode ?? 1);
   }
-  const { resolveChunk } = await import("./expand.ts");
+  const { resolveChunk } = await import("../index/expand.ts");
   const healed = await loadHere(ctx, opts.cache);
   return { chunk: resolveChunk(healed.store, hash), heal: healOf(healed) };
 }
@@ -102,7 +102,7 @@ export async function indexStats(ctx: Context): Promise<{ head: IndexSummary | u
   const checked = checkIndex(ctx.project.indexDir);
   if (checked.state === "ok") return { head: checked.file, heal: {} };
   if (checked.state === "missing") return { head: undefined, heal: {} };
-  const { openOrRebuild } = await import("./index-heal.ts");
+  const { openOrRebuild } = await import("../index/heal.ts");
   const heal = healOf(await openOrRebuild(ctx, { buildMissing: false }));
   return { head: peekIndex(ctx.project.indexDir), heal };
 }
@@ -118,7 +118,7 @@ export async function refreshIndex(ctx: Context): Promise<IndexReport | undefine
     const r = await askWatch(project.dataDir, { op: "index" }, WATCH_TIMEOUTS.index);
     if (r?.ok) return undefined;
   }
-  const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("./embedder.ts"), import("./indexer.ts"), import("./lock.ts")]);
+  const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
   return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config) }));
 }
 
@@ -169,7 +169,7 @@ export class LoadedIndexes {
       // What loading it repaired was said when it was loaded.
       return { store: hit.healed.store, ...(hit.healed.otherModel ? { otherModel: hit.healed.otherModel } : {}) };
     }
-    const { openOrRebuild } = await import("./index-heal.ts");
+    const { openOrRebuild } = await import("../index/heal.ts");
     const healed = await openOrRebuild(ctx, opts);
     if (healed.nothingIndexed) return healed;
     this.held.set(key, { stamp: fileStamp(ctx.project.indexFile), healed });
@@ -181,7 +181,7 @@ export class LoadedIndexes {
 
 async function loadHere(ctx: Context, cache: LoadedIndexes | undefined, opts: HealOptions = {}): Promise<Healed> {
   if (cache) return cache.open(ctx, opts);
-  const { openOrRebuild } = await import("./index-heal.ts");
+  const { openOrRebuild } = await import("../index/heal.ts");
   return openOrRebuild(ctx, opts);
 }
 

@@ -2,7 +2,7 @@
  * What the model is asked when `recall` synthesises an answer from its results. The results are
  * the only source: the model is told to cite them and to say when they do not answer.
  */
-import type { RecallResult } from "../core/recall.ts";
+import type { RecallResult } from "./recall.ts";
 
 export const RECALL_INSTRUCTIONS = `You answer a developer's question about their own earlier work with an AI coding assistant (Claude Code), using ONLY the numbered search results below: notes written after earlier turns, and excerpts of the original conversations. You have no other knowledge of this project.
 

@@ -12,15 +12,15 @@
  */
 import type { Database } from "bun:sqlite";
 import { basename } from "node:path";
-import { localMinute } from "./text.ts";
-import { anchorsIn, type Anchor } from "./anchor.ts";
-import { expandChunk } from "./expand.ts";
-import type { SearchResponse } from "./search.ts";
-import type { StoredChunk } from "./types.ts";
-import { openTranscriptDb, transcriptDbPath } from "../transcripts/db.ts";
-import { updateTranscriptIndex, type UpdateProgress, type UpdateReport } from "../transcripts/ingest.ts";
-import { searchTranscripts, snippetOf, type TranscriptHit } from "../transcripts/search.ts";
-import { queryTokens } from "../transcripts/fts.ts";
+import { localMinute } from "../core/text.ts";
+import { anchorsIn, type Anchor } from "../core/anchor.ts";
+import { expandChunk } from "../index/expand.ts";
+import type { SearchResponse } from "../index/search.ts";
+import type { StoredChunk } from "../index/types.ts";
+import { openTranscriptDb, transcriptDbPath } from "../conversations/db.ts";
+import { updateTranscriptIndex, type UpdateProgress, type UpdateReport } from "../conversations/ingest.ts";
+import { searchTranscripts, snippetOf, type TranscriptHit } from "../conversations/search.ts";
+import { queryTokens } from "../conversations/fts.ts";
 
 export type RecallSource = "notes" | "transcripts" | "all";
 export const RECALL_SOURCES: readonly RecallSource[] = ["notes", "transcripts", "all"];

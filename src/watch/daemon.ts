@@ -1,19 +1,19 @@
 import { rmSync, unlinkSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import { fileStamp } from "./fsutil.ts";
+import { fileStamp } from "../core/fsutil.ts";
 import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
-import type { Context } from "./context.ts";
-import { embedderFor } from "./embedder.ts";
-import { resolveChunk } from "./expand.ts";
-import { MemsearchError, oneLine } from "./errors.ts";
-import { indexInto, type IndexReport } from "./indexer.ts";
-import { withIndexLock } from "./lock.ts";
-import { searchChunks } from "./search.ts";
-import { openOrRebuild, type Healed } from "./index-heal.ts";
-import type { Store } from "./store.ts";
-import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo } from "./watch-client.ts";
-import { checkRequest, type WatchFailure, type WatchReply, type WatchRequest } from "./watch-protocol.ts";
+import type { Context } from "../core/context.ts";
+import { embedderFor } from "../index/embedder.ts";
+import { resolveChunk } from "../index/expand.ts";
+import { MemsearchError, oneLine } from "../core/errors.ts";
+import { indexInto, type IndexReport } from "../index/indexer.ts";
+import { withIndexLock } from "../core/lock.ts";
+import { searchChunks } from "../index/search.ts";
+import { openOrRebuild, type Healed } from "../index/heal.ts";
+import type { Store } from "../index/store.ts";
+import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo } from "./client.ts";
+import { checkRequest, type WatchFailure, type WatchReply, type WatchRequest } from "./protocol.ts";
 
 const SAVE_DELAY_MS = 10_000;
 const SAVE_AT_ONCE_CHUNKS = 5_000;
@@ -250,7 +250,7 @@ export class Daemon {
 
   /**
    * Stop answering and remove the socket at once (closing unlinks the socket path, so this must
-   * run before another watch process may claim the project). Used by watch-lifetime.ts.
+   * run before another watch process may claim the project). Used by lifetime.ts.
    */
   stopListening(): void {
     this.server?.close();

@@ -5,11 +5,11 @@
  * timeout, model-missing) or to rebuild the index (dimension).
  */
 import type { Ollama } from "ollama";
-import type { Config } from "./config.ts";
-import { EmbedderError, type EmbedderErrorKind } from "./errors.ts";
-import { DEFAULT_TIMEOUT_MS, dimensionError, ollamaClient, ollamaError, ollamaTimeoutMs, resolveOllamaHost, type OllamaCall } from "./ollama-client.ts";
+import type { Config } from "../core/config.ts";
+import { EmbedderError, type EmbedderErrorKind } from "../core/errors.ts";
+import { DEFAULT_TIMEOUT_MS, dimensionError, ollamaClient, ollamaError, ollamaTimeoutMs, resolveOllamaHost, type OllamaCall } from "../core/ollama-client.ts";
 
-export { EmbedderError, type EmbedderErrorKind } from "./errors.ts";
+export { EmbedderError, type EmbedderErrorKind } from "../core/errors.ts";
 
 /** A probe failure as plain data, ready for JSON output or a hook's systemMessage. */
 export interface EmbedderFailure {

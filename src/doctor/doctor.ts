@@ -2,12 +2,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { loadContext } from "./context.ts";
-import { embedderFor } from "./embedder.ts";
-import { ollamaTimeoutMs } from "./ollama-client.ts";
-import { oneLine } from "./errors.ts";
-import { peekIndex } from "./index-file.ts";
-import { pingWatch } from "./index-gateway.ts";
+import { loadContext } from "../core/context.ts";
+import { embedderFor } from "../index/embedder.ts";
+import { ollamaTimeoutMs } from "../core/ollama-client.ts";
+import { oneLine } from "../core/errors.ts";
+import { peekIndex } from "../index/format.ts";
+import { pingWatch } from "../watch/gateway.ts";
 import { listPending } from "../memory/pending.ts";
 
 const STALE_QUEUE_MS = 10 * 60_000;

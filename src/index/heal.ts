@@ -11,10 +11,10 @@
  * A command never waits minutes on a model to answer a search.
  */
 import { realpathSync } from "node:fs";
-import { isDirectory, isRegularFile } from "./fsutil.ts";
-import type { Context } from "./context.ts";
+import { isDirectory, isRegularFile } from "../core/fsutil.ts";
+import type { Context } from "../core/context.ts";
 import { indexInto, isUnder, scanFor, type IndexReport } from "./indexer.ts";
-import { withIndexLock } from "./lock.ts";
+import { withIndexLock } from "../core/lock.ts";
 import { Store, type OpenResult } from "./store.ts";
 
 export interface HealOptions {

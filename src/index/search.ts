@@ -1,4 +1,4 @@
-import type { Config } from "./config.ts";
+import type { Config } from "../core/config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import type { Hit, Store } from "./store.ts";
 import { rankCandidates } from "./rank.ts";

@@ -1,9 +1,9 @@
 import { rmSync } from "node:fs";
-import { oneLine } from "./errors.ts";
-import { withFileLock } from "./lock.ts";
+import { oneLine } from "../core/errors.ts";
+import { withFileLock } from "../core/lock.ts";
 import { liveSessions } from "./sessions.ts";
-import { dataFiles } from "./project.ts";
-import { readWatchInfo, writeWatchInfo } from "./watch-client.ts";
+import { dataFiles } from "../core/project.ts";
+import { readWatchInfo, writeWatchInfo } from "./client.ts";
 
 /**
  * How long a watch process started by a hook lives: as long as one Claude Code session of its

@@ -2,8 +2,8 @@ import { create, count, insert, remove, search, type AnyOrama, type Results } fr
 import { deserialize, serialize } from "bun:jsc";
 import { closeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "./errors.ts";
-import { atomicWrite, writeAt } from "./fsutil.ts";
+import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
+import { atomicWrite, writeAt } from "../core/fsutil.ts";
 import {
   blockStart,
   checksumProblem,
@@ -26,9 +26,9 @@ import {
   type IndexFile,
   type Layout,
   type StoreMeta,
-} from "./index-file.ts";
+} from "./format.ts";
 
-export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./index-file.ts";
+export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
 import { createTokenizer } from "./tokenizer.ts";
 import { bindOrama, indexShape, loadState, saveState, type BoundOrama, type SavedState } from "./orama-internals.ts";
 import { fasterFind } from "./vector-scan.ts";
@@ -113,7 +113,7 @@ type Orama = BoundOrama<Doc>;
 /**
  * One project's index: an Orama database (BM25 over the chunk text, cosine over embeddings)
  * plus the per-file bookkeeping, persisted as one file written atomically (layout in
- * index-file.ts). Orama's save() state goes in Bun's structured-clone format, faster to read
+ * format.ts). Orama's save() state goes in Bun's structured-clone format, faster to read
  * than JSON, and the vectors once, as one Float32 block: Orama's persistence plugin writes
  * larger files that load slower and come back with Orama's default tokenizer, not ours
  * (docs/BENCHMARKS.md, "Orama's persistence plugin, re-measured"). If a later Bun cannot

@@ -15,7 +15,7 @@
 import { readdirSync, readFileSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { InputError, NotFoundError, UsageError } from "./errors.ts";
+import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
 
 export interface ScanOptions {
   /** File names (no directories) read as gitignore files in each scanned directory. */

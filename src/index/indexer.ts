@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
-import { isDirectory } from "./fsutil.ts";
+import { isDirectory } from "../core/fsutil.ts";
 import { chunkHash, chunkMarkdown, embeddingText } from "./chunker.ts";
-import type { Config } from "./config.ts";
+import type { Config } from "../core/config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
-import { MemsearchError } from "./errors.ts";
+import { MemsearchError } from "../core/errors.ts";
 import { scanPaths, type SkipReason } from "./scanner.ts";
-import { peekIndexFiles, sweepIndexTemps, type FileRecord } from "./index-file.ts";
+import { peekIndexFiles, sweepIndexTemps, type FileRecord } from "./format.ts";
 import { SCHEMA_VERSION, Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
 

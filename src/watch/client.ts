@@ -3,15 +3,15 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
-import { atomicWrite } from "./fsutil.ts";
-import { isAlive } from "./processes.ts";
-import { dataFiles } from "./project.ts";
-import { checkReply, type WatchFailure, type WatchReply, type WatchRequest } from "./watch-protocol.ts";
+import { atomicWrite } from "../core/fsutil.ts";
+import { isAlive } from "../core/processes.ts";
+import { dataFiles } from "../core/project.ts";
+import { checkReply, type WatchFailure, type WatchReply, type WatchRequest } from "./protocol.ts";
 
 /**
  * The watch process (`memsearch watch`) keeps the index in memory and answers over a local
  * socket, so a hook or a CLI search does not pay for loading the index. This is the transport
- * and the PID file, shared by the server (daemon.ts) and the one client (index-gateway.ts).
+ * and the PID file, shared by the server (daemon.ts) and the one client (gateway.ts).
  */
 
 const WatchInfoShape = v.object({ pid: v.pipe(v.number(), v.integer()), socket: v.string(), startedAt: v.string(), version: v.string() });

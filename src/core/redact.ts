@@ -9,7 +9,7 @@
  * quadratic (the unit tests feed it such input).
  */
 
-import { clip } from "../core/text.ts";
+import { clip } from "./text.ts";
 
 const PRIVATE_TAG = /<(\/?)private(?:\s[^<>]{0,200})?\s*>/gi;
 

@@ -16,7 +16,7 @@ import { save as oramaSave, load as oramaLoad, type AnyOrama, type RawData } fro
 import type { documentsStore, index as oramaIndex, internalDocumentIDStore } from "@orama/orama/components";
 import type { radix, vector } from "@orama/orama/trees";
 import oramaPackage from "@orama/orama/package.json" with { type: "json" };
-import { OramaShapeError } from "./errors.ts";
+import { OramaShapeError } from "../core/errors.ts";
 
 type Index = oramaIndex.Index;
 type InternalId = internalDocumentIDStore.InternalDocumentID;

@@ -12,7 +12,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { gitTopLevel } from "../core/project.ts";
 import { clip } from "../core/text.ts";
-import { clipRedacted, sanitize } from "../memory/redact.ts";
+import { clipRedacted, sanitize } from "../core/redact.ts";
 import { scanLines } from "../transcript/lines.ts";
 import { isSubagentPath } from "../transcript/reader.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";

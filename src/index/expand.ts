@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import { parseAnchor, type Anchor } from "./anchor.ts";
+import { parseAnchor, type Anchor } from "../core/anchor.ts";
 import { headingsOf } from "./chunker.ts";
-import { NotFoundError, UsageError } from "./errors.ts";
+import { NotFoundError, UsageError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
 

@@ -7,7 +7,7 @@
  * Lines other than `user` and `assistant` entries (api-request*, attachments, progress,
  * snapshots, system, summaries…) are recognised from their first bytes and never parsed.
  */
-import { sanitize } from "../memory/redact.ts";
+import { sanitize } from "../core/redact.ts";
 import { parseLine, peekEntry } from "../transcript/lines.ts";
 import { classifyUserText, cleanText, commandText, mediaPlaceholder, summarizeToolInput } from "../transcript/sanitize.ts";
 

@@ -8,8 +8,8 @@
  */
 import { createHash } from "node:crypto";
 import { Lexer, Tokenizer, type Token, type Tokens } from "marked";
-import { UsageError } from "./errors.ts";
-import { oneLine } from "./text.ts";
+import { UsageError } from "../core/errors.ts";
+import { oneLine } from "../core/text.ts";
 import type { Chunk } from "./types.ts";
 
 export interface ChunkOptions {

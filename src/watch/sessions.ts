@@ -1,8 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readTextQuiet, safeName } from "./fsutil.ts";
-import { dataFiles } from "./project.ts";
-import { claudeProcess, isAlive, processStartTime, type ProcessId } from "./processes.ts";
+import { readTextQuiet, safeName } from "../core/fsutil.ts";
+import { dataFiles } from "../core/project.ts";
+import { claudeProcess, isAlive, processStartTime, type ProcessId } from "../core/processes.ts";
 
 /**
  * The Claude Code sessions of a project, so the watch process lives exactly as long as one of

@@ -19,9 +19,9 @@
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
-import { IndexDamagedError, MemsearchError, NotFoundError } from "./errors.ts";
-import { isAlive } from "./processes.ts";
-import { INDEX_FILE } from "./project.ts";
+import { IndexDamagedError, MemsearchError, NotFoundError } from "../core/errors.ts";
+import { isAlive } from "../core/processes.ts";
+import { INDEX_FILE } from "../core/project.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 // Named with the project's other files; imported from here too, with the format it names.
