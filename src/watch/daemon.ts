@@ -5,14 +5,13 @@ import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
 import type { Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
-import { resolveChunk } from "../index/expand.ts";
 import { MemsearchError, oneLine } from "../core/errors.ts";
 import { indexInto, type IndexReport } from "../index/indexer.ts";
 import { withIndexLock } from "../core/lock.ts";
-import { searchChunks } from "../index/search.ts";
 import { openOrRebuild, type Healed } from "../index/heal.ts";
 import type { Store } from "../index/store.ts";
 import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo } from "./client.ts";
+import { LocalEngine } from "./engine.ts";
 import { checkRequest, type WatchFailure, type WatchReply, type WatchRequest } from "./protocol.ts";
 
 const SAVE_DELAY_MS = 10_000;
@@ -37,12 +36,22 @@ export class Daemon {
   private running: Promise<unknown> = Promise.resolve();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   lastError: string | undefined;
+  /** What the socket serves: the same engine a CLI uses on a loaded index, over the index held here. */
+  private engine: LocalEngine;
 
   constructor(
     private ctx: Context,
     private paths: string[],
     private events: DaemonEvents = {},
-  ) {}
+  ) {
+    this.engine = new LocalEngine(ctx, {
+      load: async () => {
+        const { store, rebuilt } = await this.load();
+        return { store, heal: rebuilt ? { rebuilt } : {} };
+      },
+      refresh: async () => (await this.reindex("request")) ?? { unanswered: this.lastError ?? "the re-index failed" },
+    });
+  }
 
   private get indexFile(): string {
     return this.ctx.project.indexFile;
@@ -170,28 +179,21 @@ export class Daemon {
   async handle(req: WatchRequest): Promise<WatchReply<WatchRequest["op"]> | WatchFailure> {
     switch (req.op) {
       case "ping": {
-        const s = await this.current();
-        return { ok: true, pid: process.pid, version: pkg.version, chunks: s.size, vectors: s.vectorCount, ...(this.lastError ? { lastError: this.lastError } : {}) };
+        const { chunks, vectors } = await this.engine.stats();
+        return { ok: true, pid: process.pid, version: pkg.version, chunks, vectors, ...(this.lastError ? { lastError: this.lastError } : {}) };
       }
       case "search": {
         // No waiting for a running re-index: its store changes happen in one synchronous step
         // after embedding, so a search sees the state before or after, and a slow Ollama during
         // indexing cannot stall a prompt. A rebuild this search caused travels back with it.
-        const { store, rebuilt } = await this.load();
-        const res = await searchChunks({
-          query: req.query,
-          topK: req.topK,
-          sourcePrefix: req.sourcePrefix,
-          store,
-          config: this.ctx.config,
-          embedder: embedderFor(this.ctx.config, "query"),
-        });
-        return { ok: true, ...res, ...(rebuilt ? { rebuilt } : {}) };
+        const found = await this.engine.search({ query: req.query, topK: req.topK, sourcePrefix: req.sourcePrefix });
+        // Not met here: this engine's loader serves the empty index until the first re-index fills it.
+        if (found === "nothing-indexed") return { ok: true, results: [], mode: "bm25" };
+        return { ok: true, ...found.response, ...(found.heal.rebuilt ? { rebuilt: found.heal.rebuilt } : {}) };
       }
       case "chunk": {
-        const { store, rebuilt } = await this.load();
-        const chunk = resolveChunk(store, req.hash);
-        return { ok: true, chunk, ...(rebuilt ? { rebuilt } : {}) };
+        const { chunk, heal } = await this.engine.chunk(req.hash);
+        return { ok: true, chunk, ...(heal.rebuilt ? { rebuilt: heal.rebuilt } : {}) };
       }
       case "index": {
         const p = this.reindex("request");

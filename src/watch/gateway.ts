@@ -1,5 +1,4 @@
 import type { Context } from "../core/context.ts";
-import { MemsearchError } from "../core/errors.ts";
 import { fileStamp } from "../core/fsutil.ts";
 import { checkIndex, peekIndex, type IndexSummary } from "../index/format.ts";
 import type { Healed, HealOptions } from "../index/heal.ts";
@@ -7,6 +6,7 @@ import type { IndexReport } from "../index/indexer.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { askWatch, readWatchInfo, type WatchInfo } from "./client.ts";
+import { healOf, LocalEngine, unanswered, WarmEngine, type Heal, type Loaded, type NotesQuery } from "./engine.ts";
 import { WATCH_TIMEOUTS } from "./protocol.ts";
 
 /**
@@ -20,14 +20,7 @@ import { WATCH_TIMEOUTS } from "./protocol.ts";
  * hook answered by the watch process never pays for them.
  */
 
-/** What opening the index had to do first, from whichever process opened it. */
-export type Heal = Pick<Healed, "rebuilt" | "built" | "otherModel">;
-
-export interface NotesQuery {
-  query: string;
-  topK: number;
-  sourcePrefix?: string;
-}
+export type { Heal, NotesQuery };
 
 export type Searched =
   | { kind: "results"; response: SearchResponse; heal: Heal; from: "watch" | "here" }
@@ -67,31 +60,25 @@ export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: 
   const { dataDir } = ctx.project;
   const watch = opts.useWatch !== false && (opts.read ? opts.read.watchRunning : readWatchInfo(dataDir) !== undefined);
   if (watch) {
-    const r = await askWatch(dataDir, { op: "search", ...q }, reader === "prompt" ? WATCH_TIMEOUTS.promptSearch : WATCH_TIMEOUTS.search);
-    if (r?.ok) return { kind: "results", response: { results: r.results, mode: r.mode, ...(r.warning ? { warning: r.warning } : {}) }, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {}, from: "watch" };
-    if (reader === "prompt") return { kind: "unanswered", why: r ? `the watch process failed: ${r.error}` : "the watch process gave no usable answer in time" };
+    const r = await new WarmEngine(dataDir, reader === "prompt" ? WATCH_TIMEOUTS.promptSearch : WATCH_TIMEOUTS.search).search(q);
+    if (!unanswered(r)) return { kind: "results", ...r, from: "watch" };
+    if (reader === "prompt") return { kind: "unanswered", why: r.unanswered };
   }
   if (reader === "prompt" && (opts.read ? opts.read.indexBytes : (peekIndex(ctx.project.indexDir)?.bytes ?? 0)) > PROMPT_COLD_INDEX_LIMIT) {
     return { kind: "unanswered", why: "no watch process, and the index is too large to load inside the hook's budget" };
   }
-  const [{ searchChunks }, { embedderFor }] = await Promise.all([import("../index/search.ts"), import("../index/embedder.ts")]);
-  const healed = await loadHere(ctx, opts.cache, reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {});
-  if (healed.nothingIndexed) return { kind: "nothing-indexed" };
-  const response = await searchChunks({ ...q, store: healed.store, config: ctx.config, embedder: healed.otherModel ? null : embedderFor(ctx.config, "query") });
-  return { kind: "results", response, heal: healOf(healed), from: "here" };
+  const found = await localEngine(ctx, opts.cache, reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {}).search(q);
+  return found === "nothing-indexed" ? { kind: "nothing-indexed" } : { kind: "results", ...found, from: "here" };
 }
 
 /** One chunk by its hash (or a unique prefix of it). Errors (not found, ambiguous) are the same typed errors either way. */
 export async function readChunk(ctx: Context, hash: string, opts: { cache?: LoadedIndexes } = {}): Promise<{ chunk: StoredChunk; heal: Heal }> {
   const { dataDir } = ctx.project;
   if (readWatchInfo(dataDir)) {
-    const r = await askWatch(dataDir, { op: "chunk", hash }, WATCH_TIMEOUTS.chunk);
-    if (r?.ok) return { chunk: r.chunk, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {} };
-    if (r) throw new MemsearchError(r.error, r.exitCode ?? 1);
+    const r = await new WarmEngine(dataDir).chunk(hash);
+    if (!unanswered(r)) return r;
   }
-  const { resolveChunk } = await import("../index/expand.ts");
-  const healed = await loadHere(ctx, opts.cache);
-  return { chunk: resolveChunk(healed.store, hash), heal: healOf(healed) };
+  return localEngine(ctx, opts.cache).chunk(hash);
 }
 
 /**
@@ -113,13 +100,9 @@ export async function indexStats(ctx: Context): Promise<{ head: IndexSummary | u
  * Returns the report when indexed here, undefined when handed to the watch process.
  */
 export async function refreshIndex(ctx: Context): Promise<IndexReport | undefined> {
-  const { project, config } = ctx;
-  if (readWatchInfo(project.dataDir)) {
-    const r = await askWatch(project.dataDir, { op: "index" }, WATCH_TIMEOUTS.index);
-    if (r?.ok) return undefined;
-  }
-  const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
-  return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config) }));
+  if (readWatchInfo(ctx.project.dataDir) && (await new WarmEngine(ctx.project.dataDir).refresh()) === "queued") return undefined;
+  const report = await localEngine(ctx).refresh();
+  return typeof report === "object" && !unanswered(report) ? report : undefined;
 }
 
 export type WatchState =
@@ -131,9 +114,9 @@ export type WatchState =
 export async function pingWatch(dataDir: string): Promise<WatchState> {
   const info = readWatchInfo(dataDir);
   if (!info) return { running: false };
-  const r = await askWatch(dataDir, { op: "ping" }, WATCH_TIMEOUTS.ping);
-  if (!r?.ok) return { running: true, pid: info.pid, answered: false };
-  return { running: true, pid: info.pid, answered: true, chunks: r.chunks, vectors: r.vectors, ...(r.lastError ? { lastError: r.lastError } : {}) };
+  const r = await new WarmEngine(dataDir).stats();
+  if (unanswered(r)) return { running: true, pid: info.pid, answered: false };
+  return { running: true, pid: info.pid, answered: true, ...r };
 }
 
 /**
@@ -179,16 +162,20 @@ export class LoadedIndexes {
 }
 
 
-async function loadHere(ctx: Context, cache: LoadedIndexes | undefined, opts: HealOptions = {}): Promise<Healed> {
-  if (cache) return cache.open(ctx, opts);
-  const { openOrRebuild } = await import("../index/heal.ts");
-  return openOrRebuild(ctx, opts);
-}
-
-function healOf(h: Healed): Heal {
-  return {
-    ...(h.rebuilt ? { rebuilt: h.rebuilt } : {}),
-    ...(h.built ? { built: h.built } : {}),
-    ...(h.otherModel ? { otherModel: h.otherModel } : {}),
-  };
+/**
+ * The index loaded in this process (through `cache` when the caller keeps indexes between calls),
+ * re-indexed under the index lock.
+ */
+function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}): LocalEngine {
+  return new LocalEngine(ctx, {
+    load: async (): Promise<Loaded> => {
+      const healed = cache ? await cache.open(ctx, opts) : await (await import("../index/heal.ts")).openOrRebuild(ctx, opts);
+      return { store: healed.store, heal: healOf(healed), ...(healed.nothingIndexed ? { nothingIndexed: true } : {}) };
+    },
+    refresh: async () => {
+      const { project, config } = ctx;
+      const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
+      return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config) }));
+    },
+  });
 }
