@@ -1,30 +1,22 @@
 import { create, count, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
-import { deserialize, serialize } from "bun:jsc";
 import { closeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
-import { atomicWrite, writeAt } from "../core/fsutil.ts";
 import {
-  blockStart,
-  checksumProblem,
   clearIndexPath,
-  crc32,
-  expectedSize,
-  HEAD_SPACE,
   INDEX_FILE,
-  MAGIC,
   openIndexFile,
   otherVersion,
-  readExactly,
   readLayout,
+  readStateSections,
+  readVectorPart,
   SCHEMA_VERSION,
-  sealHead,
   sizeProblem,
   sweepIndexTemps,
   unreadable,
-  type Head,
+  writeIndexFile,
   type IndexFile,
-  type Layout,
+  type StateSection,
   type StoreMeta,
 } from "./format.ts";
 
@@ -174,7 +166,7 @@ export class Store {
         let carried: Map<string, Float32Array> | undefined;
         if (meta.model === model) {
           try {
-            carried = readVectors(file).byContent;
+            carried = readVectorPart(file).byContent;
           } catch {}
         }
         return rebuild(otherVersion(meta.schemaVersion), carried);
@@ -527,8 +519,9 @@ function toChunk(d: Doc): StoredChunk {
 }
 
 /**
- * Write the index file. Orama's state is serialized in sections, each written and dropped
- * before the next is made: serializing it whole cost 80–150 MB of peak memory at 20k chunks.
+ * Write the index file: Orama's state and vectors as the plain parts format.ts lays out in bytes.
+ * The state goes in sections, each serialized and dropped before the next is made: serializing
+ * it whole cost 80–150 MB of peak memory at 20k chunks.
  */
 function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
   const { db, docs } = o;
@@ -543,82 +536,21 @@ function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
     vectorHashes.push(docs[id]?.contentHash ?? "");
     ordered.push(vec);
   }
-  const { files, ...rest } = meta;
-  const layoutBytes = Buffer.from(JSON.stringify({ files, vectorIds, magnitudes, vectorHashes } satisfies Layout));
-  const sections: number[] = [];
-  const kinds: Section["kind"][] = [];
-  const prefix = Buffer.alloc(MAGIC.length + 4);
-  prefix.write(MAGIC, 0, "latin1");
-  // The head is written last (it records the section sizes): reserve room for it up front.
-  const headSpace = HEAD_SPACE + 48 * (2 + 2 * Math.ceil(count(db) / SECTION_DOCS));
-  prefix.writeUInt32LE(headSpace, MAGIC.length);
-  // Checksums of the parts, summed as they stream out (the head records them).
-  const crc = { layout: crc32(layoutBytes), sections: [] as number[], vectors: 0 };
-  let used = 0;
-  function* parts(): Generator<Uint8Array> {
-    yield prefix;
-    yield Buffer.alloc(headSpace, 0x20); // the head goes here once the sizes are known
-    yield layoutBytes;
-    used = prefix.length + headSpace + layoutBytes.length;
-    for (const section of stateSections(o)) {
-      const bytes = new Uint8Array(serialize(section.value));
-      sections.push(bytes.byteLength);
-      kinds.push(section.kind);
-      used += bytes.byteLength;
-      crc.sections.push(crc32(bytes));
-      yield bytes;
-    }
-    // Pad so the Float32 block starts 4-byte aligned and can be read straight into a Float32Array.
-    const pad = Buffer.alloc((4 - (used % 4)) % 4, 0x20);
-    used += pad.length;
-    yield pad;
-    for (const block of vectorBlocks(ordered, meta.dim ?? 0)) {
-      used += block.byteLength;
-      crc.vectors = crc32(block, crc.vectors);
-      yield block;
-    }
-  }
-  atomicWrite(path, parts(), (fd) => {
-    const jsonBytes = sections.reduce((a, b) => a + b, 0);
-    const head: Omit<Head, "headCrc"> = {
-      meta: rest,
-      count: count(db),
-      fileCount: Object.values(files).filter((f) => !f.skipped).length,
-      vectorCount: vectorIds.length,
-      layoutBytes: layoutBytes.byteLength,
-      jsonBytes,
-      sections,
-      kinds,
-      runtime: Bun.version,
-      fileBytes: used,
-      crc,
-    };
-    const text = Buffer.from(sealHead(head));
-    if (text.length > headSpace) throw new Error(`index head larger than the ${headSpace} bytes reserved`);
-    writeAt(fd, Buffer.concat([text, Buffer.alloc(headSpace - text.length, 0x20)]), prefix.length);
+  const docCount = count(db);
+  writeIndexFile(path, {
+    meta,
+    count: docCount,
+    layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
+    sections: stateSections(o),
+    sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
+    vectors: ordered,
   });
-}
-
-/**
- * The vectors as bytes, through a small staging block. Not views of each vector's own
- * buffer: in JSC, reading `.buffer` of a small typed array moves its data out of the GC heap
- * into a new ArrayBuffer, which cost 70 MB at 20k vectors.
- */
-function* vectorBlocks(vectors: Float32Array[], dim: number): Generator<Uint8Array> {
-  const per = 1024;
-  const stage = new Float32Array(per * Math.max(dim, 1));
-  const bytes = new Uint8Array(stage.buffer);
-  for (let i = 0; i < vectors.length; i += per) {
-    const n = Math.min(per, vectors.length - i);
-    for (let j = 0; j < n; j++) stage.set(vectors[i + j]!, j * dim);
-    yield bytes.subarray(0, n * dim * 4);
-  }
 }
 
 /** Entries per section of the per-document parts (frequencies, documents). */
 const SECTION_DOCS = 2_500;
 
-type Section = { kind: "ids" | "index" | "freq" | "docs"; value: unknown };
+type Section = StateSection;
 
 /**
  * Orama's save() state (split by saveState) in sections of bounded size: the serializer's own
@@ -675,49 +607,20 @@ class UnreadableIndex extends IndexDamagedError {
 }
 
 /**
- * The vector block and its layout, and the vectors by content hash (the embedding cache).
- * In a current-version file both parts are checked against their CRC-32 first.
- */
-function readVectors(file: IndexFile): { layout: Layout; block: Float32Array; byContent: Map<string, Float32Array> } {
-  const { head, fd } = file;
-  const current = head.meta.schemaVersion === SCHEMA_VERSION;
-  const wrongSize = current ? sizeProblem(file) : expectedSize(file) !== file.size ? "file size does not match the header" : undefined;
-  if (wrongSize) throw new IndexDamagedError(wrongSize);
-  const dim = head.meta.dim ?? 0;
-  const layout = readLayout(file, true);
-  const block = new Float32Array(head.vectorCount * dim);
-  const blockBytes = new Uint8Array(block.buffer);
-  readExactly(fd, blockBytes, blockStart(file));
-  if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
-  const byContent = new Map<string, Float32Array>();
-  layout.vectorHashes.forEach((h, i) => h && dim && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
-  return { layout, block, byContent };
-}
-
-/**
- * Load an index file. Every part is checked against its CRC-32 before it is decoded. The
- * vector block is read straight into its own Float32Array, so the serialized bytes are
- * garbage once decoded instead of being kept alive by views into one buffer.
+ * Load an index file into Orama. The vector block comes back as one Float32Array that the
+ * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
 function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
-  const { head, bodyAt, fd } = file;
+  const { head } = file;
   const dim = head.meta.dim ?? 0;
-  const { layout, block, byContent } = readVectors(file);
+  const { layout, block, byContent } = readVectorPart(file);
   // Bound once it is loaded: load() replaces the index objects a binding would hold.
   const db = createDb(head.meta.dim);
   const shape = indexShape(db);
   let orama: Orama;
   try {
-    let at = bodyAt;
-    // Each section is checked before it is decoded, and dropped once decoded.
-    const parts = head.sections.map((len, i) => {
-      const bytes = Buffer.allocUnsafe(len);
-      readExactly(fd, bytes, at);
-      at += len;
-      if (crc32(bytes) !== head.crc.sections[i]) throw new Error(checksumProblem(["state"]));
-      return deserialize(bytes);
-    });
-    loadState(db, joinSections(head.kinds as Section["kind"][], parts));
+    const { kinds, values } = readStateSections(file);
+    loadState(db, joinSections(kinds, values));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
     orama = tune(bindOrama<Doc>(db));
   } catch (e) {
