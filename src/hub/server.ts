@@ -10,6 +10,7 @@ import * as v from "valibot";
 import pkg from "../../package.json" with { type: "json" };
 import { UsageError } from "../core/errors.ts";
 import { atomicWrite, errCode, readTextQuiet } from "../core/fsutil.ts";
+import { parseJson } from "../core/json-file.ts";
 import { withFileLock } from "../core/lock.ts";
 import { userDir } from "../core/project.ts";
 import { isAlive } from "../core/processes.ts";
@@ -136,10 +137,10 @@ const HubRecord = v.object({
   startedAt: v.string(),
 });
 
-function checkInfo(value: unknown): HubInfo | undefined {
-  const r = v.safeParse(HubRecord, value);
-  if (!r.success) return undefined;
-  const o = r.output;
+function checkInfo(text: string): HubInfo | undefined {
+  const r = parseJson(text, HubRecord);
+  if (!("value" in r)) return undefined;
+  const o = r.value;
   return { pid: o.pid, port: o.port, token: o.token, url: hubUrl(o.port, o.token), key: o.key, version: o.version, startedAt: o.startedAt };
 }
 
@@ -148,10 +149,7 @@ export async function findRunningHub(key: string, env = process.env): Promise<Hu
   const file = stateFile(key, env);
   const raw = readTextQuiet(file);
   if (raw === undefined) return undefined;
-  let info: HubInfo | undefined;
-  try {
-    info = checkInfo(JSON.parse(raw));
-  } catch {}
+  const info = checkInfo(raw);
   if (info && info.key === key && isAlive(info.pid) && (await answers(info))) return info;
   // Remove only what was judged: a hub that started meanwhile has written a new record.
   if (readTextQuiet(file) === raw) rmSync(file, { force: true });
@@ -201,7 +199,7 @@ export async function openHub(data: HubData, opts: { port?: number; env?: NodeJS
 export function dropRecord(info: HubInfo, env = process.env): void {
   const file = stateFile(info.key, env);
   try {
-    const rec = checkInfo(JSON.parse(readTextQuiet(file) ?? "null"));
+    const rec = checkInfo(readTextQuiet(file) ?? "");
     if (rec?.pid === info.pid && rec.port === info.port) {
       rmSync(file, { force: true });
       rmSync(launchPageFile(info.key, env), { force: true });

@@ -9,8 +9,10 @@
  */
 import { mkdirSync, renameSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import * as v from "valibot";
 import { InputError } from "../core/errors.ts";
 import { atomicWrite, isDirectory, readTextQuiet } from "../core/fsutil.ts";
+import { parseJson } from "../core/json-file.ts";
 import { withFileLock } from "../core/lock.ts";
 import { dataFiles, userDir } from "../core/project.ts";
 import { journalNotes, noteDate, noteStamp } from "./journal.ts";
@@ -42,42 +44,48 @@ export function projectsFile(env = process.env): string {
   return join(userDir(env), "projects.json");
 }
 
-function isIsoTime(v: unknown): v is string {
-  return typeof v === "string" && v.length <= 40 && !Number.isNaN(Date.parse(v));
-}
+const IsoTime = v.pipe(v.string(), v.maxLength(40), v.check((t) => !Number.isNaN(Date.parse(t))));
+/** An absolute path as resolve() writes it: no NUL, nothing to normalise. */
+const AbsolutePath = v.pipe(v.string(), v.minLength(1), v.maxLength(PATH_MAX), v.check((p) => !p.includes("\0") && resolve(p) === p));
 
-function isPath(v: unknown): v is string {
-  return typeof v === "string" && v.length > 0 && v.length <= PATH_MAX && !v.includes("\0") && resolve(v) === v;
-}
+/** One entry; an older one without `dataDir` keeps its memory in `<path>/.memsearch`, one without a usable `name` is named for its folder. */
+const EntryShape = v.pipe(
+  v.object({
+    path: AbsolutePath,
+    name: v.optional(v.unknown()),
+    dataDir: v.optional(AbsolutePath),
+    firstSeen: IsoTime,
+    lastSeen: IsoTime,
+  }),
+  v.transform(
+    (o): ProjectEntry => ({
+      path: o.path,
+      name: typeof o.name === "string" && o.name.trim() && o.name.length <= 255 ? o.name : basename(o.path) || o.path,
+      dataDir: o.dataDir ?? join(o.path, ".memsearch"),
+      firstSeen: o.firstSeen,
+      lastSeen: o.lastSeen,
+    }),
+  ),
+);
 
-/** One entry, checked field by field; undefined when it is not a usable entry. */
-function checkEntry(v: unknown): ProjectEntry | undefined {
-  if (!v || typeof v !== "object" || Array.isArray(v)) return undefined;
-  const o = v as Record<string, unknown>;
-  if (!isPath(o.path) || !isIsoTime(o.firstSeen) || !isIsoTime(o.lastSeen)) return undefined;
-  const dataDir = o.dataDir === undefined ? join(o.path, ".memsearch") : o.dataDir;
-  if (!isPath(dataDir)) return undefined;
-  const name = typeof o.name === "string" && o.name.trim() && o.name.length <= 255 ? o.name : basename(o.path) || o.path;
-  return { path: o.path, name, dataDir, firstSeen: o.firstSeen, lastSeen: o.lastSeen };
-}
+/** The file: a `projects` list, each item checked on its own (an unusable one is kept, never shown). */
+const RegistryShape = v.looseObject({ projects: v.array(v.unknown()) });
 
 /** The registry's text, checked: InputError when it is not a registry at all. */
 export function parseRegistry(text: string, file = "projects.json"): Registry {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new InputError(`${file} is not valid JSON (${(e as Error).message}); move it aside and the next session starts a new one`);
+  const checked = parseJson(text, RegistryShape);
+  if (!("value" in checked)) {
+    // The shape asks for nothing but the list: any other problem is its absence.
+    const why = checked.problem.startsWith("not valid JSON") ? `is ${checked.problem}` : `is not a projects registry (no "projects" list)`;
+    throw new InputError(`${file} ${why}; move it aside and the next session starts a new one`);
   }
-  const list = v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>).projects : undefined;
-  if (!Array.isArray(list)) throw new InputError(`${file} is not a projects registry (no "projects" list); move it aside and the next session starts a new one`);
   const out: Registry = { projects: [], invalid: [] };
   const seen = new Set<string>();
-  for (const item of list) {
-    const e = checkEntry(item);
-    if (e && !seen.has(e.path)) {
-      seen.add(e.path);
-      out.projects.push(e);
+  for (const item of checked.value.projects) {
+    const e = v.safeParse(EntryShape, item);
+    if (e.success && !seen.has(e.output.path)) {
+      seen.add(e.output.path);
+      out.projects.push(e.output);
     } else out.invalid.push(item);
   }
   return out;

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { atomicWrite } from "../core/fsutil.ts";
+import { readJson } from "../core/json-file.ts";
 import { isAlive } from "../core/processes.ts";
 import { dataFiles } from "../core/project.ts";
 import { checkReply, type WatchFailure, type WatchReply, type WatchRequest } from "./protocol.ts";
@@ -36,16 +37,10 @@ export function ensureSocketDir(sock: string): void {
 /** The running watch process of this data folder, or undefined (a stale or unreadable PID file is removed). */
 export function readWatchInfo(dataDir: string): WatchInfo | undefined {
   const file = dataFiles(dataDir).watchPid;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(file, "utf8"));
-  } catch (e) {
-    // Missing: no watch process. Being written right now never happens (atomicWrite).
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    raw = undefined;
-  }
-  const info = v.safeParse(WatchInfoShape, raw);
-  if (info.success && isAlive(info.output.pid)) return info.output;
+  const info = readJson(file, WatchInfoShape);
+  // Missing: no watch process. Being written right now never happens (atomicWrite).
+  if ("missing" in info) return undefined;
+  if ("value" in info && isAlive(info.value.pid)) return info.value;
   try {
     rmSync(file, { force: true });
   } catch {}

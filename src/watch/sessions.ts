@@ -1,6 +1,8 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import * as v from "valibot";
 import { readTextQuiet, safeName } from "../core/fsutil.ts";
+import { parseJson, readJsonFile } from "../core/json-file.ts";
 import { dataFiles } from "../core/project.ts";
 import { claudeProcess, isAlive, processStartTime, type ProcessId } from "../core/processes.ts";
 
@@ -14,13 +16,15 @@ import { claudeProcess, isAlive, processStartTime, type ProcessId } from "../cor
  * Code process and its start time, so a PID reused after a crash is not taken for the session.
  */
 
-export interface SessionRecord {
-  pid: number;
+const SessionRecordShape = v.object({
+  pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
   /** Start time of `pid` as the OS tells it (Linux: /proc stat field 22; macOS: ps lstart); absent where unknown. */
-  startTime?: string;
+  startTime: v.optional(v.string()),
   /** When the record was last written. */
-  at: string;
-}
+  at: v.string(),
+});
+
+export type SessionRecord = v.InferOutput<typeof SessionRecordShape>;
 
 export function sessionsDir(dataDir: string): string {
   return dataFiles(dataDir).sessionsDir;
@@ -48,11 +52,7 @@ function writeRecord(path: string, rec: SessionRecord): void {
 }
 
 function readRecord(path: string): SessionRecord | undefined {
-  try {
-    const v = JSON.parse(readFileSync(path, "utf8"));
-    if (v && typeof v === "object" && Number.isInteger(v.pid) && v.pid > 0) return v as SessionRecord;
-  } catch {}
-  return undefined;
+  return readJsonFile(path, SessionRecordShape);
 }
 
 /** SessionStart: record (or refresh) this session as run by the Claude Code process above us. */
@@ -100,8 +100,8 @@ export function liveSessions(dataDir: string): number {
     const path = join(dir, n);
     const raw = readTextQuiet(path);
     if (raw === undefined) continue; // removed meanwhile
-    const rec = readRecord(path);
-    if (rec && isSessionAlive(rec)) {
+    const checked = parseJson(raw, SessionRecordShape);
+    if ("value" in checked && isSessionAlive(checked.value)) {
       live++;
       continue;
     }
