@@ -18,10 +18,9 @@
  */
 import { Database } from "bun:sqlite";
 import { mkdirSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { userDir } from "../core/project.ts";
+import { dirname } from "node:path";
+import { userFiles } from "../core/project.ts";
 
-export const DB_FILE = "transcripts.sqlite";
 /** Bump when the schema or what goes into a row changes: an older file is rebuilt from the transcripts. */
 export const SCHEMA_VERSION = 2;
 /** FTS5 tokenizer (see docs in the report / README): unicode61 splits code identifiers into words. */
@@ -30,7 +29,7 @@ export const DEFAULT_TOKENIZER = "unicode61 remove_diacritics 2";
 export const BM25_WEIGHTS = [10, 2, 1, 1] as const;
 
 export function transcriptDbPath(env = process.env): string {
-  return join(userDir(env), DB_FILE);
+  return userFiles(env).conversations;
 }
 
 export interface OpenOptions {

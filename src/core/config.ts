@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, UsageError } from "./errors.ts";
 import { atomicWrite } from "./fsutil.ts";
-import { userDir } from "./project.ts";
+import { userFiles } from "./project.ts";
 
 /**
  * Every configuration key, its type and default. Keys are `section.name`;
@@ -64,7 +64,7 @@ export function envNameOf(key: ConfigKey): string {
 }
 
 export function globalConfigPath(env = process.env): string {
-  return join(userDir(env), "config.toml");
+  return userFiles(env).config;
 }
 export function projectConfigPath(projectRoot: string): string {
   return join(projectRoot, ".memsearch.toml");

@@ -114,6 +114,37 @@ export function resolveProject(cwd = process.cwd(), env = process.env): ProjectP
   return { root, ...dataFiles(dataDir) };
 }
 
+/**
+ * Every file and folder memsearch keeps for the user, across projects, under `~/.memsearch`,
+ * named once (the project's own files are `DataFiles`).
+ */
+export interface UserFiles {
+  /** `~/.memsearch` (MEMSEARCH_HOME overrides). */
+  dir: string;
+  /** The machine-wide settings. */
+  config: string;
+  /** Every project a SessionStart has seen (memory/projects.ts). */
+  projects: string;
+  /** The conversation index (conversations/db.ts). */
+  conversations: string;
+  /** The hooks' debug log, redacted. */
+  logsDir: string;
+  /** Each running Memory Hub's record and launch page. */
+  hubDir: string;
+}
+
+export function userFiles(env = process.env): UserFiles {
+  const dir = userDir(env);
+  return {
+    dir,
+    config: join(dir, "config.toml"),
+    projects: join(dir, "projects.json"),
+    conversations: join(dir, "transcripts.sqlite"),
+    logsDir: join(dir, "logs"),
+    hubDir: join(dir, "hub"),
+  };
+}
+
 /** `~/.memsearch`, overridable so tests never touch the real home. */
 export function userDir(env = process.env): string {
   if (env.MEMSEARCH_HOME) return resolve(env.MEMSEARCH_HOME);

@@ -3,7 +3,7 @@ import * as v from "valibot";
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { oneLine } from "../core/errors.ts";
-import { dataFiles, userDir } from "../core/project.ts";
+import { dataFiles, userFiles } from "../core/project.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
 import { isAlive } from "../core/processes.ts";
@@ -101,7 +101,7 @@ export async function readHookInput(timeoutMs = 2_000): Promise<{ input: HookInp
 
 /** Where debugLog writes: one file a day (UTC), `hooks-YYYY-MM-DD.log`. */
 export function debugLogDir(env = process.env): string {
-  return join(userDir(env), "logs");
+  return userFiles(env).logsDir;
 }
 
 export function debugEnabled(env = process.env): boolean {

@@ -12,7 +12,7 @@ import { UsageError } from "../core/errors.ts";
 import { atomicWrite, errCode, readTextQuiet } from "../core/fsutil.ts";
 import { parseJson } from "../core/json-file.ts";
 import { withFileLock } from "../core/lock.ts";
-import { userDir } from "../core/project.ts";
+import { userFiles } from "../core/project.ts";
 import { isAlive } from "../core/processes.ts";
 import { handleApi, json } from "./api.ts";
 import { asset } from "./assets.ts";
@@ -40,7 +40,7 @@ const SECURITY_HEADERS = {
 };
 
 function hubDir(env = process.env): string {
-  return join(userDir(env), "hub");
+  return userFiles(env).hubDir;
 }
 
 /** The hub folder, made for the user only: it holds the tokens. */

@@ -14,7 +14,7 @@ import { InputError } from "../core/errors.ts";
 import { atomicWrite, isDirectory, readTextQuiet } from "../core/fsutil.ts";
 import { parseJson } from "../core/json-file.ts";
 import { withFileLock } from "../core/lock.ts";
-import { dataFiles, userDir } from "../core/project.ts";
+import { dataFiles, userFiles } from "../core/project.ts";
 import { journalNotes, noteDate, noteStamp } from "./journal.ts";
 
 export interface ProjectEntry {
@@ -41,7 +41,7 @@ const REFRESH_MS = 10 * 60_000;
 const PATH_MAX = 4096;
 
 export function projectsFile(env = process.env): string {
-  return join(userDir(env), "projects.json");
+  return userFiles(env).projects;
 }
 
 const IsoTime = v.pipe(v.string(), v.maxLength(40), v.check((t) => !Number.isNaN(Date.parse(t))));
