@@ -7,7 +7,7 @@ import { touchSession } from "../watch/sessions.ts";
 import { recordPrompt } from "../memory/pending.ts";
 import { CONTEXT_LIMIT, debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
 import type { TurnHit } from "./prompt-recall.ts";
-import { gate, gateSearchDepth } from "../recall/gate.ts";
+import { gate, gateSearchDepth, type Injected } from "../recall/gate.ts";
 import { basename } from "node:path";
 
 const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);
@@ -70,11 +70,11 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
 }
 
 /** The injected text for notes (the evaluation measures injections with it). */
-export function notesText(picked: SearchResult[]): string {
+export function notesText(picked: Injected[]): string {
   const lines = picked.map((r) => {
     const c = r.chunk;
     const where = `${basename(c.source)}${c.heading ? ` › ${c.heading}` : ""}`;
-    return `- ${where} (chunk ${c.chunkHash}, relevance ${r.score.toFixed(2)}): ${preview(c.content)}`;
+    return `- ${where} (chunk ${c.chunkHash}, relevance ${r.relevance.toFixed(2)}): ${preview(c.content)}`;
   });
   return clip(`[memsearch] Memories from earlier sessions that may be relevant (expand one with \`memsearch expand <chunk>\`):\n${lines.join("\n")}`, CONTEXT_LIMIT);
 }

@@ -83,7 +83,9 @@ export interface CosineBackground {
   mean: number;
   sd: number;
   /** Cosines it was measured on. */
-  count: number;
+  sampled: number;
+  /** Vectors in the index: how many chunks a query's best cosine is the best of. */
+  vectors: number;
 }
 
 /** Vectors a query's background is measured on, at most. */
@@ -486,7 +488,7 @@ export class Store {
     const n = found.length;
     if (n < 2) return undefined;
     const mean = sum / n;
-    return { mean, sd: Math.sqrt(Math.max(0, (squares - n * mean * mean) / (n - 1))), count: n };
+    return { mean, sd: Math.sqrt(Math.max(0, (squares - n * mean * mean) / (n - 1))), sampled: n, vectors: node.vectors.size };
   }
 
   get vectorCount(): number {

@@ -43,7 +43,7 @@ export type WatchOp = WatchRequest["op"];
 const Failure = v.object({ ok: v.literal(false), error: v.string(), exitCode: v.optional(v.number()) });
 
 const SearchResultShape = v.object({ chunk: ChunkShape, score: v.number(), bm25: v.number(), evidence: v.number(), cosine: v.optional(v.number()) });
-const BackgroundShape = v.object({ mean: v.number(), sd: v.number(), count: v.number() });
+const BackgroundShape = v.object({ mean: v.number(), sd: v.number(), sampled: v.number(), vectors: v.number() });
 
 const Replies = {
   ping: v.object({ ok: v.literal(true), pid: v.number(), version: v.string(), chunks: v.number(), vectors: v.number(), lastError: v.optional(v.string()) }),
