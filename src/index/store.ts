@@ -89,7 +89,7 @@ export interface CosineBackground {
 }
 
 /** Vectors a query's background is measured on, at most. */
-const BACKGROUND_SAMPLE = 1024;
+const BACKGROUND_SAMPLE = 512;
 
 export interface TextStats {
   docs: number;

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { DatasetError, dayOf, loadDataset, memoryFiles } from "../../scripts/eval/dataset.ts";
 import { hitAt, ndcg, reciprocalRank, score } from "../../scripts/eval/metrics.ts";
 import { median, totalsOf, type Asked } from "../../scripts/eval/controls.ts";
-import { GloveAbsent, loadGlove, poolEmbedding, type WordTable } from "../../scripts/eval/glove.ts";
+import { ensureGlove, GloveAbsent, loadGlove, poolEmbedding, type WordTable } from "../../scripts/eval/glove.ts";
 import { startOllamaDouble } from "../helpers/ollama-double.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
@@ -216,6 +216,8 @@ describe("the GloVe double", () => {
     const dir = mkdtempSync(join(tmpdir(), "ms-glove-"));
     expect(() => loadGlove(dir)).toThrow(GloveAbsent);
     expect(() => loadGlove(dir)).toThrow(/run with --fetch/);
+    // Not allowed to fetch: the same message, and nothing is asked of the registry.
+    expect(() => ensureGlove(false, () => {}, dir)).toThrow(/run with --fetch/);
     writeFileSync(join(dir, "words.json"), JSON.stringify(["the", "cat", "kitten", "stock"]));
     writeFileSync(join(dir, "vectors.f32"), new Uint8Array(table.vectors.buffer));
     const read = loadGlove(dir);
