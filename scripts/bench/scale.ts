@@ -479,6 +479,11 @@ function drainerAlive(bin: string, root: string): boolean {
 
 /** profile.ts in a child process, so its heap does not inflate the benchmark's own. */
 async function profile(env: BenchEnv, root: string, cmdEnv: Record<string, string>, withBuild: boolean): Promise<Record<string, Record<string, number>> | undefined> {
+  // profile.ts embeds with the hashed double's own function and model name: its steps mean nothing against another model.
+  if (env.embeddingModel) {
+    env.log(`  profile skipped: it times the hashed double's vectors, not ${env.embeddingModel}'s`);
+    return undefined;
+  }
   const args = [env.bun, join(import.meta.dir, "profile.ts"), "--project", root, "--query", env.queries[0]!];
   if (withBuild) args.push("--build");
   const s = await runOnce(args, { cwd: root, env: cmdEnv });
