@@ -77,7 +77,6 @@ export interface Hit {
   length?: number;
 }
 
-/** What BM25 needs to know about the whole index, for ranking candidates outside Orama. */
 /** The spread of one query's cosines over the index (Store.cosineBackground). */
 export interface CosineBackground {
   mean: number;
@@ -88,9 +87,10 @@ export interface CosineBackground {
   vectors: number;
 }
 
-/** Vectors a query's background is measured on, at most. */
+/** A query's background is measured on every vector of an index of fewer than twice this many, else on every k-th one (this many to twice as many). */
 const BACKGROUND_SAMPLE = 512;
 
+/** What BM25 needs to know about the whole index, for ranking candidates outside Orama. */
 export interface TextStats {
   docs: number;
   /** Mean distinct tokens per chunk. */
@@ -467,8 +467,9 @@ export class Store {
 
   /**
    * How the query vector's cosines to the index are spread: their mean and standard deviation
-   * over every vector, or over an evenly spaced sample of `sample` of them in a larger index (the
-   * estimate is as good, and a prompt does not pay a second pass over all vectors). What a cosine
+   * over every vector of an index of fewer than 2 × `sample`, else over every k-th one (`sample`
+   * to 2 × `sample` of them): the estimate is as good, and a prompt does not pay a second pass
+   * over all vectors. What a cosine
    * means differs from model to model; how far it stands above this background does not.
    */
   cosineBackground(vector: Float32Array, sample = BACKGROUND_SAMPLE): CosineBackground | undefined {
