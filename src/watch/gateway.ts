@@ -68,7 +68,7 @@ export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: 
   const watch = opts.useWatch !== false && (opts.read ? opts.read.watchRunning : readWatchInfo(dataDir) !== undefined);
   if (watch) {
     const r = await askWatch(dataDir, { op: "search", ...q }, reader === "prompt" ? WATCH_TIMEOUTS.promptSearch : WATCH_TIMEOUTS.search);
-    if (r?.ok) return { kind: "results", response: { results: r.results, mode: r.mode, ...(r.warning ? { warning: r.warning } : {}) }, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {}, from: "watch" };
+    if (r?.ok) return { kind: "results", response: { results: r.results, mode: r.mode, ...(r.warning ? { warning: r.warning } : {}), ...(r.background ? { background: r.background } : {}) }, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {}, from: "watch" };
     if (reader === "prompt") return { kind: "unanswered", why: r ? `the watch process failed: ${r.error}` : "the watch process gave no usable answer in time" };
   }
   if (reader === "prompt" && (opts.read ? opts.read.indexBytes : (peekIndex(ctx.project.indexDir)?.bytes ?? 0)) > PROMPT_COLD_INDEX_LIMIT) {
