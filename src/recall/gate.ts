@@ -22,8 +22,9 @@
  *   relevance = 1 − (1 − keyword)(1 − standing): either side alone, when strong, makes a memory
  *              relevant (an exact name, a paraphrase sharing no word), two weak ones stay weak.
  *
- * A memory of fewer than about twenty notes has no background to stand out from (the largest z
- * a handful of cosines can reach is below the bar): it is judged on its keywords.
+ * In a memory of fewer than about fifteen notes the vector side alone cannot lift a note over the
+ * default floor (the largest z that n cosines can reach, (n − 1)/√n, is too close to the bar):
+ * such a memory is judged mostly on its keywords.
  */
 import type { Config } from "../core/config.ts";
 import type { SearchResponse, SearchResult } from "../index/search.ts";
