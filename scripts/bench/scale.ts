@@ -20,6 +20,8 @@ export interface BenchEnv {
   /** The bun that runs the baselines and helper scripts. */
   bun: string;
   ollamaHost: string;
+  /** The embedding model the Ollama double serves, when not memsearch's default (`--glove`). */
+  embeddingModel?: string;
   pool: SentencePool;
   queries: string[];
   prompts: string[];
@@ -91,6 +93,7 @@ function commandEnv(env: BenchEnv, home: string): Record<string, string> {
     HOME: home,
     MEMSEARCH_HOME: join(home, ".memsearch"),
     OLLAMA_HOST: env.ollamaHost,
+    ...(env.embeddingModel ? { MEMSEARCH_EMBEDDING_MODEL: env.embeddingModel } : {}),
     MEMSEARCH_HOOKS_RECALL: "inject",
     MEMSEARCH_SUMMARIZER_PROVIDER: "extract",
     // The benchmark starts and stops the watch process itself.
@@ -476,6 +479,11 @@ function drainerAlive(bin: string, root: string): boolean {
 
 /** profile.ts in a child process, so its heap does not inflate the benchmark's own. */
 async function profile(env: BenchEnv, root: string, cmdEnv: Record<string, string>, withBuild: boolean): Promise<Record<string, Record<string, number>> | undefined> {
+  // profile.ts embeds with the hashed double's own function and model name: its steps mean nothing against another model.
+  if (env.embeddingModel) {
+    env.log(`  profile skipped: it times the hashed double's vectors, not ${env.embeddingModel}'s`);
+    return undefined;
+  }
   const args = [env.bun, join(import.meta.dir, "profile.ts"), "--project", root, "--query", env.queries[0]!];
   if (withBuild) args.push("--build");
   const s = await runOnce(args, { cwd: root, env: cmdEnv });

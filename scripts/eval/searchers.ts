@@ -11,7 +11,8 @@ import { loadContext } from "../../src/core/context.ts";
 import { embedderFor } from "../../src/index/embedder.ts";
 import { openOrRebuild } from "../../src/index/heal.ts";
 import { indexPaths } from "../../src/index/indexer.ts";
-import { searchChunks } from "../../src/index/search.ts";
+import { searchChunks, type SearchResponse } from "../../src/index/search.ts";
+import type { Config } from "../../src/core/config.ts";
 import { ftsMatch } from "../bench/fts.ts";
 import type { MemoryFile } from "./dataset.ts";
 
@@ -28,13 +29,23 @@ export interface Searcher {
   open(files: MemoryFile[], dir: string): Promise<OpenSearcher>;
 }
 
+/** memsearch opened on one memory: its whole search response too, for the prompt gate. */
+export interface OpenMemsearch extends OpenSearcher {
+  respond(query: string, topK: number): Promise<SearchResponse>;
+  config: Config;
+}
+
+export interface MemsearchSearcher extends Searcher {
+  open(files: MemoryFile[], dir: string): Promise<OpenMemsearch>;
+}
+
 /**
  * memsearch as `memsearch index` then `memsearch search` run it: the project's markdown in
  * `.memsearch/memory`, indexed by indexPaths, opened by openOrRebuild, searched by searchChunks.
  * Keyword only unless an Ollama host is given. The caller's own settings (MEMSEARCH_*, ~/.memsearch)
  * are kept out: the project has a HOME of its own.
  */
-export function memsearchSearcher(opts: { ollamaHost?: string; name: string; label: string }): Searcher {
+export function memsearchSearcher(opts: { ollamaHost?: string; model?: string; name: string; label: string }): MemsearchSearcher {
   return {
     name: opts.name,
     label: opts.label,
@@ -44,19 +55,26 @@ export function memsearchSearcher(opts: { ollamaHost?: string; name: string; lab
       mkdirSync(memory, { recursive: true });
       for (const f of files) writeFileSync(join(memory, f.name), f.text);
       const env = { HOME: join(dir, "home"), PATH: process.env.PATH ?? "" };
-      const flags = opts.ollamaHost ? { "embedding.provider": "ollama", "embedding.host": opts.ollamaHost } : { "embedding.provider": "none" };
+      const flags = opts.ollamaHost
+        ? { "embedding.provider": "ollama", "embedding.host": opts.ollamaHost, ...(opts.model ? { "embedding.model": opts.model } : {}) }
+        : { "embedding.provider": "none" };
       const ctx = loadContext(flags as never, dir, env);
       const report = await indexPaths({ paths: [ctx.project.memoryDir], indexDir: ctx.project.indexDir, config: ctx.config, embedder: embedderFor(ctx.config, "index") });
       if (opts.ollamaHost && report.embedderWarning) throw new Error(`embedding failed: ${report.embedderWarning}`);
       const { store } = await openOrRebuild(ctx);
       const embedder = embedderFor(ctx.config, "query");
       const want = opts.ollamaHost ? "hybrid" : "bm25";
+      const respond = async (query: string, topK: number) => {
+        const res = await searchChunks({ query, topK, store, config: ctx.config, embedder });
+        // A hybrid run that quietly fell back to keywords would be measuring the wrong thing.
+        if (res.mode !== want && res.results.length) throw new Error(`search ran in ${res.mode} mode, expected ${want}${res.warning ? ` (${res.warning})` : ""}`);
+        return res;
+      };
       return {
+        config: ctx.config,
+        respond,
         async search(query, depth) {
-          const res = await searchChunks({ query, topK: depth, store, config: ctx.config, embedder });
-          // A hybrid run that quietly fell back to keywords would be measuring the wrong thing.
-          if (res.mode !== want && res.results.length) throw new Error(`search ran in ${res.mode} mode, expected ${want}${res.warning ? ` (${res.warning})` : ""}`);
-          return res.results.map((r) => r.chunk.heading);
+          return (await respond(query, depth)).results.map((r) => r.chunk.heading);
         },
         close() {},
       };

@@ -7,6 +7,7 @@ import { touchSession } from "../watch/sessions.ts";
 import { recordPrompt } from "../memory/pending.ts";
 import { CONTEXT_LIMIT, debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
 import type { TurnHit } from "./prompt-recall.ts";
+import { gate, gateSearchDepth, type Injected } from "../recall/gate.ts";
 import { basename } from "node:path";
 
 const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);
@@ -42,8 +43,8 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   const res = haveNotes ? await recall(ctx, query, { watchRunning: warm, indexBytes: head?.bytes ?? 0 }, input.session_id) : undefined;
   const floor = ctx.config["hooks.inject_min_score"];
   const topK = ctx.config["hooks.inject_top_k"];
-  const picked = (res?.results ?? []).filter((r) => r.score >= floor).slice(0, topK);
-  if (res) debugLog("user-prompt-submit", `mode ${res.mode}, ${res.results.length} results, ${picked.length} above ${floor}`);
+  const picked = res ? gate(res, ctx.config).injected : [];
+  if (res) debugLog("user-prompt-submit", `mode ${res.mode}, ${res.results.length} results, ${picked.length} passed the gate`);
 
   // Past conversations: always for synthesize, only when no note made it for inject.
   // Loaded only here: a prompt answered from the notes pays for none of it.
@@ -68,11 +69,12 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   return (await synthesize(ctx, query, picked, turns)) ?? plain;
 }
 
-function notesText(picked: SearchResult[]): string {
+/** The injected text for notes (the evaluation measures injections with it). */
+export function notesText(picked: Injected[]): string {
   const lines = picked.map((r) => {
     const c = r.chunk;
     const where = `${basename(c.source)}${c.heading ? ` › ${c.heading}` : ""}`;
-    return `- ${where} (chunk ${c.chunkHash}, relevance ${r.score.toFixed(2)}): ${preview(c.content)}`;
+    return `- ${where} (chunk ${c.chunkHash}, relevance ${r.relevance.toFixed(2)}): ${preview(c.content)}`;
   });
   return clip(`[memsearch] Memories from earlier sessions that may be relevant (expand one with \`memsearch expand <chunk>\`):\n${lines.join("\n")}`, CONTEXT_LIMIT);
 }
@@ -157,7 +159,7 @@ function hintOutput(chunks: number | undefined): HookOutput {
 
 /** The notes' search, as the index gateway allows a prompt hook (undefined: no answer in the budget). */
 async function recall(ctx: Context, query: string, read: AlreadyRead, sessionId: string | undefined): Promise<SearchResponse | undefined> {
-  const topK = Math.max(ctx.config["hooks.inject_top_k"] * 2, 5);
+  const topK = gateSearchDepth(ctx.config);
   if (!read.watchRunning) {
     // No watch process (it died, or the session started before install): bring it back for next
     // time, with this session on record so that it stays while the session lives.

@@ -12,7 +12,9 @@
  *   - proximity (BM25TP, Rasolofo & Savoy 2003): each pair of different query terms within five
  *     words adds 1/distance² to the pair's score, saturated like a term frequency and weighted by
  *     the rarer term's idf, so words that belong together in the query count more together;
- *   - the share of the query's distinct terms the chunk holds, which search.ts multiplies in.
+ *   - the share of the query's distinct terms the chunk holds, which search.ts multiplies in;
+ *   - the share of the query's rare-term weight (idf) the chunk holds: absolute evidence, not
+ *     relative to the other candidates, which the prompt gate reads (src/recall/gate.ts).
  */
 import type { TextStats } from "./store.ts";
 import { eachWord, stem, type QueryTerm } from "./tokenizer.ts";
@@ -43,6 +45,13 @@ export interface Scored {
   score: number;
   /** Share of the query's distinct terms the chunk holds, 0 to 1. */
   share: number;
+  /**
+   * Share of the query's idf weight the chunk holds, 0 to 1: each term weighs its idf in the whole
+   * index (a term no chunk holds weighs the most), a term matched only as a prefix counts half.
+   * Unlike `score`, it does not depend on the other candidates: a chunk lacking the query's rare
+   * words scores low even when it is the best there is.
+   */
+  evidence: number;
 }
 
 export function idf(df: number, docs: number): number {
@@ -59,6 +68,7 @@ function bodyOf(c: StoredChunk): string {
 export function rankCandidates(terms: QueryTerm[], candidates: Candidate[], stats: TextStats): Scored[] {
   const n = terms.length;
   const weights = terms.map((t) => idf(stats.df(t.stem), stats.docs));
+  const totalWeight = weights.reduce((a, w) => a + w, 0);
   const byStem = new Map(terms.map((t, i) => [t.stem, i]));
   const forms = terms.map((t) => new Set(t.forms));
   const prefixes = terms.map((t, i) => [t.stem, i] as const).filter(([p], i) => p.length >= MIN_PREFIX && !terms[i]!.stop);
@@ -69,11 +79,14 @@ export function rankCandidates(terms: QueryTerm[], candidates: Candidate[], stat
   return candidates.map((c) => {
     const tf = new Array<number>(n).fill(0);
     const exact = new Array<number>(n).fill(0);
+    /** Matched as the word itself (its stem), not only as a prefix of longer words. */
+    const whole = new Array<boolean>(n).fill(false);
     eachWord(c.chunk.heading, (w) => {
       if (!starts.has(w.slice(0, 2))) return;
       const i = byStem.get(stem(w));
       if (i === undefined) return;
       tf[i]! += HEADING_WEIGHT;
+      whole[i] = true;
       if (forms[i]!.has(w)) exact[i]! += HEADING_WEIGHT;
     });
     const hits: number[] = []; // position * n + term, in order
@@ -84,8 +97,10 @@ export function rankCandidates(terms: QueryTerm[], candidates: Candidate[], stat
       const s = stem(w);
       const i = byStem.get(s) ?? prefixOf(w);
       if (i === undefined) return;
-      if (terms[i]!.stem === s) tf[i]!++;
-      else tf[i]! += PREFIX_WEIGHT;
+      if (terms[i]!.stem === s) {
+        tf[i]!++;
+        whole[i] = true;
+      } else tf[i]! += PREFIX_WEIGHT;
       if (forms[i]!.has(w)) exact[i]!++;
       hits.push(at * n + i);
     });
@@ -94,13 +109,15 @@ export function rankCandidates(terms: QueryTerm[], candidates: Candidate[], stat
     const saturate = (x: number) => (x * (K1 + 1)) / (x + norm);
     let score = 0;
     let held = 0;
+    let heldWeight = 0;
     for (let i = 0; i < n; i++) {
       if (tf[i] === 0) continue;
       held++;
+      heldWeight += whole[i] ? weights[i]! : weights[i]! * PREFIX_WEIGHT;
       score += weights[i]! * (saturate(tf[i]!) + EXACT_WEIGHT * (exact[i] ? saturate(exact[i]!) : 0));
     }
     if (held > 1) score += proximity(hits, n, weights, saturate);
-    return { chunk: c.chunk, score, share: n ? held / n : 0 };
+    return { chunk: c.chunk, score, share: n ? held / n : 0, evidence: totalWeight > 0 ? heldWeight / totalWeight : 0 };
   });
 }
 

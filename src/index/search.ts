@@ -1,6 +1,6 @@
 import type { Config } from "../core/config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
-import type { Hit, Store } from "./store.ts";
+import type { CosineBackground, Hit, Store } from "./store.ts";
 import { rankCandidates } from "./rank.ts";
 import { rankingTerms } from "./tokenizer.ts";
 import type { StoredChunk } from "./types.ts";
@@ -28,6 +28,8 @@ export interface SearchResult {
   score: number;
   /** Keyword score (rank.ts), unbounded; 0 when the chunk holds none of the query's words. */
   bm25: number;
+  /** Share of the query's rare-term (idf) weight the chunk holds, 0 to 1 (rank.ts): absolute keyword evidence. */
+  evidence: number;
   cosine?: number;
 }
 
@@ -37,6 +39,8 @@ export interface SearchResponse {
   mode: "hybrid" | "bm25";
   /** Why vectors did not take part, when they could have. */
   warning?: string;
+  /** The query's cosines over the index (hybrid only): what the prompt gate judges a cosine against. */
+  background?: CosineBackground;
 }
 
 /**
@@ -101,13 +105,15 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
     const k = keyword[i];
     const text = k && bestText > 0 ? (k.score / bestText) * k.share : 0;
     const cosine = cosines.get(h.chunk.chunkHash);
-    if (!hybrid) return { chunk: h.chunk, score: text, bm25: k?.score ?? 0 };
+    const evidence = k?.evidence ?? 0;
+    if (!hybrid) return { chunk: h.chunk, score: text, bm25: k?.score ?? 0, evidence };
     const vec = cosine === undefined ? 0 : Math.max(0, (cosine - similarity) / (1 - similarity || 1));
-    return { chunk: h.chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, cosine };
+    return { chunk: h.chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, evidence, cosine };
   });
   const top = results
     .filter((r) => r.score > 0)
     .sort((a, b) => b.score - a.score || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
     .slice(0, req.topK);
-  return { results: top, mode: hybrid ? "hybrid" : "bm25", warning };
+  const background = queryVector && top.length ? store.cosineBackground(queryVector) : undefined;
+  return { results: top, mode: hybrid ? "hybrid" : "bm25", warning, ...(background ? { background } : {}) };
 }

@@ -69,6 +69,19 @@ export interface Hit {
   length?: number;
 }
 
+/** The spread of one query's cosines over the index (Store.cosineBackground). */
+export interface CosineBackground {
+  mean: number;
+  sd: number;
+  /** Cosines it was measured on. */
+  sampled: number;
+  /** Vectors in the index: how many chunks a query's best cosine is the best of. */
+  vectors: number;
+}
+
+/** A query's background is measured on every vector of an index of fewer than twice this many, else on every k-th one (this many to twice as many). */
+const BACKGROUND_SAMPLE = 512;
+
 /** What BM25 needs to know about the whole index, for ranking candidates outside Orama. */
 export interface TextStats {
   docs: number;
@@ -442,6 +455,33 @@ export class Store {
     }
     for (const [id, cos] of node.find(vector, -Infinity, byInternal.keys())) out.set(byInternal.get(id)!, cos);
     return out;
+  }
+
+  /**
+   * How the query vector's cosines to the index are spread: their mean and standard deviation
+   * over every vector of an index of fewer than 2 × `sample`, else over every k-th one (`sample`
+   * to 2 × `sample` of them): the estimate is as good, and a prompt does not pay a second pass
+   * over all vectors. What a cosine
+   * means differs from model to model; how far it stands above this background does not.
+   */
+  cosineBackground(vector: Float32Array, sample = BACKGROUND_SAMPLE): CosineBackground | undefined {
+    const node = this.o.vectors;
+    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim || node.vectors.size < 2) return undefined;
+    const step = Math.max(1, Math.floor(node.vectors.size / sample));
+    const ids: number[] = [];
+    let i = 0;
+    for (const id of node.vectors.keys()) if (i++ % step === 0) ids.push(id);
+    let sum = 0;
+    let squares = 0;
+    const found = node.find(vector, -Infinity, ids);
+    for (const [, cos] of found) {
+      sum += cos;
+      squares += cos * cos;
+    }
+    const n = found.length;
+    if (n < 2) return undefined;
+    const mean = sum / n;
+    return { mean, sd: Math.sqrt(Math.max(0, (squares - n * mean * mean) / (n - 1))), sampled: n, vectors: node.vectors.size };
   }
 
   get vectorCount(): number {

@@ -103,7 +103,7 @@ export class WarmEngine implements NotesEngine {
     const r = await askWatch(this.dataDir, { op: "search", ...q }, this.searchTimeoutMs);
     if (!r) return { unanswered: "the watch process gave no usable answer in time" };
     if (!r.ok) return { unanswered: `the watch process failed: ${r.error}` };
-    return { response: { results: r.results, mode: r.mode, ...(r.warning ? { warning: r.warning } : {}) }, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {} };
+    return { response: { results: r.results, mode: r.mode, ...(r.warning ? { warning: r.warning } : {}), ...(r.background ? { background: r.background } : {}) }, heal: r.rebuilt ? { rebuilt: r.rebuilt } : {} };
   }
 
   async chunk(hash: string): Promise<{ chunk: StoredChunk; heal: Heal } | Unanswered> {

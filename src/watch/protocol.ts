@@ -42,7 +42,9 @@ export type WatchOp = WatchRequest["op"];
 /** A request the watch process could not serve; `exitCode` is the CLI's for the same error. */
 const Failure = v.object({ ok: v.literal(false), error: v.string(), exitCode: v.optional(v.number()) });
 
-const SearchResultShape = v.object({ chunk: ChunkShape, score: v.number(), bm25: v.number(), cosine: v.optional(v.number()) });
+/** `evidence` defaults to 0 from a watch process of an older release: its results are then gated on vectors alone, that is, quietly. */
+const SearchResultShape = v.object({ chunk: ChunkShape, score: v.number(), bm25: v.number(), evidence: v.optional(v.number(), 0), cosine: v.optional(v.number()) });
+const BackgroundShape = v.object({ mean: v.number(), sd: v.number(), sampled: v.number(), vectors: v.number() });
 
 const Replies = {
   ping: v.object({ ok: v.literal(true), pid: v.number(), version: v.string(), chunks: v.number(), vectors: v.number(), lastError: v.optional(v.string()) }),
@@ -51,6 +53,7 @@ const Replies = {
     results: v.array(SearchResultShape),
     mode: v.picklist(["hybrid", "bm25"]),
     warning: v.optional(v.string()),
+    background: v.optional(BackgroundShape),
     /** The watch process had to rebuild a broken index to answer. */
     rebuilt: v.optional(RebuiltShape),
   }),

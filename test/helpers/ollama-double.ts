@@ -17,6 +17,12 @@ export interface OllamaDoubleOptions {
   chatReply?: string;
   /** Fixed port for the standalone server; tests leave it to the OS. */
   port?: number;
+  /**
+   * What a text embeds to, instead of the hashed bag of words (the text comes without its model
+   * card prefix; the vector must have `dim` values). The evaluation's GloVe double serves a real
+   * model's word vectors through this same server (scripts/eval/glove.ts).
+   */
+  embed?: (text: string) => number[];
 }
 
 export interface RecordedRequest {
@@ -44,7 +50,7 @@ const WORD = /[\p{L}\p{N}]+/gu;
 // Keeps every vector non-zero (empty text included) without drowning the word signal.
 const FLOOR = 0.02;
 
-function stripInstruction(text: string): string {
+export function stripInstruction(text: string): string {
   for (const prefix of INSTRUCTION_PREFIXES) text = text.replace(prefix, "");
   return text;
 }
@@ -96,6 +102,7 @@ function modelNotFound(model: string, phrasing: "embed" | "show"): Response {
 
 interface DoubleState {
   dim: number;
+  embed: (text: string, dim: number) => number[];
   models: Set<string>;
   mode: DoubleMode;
   delayMs: number;
@@ -113,7 +120,7 @@ function handleEmbed(state: DoubleState, body: any): Response {
   const dim = vectorDim(state);
   return json({
     model,
-    embeddings: input.map((text) => fakeEmbedding(String(text), dim)),
+    embeddings: input.map((text) => state.embed(String(text), dim)),
     total_duration: 1_000_000 * input.length,
     load_duration: 100_000,
     prompt_eval_count: input.reduce((n, t) => n + String(t).split(/\s+/).length, 0),
@@ -123,7 +130,7 @@ function handleEmbed(state: DoubleState, body: any): Response {
 function handleLegacyEmbeddings(state: DoubleState, body: any): Response {
   const model = String(body?.model ?? "");
   if (!state.models.has(withTag(model))) return modelNotFound(model, "embed");
-  return json({ embedding: fakeEmbedding(String(body?.prompt ?? ""), vectorDim(state)) });
+  return json({ embedding: state.embed(String(body?.prompt ?? ""), vectorDim(state)) });
 }
 
 function modelDetails() {
@@ -239,8 +246,11 @@ async function readBody(req: Request): Promise<any> {
 }
 
 export async function startOllamaDouble(opts: OllamaDoubleOptions = {}): Promise<OllamaDouble> {
+  const custom = opts.embed;
   const state: DoubleState = {
     dim: opts.dim ?? 768,
+    // wrong-dim mode asks for fewer values than the model gives: a custom model's are cut short.
+    embed: custom ? (text, dim) => custom(stripInstruction(text)).slice(0, dim) : fakeEmbedding,
     models: new Set((opts.models ?? ["nomic-embed-text"]).map(withTag)),
     mode: opts.mode ?? "ok",
     delayMs: opts.delayMs ?? 200,

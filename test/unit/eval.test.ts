@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DatasetError, dayOf, loadDataset, memoryFiles } from "../../scripts/eval/dataset.ts";
 import { hitAt, ndcg, reciprocalRank, score } from "../../scripts/eval/metrics.ts";
+import { median, totalsOf, type Asked } from "../../scripts/eval/controls.ts";
+import { ensureGlove, GloveAbsent, loadGlove, poolEmbedding, type WordTable } from "../../scripts/eval/glove.ts";
+import { startOllamaDouble } from "../helpers/ollama-double.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
 
@@ -119,5 +122,106 @@ describe("bun run eval", () => {
       expect(r.stderr.toString().trim().split("\n")).toEqual([expect.stringMatching(/^eval: dataset /)]);
     }
     expect(run([]).exitCode).toBe(2);
+  });
+});
+
+/** A second conversation about other people and other things: the first one's negative control. */
+const OTHER = {
+  sample_id: "t-2",
+  conversation: {
+    speaker_a: "Raj",
+    speaker_b: "Mei",
+    session_1_date_time: "10:00 am on 2 June, 2023",
+    session_1: [
+      { speaker: "Raj", dia_id: "D1:1", text: "I run the Lisbon marathon every year, four hours this time." },
+      { speaker: "Mei", dia_id: "D1:2", text: "Impressive. I finally fixed the sailing boat's rudder." },
+    ],
+  },
+  qa: [{ question: "Which marathon did Raj run?", answer: "Lisbon", evidence: ["D1:1"], category: 4 }],
+};
+
+describe("negative controls", () => {
+  const run = (args: string[]) => Bun.spawnSync([process.execPath, join(REPO, "scripts", "eval.ts"), ...args], { cwd: REPO, stdout: "pipe", stderr: "pipe" });
+
+  test("every question is asked of its own memory and of the other's; the prompt hook's decision is counted", () => {
+    const out = join(mkdtempSync(join(tmpdir(), "ms-evalout-")), "r.json");
+    const r = run([write([SAMPLE[0], OTHER]), "--json", out]);
+    expect(r.exitCode).toBe(0);
+    const stdout = r.stdout.toString();
+    expect(stdout).toContain("| searcher | injections on negatives | injections on positives | evidence among positives' injections | median characters per injection |");
+    const json = JSON.parse(readFileSync(out, "utf8"));
+    const row = json.controls.find((c: { name: string }) => c.name === "memsearch");
+    // 3 questions, each asked of 2 memories: 3 positives, 3 negatives.
+    // "What colour are the kitchen walls?" gets nothing: no note says "colour", and a word no note
+    // holds weighs the most (the gate's known cost: a paraphrase is the vector side's to find).
+    expect(row.totals).toMatchObject({ negatives: 3, positives: 3, negativesInjected: 0, positivesInjected: 2, evidenceInjected: 2 });
+    expect(row.totals.medianChars).toBeGreaterThan(0);
+    expect(stdout).toContain("| memsearch, keyword only (no Ollama) | 0 / 3 (0.0%) | 2 / 3 (66.7%) | 2 / 2 (100.0%) |");
+    // The figures follow from the per-prompt record, which names the memory each was asked of.
+    expect(totalsOf(row.perQuestion)).toEqual(row.totals);
+    const marathon = row.perQuestion.filter((a: Asked) => a.question === "Which marathon did Raj run?");
+    expect(marathon.map((a: Asked) => [a.memory, a.positive, a.injected])).toEqual([
+      ["t-1", false, []],
+      ["t-2", true, ["D1:1"]],
+    ]);
+  }, 60_000);
+
+  test("totals: an injection holding an evidence turn counts once; the median is of injections only", () => {
+    const a = (positive: boolean, injected: string[], chars: number): Asked => ({ conversation: "c", memory: "m", question: "q", positive, evidence: ["e"], injected, chars });
+    expect(totalsOf([a(true, ["x", "e"], 300), a(true, ["x"], 500), a(true, [], 0), a(false, ["y"], 900), a(false, [], 0)])).toEqual({
+      negatives: 2,
+      negativesInjected: 1,
+      positives: 3,
+      positivesInjected: 2,
+      evidenceInjected: 1,
+      medianChars: 500,
+    });
+    expect(median([])).toBe(0);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+  });
+});
+
+describe("the GloVe double", () => {
+  /** Four words by frequency (rank 0 most frequent), in 3 dimensions. */
+  const table: WordTable = {
+    dim: 3,
+    rank: new Map(["the", "cat", "kitten", "stock"].map((w, i) => [w, i])),
+    vectors: Float32Array.from([1, 0, 0, 0, 1, 0, 0, 0.8, 0.6, 0, 0, 1]),
+  };
+  const cos = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+
+  test("pools word vectors into a unit vector, a frequent word weighing less, unknown words skipped", () => {
+    const v = poolEmbedding(table, "The CAT, the cat!");
+    expect(Math.hypot(...v)).toBeCloseTo(1, 6);
+    // "the" (rank 0) weighs less than "cat" (rank 1): the vector leans to cat's axis.
+    expect(v[1]!).toBeGreaterThan(v[0]!);
+    expect(poolEmbedding(table, "cat zorblax")).toEqual(poolEmbedding(table, "cat"));
+    expect(cos(poolEmbedding(table, "kitten"), poolEmbedding(table, "cat"))).toBeGreaterThan(cos(poolEmbedding(table, "stock"), poolEmbedding(table, "cat")));
+    // A text with no known word still gets a unit vector, as a model answers anything.
+    expect(Math.hypot(...poolEmbedding(table, "zorblax"))).toBeCloseTo(1, 6);
+  });
+
+  test("served through the Ollama double's server: /api/embed answers with the pooled vectors", async () => {
+    const double = await startOllamaDouble({ dim: 3, models: ["glove-6b-100d"], embed: (t) => poolEmbedding(table, t) });
+    try {
+      const res = await fetch(`${double.host}/api/embed`, { method: "POST", body: JSON.stringify({ model: "glove-6b-100d", input: ["search_query: kitten", "stock"] }) });
+      const body = (await res.json()) as { embeddings: number[][] };
+      expect(body.embeddings).toEqual([poolEmbedding(table, "kitten"), poolEmbedding(table, "stock")]);
+    } finally {
+      await double.stop();
+    }
+  });
+
+  test("a cache written by the fetch is read back; an absent one says how to get it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-glove-"));
+    expect(() => loadGlove(dir)).toThrow(GloveAbsent);
+    expect(() => loadGlove(dir)).toThrow(/run with --fetch/);
+    // Not allowed to fetch: the same message, and nothing is asked of the registry.
+    expect(() => ensureGlove(false, () => {}, dir)).toThrow(/run with --fetch/);
+    writeFileSync(join(dir, "words.json"), JSON.stringify(["the", "cat", "kitten", "stock"]));
+    writeFileSync(join(dir, "vectors.f32"), new Uint8Array(table.vectors.buffer));
+    const read = loadGlove(dir);
+    expect(read.dim).toBe(3);
+    expect(poolEmbedding(read, "the kitten")).toEqual(poolEmbedding(table, "the kitten"));
   });
 });

@@ -77,6 +77,20 @@ describe("index gateway", () => {
     if (found.kind === "results") expect(found.response.results[0]?.chunk.content).toBe(chunk.content);
   });
 
+  test("the prompt gate's inputs cross the socket: keyword evidence (0 from an older watch process) and the cosine background", async () => {
+    const chunk = { content: "## X\n\nfrom the watch", source: "/x.md", heading: "X", headingLevel: 2, startLine: 1, endLine: 3, contentHash: "c", chunkHash: "abcd" };
+    const background = { mean: 0.8, sd: 0.05, sampled: 40, vectors: 40 };
+    const ctx = project();
+    fakeWatch(ctx, JSON.stringify({ ok: true, results: [{ chunk, score: 0.9, bm25: 1.2, evidence: 0.75, cosine: 0.9 }], mode: "hybrid", background }));
+    const found = await searchIndex(ctx, { query: "anything", topK: 3 });
+    expect(found.kind === "results" && found.from).toBe("watch");
+    if (found.kind === "results") expect(found.response).toMatchObject({ background, results: [{ evidence: 0.75, cosine: 0.9 }] });
+    const old = project();
+    fakeWatch(old, JSON.stringify({ ok: true, results: [{ chunk, score: 0.9, bm25: 1.2 }], mode: "bm25" }));
+    const fromOld = await searchIndex(old, { query: "anything", topK: 3 });
+    expect(fromOld.kind === "results" && fromOld.response.results[0]!.evidence).toBe(0);
+  });
+
   test("a failure the watch process reports keeps its exit code", async () => {
     const ctx = project();
     fakeWatch(ctx, JSON.stringify({ ok: false, error: "no chunk abcd", exitCode: 3 }));

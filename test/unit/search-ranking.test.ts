@@ -1,29 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chunkHash, chunkMarkdown } from "../../src/index/chunker.ts";
-import { loadConfig, type Config } from "../../src/core/config.ts";
 import { searchChunks, type QueryEmbedder } from "../../src/index/search.ts";
-import { Store } from "../../src/index/store.ts";
+import type { Store } from "../../src/index/store.ts";
+import { storeOf, testConfig as config } from "../helpers/store-of.ts";
 import { queryTerms, rankingTerms, stem, tokenize } from "../../src/index/tokenizer.ts";
-
-const MODEL = "m";
-
-/** A store holding these markdown files (path → text), chunked as the indexer does; vectors from `vectorOf`. */
-function storeOf(files: Record<string, string>, vectorOf: (text: string) => Float32Array | undefined = () => undefined, dim: number | null = null): Store {
-  const s = Store.empty(mkdtempSync(join(tmpdir(), "ms-rank-")), MODEL, dim);
-  for (const [path, text] of Object.entries(files)) {
-    const chunks = chunkMarkdown(text, path).map((c) => ({ ...c, chunkHash: chunkHash(c, MODEL) }));
-    const byHash = new Map(chunks.map((c) => [c.contentHash, vectorOf(c.content)]));
-    s.replaceFile(path, { mtimeMs: 1, size: 1 }, chunks, (h) => byHash.get(h));
-  }
-  return s;
-}
-
-function config(): Config {
-  return loadConfig({ projectRoot: mkdtempSync(join(tmpdir(), "ms-rank-")), env: { MEMSEARCH_HOME: mkdtempSync(join(tmpdir(), "ms-rank-home-")) } }).values;
-}
 
 /** The section headings of the results, best first. */
 async function headings(store: Store, query: string, embedder: QueryEmbedder | null = null, topK = 5): Promise<string[]> {
