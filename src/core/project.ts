@@ -1,6 +1,8 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { UnsafeDataError } from "./errors.ts";
+import { clip } from "./text.ts";
 
 /** Where one project's memory lives. */
 export interface ProjectPaths extends DataFiles {
@@ -65,6 +67,85 @@ export function dataFiles(dataDir: string): DataFiles {
 /** Inside the index folder: the index file (its format: src/index/format.ts), and the lock beside it. */
 export const INDEX_FILE = "index.bin";
 export const INDEX_LOCK = "index.lock";
+
+/** What each name memsearch uses under the data folder must be, when it exists. */
+function expectedKinds(files: DataFiles): Map<string, "folder" | "file"> {
+  const { dataDir: _, indexDir, memoryDir, sessionsDir, pendingDir, pendingPromptsDir, ...rest } = files;
+  const kinds = new Map<string, "folder" | "file">([indexDir, memoryDir, sessionsDir, pendingDir, pendingPromptsDir].map((d) => [d, "folder"]));
+  for (const f of [...Object.values(rest), join(indexDir, INDEX_LOCK)]) kinds.set(f, "file");
+  return kinds;
+}
+
+type EntryKind = "folder" | "file" | "a symbolic link" | "a special file";
+
+function kindOf(e: Dirent, full: string): EntryKind {
+  if (e.isSymbolicLink()) return "a symbolic link";
+  if (e.isDirectory()) return "folder";
+  if (e.isFile()) return "file";
+  // Some file systems do not say the type in the listing: ask.
+  try {
+    const st = lstatSync(full);
+    return st.isSymbolicLink() ? "a symbolic link" : st.isDirectory() ? "folder" : st.isFile() ? "file" : "a special file";
+  } catch {
+    return "a special file";
+  }
+}
+
+/**
+ * Refuse a data folder that a cloned repository could use to make memsearch read or write
+ * elsewhere: the folder or anything in it a symbolic link, a FIFO or device, a name memsearch
+ * uses of the wrong kind, or (unless the user chose the folder with MEMSEARCH_DIR) a folder
+ * whose real path is not inside the project. Run before anything reads or writes under it; a
+ * folder that does not exist yet passes. Throws UnsafeDataError naming the first offender.
+ */
+export function checkDataFolder(paths: ProjectPaths, opts: { chosen: boolean }): void {
+  const { root, dataDir } = paths;
+  // Names come from the repository: quoted, so no control character reaches a terminal or status line.
+  const refuse = (what: string, why: string, fix = "remove it") =>
+    new UnsafeDataError(`memory is off for ${root}: ${JSON.stringify(clip(what, 120))} ${why}, which could make memsearch read or write outside the project; nothing was read or written (${fix})`);
+  const ownFolder = opts.chosen ? "remove it" : "remove it, or set MEMSEARCH_DIR to a folder of your own";
+  let top;
+  try {
+    top = lstatSync(dataDir);
+  } catch {
+    return; // absent (made when first needed) or not ours to look at: the write itself will say
+  }
+  if (top.isSymbolicLink()) throw refuse(dataDir, "is a symbolic link", ownFolder);
+  if (!top.isDirectory()) throw refuse(dataDir, "is not a folder", ownFolder);
+  if (!opts.chosen && !isInside(realOr(dataDir), realOr(root))) throw refuse(dataDir, "is not inside the project", ownFolder);
+  const kinds = expectedKinds(dataFiles(dataDir));
+  const stack = [dataDir];
+  while (stack.length) {
+    const dir = stack.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue; // unreadable: whatever needs it fails on its own
+    }
+    for (const e of entries) {
+      const full = join(dir, e.name);
+      const kind = kindOf(e, full);
+      const name = relative(dataDir, full);
+      if (kind === "a symbolic link" || kind === "a special file") throw refuse(join(".memsearch", name), `is ${kind}`);
+      const want = kinds.get(full);
+      if (want && want !== kind) throw refuse(join(".memsearch", name), `is a ${kind} where memsearch keeps a ${want}`);
+      if (kind === "folder") stack.push(full);
+    }
+  }
+}
+
+function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+function isInside(p: string, dir: string): boolean {
+  return p.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}
 
 /**
  * The main worktree's top level for `start`, or undefined outside git.

@@ -16,10 +16,11 @@
  * ends with a CRC-32 of itself (`headCrc`), checked whenever it is read, by peekIndex too: a
  * changed figure in it (a chunk or file count) is damage, never the truth.
  */
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { IndexDamagedError, MemsearchError, NotFoundError } from "../core/errors.ts";
+import { openOwnFile } from "../core/fsutil.ts";
 import { isAlive } from "../core/processes.ts";
 import { INDEX_FILE } from "../core/project.ts";
 
@@ -130,11 +131,13 @@ function headChecksumOk(bytes: Buffer, head: Head): boolean {
 export function openIndexFile(path: string): IndexFile {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openOwnFile(path, "read");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new NotFoundError(`no index at ${path}`);
     if (code === "EISDIR") throw new IndexDamagedError("index.bin is a directory");
+    if (code === "ELOOP") throw new IndexDamagedError("index.bin is a symbolic link");
+    if (code === "ENOTREG") throw new IndexDamagedError("index.bin is not a regular file");
     throw new MemsearchError(`cannot read index ${path}: ${code ?? e}`);
   }
   try {

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
-import { atomicWrite } from "../core/fsutil.ts";
+import { atomicWrite, readOwnText } from "../core/fsutil.ts";
 import { isAlive } from "../core/processes.ts";
 import { dataFiles } from "../core/project.ts";
 import { checkReply, type WatchFailure, type WatchReply, type WatchRequest } from "./protocol.ts";
@@ -38,7 +38,7 @@ export function readWatchInfo(dataDir: string): WatchInfo | undefined {
   const file = dataFiles(dataDir).watchPid;
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, "utf8"));
+    raw = JSON.parse(readOwnText(file));
   } catch (e) {
     // Missing: no watch process. Being written right now never happens (atomicWrite).
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;

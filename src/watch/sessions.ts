@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readTextQuiet, safeName } from "../core/fsutil.ts";
 import { dataFiles } from "../core/project.ts";
@@ -39,7 +39,7 @@ function writeRecord(path: string, rec: SessionRecord): void {
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `.${Math.random().toString(36).slice(2, 10)}-${process.pid}.tmp`);
   try {
-    writeFileSync(tmp, JSON.stringify(rec));
+    writeFileSync(tmp, JSON.stringify(rec), { flag: "wx" });
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
@@ -49,7 +49,7 @@ function writeRecord(path: string, rec: SessionRecord): void {
 
 function readRecord(path: string): SessionRecord | undefined {
   try {
-    const v = JSON.parse(readFileSync(path, "utf8"));
+    const v = JSON.parse(readTextQuiet(path) ?? "null");
     if (v && typeof v === "object" && Number.isInteger(v.pid) && v.pid > 0) return v as SessionRecord;
   } catch {}
   return undefined;
