@@ -68,41 +68,39 @@ export function dataFiles(dataDir: string): DataFiles {
 export const INDEX_FILE = "index.bin";
 export const INDEX_LOCK = "index.lock";
 
-/** What each name memsearch uses under the data folder must be, when it exists. */
-function expectedKinds(files: DataFiles): Map<string, "folder" | "file"> {
-  const { dataDir: _, indexDir, memoryDir, sessionsDir, pendingDir, pendingPromptsDir, ...rest } = files;
-  const kinds = new Map<string, "folder" | "file">([indexDir, memoryDir, sessionsDir, pendingDir, pendingPromptsDir].map((d) => [d, "folder"]));
-  for (const f of [...Object.values(rest), join(indexDir, INDEX_LOCK)]) kinds.set(f, "file");
-  return kinds;
-}
-
-type EntryKind = "folder" | "file" | "a symbolic link" | "a special file";
+type EntryKind = "folder" | "file" | "link" | "special";
 
 function kindOf(e: Dirent, full: string): EntryKind {
-  if (e.isSymbolicLink()) return "a symbolic link";
+  if (e.isSymbolicLink()) return "link";
   if (e.isDirectory()) return "folder";
   if (e.isFile()) return "file";
   // Some file systems do not say the type in the listing: ask.
   try {
     const st = lstatSync(full);
-    return st.isSymbolicLink() ? "a symbolic link" : st.isDirectory() ? "folder" : st.isFile() ? "file" : "a special file";
+    return st.isSymbolicLink() ? "link" : st.isDirectory() ? "folder" : st.isFile() ? "file" : "special";
   } catch {
-    return "a special file";
+    return "special";
   }
 }
 
 /**
  * Refuse a data folder that a cloned repository could use to make memsearch read or write
- * elsewhere: the folder or anything in it a symbolic link, a FIFO or device, a name memsearch
- * uses of the wrong kind, or (unless the user chose the folder with MEMSEARCH_DIR) a folder
- * whose real path is not inside the project. Run before anything reads or writes under it; a
- * folder that does not exist yet passes. Throws UnsafeDataError naming the first offender.
+ * elsewhere, or hang: the folder or anything in it a symbolic link or a special file (FIFO,
+ * socket, device), or (unless the user chose the folder with MEMSEARCH_DIR) a folder whose real
+ * path is not inside the project. A regular file where a folder belongs, or the reverse, stays in
+ * the project: it is left to the code that meets it (the index heals, a write says it failed).
+ * Run before anything reads or writes under the folder; one that does not exist yet passes.
+ * Throws UnsafeDataError naming the first offender.
  */
 export function checkDataFolder(paths: ProjectPaths, opts: { chosen: boolean }): void {
   const { root, dataDir } = paths;
   // Names come from the repository: quoted, so no control character reaches a terminal or status line.
-  const refuse = (what: string, why: string, fix = "remove it") =>
-    new UnsafeDataError(`memory is off for ${root}: ${JSON.stringify(clip(what, 120))} ${why}, which could make memsearch read or write outside the project; nothing was read or written (${fix})`);
+  const refuse = (path: string, why: string, fix = "remove it") => {
+    const shown = opts.chosen ? path : relative(root, path);
+    return new UnsafeDataError(`memory is off for ${root}: ${JSON.stringify(clip(shown, 120))} ${why}; nothing was read or written (${fix})`);
+  };
+  const LINK = "is a symbolic link, which could make memsearch read or write outside the project";
+  const SPECIAL = "is a special file (FIFO, socket or device), which memsearch never makes";
   const ownFolder = opts.chosen ? "remove it" : "remove it, or set MEMSEARCH_DIR to a folder of your own";
   let top;
   try {
@@ -110,10 +108,10 @@ export function checkDataFolder(paths: ProjectPaths, opts: { chosen: boolean }):
   } catch {
     return; // absent (made when first needed) or not ours to look at: the write itself will say
   }
-  if (top.isSymbolicLink()) throw refuse(dataDir, "is a symbolic link", ownFolder);
-  if (!top.isDirectory()) throw refuse(dataDir, "is not a folder", ownFolder);
+  if (top.isSymbolicLink()) throw refuse(dataDir, LINK, ownFolder);
+  if (top.isFile()) return; // in the project, and no folder: every write says so
+  if (!top.isDirectory()) throw refuse(dataDir, SPECIAL, ownFolder);
   if (!opts.chosen && !isInside(realOr(dataDir), realOr(root))) throw refuse(dataDir, "is not inside the project", ownFolder);
-  const kinds = expectedKinds(dataFiles(dataDir));
   const stack = [dataDir];
   while (stack.length) {
     const dir = stack.pop()!;
@@ -126,10 +124,8 @@ export function checkDataFolder(paths: ProjectPaths, opts: { chosen: boolean }):
     for (const e of entries) {
       const full = join(dir, e.name);
       const kind = kindOf(e, full);
-      const name = relative(dataDir, full);
-      if (kind === "a symbolic link" || kind === "a special file") throw refuse(join(".memsearch", name), `is ${kind}`);
-      const want = kinds.get(full);
-      if (want && want !== kind) throw refuse(join(".memsearch", name), `is a ${kind} where memsearch keeps a ${want}`);
+      if (kind === "link") throw refuse(full, LINK);
+      if (kind === "special") throw refuse(full, SPECIAL);
       if (kind === "folder") stack.push(full);
     }
   }
