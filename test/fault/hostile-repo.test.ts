@@ -263,3 +263,23 @@ describe("MEMSEARCH_DIR: the user's own folder may be anywhere, but links inside
     60_000,
   );
 });
+
+describe("doctor", () => {
+  test(
+    "names the planted link as a failing check and exits 1, writing nothing",
+    tracked(kit, async () => {
+      const p = kit.project();
+      const out = outside(p);
+      link(join(out, "bashrc"), join(p.dataDir, "watch.log"));
+      kit.count("poisoned-repos");
+      const before = tree(out);
+      const dataBefore = tree(p.dataDir);
+      const r = await ms(["doctor"], { cwd: p.root, env: p.env });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/✗ data folder: memory is off for .*"\.memsearch\/watch\.log" is a symbolic link.*— fix: remove what is named above/);
+      expect(changes(before, tree(out))).toEqual([]);
+      expect(changes(dataBefore, tree(p.dataDir))).toEqual([]);
+    }),
+    60_000,
+  );
+});
