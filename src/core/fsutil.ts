@@ -78,6 +78,16 @@ export function readOwnText(path: string): string {
   }
 }
 
+/** Append to a file memsearch keeps (a log), made if missing, never through a link. */
+export function appendOwnFile(path: string, data: string): void {
+  const fd = openOwnFile(path, "append");
+  try {
+    writeAll(fd, Buffer.from(data));
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * A new, empty file at `path`, open for writing: made under a temp name and renamed over `path`,
  * which replaces whatever was there (a link included) instead of writing through it. For logs a

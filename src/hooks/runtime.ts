@@ -1,7 +1,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { spawn } from "node:child_process";
 import * as v from "valibot";
-import { appendFileSync, closeSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { dataFiles, userDir } from "../core/project.ts";
@@ -9,7 +9,7 @@ import { clip } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
 import { isAlive } from "../core/processes.ts";
 import { readWatchInfo } from "../watch/client.ts";
-import { atomicWrite, freshFile, mtimeOf, readTextQuiet } from "../core/fsutil.ts";
+import { appendOwnFile, atomicWrite, freshFile, mtimeOf, readTextQuiet } from "../core/fsutil.ts";
 
 const ID_MAX = 200;
 const PATH_MAX = 4096;
@@ -119,7 +119,7 @@ export function debugLog(event: string, what: string, data?: unknown): void {
     // The log holds prompts and replies: it gets the same redaction as the notes.
     const text = typeof data === "string" ? sanitize(data) : JSON.stringify(data, (_k, v) => (typeof v === "string" ? sanitize(v) : v));
     const payload = data === undefined ? "" : " " + clip(text, 4000);
-    appendFileSync(join(dir, `hooks-${day}.log`), `${new Date().toISOString()} [${process.pid}] ${event} ${what}${payload}\n`);
+    appendOwnFile(join(dir, `hooks-${day}.log`), `${new Date().toISOString()} [${process.pid}] ${event} ${what}${payload}\n`);
   } catch {
     // A log that cannot be written must not break the hook.
   }
