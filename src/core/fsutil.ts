@@ -54,17 +54,19 @@ const OWN_FLAGS = {
 /**
  * Open a file memsearch keeps (`read`, `append`, or `create` a new one, failing if the name is
  * taken): never through a symbolic link (ELOOP) and only a regular file (ENOTREG otherwise), so a
- * link or a FIFO planted in a cloned repository is neither followed nor waited on.
+ * link or a FIFO planted in a cloned repository is neither followed nor waited on (a folder: EISDIR).
  */
 export function openOwnFile(path: string, mode: keyof typeof OWN_FLAGS, perm = 0o644): number {
   const fd = openSync(path, OWN_FLAGS[mode] | NOFOLLOW | NONBLOCK, perm);
-  let regular = false;
+  let kind = "file";
   try {
-    regular = fstatSync(fd).isFile();
+    const st = fstatSync(fd);
+    kind = st.isFile() ? "file" : st.isDirectory() ? "folder" : "special";
   } finally {
-    if (!regular) closeSync(fd);
+    if (kind !== "file") closeSync(fd);
   }
-  if (!regular) throw Object.assign(new Error(`${path} is not a regular file`), { code: "ENOTREG" });
+  if (kind === "folder") throw Object.assign(new Error(`${path} is a folder`), { code: "EISDIR" });
+  if (kind !== "file") throw Object.assign(new Error(`${path} is not a regular file`), { code: "ENOTREG" });
   return fd;
 }
 
