@@ -15,7 +15,15 @@ export interface Context {
  */
 export function loadContext(flags: Partial<Record<ConfigKey, ConfigValue | undefined>> = {}, cwd = process.cwd(), env = process.env): Context {
   const project = resolveProject(cwd, env);
-  checkDataFolder(project, { chosen: !!env.MEMSEARCH_DIR });
+  checkData(project, env);
   const resolved = loadConfig({ projectRoot: project.root, env, flags });
   return { project, resolved, config: resolved.values };
+}
+
+/**
+ * The data folder check (checkDataFolder), again: for a process that lives on while the
+ * repository can change under it (`git pull` during a session), before each write.
+ */
+export function checkData(project: ProjectPaths, env = process.env): void {
+  checkDataFolder(project, { chosen: !!env.MEMSEARCH_DIR });
 }

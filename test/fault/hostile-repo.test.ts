@@ -15,7 +15,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, 
 import { join, relative } from "node:path";
 import { enqueueTurn } from "../../src/memory/pending.ts";
 import { localDay } from "../../src/memory/journal.ts";
-import { anchorsOf, drained, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, stderrLines, tracked, type Project } from "./helpers.ts";
+import { anchorsOf, BIN, drained, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, stderrLines, tracked, type Project } from "./helpers.ts";
 import { appendTurn, type TurnSpec } from "./transcript.ts";
 
 const kit = faultKit("hostile-repo");
@@ -281,5 +281,50 @@ describe("doctor", () => {
       expect(changes(dataBefore, tree(p.dataDir))).toEqual([]);
     }),
     60_000,
+  );
+});
+
+describe("a watch process running when the repository changes under it (a pull during the session)", () => {
+  test(
+    "index/ turned into a link: the watch stops writing the index, nothing appears outside",
+    tracked(kit, async () => {
+      const p = kit.project();
+      const out = outside(p);
+      const env = { ...p.env, MEMSEARCH_WATCH_DEBOUNCE_MS: "100" };
+      const watch = Bun.spawn([BIN, "watch"], { cwd: p.root, env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>, stdout: "ignore", stderr: "ignore" });
+      kit.onCleanup(() => watch.kill(9));
+      const indexFile = join(p.indexDir, "index.bin");
+      const stamp = () => {
+        try {
+          const st = lstatSync(indexFile);
+          return `${st.mtimeMs}:${st.size}:${st.ino}`;
+        } catch {
+          return "";
+        }
+      };
+      const until = async (ok: () => boolean, ms: number) => {
+        const end = Date.now() + ms;
+        while (!ok() && Date.now() < end) await Bun.sleep(50);
+        return ok();
+      };
+      expect(await until(() => stamp() !== "", 20_000)).toBe(true);
+
+      // Control: while the folder is clean, a new note reaches the index file; how long that takes.
+      const first = stamp();
+      const t0 = Date.now();
+      writeFileSync(join(p.memory, "2026-11-25.md"), "# 2026-11-25\n\n### 09:00\n- The walrus cache is flushed nightly.\n");
+      expect(await until(() => stamp() !== first, 20_000)).toBe(true);
+      const latency = Date.now() - t0;
+
+      link(join(out, "empty"), p.indexDir);
+      kit.count("poisoned-repos");
+      const before = tree(out);
+      writeFileSync(join(p.memory, "2026-11-26.md"), "# 2026-11-26\n\n### 09:00\n- The narwhal queue drains at noon.\n");
+      await Bun.sleep(Math.max(3_000, 5 * latency));
+      const writesOutside = changes(before, tree(out));
+      kit.count("writes-outside", writesOutside.length);
+      expect(writesOutside).toEqual([]);
+    }),
+    90_000,
   );
 });
