@@ -76,6 +76,13 @@ describe("checkDataFolder", () => {
     expect(() => checkDataFolder(paths, { chosen: false })).toThrow(/"\.memsearch\/memory\/a\\u001b\[2Jb\\nc\.md"/);
   });
 
+  test("a project reached through a link of the user's (a linked home, /tmp on macOS) passes", () => {
+    const { paths } = setup();
+    const via = join(base, `via${n}`);
+    symlinkSync(paths.root, via);
+    expect(() => checkDataFolder({ root: via, ...dataFiles(join(via, ".memsearch")) }, { chosen: false })).not.toThrow();
+  });
+
   test("a folder outside the project passes only when the user chose it (MEMSEARCH_DIR)", () => {
     const { paths } = setup();
     const elsewhere = { ...paths, ...dataFiles(join(base, `chosen${n}`)) };
