@@ -53,8 +53,8 @@ export class StorageError extends MemsearchError {}
 
 /**
  * The project's data folder holds something memsearch never makes (a symbolic link, a special
- * file, an entry of the wrong kind) or lies outside the project: following it could read or
- * write anywhere, so the folder is not used at all and nothing is written.
+ * file) or lies outside the project: following it could read or write anywhere, or hang, so the
+ * folder is not used at all and nothing is written.
  */
 export class UnsafeDataError extends MemsearchError {}
 
