@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { join } from "node:path";
 import { MemsearchError, UsageError } from "../core/errors.ts";
-import { readTextQuiet } from "../core/fsutil.ts";
+import { freshFile, readTextQuiet } from "../core/fsutil.ts";
 import { selfCommand } from "../hooks/runtime.ts";
 import { command, flags, type Args as ArgsOf } from "./declare.ts";
 import { notice, print } from "./output.ts";
@@ -79,7 +79,7 @@ async function runHub(a: Args): Promise<void> {
 async function startDetached(a: Args, key: string, server: typeof import("../hub/server.ts")): Promise<import("../hub/server.ts").HubInfo> {
   const dir = server.ensureHubDir();
   const logFile = join(dir, `${key}.log`);
-  const log = openSync(logFile, "w", 0o600);
+  const log = freshFile(logFile, 0o600);
   const [cmd, ...args] = selfCommand();
   const child = spawn(cmd!, [...args, "hub", "--no-open", ...(a.allProjects ? ["--all-projects"] : []), ...(a.port !== undefined ? ["--port", String(a.port)] : [])], {
     detached: true,

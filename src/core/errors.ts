@@ -51,6 +51,13 @@ export class IndexDamagedError extends MemsearchError {
 /** Writing to disk failed (disk full, permissions); nothing already written was replaced. */
 export class StorageError extends MemsearchError {}
 
+/**
+ * The project's data folder holds something memsearch never makes (a symbolic link, a special
+ * file) or lies outside the project: following it could read or write anywhere, or hang, so the
+ * folder is not used at all and nothing is written.
+ */
+export class UnsafeDataError extends MemsearchError {}
+
 // Error handlers want a thrown value's message on one line; they find it next to the errors.
 export { oneLine } from "./text.ts";
 

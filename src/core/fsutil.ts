@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants as fsConstants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { StorageError } from "./errors.ts";
 import { oneLine } from "./text.ts";
@@ -16,7 +16,7 @@ export function atomicWrite(path: string, data: string | Uint8Array | Iterable<U
   let fd: number | undefined;
   try {
     mkdirSync(dirname(path), { recursive: true });
-    fd = openSync(tmp, "w", 0o644);
+    fd = openOwnFile(tmp, "create");
     const parts: Iterable<string | Uint8Array> = typeof data === "string" || data instanceof Uint8Array ? [data] : data;
     for (const part of parts) writeAll(fd, typeof part === "string" ? Buffer.from(part) : part);
     finalize?.(fd);
@@ -41,6 +41,73 @@ export function writeAt(fd: number, buf: Uint8Array, position: number): void {
   writeAll(fd, buf, position);
 }
 
+// Absent on Windows, where a repository cannot plant a symbolic link by being cloned.
+const NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
+// A FIFO must neither block the open nor be read or written: see the fstat check below.
+const NONBLOCK = fsConstants.O_NONBLOCK ?? 0;
+const OWN_FLAGS = {
+  read: fsConstants.O_RDONLY,
+  append: fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT,
+  create: fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
+} as const;
+
+/**
+ * Open a file memsearch keeps (`read`, `append`, or `create` a new one, failing if the name is
+ * taken): never through a symbolic link (ELOOP) and only a regular file (ENOTREG otherwise), so a
+ * link or a FIFO planted in a cloned repository is neither followed nor waited on (a folder: EISDIR).
+ */
+export function openOwnFile(path: string, mode: keyof typeof OWN_FLAGS, perm = 0o644): number {
+  const fd = openSync(path, OWN_FLAGS[mode] | NOFOLLOW | NONBLOCK, perm);
+  let kind = "file";
+  try {
+    const st = fstatSync(fd);
+    kind = st.isFile() ? "file" : st.isDirectory() ? "folder" : "special";
+  } finally {
+    if (kind !== "file") closeSync(fd);
+  }
+  if (kind === "folder") throw Object.assign(new Error(`${path} is a folder`), { code: "EISDIR" });
+  if (kind !== "file") throw Object.assign(new Error(`${path} is not a regular file`), { code: "ENOTREG" });
+  return fd;
+}
+
+/** A file memsearch keeps, as text, read as openOwnFile allows; throws as readFileSync does (ELOOP for a link). */
+export function readOwnText(path: string): string {
+  const fd = openOwnFile(path, "read");
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Append to a file memsearch keeps (a log), made if missing, never through a link. */
+export function appendOwnFile(path: string, data: string): void {
+  const fd = openOwnFile(path, "append");
+  try {
+    writeAll(fd, Buffer.from(data));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A new, empty file at `path`, open for writing: made under a temp name and renamed over `path`,
+ * which replaces whatever was there (a link included) instead of writing through it. For logs a
+ * child process writes into.
+ */
+export function freshFile(path: string, perm = 0o644): number {
+  const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const fd = openOwnFile(tmp, "create", perm);
+  try {
+    renameSync(tmp, path);
+  } catch (e) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw storageError(path, e);
+  }
+  return fd;
+}
+
 export function errCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException)?.code;
 }
@@ -58,10 +125,10 @@ export function storageError(path: string, e: unknown): StorageError {
   return new StorageError(`cannot write ${path}: ${why}; the file is unchanged`);
 }
 
-/** A text file's content, or undefined when it cannot be read (gone, unreadable). */
+/** A file memsearch keeps, as text, or undefined when it cannot be read (gone, unreadable, a link, not a regular file). */
 export function readTextQuiet(path: string): string | undefined {
   try {
-    return readFileSync(path, "utf8");
+    return readOwnText(path);
   } catch {
     return undefined;
   }

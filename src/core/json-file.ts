@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import * as v from "valibot";
-import { errCode } from "./fsutil.ts";
+import { errCode, readOwnText } from "./fsutil.ts";
 
 /**
  * JSON that memsearch wrote and reads back (queue entries, session files, the projects registry,
@@ -25,11 +24,11 @@ export function parseJson<S extends v.GenericSchema>(text: string, schema: S): {
   return { problem: `${where ? `${where}: ` : ""}${issue.message}` };
 }
 
-/** The file at `path` as JSON of `schema`'s shape; `missing` only when there is no such file. */
+/** The file at `path` as JSON of `schema`'s shape; `missing` only when there is no such file. Never read through a link. */
 export function readJson<S extends v.GenericSchema>(path: string, schema: S): JsonRead<v.InferOutput<S>> {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readOwnText(path);
   } catch (e) {
     return errCode(e) === "ENOENT" ? { missing: true } : { problem: `cannot be read (${errCode(e) ?? "error"})` };
   }

@@ -79,7 +79,7 @@ function holderOf(content: string | undefined): string {
 function tryCreateLock(lockPath: string, token: string): boolean {
   const tmp = `${lockPath}.new-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {
-    writeToken(tmp, "w", token);
+    writeToken(tmp, "wx", token);
     try {
       linkSync(tmp, lockPath);
       return true;

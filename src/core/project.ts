@@ -1,6 +1,8 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { UnsafeDataError } from "./errors.ts";
+import { clip } from "./text.ts";
 
 /** Where one project's memory lives. */
 export interface ProjectPaths extends DataFiles {
@@ -65,6 +67,81 @@ export function dataFiles(dataDir: string): DataFiles {
 /** Inside the index folder: the index file (its format: src/index/format.ts), and the lock beside it. */
 export const INDEX_FILE = "index.bin";
 export const INDEX_LOCK = "index.lock";
+
+type EntryKind = "folder" | "file" | "link" | "special";
+
+function kindOf(e: Dirent, full: string): EntryKind {
+  if (e.isSymbolicLink()) return "link";
+  if (e.isDirectory()) return "folder";
+  if (e.isFile()) return "file";
+  // Some file systems do not say the type in the listing: ask.
+  try {
+    const st = lstatSync(full);
+    return st.isSymbolicLink() ? "link" : st.isDirectory() ? "folder" : st.isFile() ? "file" : "special";
+  } catch {
+    return "special";
+  }
+}
+
+/**
+ * Refuse a data folder that a cloned repository could use to make memsearch read or write
+ * elsewhere, or hang: the folder or anything in it a symbolic link or a special file (FIFO,
+ * socket, device), or (unless the user chose the folder with MEMSEARCH_DIR) a folder whose real
+ * path is not inside the project. A regular file where a folder belongs, or the reverse, stays in
+ * the project: it is left to the code that meets it (the index heals, a write says it failed).
+ * Run before anything reads or writes under the folder; one that does not exist yet passes.
+ * Throws UnsafeDataError naming the first offender.
+ */
+export function checkDataFolder(paths: ProjectPaths, opts: { chosen: boolean }): void {
+  const { root, dataDir } = paths;
+  // Names come from the repository: quoted, so no control character reaches a terminal or status line.
+  const refuse = (path: string, why: string, fix = "remove it") => {
+    const shown = opts.chosen ? path : relative(root, path);
+    return new UnsafeDataError(`memory is off for ${root}: ${JSON.stringify(clip(shown, 120))} ${why}; nothing was read or written (${fix})`);
+  };
+  const LINK = "is a symbolic link, which could make memsearch read or write outside the project";
+  const SPECIAL = "is a special file (FIFO, socket or device), which memsearch never makes";
+  const ownFolder = opts.chosen ? "remove it" : "remove it, or set MEMSEARCH_DIR to a folder of your own";
+  let top;
+  try {
+    top = lstatSync(dataDir);
+  } catch {
+    return; // absent (made when first needed) or not ours to look at: the write itself will say
+  }
+  if (top.isSymbolicLink()) throw refuse(dataDir, LINK, ownFolder);
+  if (top.isFile()) return; // in the project, and no folder: every write says so
+  if (!top.isDirectory()) throw refuse(dataDir, SPECIAL, ownFolder);
+  if (!opts.chosen && !isInside(realOr(dataDir), realOr(root))) throw refuse(dataDir, "is not inside the project", ownFolder);
+  const stack = [dataDir];
+  while (stack.length) {
+    const dir = stack.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue; // unreadable: whatever needs it fails on its own
+    }
+    for (const e of entries) {
+      const full = join(dir, e.name);
+      const kind = kindOf(e, full);
+      if (kind === "link") throw refuse(full, LINK);
+      if (kind === "special") throw refuse(full, SPECIAL);
+      if (kind === "folder") stack.push(full);
+    }
+  }
+}
+
+function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+function isInside(p: string, dir: string): boolean {
+  return p.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}
 
 /**
  * The main worktree's top level for `start`, or undefined outside git.

@@ -5,7 +5,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { loadContext } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { ollamaTimeoutMs } from "../core/ollama-client.ts";
-import { oneLine } from "../core/errors.ts";
+import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
 import { listPending } from "../memory/pending.ts";
@@ -29,7 +29,8 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
     ctx = loadContext({}, cwd, env);
     checks.push({ name: "config", status: "ok", detail: `project ${ctx.project.root}, memory in ${ctx.project.memoryDir}` });
   } catch (e) {
-    checks.push({ name: "config", status: "fail", detail: oneLine(e), fix: "correct the file and line named above" });
+    if (e instanceof UnsafeDataError) checks.push({ name: "data folder", status: "fail", detail: oneLine(e), fix: "remove what is named above (a cloned repository may have planted it), then run doctor again" });
+    else checks.push({ name: "config", status: "fail", detail: oneLine(e), fix: "correct the file and line named above" });
     return checks;
   }
   const { config, project } = ctx;

@@ -1,14 +1,15 @@
+import pkg from "../../package.json" with { type: "json" };
 import { spawn } from "node:child_process";
 import * as v from "valibot";
-import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { oneLine } from "../core/errors.ts";
+import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { dataFiles, userFiles } from "../core/project.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
 import { isAlive } from "../core/processes.ts";
 import { readWatchInfo } from "../watch/client.ts";
-import { mtimeOf, readTextQuiet } from "../core/fsutil.ts";
+import { appendOwnFile, atomicWrite, freshFile, mtimeOf, readTextQuiet } from "../core/fsutil.ts";
 
 const ID_MAX = 200;
 const PATH_MAX = 4096;
@@ -118,7 +119,7 @@ export function debugLog(event: string, what: string, data?: unknown): void {
     // The log holds prompts and replies: it gets the same redaction as the notes.
     const text = typeof data === "string" ? sanitize(data) : JSON.stringify(data, (_k, v) => (typeof v === "string" ? sanitize(v) : v));
     const payload = data === undefined ? "" : " " + clip(text, 4000);
-    appendFileSync(join(dir, `hooks-${day}.log`), `${new Date().toISOString()} [${process.pid}] ${event} ${what}${payload}\n`);
+    appendOwnFile(join(dir, `hooks-${day}.log`), `${new Date().toISOString()} [${process.pid}] ${event} ${what}${payload}\n`);
   } catch {
     // A log that cannot be written must not break the hook.
   }
@@ -151,10 +152,21 @@ export async function runHook(event: string, budgetMs: number, body: (input: Hoo
     emit(out, "ok");
   } catch (e) {
     debugLog(event, "error", oneLine(e));
-    emit({}, "error");
+    emit(e instanceof UnsafeDataError && NOTICE_EVENTS.has(event) ? { systemMessage: unsafeDataNotice(e) } : {}, "error");
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The events that tell the user when the data folder is refused: the session's status line, and
+ * each turn that is not remembered. The prompt hook stays quiet (it would say it twice a turn).
+ */
+const NOTICE_EVENTS = new Set(["session-start", "stop"]);
+
+/** The one status-line notice of a refused data folder. */
+export function unsafeDataNotice(e: UnsafeDataError): string {
+  return `[memsearch v${pkg.version}] WARNING: ${oneLine(e)}`;
 }
 
 /** How to run this same program again (compiled binary, or bun + script in development). */
@@ -176,7 +188,7 @@ export function startWatch(dataDir: string, cwd: string): { started: boolean; pi
   if (!starting.claimed) return { started: false, pid: starting.pid };
   let child;
   try {
-    const log = openSync(files.watchLog, "w");
+    const log = freshFile(files.watchLog);
     const [cmd, ...args] = selfCommand();
     child = spawn(cmd!, [...args, "watch"], {
       cwd,
@@ -188,7 +200,7 @@ export function startWatch(dataDir: string, cwd: string): { started: boolean; pi
     child.unref();
   } finally {
     // The marker names the watch process; once that is gone, the marker is stale.
-    writeFileSync(starting.file, String(child?.pid ?? ""));
+    atomicWrite(starting.file, String(child?.pid ?? ""));
   }
   return { started: true, pid: child.pid };
 }
@@ -221,14 +233,13 @@ function problemsFile(dataDir: string): string {
 
 export function recordProblem(dataDir: string, message: string): void {
   try {
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(problemsFile(dataDir), JSON.stringify({ at: new Date().toISOString(), message: oneLine(message) }));
+    atomicWrite(problemsFile(dataDir), JSON.stringify({ at: new Date().toISOString(), message: oneLine(message) }));
   } catch {}
 }
 
 export function takeProblem(dataDir: string): string | undefined {
   try {
-    const { message } = JSON.parse(readFileSync(problemsFile(dataDir), "utf8"));
+    const { message } = JSON.parse(readTextQuiet(problemsFile(dataDir)) ?? "null");
     rmSync(problemsFile(dataDir), { force: true });
     return typeof message === "string" ? message : undefined;
   } catch {

@@ -2,7 +2,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { ollamaTimeoutMs } from "../core/ollama-client.ts";
-import { oneLine } from "../core/errors.ts";
+import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { lastSessionLine, noteDate, noteStamp, previousSession, readDailyTexts, recentMemory, type DailyText } from "../memory/journal.ts";
 import { registerSession } from "../watch/sessions.ts";
@@ -11,7 +11,7 @@ import { timeAgo } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { firstPrompt } from "../transcript/first-prompt.ts";
 import { kickDrainer } from "./drainer.ts";
-import { CONTEXT_LIMIT, debugLog, hookCwd, startWatch, takeProblem, type HookInput, type HookOutput } from "./runtime.ts";
+import { CONTEXT_LIMIT, debugLog, hookCwd, startWatch, takeProblem, unsafeDataNotice, type HookInput, type HookOutput } from "./runtime.ts";
 
 /**
  * SessionStart: a one-line status for the user, the recent memory for Claude, and the warm
@@ -23,6 +23,7 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
   try {
     ctx = loadContext({}, cwd);
   } catch (e) {
+    if (e instanceof UnsafeDataError) return { systemMessage: unsafeDataNotice(e) };
     return { systemMessage: `[memsearch v${pkg.version}] config error: ${oneLine(e)}` };
   }
   const { project, config } = ctx;

@@ -18,11 +18,11 @@
  * changed figure in it (a chunk or file count) is damage, never the truth.
  */
 import { deserialize, serialize } from "bun:jsc";
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { IndexDamagedError, MemsearchError, NotFoundError } from "../core/errors.ts";
-import { atomicWrite, writeAt } from "../core/fsutil.ts";
+import { atomicWrite, openOwnFile, writeAt } from "../core/fsutil.ts";
 import { isAlive } from "../core/processes.ts";
 import { INDEX_FILE } from "../core/project.ts";
 
@@ -133,11 +133,13 @@ function headChecksumOk(bytes: Buffer, head: Head): boolean {
 export function openIndexFile(path: string): IndexFile {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openOwnFile(path, "read");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new NotFoundError(`no index at ${path}`);
     if (code === "EISDIR") throw new IndexDamagedError("index.bin is a directory");
+    if (code === "ELOOP") throw new IndexDamagedError("index.bin is a symbolic link");
+    if (code === "ENOTREG") throw new IndexDamagedError("index.bin is not a regular file");
     throw new MemsearchError(`cannot read index ${path}: ${code ?? e}`);
   }
   try {

@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { dataFiles } from "../core/project.ts";
 import { isDirectory } from "../core/fsutil.ts";
 import { chunkHash, chunkMarkdown, embeddingText } from "./chunker.ts";
 import type { Config } from "../core/config.ts";
@@ -96,8 +98,9 @@ export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
   return (await indexInto(req)).report;
 }
 
-export function scanFor(req: Pick<IndexRequest, "paths" | "config" | "ignoreFiles" | "exclude">) {
+export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" | "ignoreFiles" | "exclude">) {
   return scanPaths(req.paths, {
+    noLinksIn: [dataFiles(dirname(req.indexDir)).memoryDir],
     ignoreFiles: dedupe([...req.config["indexing.ignore_files"], ...(req.ignoreFiles ?? [])]),
     exclude: dedupe([...req.config["indexing.exclude"], ...(req.exclude ?? [])]),
   });

@@ -22,6 +22,11 @@ export interface ScanOptions {
   ignoreFiles?: string[];
   /** Gitignore patterns relative to each directory root, applied after the ignore files. */
   exclude?: string[];
+  /**
+   * Roots (as given in `paths`) whose symlinked files are left out: memsearch's own memory folder,
+   * where a link can only be planted (by a cloned repository) to bring another file into memory.
+   */
+  noLinksIn?: string[];
 }
 
 export interface ScannedFile {
@@ -69,7 +74,8 @@ export function scanPaths(paths: string[], opts: ScanOptions = {}): ScanResult {
   for (const p of paths) {
     const { real, stat } = openRoot(p);
     if (!roots.includes(real)) roots.push(real);
-    if (stat.isDirectory()) walk(real, policy, add);
+    const follow = !opts.noLinksIn?.some((d) => resolve(d) === resolve(p));
+    if (stat.isDirectory()) walk(real, policy, add, follow);
     else if (stat.isFile() && isMarkdownPath(real)) add(real, real, stat);
     else if (stat.isFile() && !notMarkdown.includes(real)) notMarkdown.push(real);
   }
@@ -128,7 +134,7 @@ interface Frame {
 
 type Add = (real: string, root: string, st?: Stats) => void;
 
-function walk(root: string, policy: Policy, add: Add): void {
+function walk(root: string, policy: Policy, add: Add, followLinks: boolean): void {
   const stack: Frame[] = [{ dir: root, rel: "", layers: [] }];
   while (stack.length) {
     const frame = stack.pop()!;
@@ -151,7 +157,7 @@ function walk(root: string, policy: Policy, add: Add): void {
         // The root is a real path and directory links are never entered, so only a
         // file symlink can have a real path different from `full`.
         if (e.isFile()) add(full, root);
-        else addSymlink(full, root, add);
+        else if (followLinks) addSymlink(full, root, add);
       }
     }
   }

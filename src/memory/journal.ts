@@ -4,13 +4,13 @@
  * across processes (several sessions of one project stop at once), idempotent (Claude Code may
  * retry a hook) and all-or-nothing (a full disk leaves the file as it was).
  */
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { anchorsIn, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { clip, oneLine } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
-import { errCode, readTextQuiet, storageError } from "../core/fsutil.ts";
+import { errCode, openOwnFile, readOwnText, readTextQuiet, storageError } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
 import { sanitize } from "../core/redact.ts";
 
@@ -108,7 +108,7 @@ function buildBlock(before: string | undefined, opts: TurnNote, now: Date, needH
 
 function readIfExists(file: string): string | undefined {
   try {
-    return readFileSync(file, "utf8");
+    return readOwnText(file);
   } catch (e) {
     if (errCode(e) === "ENOENT") return undefined;
     throw storageError(file, e);
@@ -121,11 +121,18 @@ function readIfExists(file: string): string | undefined {
  */
 export function appendAll(path: string, data: string): void {
   const buf = Buffer.from(data);
-  const existed = existsSync(path);
+  // lstat, not exists: a dangling link is there too, and is not ours to remove.
+  let existed = true;
+  try {
+    lstatSync(path);
+  } catch {
+    existed = false;
+  }
   let fd: number | undefined;
   let size = 0;
   try {
-    fd = openSync(path, "a", 0o644);
+    // Never through a link: a daily file linked elsewhere would take the note there.
+    fd = openOwnFile(path, "append");
     size = fstatSync(fd).size;
     let off = 0;
     while (off < buf.byteLength) off += writeSync(fd, buf, off, buf.byteLength - off);

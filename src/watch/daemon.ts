@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fileStamp } from "../core/fsutil.ts";
 import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
-import type { Context } from "../core/context.ts";
+import { checkData, type Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { MemsearchError, oneLine } from "../core/errors.ts";
 import { indexInto, type IndexReport } from "../index/indexer.ts";
@@ -90,6 +90,7 @@ export class Daemon {
   reindex(trigger: string): Promise<IndexReport | undefined> {
     const next = this.running.then(async () => {
       try {
+        checkData(this.ctx.project);
         const report = await withIndexLock(this.ctx.project.indexDir, async () => {
           const { report, store } = await indexInto(
             { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false },
@@ -127,6 +128,7 @@ export class Daemon {
     const store = this.store;
     if (!store?.isDirty) return;
     try {
+      checkData(this.ctx.project);
       await withIndexLock(this.ctx.project.indexDir, async () => {
         // Another writer replaced the file since we loaded it: it indexed the same markdown,
         // so keep theirs and reload rather than overwrite.

@@ -43,7 +43,7 @@ function writeRecord(path: string, rec: SessionRecord): void {
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `.${Math.random().toString(36).slice(2, 10)}-${process.pid}.tmp`);
   try {
-    writeFileSync(tmp, JSON.stringify(rec));
+    writeFileSync(tmp, JSON.stringify(rec), { flag: "wx" });
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
