@@ -39,6 +39,7 @@ export const CONFIG_KEYS = {
   "hooks.recall": { kind: "enum", values: ["inject", "synthesize", "hint", "off"], default: "inject", doc: "What UserPromptSubmit adds: relevant memories (past conversations when no note matches), `synthesize`: a short summary of them by the summariser's model (falls back to inject when it is slow or fails), a one-line hint, or nothing", project: true },
   "hooks.inject_top_k": { kind: "int", default: 3, min: 1, max: 10, doc: "Memories (or conversation turns) injected per prompt", project: true },
   "hooks.inject_min_score": { kind: "float", default: 0.5, min: 0, max: 1, doc: "Relevance floor of an injected memory; for a past conversation turn, the share of the prompt's words its best message must hold", project: true },
+  "hooks.inject_max_chars": { kind: "int", default: 1500, min: 200, max: 9500, doc: "Characters the prompt hook may add per prompt (memories, conversation turns or a synthesis); machine-wide, so a cloned repository cannot raise it" },
   "hooks.session_start_lines": { kind: "int", default: 30, min: 0, max: 200, doc: "Recent memory lines injected at session start, per daily file", project: true },
   "summarizer.provider": { kind: "enum", values: ["claude", "ollama", "extract", "off"], default: "claude", doc: "Who writes turn notes: `claude -p`, a local Ollama chat model, a deterministic extract, or nobody", project: true },
   "summarizer.model": { kind: "string", default: "haiku", doc: "Model for the claude summariser", project: true },
