@@ -80,15 +80,15 @@ export function shellQuote(s: string): string {
 }
 
 /** One conversation turn as an injected line: date, who, how to open it, and what was said, quoted. */
-export function turnLine({ hit }: TurnHit): string {
+export function turnLine({ hit }: TurnHit, chars: number): string {
   const when = hit.ts ? localMinute(hit.ts) : "date unknown";
   const files = hit.paths.length ? ` (files: ${neutralise(hit.paths.slice(0, 4).map((p) => basename(p)).join(", "))})` : "";
-  const said = clip(oneLine(sanitize(hit.snippet)), 220);
+  const said = clip(oneLine(sanitize(hit.snippet)), chars);
   return `- ${when}, ${hit.role}${files} · memsearch transcript ${shellQuote(hit.path)} --turn ${hit.turnUuid} · ${quote(said)}`;
 }
 
 /** The header of injected conversation turns (inject mode when no note passed the gate). */
-export const TURNS_HEADER = `[memsearch] Earlier conversations of this project that may be relevant (no note matched; ${QUOTED_DATA}; the command on each line opens the turn):`;
+export const TURNS_HEADER = `[memsearch] Earlier conversations of this project that may be relevant (no note matched; ${QUOTED_DATA}; the command on a line opens its turn):`;
 
 /** The model's synthesis with its sources, as one paragraph under the marker, within `budget` characters. */
 export function formatSynthesis(answer: string, provider: string, results: RecallResult[], budget: number): string {

@@ -4,7 +4,7 @@ import type { SearchResponse, SearchResult } from "../index/search.ts";
 import { searchIndex, watchRunning, type AlreadyRead } from "../watch/gateway.ts";
 import { clip, localMinute, oneLine } from "../core/text.ts";
 import { anchorsIn, type Anchor } from "../core/anchor.ts";
-import { fitLines, instructionLike, quote, QUOTED_DATA } from "../core/frame.ts";
+import { fitLines, FROM_REPOSITORY, instructionLike, quote, QUOTED_DATA } from "../core/frame.ts";
 import { isDirectory } from "../core/fsutil.ts";
 import { appendInjection, recentlyInjected, type Considered, type InjectionRecord } from "../memory/injections.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
@@ -84,7 +84,7 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   const budget = ctx.config["hooks.inject_max_chars"];
   let plain: string | undefined;
   if (notes.lines.length) plain = log.fit(NOTES_HEADER, notes.lines, budget);
-  else if (pr && turns.length) plain = log.fit(pr.TURNS_HEADER, turns.map((t) => ({ id: t.hit.turnUuid, line: pr.turnLine(t) })), budget);
+  else if (pr && turns.length) plain = log.fit(pr.TURNS_HEADER, turns.map((t) => ({ id: t.hit.turnUuid, line: pr.turnLine(t, quoteChars(budget, pr.TURNS_HEADER)) })), budget);
   if (!plain) {
     if (haveNotes && !res) return log.done(hint, "hint", "the notes' search did not answer in time");
     return log.done({}, "nothing", notes.passed ? "every memory through the gate was given in this session's last prompts" : "nothing through the gate");
@@ -98,10 +98,17 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
 
 const RECALL_MODES = ["inject", "synthesize", "hint", "off"] as const;
 
-const NOTES_HEADER = `[memsearch] Memories from earlier sessions of this project that may be relevant (${QUOTED_DATA}; open one with the memsearch expand command on its line):`;
+const NOTES_HEADER = `[memsearch] Memories from earlier sessions that may be relevant (${QUOTED_DATA}; "${FROM_REPOSITORY}": not written on this machine; open one with memsearch expand):`;
 
-/** What a memory gets to say on its line, before the budget decides how many lines fit. */
+/**
+ * What a memory gets to say on its line, before the budget decides how many lines fit: at most
+ * QUOTE_CHARS, less when the budget is small, so that one line always fits beside the header.
+ */
 const QUOTE_CHARS = 240;
+const LINE_FRAME_CHARS = 140;
+export function quoteChars(budget: number, header: string): number {
+  return Math.max(40, Math.min(QUOTE_CHARS, budget - header.length - LINE_FRAME_CHARS));
+}
 
 /**
  * The gate: which search results may be injected, with the score that decided. One place, so
@@ -149,7 +156,7 @@ function chooseNotes(ctx: Context, results: SearchResult[], recent: Map<string, 
     }
     ours ??= provenance();
     const foreign = !ours(firstAnchor(c.content));
-    const text = preview(c.content, QUOTE_CHARS);
+    const text = preview(c.content, quoteChars(ctx.config["hooks.inject_max_chars"], NOTES_HEADER));
     entry.fromRepository = foreign;
     entry.instructionLike = instructionLike(text);
     entry.outcome = "injected";

@@ -8,7 +8,8 @@
  * the same session under Claude Code's projects folder on this machine (until Claude Code deletes
  * that transcript, 30 days by default).
  */
-import { basename, isAbsolute, join, relative } from "node:path";
+import { mkdirSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import type { Anchor } from "../core/anchor.ts";
 import { atomicWrite, isRegularFile, readTextQuiet } from "../core/fsutil.ts";
 import { claudeProjectsDir, userDir } from "../core/project.ts";
@@ -34,6 +35,7 @@ export function originKey(a: Pick<Anchor, "session" | "turn">): string {
 export async function recordSeen(key: string, env = process.env): Promise<void> {
   const id = key.replace(/[\r\n]/g, " ");
   const file = seenSessionsFile(env);
+  mkdirSync(dirname(file), { recursive: true });
   await withFileLock(`${file}.lock`, () => {
     const ids = (readTextQuiet(file) ?? "").split("\n").filter(Boolean);
     if (ids.includes(id)) return;
