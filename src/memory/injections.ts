@@ -11,12 +11,11 @@
  * Bounded: past LOG_MAX_BYTES the log becomes `injections.1.jsonl` (replacing the older one) and a
  * new one starts, so the two never hold more than twice that.
  */
-import { renameSync, statSync } from "node:fs";
+import { appendFileSync, renameSync, statSync } from "node:fs";
 import * as v from "valibot";
 import { dataFiles } from "../core/project.ts";
 import { readTextQuiet } from "../core/fsutil.ts";
 import { sanitize } from "../core/redact.ts";
-import { appendAll } from "./journal.ts";
 
 export const LOG_MAX_BYTES = 256 * 1024;
 
@@ -76,7 +75,9 @@ export function appendInjection(dataDir: string, rec: InjectionRecord): void {
     size = statSync(files.injectionLog).size;
   } catch {}
   if (size > 0 && size + line.length > LOG_MAX_BYTES) renameSync(files.injectionLog, files.injectionLogOld);
-  appendAll(files.injectionLog, line);
+  // One write in append mode: lines of concurrent sessions never interleave. No fsync (a log line
+  // is not a commit point, and it would cost the prompt hook a few milliseconds each time).
+  appendFileSync(files.injectionLog, line, { mode: 0o644 });
 }
 
 /** The records of both parts of the log, oldest first; lines that are not records are skipped. */
