@@ -124,4 +124,21 @@ describe("planted notes reach Claude only as quoted, marked data", () => {
       }
     }),
   );
+
+  test(
+    "the skill's search output says which notes came with the repository and which read like instructions",
+    tracked(kit, async () => {
+      const p = kit.project({ memory: "none" });
+      const transcript = join(p.home, ".claude", "projects", "-own", "own-1.jsonl");
+      mkdirSync(join(p.home, ".claude", "projects", "-own"), { recursive: true });
+      writeFileSync(transcript, JSON.stringify({ type: "user", uuid: "o1", sessionId: "own-1", message: { role: "user", content: "tune the quokka cache eviction" } }) + "\n");
+      plant(p, transcript);
+      const env = { ...p.env, MEMSEARCH_EMBEDDING_PROVIDER: "none" };
+      const search = async (q: string) => JSON.parse((await ms(["search", q, "--json-output"], { cwd: p.root, env })).stdout) as { content: string; from_repository: boolean; instruction_like: boolean }[];
+      const planted = (await search("vorpalgate")).find((r) => r.content.includes("vorpalgate"))!;
+      expect(planted).toMatchObject({ from_repository: true, instruction_like: true });
+      const own = (await search("quokka cache eviction")).find((r) => r.content.includes("quokka"))!;
+      expect(own).toMatchObject({ from_repository: false, instruction_like: false });
+    }),
+  );
 });
