@@ -162,3 +162,24 @@ describe("every decision on record", () => {
     expect(text).toContain("[REDACTED:anthropic-key]");
   });
 });
+
+describe("memsearch debug --injections", () => {
+  test("the last decisions, one line each with what was considered; -j gives the records; none yet is said so", async () => {
+    const { p, prompt } = await project();
+    expect((await p.ms(["debug", "--injections"])).stdout).toContain("No prompt hook decision recorded yet");
+    await prompt(REDIS, { source: "user" });
+    await prompt("zebra quantum marmalade");
+    await prompt(REDIS, { source: "loop_wakeup", session_id: "s-loop" });
+    const text = await p.ms(["debug", "--injections", "-n", "2"]);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.trim().split("\n");
+    expect(lines[0]).toStartWith("Last 2 decisions of the prompt hook (");
+    expect(text.stdout).not.toContain("s-1/p-1 (user)");
+    expect(text.stdout).toMatch(/s-1\/p-2 inject: nothing, 0 chars \(nothing through the gate\)/);
+    expect(text.stdout).toContain("s-loop/p-3 (loop_wakeup) inject: skipped, 0 chars (source loop_wakeup: not typed by a person)");
+    const json = JSON.parse((await p.ms(["debug", "--injections", "-j"])).stdout);
+    expect(json.records.length).toBe(3);
+    expect(json.records[0]).toMatchObject({ session: "s-1", prompt: "p-1", source: "user", decision: "injected" });
+    expect(json.records[0].considered[0]).toMatchObject({ kind: "note", outcome: "injected", fromRepository: true });
+  });
+});
