@@ -46,7 +46,7 @@ const INSTRUCTION_PATTERNS: RegExp[] = [
   // "ignore previous instructions", "disregard all prior rules", "forget your guidelines"
   /\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|preceding|all|any|your|the|these|those|system)\b[^.\n]{0,40}?\b(?:instructions?|rules|prompts?|directions|directives|guidelines|guardrails|context|messages?)\b/i,
   /\bnew (?:system )?(?:instructions?|directives?|rules)\s*:/i,
-  /\b(?:you are now|from now on,? you|pretend (?:to be|you are)|act as (?:an? )?(?:unrestricted|jailbroken|DAN))\b/i,
+  /\b(?:you are now (?:an?|the|in|my|DAN|free|unrestricted|jailbroken|developer)|from now on,? you (?:must|will|are|should)|pretend (?:to be|you are)|act as (?:an? )?(?:unrestricted|jailbroken|DAN))\b/i,
   /\b(?:reveal|print|show|leak|exfiltrate|send)\b[^\n]{0,40}?\b(?:system prompt|api keys?|credentials|secrets?|ssh keys?|\.env)\b/i,
   /\bdo not (?:tell|inform|mention|alert|warn)\b[^.\n]{0,30}\b(?:the )?(?:user|human|anyone)\b/i,
   // Download-and-run: `curl … | sh`, `wget -O- … | bash`, `… | sudo sh`.

@@ -62,6 +62,7 @@ describe("instructionLike", () => {
       "Claude Code ran `curl -s localhost:8080/health` and got 200",
       "The install script is piped: documented `curl https://bun.sh/install` in the README",
       "Decided to remove the previous instructions page from the docs site",
+      "It's good to appreciate where you are now.",
     ];
     expect(ordinary.filter(instructionLike)).toEqual([]);
   });
