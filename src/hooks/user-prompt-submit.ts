@@ -221,8 +221,8 @@ class DecisionLog {
 
   done(out: HookOutput, decision: InjectionRecord["decision"], reason: string): HookOutput {
     const chars = out.hookSpecificOutput?.additionalContext?.length ?? 0;
-    // A synthesis or a hint gives no memory line by line: only what it was made of counts as given.
-    if (decision !== "injected") for (const c of this.considered) if (c.outcome === "injected") c.outcome = decision === "nothing" ? "below-gate" : c.outcome;
+    // Chosen but not handed over (the synthesis found nothing relevant in them): not given, so not held back next time.
+    if (decision !== "injected") for (const c of this.considered) if (c.outcome === "injected") c.outcome = "not-given";
     debugLog("user-prompt-submit", `decision: ${decision} (${reason}), ${chars} characters`);
     const dataDir = this.ctx.project.dataDir;
     if (!isDirectory(dataDir)) return out;

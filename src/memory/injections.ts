@@ -35,7 +35,11 @@ export const ConsideredSchema = v.object({
   score: Num,
   bm25: v.optional(Num),
   cosine: v.optional(Num),
-  outcome: v.picklist(["injected", "below-gate", "repeated", "over-top-k", "over-budget"]),
+  /**
+   * `injected`; `below-gate`; `repeated` (given in the session's last prompts); `over-top-k`,
+   * `over-budget` (left out for room); `not-given` (chosen, but the synthesis found nothing relevant).
+   */
+  outcome: v.picklist(["injected", "below-gate", "repeated", "over-top-k", "over-budget", "not-given"]),
   /** A note whose session this machine never saw. */
   fromRepository: v.optional(v.boolean()),
   /** Its text reads like an instruction to the model (quoted with a mark). */

@@ -164,10 +164,14 @@ describe("the prompt hook with the conversation index", () => {
     expect(fakeClaudeCalls(log)[0]!.stdin).toContain("Note: ");
   });
 
-  test("synthesize: the model says nothing helps → nothing injected", async () => {
-    const { hook } = await conversationProject({ indexed: true });
+  test("synthesize: the model says nothing helps → nothing injected, on record; what it was shown is not held back next time", async () => {
+    const { p, hook } = await conversationProject({ indexed: true });
     const r = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", FAKE_CLAUDE_REPLY: "NOTHING RELEVANT." });
     expect(r.json).toEqual({});
+    const [rec] = readFileSync(join(p.root, ".memsearch", "injections.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    expect(rec).toMatchObject({ mode: "synthesize", decision: "nothing", reason: "the model found nothing relevant", chars: 0 });
+    expect(rec.considered.find((c: { id: string }) => c.id === XTERM_TURN).outcome).toBe("not-given");
+    expect((await hook(XTERM)).ctx).toContain(`--turn ${XTERM_TURN}`);
   });
 
   test("synthesize: a slow model → plain injection inside the budget, the model's process gone", async () => {
