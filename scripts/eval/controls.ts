@@ -79,7 +79,7 @@ export async function hookDecision(open: OpenMemsearch, prompt: string): Promise
   const response = await open.respond(clip(prompt, PROMPT_CLIP), gateSearchDepth(open.config));
   const { injected } = gate(response, open.config);
   if (!injected.length) return { injected: [], chars: 0 };
-  return { injected: injected.map((r) => r.chunk.heading), chars: notesText(injected).length };
+  return { injected: injected.map((r) => r.chunk.heading), chars: notesText(injected, open.config["hooks.inject_max_chars"]).length };
 }
 
 export async function runControls(s: MemsearchSearcher, conversations: Conversation[], work: string, log: (l: string) => void): Promise<ControlRow> {

@@ -2,6 +2,9 @@ import { UsageError } from "../core/errors.ts";
 import { closeSync, fstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { debugEnabled, debugLogDir } from "../hooks/runtime.ts";
+import { loadContext } from "../core/context.ts";
+import { dataFiles } from "../core/project.ts";
+import { readInjections, type InjectionRecord } from "../memory/injections.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { print, printJson } from "./output.ts";
@@ -17,9 +20,14 @@ const HOW_TO = [
 export const debugCommand = command({
   command: "debug",
   describe: "Show the last lines of the hooks' debug log and how to turn the log on",
-  flags: { ...jsonFlag, lines: { alias: "n", type: "number", default: 40, describe: `Lines to show, 1 to ${MAX_DEBUG_LINES}` } },
+  flags: {
+    ...jsonFlag,
+    lines: { alias: "n", type: "number", default: 40, describe: `Lines to show, 1 to ${MAX_DEBUG_LINES}` },
+    injections: { type: "boolean", default: false, describe: "Show the prompt hook's last decisions in this project instead (what it considered, injected, and why)" },
+  },
   run: (a) => {
     if (!Number.isInteger(a.lines) || a.lines < 1 || a.lines > MAX_DEBUG_LINES) throw new UsageError(`--lines must be a whole number between 1 and ${MAX_DEBUG_LINES}`);
+    if (a.injections) return showInjections(a.lines, a.jsonOutput);
     // The hooks run with Claude Code's environment, which a Bash tool call (the slash command) shares.
     const on = debugEnabled();
     const tail = tailDebugLog(a.lines);
@@ -30,6 +38,25 @@ export const debugCommand = command({
     print([...head, "", `Last ${tail.lines.length} line${tail.lines.length === 1 ? "" : "s"} (newest file: ${tail.files[0]}):`, ...tail.lines].join("\n"));
   },
 });
+
+/** The last `n` records of the project's injection log (src/memory/injections.ts), one line each. */
+function showInjections(n: number, json: boolean): void {
+  const ctx = loadContext();
+  const log = dataFiles(ctx.project.dataDir).injectionLog;
+  const records = readInjections(ctx.project.dataDir).slice(-n);
+  if (json) return printJson({ log, records });
+  if (!records.length) return print(`No prompt hook decision recorded yet in ${log}.`);
+  print([`Last ${records.length} decision${records.length === 1 ? "" : "s"} of the prompt hook (${log}):`, ...records.map(injectionLine)].join("\n"));
+}
+
+function injectionLine(r: InjectionRecord): string {
+  const who = `${r.session ?? "?"}/${r.prompt ?? "?"}${r.source ? ` (${r.source})` : ""}`;
+  const what = r.considered.map((c) => {
+    const marks = [c.fromRepository ? "repository" : "", c.instructionLike ? "instruction-like" : ""].filter(Boolean).join(", ");
+    return `${c.kind} ${c.id.slice(0, 12)} ${c.score.toFixed(2)} ${c.outcome}${marks ? ` [${marks}]` : ""}`;
+  });
+  return `${r.at} ${who} ${r.mode}: ${r.decision}, ${r.chars} chars (${r.reason})${what.length ? `\n    ${what.join("\n    ")}` : ""}`;
+}
 
 // The log is read only here: the hooks write it and never read it back.
 

@@ -1,3 +1,6 @@
+import { anchorsIn } from "../core/anchor.ts";
+import { instructionLike } from "../core/frame.ts";
+import { provenance, type Provenance } from "../memory/seen.ts";
 import { resolve } from "node:path";
 import { loadContext, type Context } from "../core/context.ts";
 import { MemsearchError, UsageError } from "../core/errors.ts";
@@ -71,8 +74,12 @@ function notesOrNothing(found: Searched, model: string): SearchResponse | "nothi
   return found.response;
 }
 
-/** The reference's JSON shape, plus which signals ranked each result. */
-export function toJson(res: SearchResponse) {
+/**
+ * The reference's JSON shape, plus which signals ranked each result and, for the model reading it
+ * (the memory-recall skill), whether the note came with the repository (its session never ran on
+ * this machine) and whether its text reads like an instruction (src/core/frame.ts).
+ */
+export function toJson(res: SearchResponse, ours: Provenance = provenance()) {
   return res.results.map((r) => ({
     content: r.chunk.content,
     source: r.chunk.source,
@@ -85,6 +92,8 @@ export function toJson(res: SearchResponse) {
     bm25_score: round(r.bm25),
     vector_score: r.cosine === undefined ? null : round(r.cosine),
     mode: res.mode,
+    from_repository: !ours(anchorsIn(r.chunk.content)[0]),
+    instruction_like: instructionLike(r.chunk.content),
   }));
 }
 

@@ -42,6 +42,10 @@ export interface DataFiles {
   pendingPromptsDir: string;
   /** Held by the one drainer at work on the queue. */
   drainLock: string;
+  /** Every decision of the prompt hook, one JSON line each (schema: src/memory/injections.ts). */
+  injectionLog: string;
+  /** The log's previous part, once the log outgrew its size. */
+  injectionLogOld: string;
 }
 
 export function dataFiles(dataDir: string): DataFiles {
@@ -61,6 +65,8 @@ export function dataFiles(dataDir: string): DataFiles {
     pendingDir,
     pendingPromptsDir: join(pendingDir, "prompts"),
     drainLock: join(pendingDir, ".drain.lock"),
+    injectionLog: join(dataDir, "injections.jsonl"),
+    injectionLogOld: join(dataDir, "injections.1.jsonl"),
   };
 }
 
@@ -227,4 +233,10 @@ export function userDir(env = process.env): string {
   if (env.MEMSEARCH_HOME) return resolve(env.MEMSEARCH_HOME);
   const home = env.HOME ?? env.USERPROFILE ?? homedir();
   return join(home, ".memsearch");
+}
+
+/** `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`: where Claude Code keeps transcripts. */
+export function claudeProjectsDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(env.HOME ?? env.USERPROFILE ?? homedir(), ".claude");
+  return join(base, "projects");
 }

@@ -20,7 +20,7 @@ import { SCHEMA_VERSION, transcriptDbPath } from "../conversations/db.ts";
 import { queryTokens } from "../conversations/fts.ts";
 import { searchTranscripts, type TranscriptHit } from "../conversations/search.ts";
 import { sanitize } from "../core/redact.ts";
-import { CONTEXT_LIMIT } from "./runtime.ts";
+import { fitLines, neutralise, quote, QUOTED_DATA } from "../core/frame.ts";
 
 /** Messages asked of FTS5 per prompt: a few turns' worth, since several hits collapse into one turn. */
 const HIT_POOL = 30;
@@ -55,11 +55,11 @@ export function openTranscriptsReadOnly(path = transcriptDbPath()): Database | u
 }
 
 /**
- * Turns of this project's conversations that match the prompt: one per turn, best first, kept
- * when their best message holds at least `minCoverage` of the prompt's words (the notes' floor,
- * `hooks.inject_min_score`, read as a share of words: FTS5's bm25 has no scale of its own).
+ * Turns of this project's conversations that match the prompt: one per turn, best first, with the
+ * share of the prompt's words their best message holds (the gate reads it against the notes'
+ * floor, `hooks.inject_min_score`: FTS5's bm25 has no scale of its own).
  */
-export function relevantTurns(db: Database, query: string, project: string, minCoverage: number, max: number): TurnHit[] {
+export function relevantTurns(db: Database, query: string, project: string, max: number): TurnHit[] {
   const tokens = queryTokens(query);
   if (!tokens.length) return [];
   const hits = searchTranscripts(db, { query, project, limit: HIT_POOL });
@@ -70,7 +70,7 @@ export function relevantTurns(db: Database, query: string, project: string, minC
     if (!cur) byTurn.set(hit.turnUuid, { hit, coverage });
     else if (coverage > cur.coverage) cur.coverage = coverage;
   }
-  return [...byTurn.values()].filter((t) => t.coverage >= minCoverage).slice(0, max);
+  return [...byTurn.values()].slice(0, max);
 }
 
 
@@ -79,33 +79,24 @@ export function shellQuote(s: string): string {
   return /^[\w./~@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
 }
 
-/** The injected text for conversation turns (inject mode when no note matched). */
-export function formatTurns(turns: TurnHit[]): string {
-  const lines = turns.map(({ hit }) => {
-    const when = hit.ts ? localMinute(hit.ts) : "date unknown";
-    const files = hit.paths.length ? ` (files: ${hit.paths.slice(0, 4).map((p) => basename(p)).join(", ")})` : "";
-    const said = clip(oneLine(sanitize(hit.snippet)), 220);
-    return `- ${when}, ${hit.role}${files}: ${said} → memsearch transcript ${shellQuote(hit.path)} --turn ${hit.turnUuid}`;
-  });
-  return fit(`[memsearch] Earlier conversations of this project that may be relevant (no note matched; the command after each opens the turn):`, lines);
+/** One conversation turn as an injected line: date, who, how to open it, and what was said, quoted. */
+export function turnLine({ hit }: TurnHit, chars: number): string {
+  const when = hit.ts ? localMinute(hit.ts) : "date unknown";
+  const files = hit.paths.length ? ` (files: ${neutralise(hit.paths.slice(0, 4).map((p) => basename(p)).join(", "))})` : "";
+  const said = clip(oneLine(sanitize(hit.snippet)), chars);
+  return `- ${when}, ${hit.role}${files} · memsearch transcript ${shellQuote(hit.path)} --turn ${hit.turnUuid} · ${quote(said)}`;
 }
 
-/** Header and as many whole lines as fit in the context cap. */
-export function fit(header: string, lines: string[]): string {
-  let text = header;
-  for (const l of lines) {
-    if (text.length + 1 + l.length > CONTEXT_LIMIT) break;
-    text += `\n${l}`;
-  }
-  return clip(text, CONTEXT_LIMIT);
-}
+/** The header of injected conversation turns (inject mode when no note passed the gate). */
+export const TURNS_HEADER = `[memsearch] Earlier conversations of this project that may be relevant (no note matched; ${QUOTED_DATA}; the command on a line opens its turn):`;
 
-/** The model's synthesis with its sources, as one paragraph under the marker. */
-export function formatSynthesis(answer: string, provider: string, results: RecallResult[]): string {
-  const header = `[memsearch] From earlier sessions of this project (${provider}'s summary of ${results.length} search result${results.length === 1 ? "" : "s"}, notes and conversation turns; check a point with its source):`;
+/** The model's synthesis with its sources, as one paragraph under the marker, within `budget` characters. */
+export function formatSynthesis(answer: string, provider: string, results: RecallResult[], budget: number): string {
+  const header = `[memsearch] From earlier sessions of this project (${provider}'s summary of ${results.length} search result${results.length === 1 ? "" : "s"}, notes and conversation turns; ${QUOTED_DATA}; check a point with its source):`;
+  // The model read notes that may hold planted text: its answer is framed like them.
   const body = answer
     .split("\n")
-    .map((l) => l.trimEnd())
+    .map((l) => neutralise(l.trimEnd()))
     .filter((l) => l.trim().length > 0);
   const sources = results.map((r, i) => {
     const cmds: string[] = [];
@@ -114,8 +105,8 @@ export function formatSynthesis(answer: string, provider: string, results: Recal
     if (t) cmds.push(`memsearch transcript ${shellQuote(t.path)} --turn ${t.turn}`);
     return `[result ${i + 1}] ${r.date ?? "date unknown"}: ${cmds.join(" | ")}`;
   });
-  const tail = ["Sources:", ...sources].join("\n");
-  const room = CONTEXT_LIMIT - header.length - tail.length - 2;
-  const middle = clip(body.join("\n"), Math.max(200, room));
-  return clip(`${header}\n${middle}\n${tail}`, CONTEXT_LIMIT);
+  const tail = fitLines("Sources:", sources, Math.floor(budget / 2)).text;
+  const room = budget - header.length - tail.length - 2;
+  const middle = clip(body.join("\n"), Math.max(100, room));
+  return clip(`${header}\n${middle}\n${tail}`, budget);
 }

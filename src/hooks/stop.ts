@@ -1,6 +1,6 @@
 import { loadContext } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
-import { enqueueTurn, readPrompt } from "../memory/pending.ts";
+import { enqueueTurn, readPromptRecord } from "../memory/pending.ts";
 import { kickDrainer } from "./drainer.ts";
 import { debugLog, hookCwd, recordProblem, type HookInput, type HookOutput } from "./runtime.ts";
 
@@ -17,13 +17,15 @@ export async function stop(input: HookInput): Promise<HookOutput> {
   if (config["summarizer.provider"] === "off") return {};
   const sessionId = input.session_id ?? "unknown";
   const promptId = input.prompt_id;
+  const recorded = promptId ? readPromptRecord(project.dataDir, sessionId, promptId) : undefined;
   try {
     const file = enqueueTurn(project.dataDir, {
       sessionId,
       promptId,
+      promptSource: recorded?.source,
       transcriptPath: input.transcript_path,
       stoppedAt: new Date().toISOString(),
-      prompt: promptId ? readPrompt(project.dataDir, sessionId, promptId) : undefined,
+      prompt: recorded?.prompt,
       lastAssistantMessage: input.last_assistant_message,
     });
     debugLog("stop", `queued ${file}`);

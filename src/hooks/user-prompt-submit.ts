@@ -2,12 +2,17 @@ import { loadContext, type Context } from "../core/context.ts";
 import { peekIndex } from "../index/format.ts";
 import type { SearchResponse, SearchResult } from "../index/search.ts";
 import { searchIndex, watchRunning, type AlreadyRead } from "../watch/gateway.ts";
-import { clip, oneLine } from "../core/text.ts";
+import { clip, localMinute, oneLine } from "../core/text.ts";
+import { anchorsIn, type Anchor } from "../core/anchor.ts";
+import { fitLines, FROM_REPOSITORY, instructionLike, quote, QUOTED_DATA } from "../core/frame.ts";
+import { isDirectory } from "../core/fsutil.ts";
+import { appendInjection, recentlyInjected, type Considered, type InjectionRecord } from "../memory/injections.ts";
+import { provenance, type Provenance } from "../memory/seen.ts";
 import { touchSession } from "../watch/sessions.ts";
 import { recordPrompt } from "../memory/pending.ts";
-import { CONTEXT_LIMIT, debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
+import { debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
 import type { TurnHit } from "./prompt-recall.ts";
-import { gate, gateSearchDepth, type Injected } from "../recall/gate.ts";
+import { gate, gateSearchDepth } from "../recall/gate.ts";
 import { basename } from "node:path";
 
 const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);
@@ -20,63 +25,277 @@ export function isTrivialPrompt(prompt: string): boolean {
 }
 
 /**
- * UserPromptSubmit. `inject`: up to N memories relevant to the prompt, or, when no note is
- * relevant enough, up to N turns of the project's past conversations (no model on this path).
- * `synthesize`: the same search, then the summariser's model writes a few lines from it inside
- * what remains of the budget; plain injection when the model is slow, missing or fails. `hint`
- * (or when a search cannot answer in time): one line saying memory is there.
+ * Whether a prompt was typed by a person: `user` (the interactive composer) or `sdk` (`claude -p`,
+ * the Agent SDK); absent from Claude Code before 2.1.240. Loop and schedule wake-ups, system turns
+ * and poll events get no memory (they are still captured), and so does a source we do not know yet.
+ */
+export function typedByPerson(source: string | undefined): boolean {
+  return source === undefined || source === "user" || source === "sdk";
+}
+
+/**
+ * UserPromptSubmit. `inject`: up to N memories relevant to the prompt, or, when no note passes the
+ * gate, up to N turns of the project's past conversations (no model on this path), each a quoted
+ * line within `hooks.inject_max_chars`. `synthesize`: the same search, then the summariser's model
+ * writes a few lines from it inside what remains of the time budget; plain injection when the model
+ * is slow, missing or fails. `hint` (or when a search cannot answer in time): one line saying memory
+ * is there. A memory given in the session's last few prompts is not given again. Every decision is
+ * appended to the injection log (src/memory/injections.ts).
  */
 export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   const prompt = input.prompt ?? "";
   const ctx = loadContext({}, hookCwd(input));
   remember(ctx, input, prompt);
-  if (isTrivialPrompt(prompt)) return {};
   const mode = ctx.config["hooks.recall"];
-  if (mode === "off") return {};
+  const log = new DecisionLog(ctx, input, RECALL_MODES.find((m) => m === mode) ?? "inject");
+  if (!typedByPerson(input.source)) return log.skip(`source ${input.source}: not typed by a person`);
+  if (isTrivialPrompt(prompt)) return log.skip("trivial prompt");
+  if (mode === "off") return log.skip("hooks.recall is off");
   const warm = watchRunning(ctx.project.dataDir) !== undefined;
   const head = peekIndex(ctx.project.indexDir);
   const haveNotes = warm || (head !== undefined && head.chunks > 0);
   const hint = hintOutput(head?.chunks);
-  if (mode === "hint") return haveNotes ? hint : {};
+  if (mode === "hint") return haveNotes ? log.done(hint, "hint", "hooks.recall is hint") : log.skip("no notes indexed");
 
   const query = clip(prompt, 2000);
   const res = haveNotes ? await recall(ctx, query, { watchRunning: warm, indexBytes: head?.bytes ?? 0 }, input.session_id) : undefined;
-  const floor = ctx.config["hooks.inject_min_score"];
-  const topK = ctx.config["hooks.inject_top_k"];
-  const picked = res ? gate(res, ctx.config).injected : [];
-  if (res) debugLog("user-prompt-submit", `mode ${res.mode}, ${res.results.length} results, ${picked.length} passed the gate`);
+  log.search = res?.mode;
+  const recent = input.session_id ? recentlyInjectedQuiet(ctx.project.dataDir, input.session_id) : new Map<string, number>();
+  const notes = chooseNotes(ctx, res, recent, log);
+  if (res) debugLog("user-prompt-submit", `mode ${res.mode}, ${res.results.length} results, ${notes.passed} through the gate, ${notes.lines.length} new`);
 
-  // Past conversations: always for synthesize, only when no note made it for inject.
+  // Past conversations: always for synthesize, only when no note passed the gate for inject (a
+  // note given a few prompts ago is still in Claude's context: nothing else is needed).
   // Loaded only here: a prompt answered from the notes pays for none of it.
-  const pr = mode === "synthesize" || !picked.length ? await import("./prompt-recall.ts") : undefined;
+  const pr = mode === "synthesize" || !notes.passed ? await import("./prompt-recall.ts") : undefined;
   let turns: TurnHit[] = [];
   if (pr) {
     const db = pr.openTranscriptsReadOnly();
     if (db) {
       try {
-        turns = pr.relevantTurns(db, query, ctx.project.root, floor, topK);
+        turns = chooseTurns(ctx, pr.relevantTurns(db, query, ctx.project.root, ctx.config["hooks.inject_top_k"] * 2), recent, log);
       } catch (e) {
         debugLog("user-prompt-submit", "transcript search failed", oneLine(e));
       } finally {
         db.close();
       }
-      debugLog("user-prompt-submit", `${turns.length} conversation turns with at least ${floor} of the prompt's words`);
+      debugLog("user-prompt-submit", `${turns.length} new conversation turns through the gate`);
     }
   }
-  const plain = picked.length ? context(notesText(picked)) : pr && turns.length ? context(pr.formatTurns(turns)) : undefined;
-  if (!plain) return haveNotes && !res ? hint : {};
-  if (mode !== "synthesize") return plain;
-  return (await synthesize(ctx, query, picked, turns)) ?? plain;
+  const budget = ctx.config["hooks.inject_max_chars"];
+  let plain: string | undefined;
+  if (notes.lines.length) plain = log.fit(NOTES_HEADER, notes.lines, budget);
+  else if (pr && turns.length) plain = log.fit(pr.TURNS_HEADER, turns.map((t) => ({ id: t.hit.turnUuid, line: pr.turnLine(t, quoteChars(budget, pr.TURNS_HEADER)) })), budget);
+  if (!plain) {
+    if (haveNotes && !res) return log.done(hint, "hint", "the notes' search did not answer in time");
+    return log.done({}, "nothing", notes.passed ? "every memory through the gate was given in this session's last prompts" : "nothing through the gate");
+  }
+  if (mode !== "synthesize") return log.done(context(plain), "injected", "memories through the gate");
+  const synth = await synthesize(ctx, query, notes.picked, turns, budget);
+  if (synth === undefined) return log.done(context(plain), "injected", "plain injection (no synthesis)");
+  if (!synth.hookSpecificOutput) return log.done(synth, "nothing", "the model found nothing relevant");
+  return log.done(synth, "injected", "synthesis");
 }
 
-/** The injected text for notes (the evaluation measures injections with it). */
-export function notesText(picked: Injected[]): string {
-  const lines = picked.map((r) => {
+const RECALL_MODES = ["inject", "synthesize", "hint", "off"] as const;
+
+const NOTES_HEADER = `[memsearch] Memories from earlier sessions that may be relevant (${QUOTED_DATA}; "${FROM_REPOSITORY}": not written on this machine; open one with memsearch expand):`;
+
+/**
+ * What a memory gets to say on its line, before the budget decides how many lines fit: at most
+ * QUOTE_CHARS, less when the budget is small, so that one line always fits beside the header.
+ */
+const QUOTE_CHARS = 240;
+const LINE_FRAME_CHARS = 140;
+export function quoteChars(budget: number, header: string): number {
+  return Math.max(40, Math.min(QUOTE_CHARS, budget - header.length - LINE_FRAME_CHARS));
+}
+
+/**
+ * The calibrated gate (recall/gate.ts) on the notes' search: each result with the relevance that
+ * decided and why. Whether a note that passes is given is decided after it (new to the session,
+ * top-k, the budget), so a note the session already has does not take another's place.
+ */
+function gateNotes(res: SearchResponse | undefined, ctx: Context) {
+  if (!res) return [];
+  const floor = ctx.config["hooks.inject_min_score"];
+  const { candidates } = gate(res, ctx.config);
+  return res.results.map((result, i) => ({ result, judged: candidates[i]!, pass: candidates[i]!.relevance >= floor }));
+}
+
+/** The same gate for conversation turns: the share of the prompt's words their best message holds. */
+function turnGate(turns: TurnHit[], ctx: Context): { turn: TurnHit; score: number; pass: boolean }[] {
+  const floor = ctx.config["hooks.inject_min_score"];
+  return turns.map((turn) => ({ turn, score: turn.coverage, pass: turn.coverage >= floor }));
+}
+
+interface Line {
+  id: string;
+  line: string;
+}
+
+/** Notes through the gate, new to the session, at most `hooks.inject_top_k`, as quoted lines. */
+function chooseNotes(ctx: Context, res: SearchResponse | undefined, recent: Map<string, number>, log: DecisionLog): { passed: number; picked: SearchResult[]; lines: Line[] } {
+  const topK = ctx.config["hooks.inject_top_k"];
+  let ours: Provenance | undefined;
+  const picked: SearchResult[] = [];
+  const lines: Line[] = [];
+  let passed = 0;
+  for (const { result: r, judged, pass } of gateNotes(res, ctx)) {
     const c = r.chunk;
-    const where = `${basename(c.source)}${c.heading ? ` › ${c.heading}` : ""}`;
-    return `- ${where} (chunk ${c.chunkHash}, relevance ${r.relevance.toFixed(2)}): ${preview(c.content)}`;
-  });
-  return clip(`[memsearch] Memories from earlier sessions that may be relevant (expand one with \`memsearch expand <chunk>\`):\n${lines.join("\n")}`, CONTEXT_LIMIT);
+    const entry: Considered = {
+      kind: "note",
+      id: c.chunkHash,
+      date: noteWhen(c),
+      score: round(judged.relevance),
+      keyword: round(judged.keyword),
+      ...(judged.z === undefined ? {} : { z: round(judged.z) }),
+      bm25: round(r.bm25),
+      ...(r.cosine === undefined ? {} : { cosine: round(r.cosine) }),
+      outcome: "below-gate",
+    };
+    log.considered.push(entry);
+    if (!pass) continue;
+    passed++;
+    const ago = recent.get(c.chunkHash);
+    if (ago !== undefined) {
+      entry.outcome = "repeated";
+      debugLog("user-prompt-submit", `chunk ${c.chunkHash} was injected ${ago} prompt${ago === 1 ? "" : "s"} ago in this session: not again`);
+      continue;
+    }
+    if (picked.length >= topK) {
+      entry.outcome = "over-top-k";
+      continue;
+    }
+    ours ??= provenance();
+    const foreign = !ours(firstAnchor(c.content));
+    const text = preview(c.content, quoteChars(ctx.config["hooks.inject_max_chars"], NOTES_HEADER));
+    entry.fromRepository = foreign;
+    entry.instructionLike = instructionLike(text);
+    entry.outcome = "injected";
+    picked.push(r);
+    lines.push({ id: c.chunkHash, line: noteLine(c, text, foreign) });
+  }
+  return { passed, picked, lines };
+}
+
+/** One injected note: its date, the command that opens it, and its text quoted as data. */
+function noteLine(c: SearchResult["chunk"], text: string, foreign: boolean): string {
+  return `- ${noteWhen(c) ?? basename(c.source)} · memsearch expand ${c.chunkHash} · ${quote(text, { foreign })}`;
+}
+
+/**
+ * The context the hook gives for these notes, as written on this machine, within `budget`
+ * characters ("" when none fits): the evaluation measures injections with it.
+ */
+export function notesText(picked: SearchResult[], budget: number): string {
+  const width = quoteChars(budget, NOTES_HEADER);
+  return fitLines(NOTES_HEADER, picked.map((r) => noteLine(r.chunk, preview(r.chunk.content, width), false)), budget).text;
+}
+
+/** Conversation turns through the gate and new to the session, at most `hooks.inject_top_k`. */
+function chooseTurns(ctx: Context, found: TurnHit[], recent: Map<string, number>, log: DecisionLog): TurnHit[] {
+  const topK = ctx.config["hooks.inject_top_k"];
+  const out: TurnHit[] = [];
+  for (const { turn, score, pass } of turnGate(found, ctx)) {
+    const id = turn.hit.turnUuid;
+    const entry: Considered = { kind: "turn", id, date: turn.hit.ts ? localMinute(turn.hit.ts) : undefined, score: round(score), outcome: "below-gate" };
+    log.considered.push(entry);
+    if (!pass) continue;
+    const ago = recent.get(id);
+    if (ago !== undefined) {
+      entry.outcome = "repeated";
+      debugLog("user-prompt-submit", `turn ${id} was injected ${ago} prompt${ago === 1 ? "" : "s"} ago in this session: not again`);
+      continue;
+    }
+    if (out.length >= topK) {
+      entry.outcome = "over-top-k";
+      continue;
+    }
+    entry.outcome = "injected";
+    entry.instructionLike = instructionLike(turn.hit.snippet);
+    out.push(turn);
+  }
+  return out;
+}
+
+/**
+ * The record of one prompt's decision, appended to the injection log when the hook answers. A
+ * log that cannot be written (no data folder yet, a full disk) costs the prompt nothing.
+ */
+class DecisionLog {
+  considered: Considered[] = [];
+  search: "hybrid" | "bm25" | undefined;
+  constructor(
+    private ctx: Context,
+    private input: HookInput,
+    private mode: InjectionRecord["mode"],
+  ) {}
+
+  skip(reason: string): HookOutput {
+    return this.done({}, "skipped", reason);
+  }
+
+  /** Header and the lines that fit the budget; the others are marked as left out for it. */
+  fit(header: string, lines: Line[], budget: number): string | undefined {
+    const { text, kept } = fitLines(header, lines.map((l) => l.line), budget);
+    for (const l of lines.slice(kept)) {
+      const c = this.considered.find((x) => x.id === l.id);
+      if (c) c.outcome = "over-budget";
+    }
+    return kept ? text : undefined;
+  }
+
+  done(out: HookOutput, decision: InjectionRecord["decision"], reason: string): HookOutput {
+    const chars = out.hookSpecificOutput?.additionalContext?.length ?? 0;
+    // Chosen but not handed over (the synthesis found nothing relevant in them): not given, so not held back next time.
+    if (decision !== "injected") for (const c of this.considered) if (c.outcome === "injected") c.outcome = "not-given";
+    debugLog("user-prompt-submit", `decision: ${decision} (${reason}), ${chars} characters`);
+    const dataDir = this.ctx.project.dataDir;
+    if (!isDirectory(dataDir)) return out;
+    try {
+      appendInjection(dataDir, {
+        v: 1,
+        at: new Date().toISOString(),
+        session: this.input.session_id,
+        prompt: this.input.prompt_id,
+        source: this.input.source,
+        mode: this.mode,
+        search: this.search,
+        decision,
+        reason,
+        considered: this.considered.slice(0, 100),
+        chars,
+      });
+    } catch (e) {
+      debugLog("user-prompt-submit", "could not append to the injection log", oneLine(e));
+    }
+    return out;
+  }
+}
+
+function recentlyInjectedQuiet(dataDir: string, session: string): Map<string, number> {
+  try {
+    return recentlyInjected(dataDir, session);
+  } catch (e) {
+    debugLog("user-prompt-submit", "could not read the injection log", oneLine(e));
+    return new Map();
+  }
+}
+
+const round = (x: number) => Math.round(x * 1000) / 1000;
+
+/** `YYYY-MM-DD HH:MM` of a note from its daily file's name and its heading's time, when it has them. */
+function noteWhen(c: { source: string; heading: string }): string | undefined {
+  const day = /^(\d{4}-\d{2}-\d{2})\.md$/.exec(basename(c.source))?.[1];
+  if (!day) return undefined;
+  const time = /^\d{1,2}:\d{2}\b/.exec(c.heading)?.[0];
+  return time ? `${day} ${time}` : day;
+}
+
+/** The first anchor comment of a chunk: the turn (and session) its note was written for. */
+function firstAnchor(content: string): Anchor | undefined {
+  return anchorsIn(content)[0];
 }
 
 function context(text: string): HookOutput {
@@ -92,7 +311,7 @@ const MODEL_MARGIN_MS = 800;
  * Undefined means "inject plainly" (no model, too little time left, slow, failed); {} means the
  * model found nothing in the results that helps with the prompt.
  */
-async function synthesize(ctx: Context, query: string, notes: SearchResult[], turns: TurnHit[]): Promise<HookOutput | undefined> {
+async function synthesize(ctx: Context, query: string, notes: SearchResult[], turns: TurnHit[], budget: number): Promise<HookOutput | undefined> {
   const c = ctx.config;
   const provider = c["summarizer.provider"];
   if (provider !== "claude" && provider !== "ollama") {
@@ -128,7 +347,7 @@ async function synthesize(ctx: Context, query: string, notes: SearchResult[], tu
     debugLog("user-prompt-submit", "synthesize: the model found nothing relevant");
     return {};
   }
-  return context(formatSynthesis(answer.text, answer.provider === "claude" ? c["summarizer.model"] : c["summarizer.ollama_model"], results));
+  return context(formatSynthesis(answer.text, answer.provider === "claude" ? c["summarizer.model"] : c["summarizer.ollama_model"], results, budget));
 }
 
 /** Notes and turns handed to the model. */
@@ -142,7 +361,7 @@ const SYNTHESIS_RESULTS = 6;
 function remember(ctx: Context, input: HookInput, prompt: string): void {
   if (!input.session_id || !input.prompt_id || !prompt || ctx.config["summarizer.provider"] === "off") return;
   try {
-    recordPrompt(ctx.project.dataDir, { sessionId: input.session_id, promptId: input.prompt_id, prompt, at: new Date().toISOString() });
+    recordPrompt(ctx.project.dataDir, { sessionId: input.session_id, promptId: input.prompt_id, prompt, at: new Date().toISOString(), source: input.source });
   } catch (e) {
     debugLog("user-prompt-submit", "could not record the prompt", oneLine(e));
   }
@@ -174,12 +393,14 @@ async function recall(ctx: Context, query: string, read: AlreadyRead, sessionId:
   return undefined;
 }
 
-/** Body text without the heading line and anchor comment, on one line, 200 characters. */
-export function preview(content: string): string {
+/** Body text without the heading line, anchor comment and bullet marks, on one line, `max` characters. */
+export function preview(content: string, max = 200): string {
   const body = content
     .replace(/<!--[\s\S]*?-->/g, "")
     .split("\n")
     .filter((l) => !/^#{1,6}\s/.test(l))
-    .join(" ");
-  return clip(oneLine(body), 200);
+    .map((l) => l.replace(/^\s*[-*+]\s+/, "").trim())
+    .filter(Boolean)
+    .join(" · ");
+  return clip(oneLine(body), max);
 }

@@ -102,6 +102,7 @@ async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, 
       turnUuid: resolved.turnUuid,
       transcriptPath: entry.transcriptPath ?? "",
       bullets: summary.bullets,
+      source: entry.promptSource,
       now: new Date(entry.stoppedAt),
     });
     if (written.appended) report.written++;

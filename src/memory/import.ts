@@ -13,12 +13,12 @@
  */
 import { open, readdir, stat } from "node:fs/promises";
 import { realpathSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { anchorsIn } from "../core/anchor.ts";
 import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
 import { errCode } from "../core/fsutil.ts";
-import { gitTopLevel } from "../core/project.ts";
+import { claudeProjectsDir, gitTopLevel } from "../core/project.ts";
+export { claudeProjectsDir };
 import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
 import { EmptyTranscriptError, isSubagentPath, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
 import type { LastTurn, Turn } from "../transcript/types.ts";
@@ -29,11 +29,6 @@ import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer
 // ---------------------------------------------------------------------------------------------
 // Where Claude Code keeps transcripts
 
-/** `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`. */
-export function claudeProjectsDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(env.HOME ?? env.USERPROFILE ?? homedir(), ".claude");
-  return join(base, "projects");
-}
 
 /** The folder name Claude Code gives a working directory: every non-alphanumeric character becomes `-`. */
 export function projectSlug(dir: string): string {

@@ -13,6 +13,8 @@ import { isDay } from "../core/since.ts";
 import { errCode, openOwnFile, readOwnText, readTextQuiet, storageError } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
 import { sanitize } from "../core/redact.ts";
+import { originKey, recordSeen, type Provenance } from "./seen.ts";
+import { FROM_REPOSITORY, quote } from "../core/frame.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Appending a turn note
@@ -23,6 +25,8 @@ export interface TurnNote {
   turnUuid: string;
   transcriptPath: string;
   bullets: string[];
+  /** Who sent the prompt, when not a person at the composer (`loop_wakeup`, `sdk`…): written in the heading. */
+  source?: string;
   now?: Date;
 }
 
@@ -83,7 +87,14 @@ export async function appendTurnNote(opts: TurnNote): Promise<AppendResult> {
     throw storageError(opts.memoryDir, e);
   }
   const file = dailyFile(opts.memoryDir, now);
-  return withFileLock(dailyLockFile(opts.memoryDir, now), () => appendLocked(file, opts, now), { timeoutMs: 10_000 });
+  const res = await withFileLock(dailyLockFile(opts.memoryDir, now), () => appendLocked(file, opts, now), { timeoutMs: 10_000 });
+  if (res.appended && (res.wroteSessionHeading || opts.sessionId === "manual")) {
+    // The note is written whatever happens here; a session missing from the record only reads as from the repository.
+    try {
+      await recordSeen(originKey({ session: opts.sessionId, turn: opts.turnUuid }));
+    } catch {}
+  }
+  return res;
 }
 
 function appendLocked(file: string, opts: TurnNote, now: Date): AppendResult {
@@ -100,10 +111,17 @@ function buildBlock(before: string | undefined, opts: TurnNote, now: Date, needH
   // Exactly one blank line before the new heading, whatever a hand edit left at the end.
   let block = !before ? `# ${localDay(now)}\n\n` : before.endsWith("\n\n") ? "" : before.endsWith("\n") ? "\n" : "\n\n";
   if (needHeading) block += `## Session ${hm}\n\n`;
-  block += `### ${hm}\n`;
+  block += `### ${hm}${sourceLabel(opts.source)}\n`;
   block += `${formatAnchor({ session: opts.sessionId, turn: opts.turnUuid, transcript: opts.transcriptPath })}\n`;
   block += normaliseBullets(opts.bullets).join("\n");
   return `${block}\n\n`;
+}
+
+/** ` (source: loop_wakeup)` for a prompt a person did not type at the composer; "" for one they did. */
+function sourceLabel(source: string | undefined): string {
+  if (source === undefined || source === "user") return "";
+  // The source comes from hook input: only a plain word reaches the heading.
+  return ` (source: ${/^[a-z_]{1,40}$/.test(source) ? source : "other"})`;
 }
 
 function readIfExists(file: string): string | undefined {
@@ -235,6 +253,7 @@ export function recentMemory(src: DailySource, opts: { files?: number; linesPerF
 interface SessionSeen {
   start: string;
   firstBullet?: string;
+  anchor?: Anchor;
 }
 
 /** The session whose turn was written last in a file: its start time and first bullet. */
@@ -256,7 +275,7 @@ function lastSessionIn(content: string): SessionSeen | undefined {
     const a = line.includes("<!--") ? parseAnchor(line) : undefined;
     if (a) {
       // A session's heading is written just before its first turn, so the latest one is its own.
-      current = seen.get(a.session) ?? { start: sessionTime ?? turnTime ?? "" };
+      current = seen.get(a.session) ?? { start: sessionTime ?? turnTime ?? "", anchor: a };
       seen.set(a.session, current);
       sessionTime = undefined;
       last = current;
@@ -270,14 +289,17 @@ function lastSessionIn(content: string): SessionSeen | undefined {
 
 /**
  * One line about the most recently active session, e.g.
- * `Last session 2026-11-21 14:02: User asked to …`. Looks back through up to a week of files.
+ * `Last session 2026-11-21 14:02: "User asked to …"`. Looks back through up to a week of files.
+ * The bullet is quoted (it is read by a model), and labelled when `ours` says the session was
+ * never seen on this machine.
  */
-export function lastSessionLine(src: DailySource): string | undefined {
+export function lastSessionLine(src: DailySource, ours?: Provenance): string | undefined {
   for (const { name, content } of textsOf(src, 7)) {
     const s = lastSessionIn(content);
     if (!s) continue;
     const when = [name.slice(0, 10), s.start].filter(Boolean).join(" ");
-    return s.firstBullet ? `Last session ${when}: ${clip(s.firstBullet, 200)}` : `Last session ${when}`;
+    const foreign = ours !== undefined && !ours(s.anchor);
+    return s.firstBullet ? `Last session ${when}: ${quote(clip(s.firstBullet, 200), { foreign })}` : `Last session ${when}${foreign ? ` (${FROM_REPOSITORY})` : ""}`;
   }
   return undefined;
 }
@@ -379,11 +401,11 @@ interface PreviousSession {
 /**
  * The most recently active Claude Code session of the project other than `exclude` (the one
  * starting now, when it resumes), from the notes of the last `files` daily files. Notes written
- * by `memsearch remember` are not a session.
+ * by `memsearch remember` are not a session; with `ours`, neither are sessions this machine never saw.
  */
-export function previousSession(src: DailySource, opts: { exclude?: string; files?: number } = {}): PreviousSession | undefined {
+export function previousSession(src: DailySource, opts: { exclude?: string; files?: number; ours?: Provenance } = {}): PreviousSession | undefined {
   const notes = journalNotes(src, { files: opts.files ?? 7 });
-  const skip = (n: JournalNote) => !n.anchor || n.anchor.session === "manual" || n.anchor.session === opts.exclude;
+  const skip = (n: JournalNote) => !n.anchor || n.anchor.session === "manual" || n.anchor.session === opts.exclude || (opts.ours !== undefined && !opts.ours(n.anchor));
   const last = notes.find((n) => !skip(n));
   if (!last) return undefined;
   const session = last.anchor!.session;

@@ -34,6 +34,8 @@ export interface ResolvedTurn {
 export interface PendingTurn {
   sessionId: string;
   promptId?: string;
+  /** UserPromptSubmit's `source` when a person did not type the prompt (`loop_wakeup`…): the note says so. */
+  promptSource?: string;
   transcriptPath?: string;
   /** When Stop fired (ISO): the note's day and time. */
   stoppedAt: string;
@@ -47,11 +49,14 @@ export interface PromptRecord {
   promptId: string;
   prompt: string;
   at: string;
+  /** UserPromptSubmit's `source` (absent: older Claude Code). */
+  source?: string;
 }
 
 /** Longest prompt or message kept: a note needs the gist, and a pasted log must not fill the disk. */
 const TEXT_LIMIT = 20_000;
 const ID_LIMIT = 200;
+const SOURCE_LIMIT = 60;
 /** A prompt whose turn never stopped (interrupted, killed) is forgotten after this. */
 const PROMPT_TTL_MS = 7 * 24 * 3600_000;
 
@@ -95,10 +100,16 @@ export function recordPrompt(dataDir: string, rec: PromptRecord): void {
  * carry the prompt, whichever of them the drainer reads.
  */
 export function readPrompt(dataDir: string, sessionId: string, promptId: string): string | undefined {
+  return readPromptRecord(dataDir, sessionId, promptId)?.prompt;
+}
+
+/** The prompt of a turn and its source, as UserPromptSubmit recorded them (undefined: none recorded). */
+export function readPromptRecord(dataDir: string, sessionId: string, promptId: string): { prompt?: string; source?: string } | undefined {
   const text = readTextQuiet(promptFile(dataDir, sessionId, promptId));
   if (text === undefined) return undefined;
   try {
-    return str(JSON.parse(text)?.prompt);
+    const o = JSON.parse(text);
+    return { prompt: str(o?.prompt), source: str(o?.source, SOURCE_LIMIT) };
   } catch {
     return undefined;
   }
@@ -179,6 +190,7 @@ export function readPending(file: string): PendingTurn | undefined {
     sessionId,
     stoppedAt,
     promptId: str(o.promptId, ID_LIMIT),
+    promptSource: str(o.promptSource, SOURCE_LIMIT),
     transcriptPath: str(o.transcriptPath, 4096),
     prompt: str(o.prompt),
     lastAssistantMessage: str(o.lastAssistantMessage),

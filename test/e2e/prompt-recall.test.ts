@@ -60,8 +60,8 @@ async function conversationProject(opts: { indexed: boolean }) {
   const base = { ...p.env, TZ: "UTC", MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1", CLAUDE_CONFIG_DIR: undefined, PATH: `${bin}:/usr/bin:/bin`, FAKE_CLAUDE_LOG: log };
 
   /** The hook, with a hang detector far above its 4.5 s budget (a hang fails the test, a slow run does not). */
-  const hook = async (prompt: string, env: Record<string, string | undefined> = {}) => {
-    const r = await run(["hook", "user-prompt-submit"], { cwd: p.root, env: { ...base, ...env }, stdin: JSON.stringify({ session_id: "s-now", prompt, cwd: p.root }), timeoutMs: 30_000 });
+  const hook = async (prompt: string, env: Record<string, string | undefined> = {}, session = "s-now") => {
+    const r = await run(["hook", "user-prompt-submit"], { cwd: p.root, env: { ...base, ...env }, stdin: JSON.stringify({ session_id: session, prompt, cwd: p.root }), timeoutMs: 30_000 });
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout);
     const ctx: string | undefined = json.hookSpecificOutput?.additionalContext;
@@ -102,8 +102,7 @@ describe("the prompt hook with the conversation index", () => {
     expect(existsSync(dbFile)).toBe(true);
     const r = await hook(XTERM);
     expect(r.ctx).toStartWith("[memsearch] Earlier conversations of this project");
-    expect(r.ctx).toContain("2026-02-10 22:59, user: scrolling back in xterm.js still does not work");
-    expect(r.ctx).toContain(`memsearch transcript ${join(slug, "tool_heavy.jsonl")} --turn ${XTERM_TURN}`);
+    expect(r.ctx).toContain(`2026-02-10 22:59, user · memsearch transcript ${join(slug, "tool_heavy.jsonl")} --turn ${XTERM_TURN} · "scrolling back in xterm.js still does not work`);
     expect(r.ctx!.split("\n").length).toBeLessThanOrEqual(4);
     // The drill-down works.
     const t = await run(["transcript", join(slug, "tool_heavy.jsonl"), "--turn", XTERM_TURN, "-c", "0"], { cwd: p.root, env: base });
@@ -165,10 +164,14 @@ describe("the prompt hook with the conversation index", () => {
     expect(fakeClaudeCalls(log)[0]!.stdin).toContain("Note: ");
   });
 
-  test("synthesize: the model says nothing helps → nothing injected", async () => {
-    const { hook } = await conversationProject({ indexed: true });
+  test("synthesize: the model says nothing helps → nothing injected, on record; what it was shown is not held back next time", async () => {
+    const { p, hook } = await conversationProject({ indexed: true });
     const r = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", FAKE_CLAUDE_REPLY: "NOTHING RELEVANT." });
     expect(r.json).toEqual({});
+    const [rec] = readFileSync(join(p.root, ".memsearch", "injections.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    expect(rec).toMatchObject({ mode: "synthesize", decision: "nothing", reason: "the model found nothing relevant", chars: 0 });
+    expect(rec.considered.find((c: { id: string }) => c.id === XTERM_TURN).outcome).toBe("not-given");
+    expect((await hook(XTERM)).ctx).toContain(`--turn ${XTERM_TURN}`);
   });
 
   test("synthesize: a slow model → plain injection inside the budget, the model's process gone", async () => {
@@ -186,9 +189,10 @@ describe("the prompt hook with the conversation index", () => {
     const { hook } = await conversationProject({ indexed: true });
     const failing = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", FAKE_CLAUDE_MODE: "fail" });
     expect(failing.ctx).toStartWith("[memsearch] Earlier conversations of this project");
-    const missing = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", PATH: "/usr/bin:/bin" });
+    // Another session each time: a session is not given the same turn twice.
+    const missing = await hook(XTERM, { MEMSEARCH_HOOKS_RECALL: "synthesize", PATH: "/usr/bin:/bin" }, "s-other");
     expect(missing.ctx).toStartWith("[memsearch] Earlier conversations of this project");
-    const extract = await hook("what did we decide about the redis connection pool?", { MEMSEARCH_HOOKS_RECALL: "synthesize", MEMSEARCH_SUMMARIZER_PROVIDER: "extract" });
+    const extract = await hook("what did we decide about the redis connection pool?", { MEMSEARCH_HOOKS_RECALL: "synthesize", MEMSEARCH_SUMMARIZER_PROVIDER: "extract" }, "s-third");
     expect(extract.ctx).toStartWith("[memsearch] Memories from earlier sessions");
   });
 
