@@ -7,14 +7,12 @@
  * changed are checked (hot files, new ones; see HOT_MS). Never prints.
  */
 import type { Database } from "bun:sqlite";
-import { existsSync, readdirSync, statSync, type Stats } from "node:fs";
-import { homedir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
-import { gitTopLevel } from "../core/project.ts";
+import { existsSync, lstatSync, readdirSync, statSync, type Stats } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { clip } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { scanLines } from "../transcript/lines.ts";
-import { isSubagentPath } from "../transcript/reader.ts";
+import { claudeProjectsDir, isSubagentPath, notRegularTranscript, projectOfCwd, slugDirOf } from "../transcript/claude-files.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
 import { ftsText } from "./fts.ts";
 import { isDirRow, isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
@@ -27,12 +25,6 @@ export const INPUTS_MAX = 2_000;
 export const RESULTS_MAX = 2_000;
 /** Unresolved tool calls remembered per file between reads (results come within a turn). */
 const PENDING_MAX = 200;
-
-/** `~/.claude/projects`, or `$CLAUDE_CONFIG_DIR/projects`. */
-export function claudeProjectsDir(env = process.env): string {
-  const base = env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(env.HOME ?? homedir(), ".claude");
-  return join(base, "projects");
-}
 
 function safeReaddir(dir: string): string[] {
   try {
@@ -126,16 +118,6 @@ export interface UpdateReport {
   /** The index held nothing before this update. */
   firstBuild: boolean;
   errors: { path: string; message: string }[];
-}
-
-/** Identity of a cwd: the main worktree's git top level, else the cwd itself (also when it no longer exists). */
-export function projectOfCwd(cwd: string, cache?: Map<string, string>): string {
-  const hit = cache?.get(cwd);
-  if (hit) return hit;
-  const abs = resolve(cwd);
-  const id = existsSync(abs) ? (gitTopLevel(abs) ?? abs) : abs;
-  cache?.set(cwd, id);
-  return id;
 }
 
 /**
@@ -263,7 +245,7 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
 
   const scan = full ? scanAll(db, projectsDir, now) : scanChanged(db, projectsDir, now);
   const report: UpdateReport = { files: scan.check.size, full, read: 0, reread: 0, removed: 0, messages: 0, bytes: 0, ms: 0, firstBuild, errors: [] };
-  await ingestAll(db, changedFiles(scan.check), report, opts);
+  await ingestAll(db, changedFiles(scan.check, projectsDir), report, opts);
   removeGone(db, scan.gone, report);
   saveListing(db, scan, report, projectsDir, full, now);
   report.ms = performance.now() - t0;
@@ -331,13 +313,18 @@ function scanChanged(db: Database, projectsDir: string, now: number): Scan {
   return scan;
 }
 
-/** The files whose stat differs from their row (or that have none), in path order. */
-function changedFiles(check: Map<string, KnownFile | undefined>): { path: string; st: Stats }[] {
+/**
+ * The files whose stat differs from their row (or that have none), in path order. Only regular
+ * files are ever read: a FIFO, socket or device named `*.jsonl` is left alone, and a symbolic link
+ * only counts when it leads to a regular file inside the projects folder.
+ */
+function changedFiles(check: Map<string, KnownFile | undefined>, projectsDir: string): { path: string; st: Stats }[] {
   const todo: { path: string; st: Stats }[] = [];
   for (const [path, k] of check) {
     let st: Stats;
     try {
-      st = statSync(path);
+      st = lstatSync(path);
+      if (st.isSymbolicLink() && notRegularTranscript(path, projectsDir) === undefined) st = statSync(path);
     } catch {
       continue;
     }
@@ -691,7 +678,7 @@ class FileReader {
 
   /** No cwd in the file: the identity of another transcript of the same Claude Code project folder, else the folder. */
   private fallbackProject(): string {
-    const dir = isSubagentPath(this.path) ? dirname(dirname(dirname(this.path))) : dirname(this.path);
+    const dir = slugDirOf(this.path);
     const sib = this.db.query("SELECT project FROM files WHERE path LIKE ? AND project IS NOT NULL AND project NOT LIKE 'claude-projects:%' LIMIT 1").get(`${dir}/%`) as { project?: unknown } | null;
     if (sib && typeof sib.project === "string") return sib.project;
     return `claude-projects:${basename(dir)}`;

@@ -3,7 +3,8 @@
  * byte search and handed over as (buffer, start, end) windows, so a line is never decoded unless
  * the reader decides to parse it. A 100 MB transcript is never held in memory whole.
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
+import { openRegularFile } from "./claude-files.ts";
 
 const NL = 10;
 const Q = 34; // "
@@ -46,7 +47,8 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
   const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE;
   const stop = opts.end ?? Number.POSITIVE_INFINITY;
   // Synchronous chunked reads: no thread-pool hop per chunk, and the caller awaits the whole scan anyway.
-  const fd = openSync(path, "r");
+  // A FIFO or device named like a transcript is refused, never waited on.
+  const fd = openRegularFile(path);
   // Buffers, so the peek can use native pattern search on them.
   const chunk = Buffer.allocUnsafe(chunkSize);
   let pos = opts.start ?? 0;

@@ -15,6 +15,7 @@ import { basename } from "node:path";
 import { InputError, NotFoundError, UnrecognisedFormatError } from "../core/errors.ts";
 import { clipMarked } from "../core/text.ts";
 import { clipRedacted, type Redactor } from "../core/redact.ts";
+import { isSubagentPath } from "./claude-files.ts";
 import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "./lines.ts";
 import { classifyUserText, cleanText, commandText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
 import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";
@@ -578,11 +579,6 @@ export async function checkTranscriptPath(path: string): Promise<number> {
   if (!st.isFile()) throw new InputError(`transcript is not a regular file: ${path}`);
   if (st.size === 0) throw new EmptyTranscriptError(path);
   return st.size;
-}
-
-/** `agent-<id>.jsonl` inside a `subagents/` folder. */
-export function isSubagentPath(path: string): boolean {
-  return /(^|[\\/])subagents[\\/]agent-[^\\/]+\.jsonl$/.test(path);
 }
 
 async function run(path: string, o: BuilderOptions, range?: { start: number; end: number; linesBefore: number }): Promise<{ b: Builder; size: number }> {
