@@ -11,9 +11,10 @@ import { existsSync, lstatSync, readdirSync, statSync, type Stats } from "node:f
 import { basename, dirname, join } from "node:path";
 import { clip } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
-import { scanLines } from "../transcript/lines.ts";
+import { parseLine, scanLines } from "../transcript/lines.ts";
 import { claudeProjectsDir, isSubagentPath, notRegularTranscript, projectOfCwd, slugDirOf } from "../transcript/claude-files.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
+import { TurnSegmenter } from "../transcript/turns.ts";
 import { ftsText } from "./fts.ts";
 import { isDirRow, isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
 
@@ -47,6 +48,8 @@ export interface FileState {
   pending: Record<string, number>;
   cwd?: string;
   sessionId?: string;
+  /** Lines consumed: a turn whose entry has no uuid is named by its line number (`line-N`), as the reader names it. */
+  lines?: number;
 }
 
 /** The state column as stored: checked field by field, anything odd dropped (the file is a cache). */
@@ -72,6 +75,7 @@ export function parseState(json: string): FileState {
     pending,
     cwd: s("cwd"),
     sessionId: s("sessionId"),
+    lines: Number.isInteger(o.lines) && (o.lines as number) >= 0 ? (o.lines as number) : undefined,
   };
 }
 
@@ -466,6 +470,15 @@ async function ingestFile(db: Database, path: string, st: Stats, cwdCache: Map<s
   }
 }
 
+/** What opened a turn of this read: its row, and where its line starts (to read a waiting command again). */
+interface OpenedBy {
+  /** Undefined for the turn an earlier read opened. */
+  row?: Row;
+  offset: number;
+  /** Lines before it. */
+  lines: number;
+}
+
 class FileReader {
   /** Rows of this read (new or changed), in file order. */
   private rows: Row[] = [];
@@ -473,8 +486,11 @@ class FileReader {
   private lastRow?: Row;
   /** tool_use id → row, for this read. */
   private pending = new Map<string, Row | number>();
-  /** A slash command waiting for Claude to act on it (else it was a local command: no turn). */
-  private pendingCommand?: { offset: number; row: Row; turnUuid: string; promptId?: string };
+  /**
+   * Where turns start and end: the transcript reader's own segmenter. The turn open when the last
+   * read stopped was a real one (a slash command still waiting for Claude is read again, below).
+   */
+  private seg: TurnSegmenter<OpenedBy>;
   project?: string;
 
   constructor(
@@ -486,6 +502,7 @@ class FileReader {
   ) {
     this.project = file.project ?? undefined;
     if (state.subagent === undefined && isSubagentPath(path)) state.subagent = true;
+    this.seg = new TurnSegmenter<OpenedBy>({ subagent: state.subagent, open: state.turnUuid ? { turn: { offset: -1, lines: -1 }, command: false, answered: true } : undefined });
     for (const [k, id] of Object.entries(state.pending)) this.pending.set(k, id);
   }
 
@@ -493,29 +510,38 @@ class FileReader {
   async read(size: number): Promise<number> {
     let consumed = this.file.consumed;
     if (size <= consumed) return consumed;
+    let lines = this.state.lines ?? 0;
     const res = await scanLines(
       this.path,
-      (buf, s, e, offset) => {
-        // A last line with no newline after it is still being written: leave it for the next read.
-        if (offset + (e - s) >= size) return false;
-        this.line(lineEvent(buf, s, e), offset);
-        consumed = offset + (e - s) + 1;
+      (buf, s, e, offset, lineNo) => {
+        let next = offset + (e - s) + 1;
+        if (offset + (e - s) >= size) {
+          // A last line with no newline after it may still be being written: it is read only when
+          // it is already one whole JSON object (as the reader reads it), else left for the next read.
+          if (!parseLine(buf, s, e)) return false;
+          next = size;
+        }
+        this.line(lineEvent(buf, s, e, lineNo), offset, lineNo);
+        consumed = next;
+        lines = lineNo;
       },
-      { start: consumed, end: size },
+      { start: consumed, end: size, linesBefore: lines },
     );
     if (res.binary) return size; // not a transcript: nothing to index, do not look again until it changes
-    if (this.pendingCommand) {
+    const open = this.seg.open;
+    if (open?.command && !open.answered) {
       // Re-read from the command next time, when we know whether Claude acts on it.
-      consumed = this.pendingCommand.offset;
-      this.pendingCommand = undefined;
+      consumed = open.turn.offset;
+      lines = open.turn.lines;
     }
+    this.state.lines = lines;
     return consumed;
   }
 
-  private line(ev: LineEvent, offset: number): void {
+  private line(ev: LineEvent, offset: number, lineNo: number): void {
     if (ev.kind === "skip") return;
-    if (this.state.subagent === undefined && ev.kind !== "results") this.state.subagent = ev.sidechain;
-    if (ev.sidechain && !this.state.subagent) return; // sidechain lines of a main file: their own files hold them
+    if (this.seg.leftOut(ev.sidechain)) return; // sidechain lines of a main file: their own files hold them
+    this.state.subagent = this.seg.subagent;
     if (ev.sessionId && !this.state.sessionId) this.state.sessionId = ev.sessionId;
     if (ev.cwd && !this.state.cwd) {
       this.state.cwd = ev.cwd;
@@ -523,22 +549,18 @@ class FileReader {
     }
     switch (ev.kind) {
       case "prompt": {
-        this.pendingCommand = undefined; // a command nobody acted on was a local one
         const row = this.newRow("user", ev.uuid, ev.uuid, ev.ts, ev.uuid, ev.promptId);
         row.text = clip(sanitize(ev.text), TEXT_MAX);
-        if (ev.command) {
-          this.pendingCommand = { offset, row, turnUuid: ev.uuid, promptId: ev.promptId };
-          return;
-        }
-        this.openTurn(row);
+        // A command nobody acted on (a local one) is dropped by the segmenter: its row is never added.
+        this.seg.start({ row, offset, lines: lineNo - 1 }, ev.command);
+        if (!ev.command) this.openTurn(row);
         return;
       }
       case "assistant": {
-        if (this.pendingCommand) {
-          this.openTurn(this.pendingCommand.row);
-          this.pendingCommand = undefined;
-        }
-        if (!this.state.turnUuid) return; // before the first prompt: no turn to belong to
+        const a = this.seg.answer();
+        if (!a) return; // before the first prompt: no turn to belong to
+        if (a.confirmed && a.turn.row) this.openTurn(a.turn.row);
+        if (!this.state.turnUuid) return;
         let row = this.state.lastMsgKey === ev.msgKey ? this.lastAssistantRow() : undefined;
         if (!row) {
           row = this.newRow("assistant", ev.uuid || ev.msgKey, ev.msgKey, ev.ts, this.state.turnUuid, this.state.promptId);
@@ -564,6 +586,8 @@ class FileReader {
       }
       case "results":
         this.results(ev.results);
+        return;
+      case "other":
         return;
     }
   }
