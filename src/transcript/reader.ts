@@ -10,12 +10,12 @@
  *  - `readTranscript` / `readTurnRange` (full): texts, tool calls paired with their results,
  *    compactions, summaries. `readTurnRange` parses only the byte range of the turns asked for.
  */
-import { stat } from "node:fs/promises";
+import { closeSync, fstatSync } from "node:fs";
 import { basename } from "node:path";
-import { InputError, NotFoundError, UnrecognisedFormatError } from "../core/errors.ts";
+import { InputError, UnrecognisedFormatError } from "../core/errors.ts";
 import { clipMarked } from "../core/text.ts";
 import { clipRedacted, type Redactor } from "../core/redact.ts";
-import { isSubagentPath } from "./claude-files.ts";
+import { isSubagentPath, openRegularFile } from "./claude-files.ts";
 import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "./lines.ts";
 import { entryType, isObj, readUserEntry, turnId, type Obj } from "./entries.ts";
 import { cleanText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
@@ -521,24 +521,20 @@ class Builder {
   }
 }
 
-/** Size of a readable regular file, or the typed error for anything else. */
-export async function checkTranscriptPath(path: string): Promise<number> {
-  let st;
+/** Size of a readable regular file, or the typed error for anything else (never waits on a FIFO). */
+export function checkTranscriptPath(path: string): number {
+  const fd = openRegularFile(path);
   try {
-    st = await stat(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") throw new NotFoundError(`transcript not found: ${path}`);
-    throw new InputError(`cannot read transcript: ${path} (${code ?? (e as Error).message})`);
+    const size = fstatSync(fd).size;
+    if (size === 0) throw new EmptyTranscriptError(path);
+    return size;
+  } finally {
+    closeSync(fd);
   }
-  if (st.isDirectory()) throw new InputError(`transcript path is a directory, not a .jsonl file: ${path}`);
-  if (!st.isFile()) throw new InputError(`transcript is not a regular file: ${path}`);
-  if (st.size === 0) throw new EmptyTranscriptError(path);
-  return st.size;
 }
 
 async function run(path: string, o: BuilderOptions, range?: { start: number; end: number; linesBefore: number }): Promise<{ b: Builder; size: number }> {
-  const size = await checkTranscriptPath(path);
+  const size = checkTranscriptPath(path);
   const b = new Builder(o);
   let res;
   try {
