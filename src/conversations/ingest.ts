@@ -515,15 +515,18 @@ class FileReader {
       this.path,
       (buf, s, e, offset, lineNo) => {
         let next = offset + (e - s) + 1;
+        let counted = lineNo;
         if (offset + (e - s) >= size) {
           // A last line with no newline after it may still be being written: it is read only when
           // it is already one whole JSON object (as the reader reads it), else left for the next read.
           if (!parseLine(buf, s, e)) return false;
           next = size;
+          // Its newline, when it comes, starts the next read as an empty line: it is this line's end, not a line of its own.
+          counted = lineNo - 1;
         }
         this.line(lineEvent(buf, s, e, lineNo), offset, lineNo);
         consumed = next;
-        lines = lineNo;
+        lines = counted;
       },
       { start: consumed, end: size, linesBefore: lines },
     );

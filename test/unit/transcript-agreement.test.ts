@@ -108,4 +108,32 @@ describe("the reader and the conversation index draw the same turns", () => {
     }
     db.close();
   });
+
+  test("small fixtures indexed a line at a time, each line first without its newline: the same turn ids", async () => {
+    const projects = join(tmp, "lines", "projects");
+    const db = openTranscriptDb(join(tmp, "lines", "t.sqlite"));
+    for (const f of fixtures) {
+      const name = relative(FIXTURES, f);
+      const bytes = readFileSync(f);
+      if (FOREIGN.has(name) || bytes.toString("utf8").split("\n").length > 60) continue;
+      const dest = placed(projects, f);
+      mkdirSync(dirname(dest), { recursive: true });
+      writeFileSync(dest, "");
+      // A writer caught between a line and its newline, at every line of the file.
+      const cuts: number[] = [];
+      for (let i = bytes.indexOf(10); i >= 0; i = bytes.indexOf(10, i + 1)) cuts.push(i, i + 1);
+      cuts.push(bytes.length);
+      let from = 0;
+      for (const to of cuts) {
+        if (to <= from) continue;
+        appendFileSync(dest, bytes.subarray(from, to));
+        from = to;
+        expect((await updateTranscriptIndex(db, { projectsDir: projects, full: true })).errors).toEqual([]);
+      }
+      const r = await readerTurns(dest);
+      if (r === "foreign") throw new Error(`${name}: unexpectedly foreign`);
+      expect({ name, rows: rowTurns(db, dest) }).toEqual({ name, rows: r.listed });
+    }
+    db.close();
+  });
 });
