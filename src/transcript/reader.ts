@@ -170,10 +170,11 @@ class Builder {
     if (this.o.mode === "index" && !locating) {
       // An index needs neither tool results (they never open a turn) nor assistant lines without
       // a tool call (only the fact that Claude answered matters): both are known from a peek.
-      if (peek.type === "user" && peek.content === "array" && peek.firstBlock === "tool_result" && peek.sidechain !== undefined) {
+      // Its sidechain flag matters only while the file's kind is undecided (else it is never read).
+      if (peek.type === "user" && peek.content === "array" && peek.firstBlock === "tool_result" && (peek.sidechain !== undefined || this.subagent !== undefined)) {
         this.objects++;
         this.count("user");
-        this.seg.leftOut(peek.sidechain);
+        if (peek.sidechain !== undefined) this.seg.leftOut(peek.sidechain);
         return;
       }
       const assistant = peek.type === "assistant" || (peek.type === undefined && peek.role === "assistant");
