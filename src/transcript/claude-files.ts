@@ -40,6 +40,11 @@ export function isSubagentPath(path: string): boolean {
   return /(^|[\\/])subagents[\\/]agent-[^\\/]+\.jsonl$/.test(path);
 }
 
+/** The folder holding a session's subagent files. */
+export function subagentDir(sessionPath: string): string {
+  return join(dirname(sessionPath), basename(sessionPath).replace(/\.jsonl$/i, ""), "subagents");
+}
+
 /** The `<slug>` folder a transcript is filed under (a subagent file sits three levels below it). */
 export function slugDirOf(path: string): string {
   return isSubagentPath(path) ? dirname(dirname(dirname(path))) : dirname(path);
