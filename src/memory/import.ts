@@ -24,9 +24,6 @@ import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { sanitize } from "../core/redact.ts";
 import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer.ts";
 
-// Where Claude Code keeps transcripts, and which are this project's: src/transcript/claude-files.ts.
-export { claudeProjectsDir, findProjectTranscripts, projectOfCwd, projectSlug, transcriptCwd, type FoundTranscripts } from "../transcript/claude-files.ts";
-
 // ---------------------------------------------------------------------------------------------
 // Turn → note
 

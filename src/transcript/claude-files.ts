@@ -9,7 +9,7 @@
  */
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { InputError, NotFoundError } from "../core/errors.ts";
 import { errCode } from "../core/fsutil.ts";
 import { gitTopLevel } from "../core/project.ts";
@@ -149,9 +149,10 @@ function realOr(p: string): string {
   }
 }
 
+/** Strictly below `dir` (`relative` gives `..`-led or absolute paths for anything else). */
 function isInside(path: string, dir: string): boolean {
   const rel = relative(dir, path);
-  return rel !== "" && !rel.startsWith("..") && !rel.startsWith(sep) && rel !== "..";
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 /**
