@@ -1,4 +1,6 @@
-import { NotFoundError, UsageError } from "../core/errors.ts";
+import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
+import { resolveProjectRoot } from "../core/project.ts";
+import { checkProjectTranscript, ForeignTranscriptError } from "../transcript/claude-files.ts";
 import { clip, clipMarked, oneLine } from "../core/text.ts";
 import { redactHead, sanitize } from "../core/redact.ts";
 import { extractLastTurn } from "../transcript/last-turn.ts";
@@ -29,6 +31,8 @@ const transcriptFlags = flags({
   context: { alias: "c", type: "number", default: 3, describe: "Turns shown before and after --turn" },
   "last-turn": { type: "boolean", conflicts: "turn", describe: "Print the last turn labelled for a summariser (Stop hook input)" },
   "last-assistant-message": { type: "string", describe: "With --last-turn: the hook's last_assistant_message, used when the file lags" },
+  "all-projects": { type: "boolean", describe: "Accept a transcript of another project (under Claude Code's projects folder)" },
+  "any-file": { type: "boolean", describe: "Read any JSONL file, not only this project's Claude Code transcripts" },
 });
 
 export const transcriptCommand = command({
@@ -37,6 +41,8 @@ export const transcriptCommand = command({
   flags: transcriptFlags,
   run: async (a) => {
     const path = String(a.path);
+    // The path usually comes from a note's anchor, and notes may come with a cloned repository.
+    if (!a.anyFile) refuseForeign(path, a.allProjects === true);
     if (a.lastTurn) return lastTurn(path, a);
     if (!Number.isInteger(a.context) || a.context < 0) throw new UsageError("--context must be a whole number ≥ 0");
     if (a.turn !== undefined) {
@@ -50,6 +56,17 @@ export const transcriptCommand = command({
     print(formatListing(index, subagents));
   },
 });
+
+/** This project's Claude Code transcripts only, unless the user says otherwise (the message says how). */
+function refuseForeign(path: string, anyProject: boolean): void {
+  try {
+    checkProjectTranscript(path, resolveProjectRoot(), { anyProject });
+  } catch (e) {
+    if (!(e instanceof ForeignTranscriptError)) throw e;
+    const flag = e.anotherProject ? "--all-projects" : "--any-file";
+    throw new InputError(`${e.message}; pass ${flag} to read it anyway`);
+  }
+}
 
 async function lastTurn(path: string, a: Args<typeof transcriptFlags>): Promise<void> {
   const t = await extractLastTurn(path, { lastAssistantMessage: a.lastAssistantMessage, redact: sanitize });

@@ -1,23 +1,23 @@
 /**
- * What one transcript line gives the index. The rules follow the transcript reader
- * (src/transcript/reader.ts): a turn opens at a real user prompt (or a slash command Claude then
- * acts on); tool results, interruptions, local-command output, meta entries and compaction
- * summaries never do; sidechain lines of a main session file are left out; thinking is never
- * taken; injected context and system reminders are cleaned out of every text (cleanText).
+ * What one transcript line gives the index. Which entries open a turn is the transcript reader's
+ * own reading (src/transcript/entries.ts), and where turns start and end its segmenter's
+ * (src/transcript/turns.ts), fed by ingest.ts; thinking is never taken; injected context and
+ * system reminders are cleaned out of every text (cleanText).
  * Lines other than `user` and `assistant` entries (api-request*, attachments, progress,
  * snapshots, system, summaries…) are recognised from their first bytes and never parsed.
  */
 import { sanitize } from "../core/redact.ts";
+import { entryType, isObj, readUserEntry, turnId, type Obj } from "../transcript/entries.ts";
 import { parseLine, peekEntry } from "../transcript/lines.ts";
-import { classifyUserText, cleanText, commandText, mediaPlaceholder, summarizeToolInput } from "../transcript/sanitize.ts";
-
-type Obj = Record<string, unknown>;
+import { cleanText, mediaPlaceholder, summarizeToolInput } from "../transcript/sanitize.ts";
 
 export type LineEvent =
   | { kind: "skip" }
   | { kind: "prompt"; uuid: string; promptId?: string; ts?: string; text: string; command: boolean; cwd?: string; sessionId?: string; sidechain: boolean }
   | { kind: "assistant"; uuid: string; msgKey: string; ts?: string; texts: string[]; tools: ToolUse[]; results: ToolResult[]; cwd?: string; sessionId?: string; sidechain: boolean }
-  | { kind: "results"; results: ToolResult[]; sidechain: boolean; cwd?: string; sessionId?: string };
+  | { kind: "results"; results: ToolResult[]; sidechain: boolean; cwd?: string; sessionId?: string }
+  /** Any other user or assistant entry: nothing to index, but its thread counts (see TurnSegmenter). */
+  | { kind: "other"; sidechain: boolean; cwd?: string; sessionId?: string };
 
 export interface ToolUse {
   id: string;
@@ -30,10 +30,6 @@ export interface ToolUse {
 export interface ToolResult {
   toolUseId: string;
   text: string;
-}
-
-function isObj(v: unknown): v is Obj {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
 function str(v: unknown): string | undefined {
@@ -66,53 +62,41 @@ function resultText(b: Obj): string {
   return cleanText(parts.join("\n"));
 }
 
-/** One line of a transcript as the index sees it. `buf[start, end)` is the line without its newline. */
-export function lineEvent(buf: Uint8Array, start: number, end: number): LineEvent {
+/**
+ * One line of a transcript as the index sees it. `buf[start, end)` is the line without its
+ * newline; `lineNo` its 1-based number in the file (names a turn whose entry has no uuid).
+ */
+export function lineEvent(buf: Uint8Array, start: number, end: number, lineNo: number): LineEvent {
   const peek = peekEntry(buf, start, end);
   if (peek.type !== undefined && peek.type !== "user" && peek.type !== "assistant") return { kind: "skip" };
   const o = parseLine(buf, start, end);
   if (!o) return { kind: "skip" };
-  const type = str(o.type) ?? (isObj(o.message) && o.message.role === "assistant" ? "assistant" : undefined);
+  const type = entryType(o);
   const common = { sidechain: o.isSidechain === true, cwd: str(o.cwd), sessionId: str(o.sessionId) };
-  if (type === "user") return userEvent(o, common);
+  if (type === "user") return userEvent(o, common, lineNo);
   if (type === "assistant") return assistantEvent(o, common);
   return { kind: "skip" };
 }
 
 type Common = { sidechain: boolean; cwd?: string; sessionId?: string };
 
-function userEvent(o: Obj, common: Common): LineEvent {
-  // Command expansions, skill bodies, caveats: text Claude Code added, not the user's words.
-  if (o.isMeta === true || o.isCompactSummary === true) return { kind: "skip" };
-  const msg = o.message;
-  if (!isObj(msg)) return { kind: "skip" };
-  const content = msg.content;
-  const parts: string[] = [];
-  const results: ToolResult[] = [];
-  if (typeof content === "string") parts.push(content);
-  else if (Array.isArray(content)) {
-    for (const b of content) {
-      if (!isObj(b)) continue;
-      if (b.type === "text" && typeof b.text === "string") parts.push(b.text);
-      else if (b.type === "image" || b.type === "document") parts.push(mediaPlaceholder(b));
-      else if (b.type === "tool_result" && typeof b.tool_use_id === "string") results.push({ toolUseId: b.tool_use_id, text: resultText(b) });
-    }
-  } else return { kind: "skip" };
-  // Text beside tool results is an interruption notice or a reminder, never a prompt.
-  if (results.length) return { kind: "results", results, ...common };
-  const text = cleanText(parts.join("\n\n"));
-  const kind = classifyUserText(text);
-  if (kind !== "prompt" && kind !== "command") return { kind: "skip" };
-  const uuid = str(o.uuid);
-  if (!uuid) return { kind: "skip" };
-  return { kind: "prompt", uuid, promptId: str(o.promptId), ts: str(o.timestamp), text: kind === "command" ? commandText(text) : text, command: kind === "command", ...common };
+function userEvent(o: Obj, common: Common, lineNo: number): LineEvent {
+  const u = readUserEntry(o);
+  if (u.kind === "results") {
+    const results: ToolResult[] = [];
+    for (const b of u.results) if (typeof b.tool_use_id === "string") results.push({ toolUseId: b.tool_use_id, text: resultText(b) });
+    return { kind: "results", results, ...common };
+  }
+  if (u.kind === "prompt" || u.kind === "command") return { kind: "prompt", uuid: turnId(o, lineNo), promptId: str(o.promptId), ts: str(o.timestamp), text: u.text, command: u.kind === "command", ...common };
+  // Meta entries, interruptions, local command output…: no text to index, but still a user line of this thread or a subagent's.
+  return { kind: "other", ...common };
 }
 
 function assistantEvent(o: Obj, common: Common): LineEvent {
   const msg = o.message;
-  if (!isObj(msg)) return { kind: "skip" };
-  const content = typeof msg.content === "string" ? [{ type: "text", text: msg.content }] : msg.content;
-  if (!Array.isArray(content)) return { kind: "skip" };
+  if (!isObj(msg)) return { kind: "other", ...common };
+  // Any assistant message answers its turn, whatever its content (as the reader counts it).
+  const content = typeof msg.content === "string" ? [{ type: "text", text: msg.content }] : Array.isArray(msg.content) ? msg.content : [];
   const texts: string[] = [];
   const tools: ToolUse[] = [];
   const results: ToolResult[] = [];

@@ -7,15 +7,14 @@
  * changed are checked (hot files, new ones; see HOT_MS). Never prints.
  */
 import type { Database } from "bun:sqlite";
-import { existsSync, readdirSync, statSync, type Stats } from "node:fs";
-import { homedir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
-import { gitTopLevel } from "../core/project.ts";
+import { existsSync, lstatSync, readdirSync, statSync, type Stats } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { clip } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
-import { scanLines } from "../transcript/lines.ts";
-import { isSubagentPath } from "../transcript/reader.ts";
+import { parseLine, scanLines } from "../transcript/lines.ts";
+import { claudeProjectsDir, isSubagentPath, notRegularTranscript, projectOfCwd, slugDirOf } from "../transcript/claude-files.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
+import { TurnSegmenter } from "../transcript/turns.ts";
 import { ftsText } from "./fts.ts";
 import { isDirRow, isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
 
@@ -27,12 +26,6 @@ export const INPUTS_MAX = 2_000;
 export const RESULTS_MAX = 2_000;
 /** Unresolved tool calls remembered per file between reads (results come within a turn). */
 const PENDING_MAX = 200;
-
-/** `~/.claude/projects`, or `$CLAUDE_CONFIG_DIR/projects`. */
-export function claudeProjectsDir(env = process.env): string {
-  const base = env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(env.HOME ?? homedir(), ".claude");
-  return join(base, "projects");
-}
 
 function safeReaddir(dir: string): string[] {
   try {
@@ -55,6 +48,8 @@ export interface FileState {
   pending: Record<string, number>;
   cwd?: string;
   sessionId?: string;
+  /** Lines consumed: a turn whose entry has no uuid is named by its line number (`line-N`), as the reader names it. */
+  lines?: number;
 }
 
 /** The state column as stored: checked field by field, anything odd dropped (the file is a cache). */
@@ -80,6 +75,7 @@ export function parseState(json: string): FileState {
     pending,
     cwd: s("cwd"),
     sessionId: s("sessionId"),
+    lines: Number.isInteger(o.lines) && (o.lines as number) >= 0 ? (o.lines as number) : undefined,
   };
 }
 
@@ -126,16 +122,6 @@ export interface UpdateReport {
   /** The index held nothing before this update. */
   firstBuild: boolean;
   errors: { path: string; message: string }[];
-}
-
-/** Identity of a cwd: the main worktree's git top level, else the cwd itself (also when it no longer exists). */
-export function projectOfCwd(cwd: string, cache?: Map<string, string>): string {
-  const hit = cache?.get(cwd);
-  if (hit) return hit;
-  const abs = resolve(cwd);
-  const id = existsSync(abs) ? (gitTopLevel(abs) ?? abs) : abs;
-  cache?.set(cwd, id);
-  return id;
 }
 
 /**
@@ -263,7 +249,7 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
 
   const scan = full ? scanAll(db, projectsDir, now) : scanChanged(db, projectsDir, now);
   const report: UpdateReport = { files: scan.check.size, full, read: 0, reread: 0, removed: 0, messages: 0, bytes: 0, ms: 0, firstBuild, errors: [] };
-  await ingestAll(db, changedFiles(scan.check), report, opts);
+  await ingestAll(db, changedFiles(scan.check, projectsDir), report, opts);
   removeGone(db, scan.gone, report);
   saveListing(db, scan, report, projectsDir, full, now);
   report.ms = performance.now() - t0;
@@ -331,13 +317,18 @@ function scanChanged(db: Database, projectsDir: string, now: number): Scan {
   return scan;
 }
 
-/** The files whose stat differs from their row (or that have none), in path order. */
-function changedFiles(check: Map<string, KnownFile | undefined>): { path: string; st: Stats }[] {
+/**
+ * The files whose stat differs from their row (or that have none), in path order. Only regular
+ * files are ever read: a FIFO, socket or device named `*.jsonl` is left alone, and a symbolic link
+ * only counts when it leads to a regular file inside the projects folder.
+ */
+function changedFiles(check: Map<string, KnownFile | undefined>, projectsDir: string): { path: string; st: Stats }[] {
   const todo: { path: string; st: Stats }[] = [];
   for (const [path, k] of check) {
     let st: Stats;
     try {
-      st = statSync(path);
+      st = lstatSync(path);
+      if (st.isSymbolicLink() && notRegularTranscript(path, projectsDir) === undefined) st = statSync(path);
     } catch {
       continue;
     }
@@ -479,6 +470,15 @@ async function ingestFile(db: Database, path: string, st: Stats, cwdCache: Map<s
   }
 }
 
+/** What opened a turn of this read: its row, and where its line starts (to read a waiting command again). */
+interface OpenedBy {
+  /** Undefined for the turn an earlier read opened. */
+  row?: Row;
+  offset: number;
+  /** Lines before it. */
+  lines: number;
+}
+
 class FileReader {
   /** Rows of this read (new or changed), in file order. */
   private rows: Row[] = [];
@@ -486,8 +486,11 @@ class FileReader {
   private lastRow?: Row;
   /** tool_use id → row, for this read. */
   private pending = new Map<string, Row | number>();
-  /** A slash command waiting for Claude to act on it (else it was a local command: no turn). */
-  private pendingCommand?: { offset: number; row: Row; turnUuid: string; promptId?: string };
+  /**
+   * Where turns start and end: the transcript reader's own segmenter. The turn open when the last
+   * read stopped was a real one (a slash command still waiting for Claude is read again, below).
+   */
+  private seg: TurnSegmenter<OpenedBy>;
   project?: string;
 
   constructor(
@@ -499,6 +502,7 @@ class FileReader {
   ) {
     this.project = file.project ?? undefined;
     if (state.subagent === undefined && isSubagentPath(path)) state.subagent = true;
+    this.seg = new TurnSegmenter<OpenedBy>({ subagent: state.subagent, open: state.turnUuid ? { turn: { offset: -1, lines: -1 }, command: false, answered: true } : undefined });
     for (const [k, id] of Object.entries(state.pending)) this.pending.set(k, id);
   }
 
@@ -506,29 +510,41 @@ class FileReader {
   async read(size: number): Promise<number> {
     let consumed = this.file.consumed;
     if (size <= consumed) return consumed;
+    let lines = this.state.lines ?? 0;
     const res = await scanLines(
       this.path,
-      (buf, s, e, offset) => {
-        // A last line with no newline after it is still being written: leave it for the next read.
-        if (offset + (e - s) >= size) return false;
-        this.line(lineEvent(buf, s, e), offset);
-        consumed = offset + (e - s) + 1;
+      (buf, s, e, offset, lineNo) => {
+        let next = offset + (e - s) + 1;
+        let counted = lineNo;
+        if (offset + (e - s) >= size) {
+          // A last line with no newline after it may still be being written: it is read only when
+          // it is already one whole JSON object (as the reader reads it), else left for the next read.
+          if (!parseLine(buf, s, e)) return false;
+          next = size;
+          // Its newline, when it comes, starts the next read as an empty line: it is this line's end, not a line of its own.
+          counted = lineNo - 1;
+        }
+        this.line(lineEvent(buf, s, e, lineNo), offset, lineNo);
+        consumed = next;
+        lines = counted;
       },
-      { start: consumed, end: size },
+      { start: consumed, end: size, linesBefore: lines },
     );
     if (res.binary) return size; // not a transcript: nothing to index, do not look again until it changes
-    if (this.pendingCommand) {
+    const open = this.seg.open;
+    if (open?.command && !open.answered) {
       // Re-read from the command next time, when we know whether Claude acts on it.
-      consumed = this.pendingCommand.offset;
-      this.pendingCommand = undefined;
+      consumed = open.turn.offset;
+      lines = open.turn.lines;
     }
+    this.state.lines = lines;
     return consumed;
   }
 
-  private line(ev: LineEvent, offset: number): void {
+  private line(ev: LineEvent, offset: number, lineNo: number): void {
     if (ev.kind === "skip") return;
-    if (this.state.subagent === undefined && ev.kind !== "results") this.state.subagent = ev.sidechain;
-    if (ev.sidechain && !this.state.subagent) return; // sidechain lines of a main file: their own files hold them
+    if (this.seg.leftOut(ev.sidechain)) return; // sidechain lines of a main file: their own files hold them
+    this.state.subagent = this.seg.subagent;
     if (ev.sessionId && !this.state.sessionId) this.state.sessionId = ev.sessionId;
     if (ev.cwd && !this.state.cwd) {
       this.state.cwd = ev.cwd;
@@ -536,22 +552,18 @@ class FileReader {
     }
     switch (ev.kind) {
       case "prompt": {
-        this.pendingCommand = undefined; // a command nobody acted on was a local one
         const row = this.newRow("user", ev.uuid, ev.uuid, ev.ts, ev.uuid, ev.promptId);
         row.text = clip(sanitize(ev.text), TEXT_MAX);
-        if (ev.command) {
-          this.pendingCommand = { offset, row, turnUuid: ev.uuid, promptId: ev.promptId };
-          return;
-        }
-        this.openTurn(row);
+        // A command nobody acted on (a local one) is dropped by the segmenter: its row is never added.
+        this.seg.start({ row, offset, lines: lineNo - 1 }, ev.command);
+        if (!ev.command) this.openTurn(row);
         return;
       }
       case "assistant": {
-        if (this.pendingCommand) {
-          this.openTurn(this.pendingCommand.row);
-          this.pendingCommand = undefined;
-        }
-        if (!this.state.turnUuid) return; // before the first prompt: no turn to belong to
+        const a = this.seg.answer();
+        if (!a) return; // before the first prompt: no turn to belong to
+        if (a.confirmed && a.turn.row) this.openTurn(a.turn.row);
+        if (!this.state.turnUuid) return;
         let row = this.state.lastMsgKey === ev.msgKey ? this.lastAssistantRow() : undefined;
         if (!row) {
           row = this.newRow("assistant", ev.uuid || ev.msgKey, ev.msgKey, ev.ts, this.state.turnUuid, this.state.promptId);
@@ -577,6 +589,8 @@ class FileReader {
       }
       case "results":
         this.results(ev.results);
+        return;
+      case "other":
         return;
     }
   }
@@ -691,7 +705,7 @@ class FileReader {
 
   /** No cwd in the file: the identity of another transcript of the same Claude Code project folder, else the folder. */
   private fallbackProject(): string {
-    const dir = isSubagentPath(this.path) ? dirname(dirname(dirname(this.path))) : dirname(this.path);
+    const dir = slugDirOf(this.path);
     const sib = this.db.query("SELECT project FROM files WHERE path LIKE ? AND project IS NOT NULL AND project NOT LIKE 'claude-projects:%' LIMIT 1").get(`${dir}/%`) as { project?: unknown } | null;
     if (sib && typeof sib.project === "string") return sib.project;
     return `claude-projects:${basename(dir)}`;

@@ -214,6 +214,8 @@ export interface UserFiles {
   logsDir: string;
   /** Each running Memory Hub's record and launch page. */
   hubDir: string;
+  /** The sessions this machine wrote notes for: our notes, told from a cloned repository's (memory/seen.ts). */
+  sessionsSeen: string;
 }
 
 export function userFiles(env = process.env): UserFiles {
@@ -225,6 +227,7 @@ export function userFiles(env = process.env): UserFiles {
     conversations: join(dir, "transcripts.sqlite"),
     logsDir: join(dir, "logs"),
     hubDir: join(dir, "hub"),
+    sessionsSeen: join(dir, "sessions-seen.txt"),
   };
 }
 
@@ -235,8 +238,3 @@ export function userDir(env = process.env): string {
   return join(home, ".memsearch");
 }
 
-/** `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`: where Claude Code keeps transcripts. */
-export function claudeProjectsDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(env.HOME ?? env.USERPROFILE ?? homedir(), ".claude");
-  return join(base, "projects");
-}

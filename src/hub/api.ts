@@ -5,6 +5,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
 import { sanitize } from "../core/redact.ts";
+import { ForeignTranscriptError } from "../transcript/claude-files.ts";
 import { isDay } from "../core/since.ts";
 import { isDailyFile } from "../memory/journal.ts";
 import type { HubData, NoteRef } from "./data.ts";
@@ -96,7 +97,7 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
         return json({ error: `no such endpoint: ${path}` }, 404);
     }
   } catch (e) {
-    const status = e instanceof UsageError ? 400 : e instanceof NotFoundError ? 404 : 500;
+    const status = e instanceof UsageError ? 400 : e instanceof ForeignTranscriptError ? 403 : e instanceof NotFoundError ? 404 : 500;
     if (status === 500 && !(e instanceof MemsearchError) && process.env.MEMSEARCH_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? e}\n`);
     // Errors echo settings and file names: redacted like everything else the page shows.
     return json({ error: sanitize(oneLine(e)) }, status);

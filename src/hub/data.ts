@@ -16,7 +16,7 @@ import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
 import { expandChunk, type Expansion, type SectionRef } from "../index/expand.ts";
 import type { IndexSummary } from "../index/format.ts";
 import { indexStats, LoadedIndexes, readChunk, searchIndex } from "../watch/gateway.ts";
-import { fileStamp, isDirectory, isRegularFile, readTextQuiet } from "../core/fsutil.ts";
+import { fileStamp, isDirectory, readTextQuiet } from "../core/fsutil.ts";
 import { projectsFile, readRegistry, type ProjectEntry } from "../memory/projects.ts";
 import { recall } from "../recall/recall.ts";
 import type { SearchResponse } from "../index/search.ts";
@@ -24,6 +24,7 @@ import type { StoredChunk } from "../index/types.ts";
 import { dataFiles } from "../core/project.ts";
 import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, type JournalNote } from "../memory/journal.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
+import { checkProjectTranscript, isProjectTranscript } from "../transcript/claude-files.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import { clip } from "../core/text.ts";
 import type { NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView, DayPage } from "./types.ts";
@@ -400,7 +401,7 @@ export class HubData {
       heading: redact(x.chunk.heading, 200),
       content: redact(x.content, NOTE_CHARS),
       anchor,
-      transcriptAvailable: !!anchor && anchor.transcript.endsWith(".jsonl") && isRegularFile(anchor.transcript),
+      transcriptAvailable: !!anchor && isProjectTranscript(anchor.transcript, p.root, { env: this.env }),
     };
   }
 
@@ -414,13 +415,16 @@ export class HubData {
     let id: string;
     if ("path" in ref) {
       if (!this.knownTranscripts.has(ref.path)) throw new NotFoundError("unknown transcript: open it from a search result");
+      // A hit may carry a note's anchor: the same check as for a note, against the project in view.
+      checkProjectTranscript(ref.path, this.list.find((x) => x.current)!.root, { env: this.env, anyProject: this.scope === "all" });
       path = ref.path;
       id = ref.turn;
     } else {
-      const { anchor } = await this.section(this.project(ref.project), ref);
+      const p = this.project(ref.project);
+      const { anchor } = await this.section(p, ref);
       if (!anchor || anchor.transcript === "-") throw new NotFoundError("this note has no transcript anchor");
-      // Notes may come with a cloned repository: an anchor is followed to a transcript only.
-      if (!anchor.transcript.endsWith(".jsonl")) throw new NotFoundError(`not a transcript: ${anchor.transcript}`);
+      // Notes may come with a cloned repository: an anchor is followed only to this project's transcripts.
+      checkProjectTranscript(anchor.transcript, p.root, { env: this.env });
       path = anchor.transcript;
       id = anchor.turn;
     }

@@ -11,133 +11,18 @@
  *
  * The core never prints: progress and warnings go through callbacks, failures are typed errors.
  */
-import { open, readdir, stat } from "node:fs/promises";
-import { realpathSync, readFileSync } from "node:fs";
+import { stat } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { anchorsIn } from "../core/anchor.ts";
 import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
-import { errCode } from "../core/fsutil.ts";
-import { claudeProjectsDir, gitTopLevel } from "../core/project.ts";
-export { claudeProjectsDir };
 import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
-import { EmptyTranscriptError, isSubagentPath, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
+import { claudeProjectsDir, findProjectTranscripts, isSubagentPath, listTranscripts } from "../transcript/claude-files.ts";
+import { EmptyTranscriptError, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
 import type { LastTurn, Turn } from "../transcript/types.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { sanitize } from "../core/redact.ts";
 import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer.ts";
-
-// ---------------------------------------------------------------------------------------------
-// Where Claude Code keeps transcripts
-
-
-/** The folder name Claude Code gives a working directory: every non-alphanumeric character becomes `-`. */
-export function projectSlug(dir: string): string {
-  return dir.replace(/[^A-Za-z0-9]/g, "-");
-}
-
-const CWD_RE = /"cwd"\s*:\s*"((?:[^"\\]|\\.)*)"/;
-// The first entries carry the cwd; request records of 40–60 KB may come first, so look a little further.
-const CWD_HEAD_BYTES = [64 * 1024, 1024 * 1024];
-
-/** The working directory the session ran in, from the first entry that records one. */
-export async function transcriptCwd(path: string): Promise<string | undefined> {
-  const fh = await open(path, "r");
-  try {
-    for (const size of CWD_HEAD_BYTES) {
-      const buf = Buffer.alloc(size);
-      const { bytesRead } = await fh.read(buf, 0, size, 0);
-      const m = CWD_RE.exec(buf.subarray(0, bytesRead).toString("utf8"));
-      if (m) {
-        try {
-          return JSON.parse(`"${m[1]}"`) as string;
-        } catch {
-          return undefined;
-        }
-      }
-      if (bytesRead < size) return undefined;
-    }
-    return undefined;
-  } finally {
-    await fh.close();
-  }
-}
-
-function real(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return resolve(p);
-  }
-}
-
-/**
- * The project a working directory belongs to, by the memory's own identity: the git top level
- * (every worktree of a repository is one project), else the directory itself.
- */
-export function projectOfCwd(cwd: string): string {
-  return real(gitTopLevel(cwd) ?? cwd);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Finding the project's transcripts
-
-export interface FoundTranscripts {
-  /** Where we looked. */
-  projectsDir: string;
-  /** Session files of this project, sorted. */
-  files: string[];
-  /** Session files seen that belong to other projects (never imported). */
-  otherProjects: number;
-}
-
-/**
- * Session files of `root` below the projects folder: `<slug>/*.jsonl` whose recorded cwd belongs
- * to the project. Every folder is looked at, not only the root's slug: sessions started in a
- * subdirectory or another worktree live under other slugs. `<session>/subagents/` files are not
- * returned: a subagent's work is a tool call of its parent's turn, whose note already covers it.
- */
-export async function findProjectTranscripts(root: string, projectsDir: string, warn: (msg: string) => void = () => {}): Promise<FoundTranscripts> {
-  const want = real(root);
-  const ownSlug = projectSlug(want);
-  const found: FoundTranscripts = { projectsDir, files: [], otherProjects: 0 };
-  let dirs: string[];
-  try {
-    dirs = (await readdir(projectsDir)).sort();
-  } catch {
-    return found;
-  }
-  const rootOf = new Map<string, string>();
-  for (const d of dirs) {
-    const dir = join(projectsDir, d);
-    let names: string[];
-    try {
-      names = (await readdir(dir)).filter((n) => n.endsWith(".jsonl")).sort();
-    } catch {
-      continue; // a file, or unreadable: not a project folder
-    }
-    for (const name of names) {
-      const path = join(dir, name);
-      let cwd: string | undefined;
-      try {
-        cwd = await transcriptCwd(path);
-      } catch (e) {
-        if (d === ownSlug) warn(`skipped ${path}: cannot read it (${errCode(e) ?? oneLine(e)})`);
-        continue;
-      }
-      let owner: string | undefined;
-      if (cwd) {
-        owner = rootOf.get(cwd);
-        if (owner === undefined) rootOf.set(cwd, (owner = projectOfCwd(cwd)));
-      } else if (d === ownSlug) {
-        // Nothing recorded: the folder Claude Code files the root's sessions under is the evidence.
-        owner = want;
-      }
-      if (owner === want) found.files.push(path);
-      else found.otherProjects++;
-    }
-  }
-  return found;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Turn → note
@@ -286,9 +171,13 @@ export const ACTIVE_MS = 10 * 60_000;
 
 const SUBAGENT_REASON = "a subagent transcript (its work is part of its parent session's turn; import the parent)";
 
-/** Named paths: files as given, folders as their `*.jsonl` files. A missing one stops before anything is written. */
-async function namedFiles(paths: string[]): Promise<string[]> {
+/**
+ * Named paths: files as given, folders as their regular `*.jsonl` files (the rest reported, never
+ * opened). A missing one stops before anything is written.
+ */
+async function namedFiles(paths: string[]): Promise<{ files: string[]; skipped: { path: string; reason: string }[] }> {
   const out: string[] = [];
+  const skipped: { path: string; reason: string }[] = [];
   for (const p of paths) {
     const abs = resolve(p);
     let st;
@@ -298,10 +187,12 @@ async function namedFiles(paths: string[]): Promise<string[]> {
       throw new NotFoundError(`transcript not found: ${p}`);
     }
     if (st.isDirectory()) {
-      for (const n of (await readdir(abs)).sort()) if (n.endsWith(".jsonl")) out.push(join(abs, n));
+      const listed = listTranscripts(abs);
+      out.push(...listed.files);
+      skipped.push(...listed.skipped);
     } else out.push(abs);
   }
-  return [...new Set(out)];
+  return { files: [...new Set(out)], skipped };
 }
 
 export async function planImport(o: PlanOptions): Promise<ImportPlan> {
@@ -311,19 +202,22 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   const activeMs = o.activeMs ?? ACTIVE_MS;
   const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0 };
 
-  let files: string[];
-  if (o.paths?.length) {
-    files = await namedFiles(o.paths);
-  } else {
-    const found = await findProjectTranscripts(o.root, projectsDir, warn);
-    files = found.files;
-    plan.otherProjects = found.otherProjects;
-  }
-
   const skip = (path: string, reason: string) => {
     plan.skipped.push({ path, reason });
     warn(`skipped ${path}: ${reason}`);
   };
+  let files: string[];
+  let special: { path: string; reason: string }[];
+  if (o.paths?.length) {
+    ({ files, skipped: special } = await namedFiles(o.paths));
+  } else {
+    const found = findProjectTranscripts(o.root, projectsDir, warn);
+    files = found.files;
+    special = found.skipped;
+    plan.otherProjects = found.otherProjects;
+  }
+  // Never opened: which project they belong to is unknowable without reading them.
+  for (const s of special) skip(s.path, `${s.reason}, not a transcript file`);
   const existing = existingNotes(o.memoryDir);
   const seen = new Set<string>();
   const candidates: PlannedTurn[] = [];

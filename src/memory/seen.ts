@@ -9,17 +9,18 @@
  * that transcript, 30 days by default).
  */
 import { mkdirSync } from "node:fs";
-import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import { basename, dirname, isAbsolute, relative } from "node:path";
 import type { Anchor } from "../core/anchor.ts";
 import { atomicWrite, isRegularFile, readTextQuiet } from "../core/fsutil.ts";
-import { claudeProjectsDir, userDir } from "../core/project.ts";
+import { userFiles } from "../core/project.ts";
+import { claudeProjectsDir } from "../transcript/claude-files.ts";
 import { withFileLock } from "../core/lock.ts";
 
 /** Past this size the file is rewritten with its newest half (ids are unique sessions: a year of heavy use is far below). */
 const MAX_BYTES = 1024 * 1024;
 
 export function seenSessionsFile(env = process.env): string {
-  return join(userDir(env), "sessions-seen.txt");
+  return userFiles(env).sessionsSeen;
 }
 
 /** What identifies a note's origin: its session, or its own turn for a `memsearch remember` note (all share the session "manual"). */

@@ -1,9 +1,11 @@
 /**
  * The first request of a session, read from the head of its transcript only: SessionStart names
- * the previous session by it and must not pay for reading a long transcript whole.
+ * the previous session by it and must not pay for reading a long transcript whole. Entries are
+ * read as every reader reads them (entries.ts), sidechain lines left out as the segmenter does.
  */
+import { entryType, readUserEntry } from "./entries.ts";
 import { parseLine, peekEntry, scanLines } from "./lines.ts";
-import { classifyUserText, cleanText, commandText } from "./sanitize.ts";
+import { TurnSegmenter } from "./turns.ts";
 
 /** How far into a transcript the first prompt is looked for. */
 const FIRST_PROMPT_BYTES = 512 * 1024;
@@ -17,22 +19,29 @@ const FIRST_PROMPT_BYTES = 512 * 1024;
 export async function firstPrompt(path: string, maxBytes = FIRST_PROMPT_BYTES): Promise<string | undefined> {
   let found: string | undefined;
   let command: string | undefined;
+  const seg = new TurnSegmenter<never>();
   try {
     await scanLines(
       path,
       (buf, s, e) => {
         const peek = peekEntry(buf, s, e);
-        if (peek.type !== "user" || peek.firstBlock === "tool_result") return;
+        if (peek.type !== undefined && peek.type !== "user" && peek.type !== "assistant") return;
+        // Lines that can hold no prompt count only for their thread, known without parsing them.
+        if (peek.sidechain !== undefined && (peek.type === "assistant" || peek.firstBlock === "tool_result")) {
+          seg.leftOut(peek.sidechain);
+          return;
+        }
         const entry = parseLine(buf, s, e);
-        if (!entry || entry.isMeta === true || entry.isSidechain === true || entry.isCompactSummary === true) return;
-        const text = userText(entry.message);
-        if (text === undefined) return;
-        const kind = classifyUserText(text);
-        if (kind === "prompt") {
-          found = text;
+        if (!entry) return;
+        const type = entryType(entry);
+        if (type !== "user" && type !== "assistant") return;
+        if (seg.leftOut(entry.isSidechain === true) || type !== "user") return;
+        const u = readUserEntry(entry);
+        if (u.kind === "prompt") {
+          found = u.text;
           return false;
         }
-        if (kind === "command") command ??= commandText(text);
+        if (u.kind === "command") command ??= u.text;
       },
       { end: maxBytes, maxLineBytes: maxBytes, chunkSize: 64 * 1024 },
     );
@@ -40,18 +49,4 @@ export async function firstPrompt(path: string, maxBytes = FIRST_PROMPT_BYTES): 
     return undefined;
   }
   return found ?? command;
-}
-
-function userText(message: unknown): string | undefined {
-  if (!message || typeof message !== "object") return undefined;
-  const content = (message as Record<string, unknown>).content;
-  let raw: string | undefined;
-  if (typeof content === "string") raw = content;
-  else if (Array.isArray(content)) {
-    const texts = content.flatMap((b) => (b && typeof b === "object" && (b as Record<string, unknown>).type === "text" && typeof (b as Record<string, unknown>).text === "string" ? [(b as Record<string, string>).text] : []));
-    if (texts.length) raw = texts.join("\n\n");
-  }
-  if (raw === undefined) return undefined;
-  const clean = cleanText(raw);
-  return clean || undefined;
 }

@@ -3,7 +3,8 @@
  * byte search and handed over as (buffer, start, end) windows, so a line is never decoded unless
  * the reader decides to parse it. A 100 MB transcript is never held in memory whole.
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
+import { openRegularFile } from "./claude-files.ts";
 
 const NL = 10;
 const Q = 34; // "
@@ -46,7 +47,8 @@ export async function scanLines(path: string, sink: LineSink, opts: ScanOptions 
   const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE;
   const stop = opts.end ?? Number.POSITIVE_INFINITY;
   // Synchronous chunked reads: no thread-pool hop per chunk, and the caller awaits the whole scan anyway.
-  const fd = openSync(path, "r");
+  // A FIFO or device named like a transcript is refused, never waited on.
+  const fd = openRegularFile(path);
   // Buffers, so the peek can use native pattern search on them.
   const chunk = Buffer.allocUnsafe(chunkSize);
   let pos = opts.start ?? 0;
@@ -238,6 +240,14 @@ function readStr(v: Buffer, i: number): string | undefined {
   return v.toString("latin1", i, j);
 }
 
+/** The top-level `isSidechain` of the line in window `v`, when it is there and a boolean. */
+function sidechainOf(v: Buffer, w: number): boolean | undefined {
+  const sc = keyIn(v, 1, P_SIDECHAIN, false);
+  if (sc < 0) return undefined;
+  const c = v[skipWs(v, sc, w)];
+  return c === 116 ? true : c === 102 ? false : undefined;
+}
+
 export function peekEntry(b: Uint8Array, start: number, end: number): Peek {
   const buf = asBuffer(b);
   const p: Peek = {};
@@ -256,14 +266,11 @@ export function peekEntry(b: Uint8Array, start: number, end: number): Peek {
     if (r >= 0) p.role = readStr(v, r);
     if (p.type === undefined && p.role !== "assistant") return p;
     // Assistant lines: the sidechain flag decides whether the line counts.
-    const sc = keyIn(v, 1, P_SIDECHAIN, false);
-    if (sc >= 0) {
-      const c = v[skipWs(v, sc, w)];
-      if (c === 116) p.sidechain = true;
-      else if (c === 102) p.sidechain = false;
-    }
+    p.sidechain = sidechainOf(v, w);
     return p;
   }
+  // User lines too: the first user or assistant line tells a subagent's file from a main one.
+  p.sidechain = sidechainOf(v, w);
   const c = keyIn(v, m, P_CONTENT, true);
   if (c < 0) return p;
   let i = skipWs(v, c, w);

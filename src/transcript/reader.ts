@@ -10,13 +10,16 @@
  *  - `readTranscript` / `readTurnRange` (full): texts, tool calls paired with their results,
  *    compactions, summaries. `readTurnRange` parses only the byte range of the turns asked for.
  */
-import { stat } from "node:fs/promises";
+import { closeSync, fstatSync } from "node:fs";
 import { basename } from "node:path";
-import { InputError, NotFoundError, UnrecognisedFormatError } from "../core/errors.ts";
+import { InputError, UnrecognisedFormatError } from "../core/errors.ts";
 import { clipMarked } from "../core/text.ts";
 import { clipRedacted, type Redactor } from "../core/redact.ts";
+import { isSubagentPath, openRegularFile } from "./claude-files.ts";
 import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "./lines.ts";
-import { classifyUserText, cleanText, commandText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
+import { entryType, isObj, readUserEntry, turnId, type Obj } from "./entries.ts";
+import { cleanText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
+import { TurnSegmenter, type Closed } from "./turns.ts";
 import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";
 
 /** The file exists but holds nothing yet (Claude Code creates it before writing). */
@@ -106,12 +109,6 @@ function newStats(): ReadStats {
   };
 }
 
-type Obj = Record<string, unknown>;
-
-function isObj(v: unknown): v is Obj {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
 function str(v: unknown): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
@@ -123,12 +120,10 @@ class Builder {
   readonly rawSummaries: SessionSummary[] = [];
   readonly uuids = new Set<string>();
   sessionId?: string;
-  subagent?: boolean;
   located?: Turn;
 
-  private cur?: Turn;
-  private curCandidate = false;
-  private curHasAssistant = false;
+  /** Where turns start and end: the same segmenter as the conversation index's. */
+  private readonly seg: TurnSegmenter<Turn>;
   /** Per message.id: blocks already taken (lines of one message may repeat blocks). */
   private seen = new Map<string, Set<string>>();
   private lastTextMsg?: string;
@@ -145,8 +140,17 @@ class Builder {
   private readonly locateBytes?: Buffer;
 
   constructor(private readonly o: BuilderOptions) {
-    this.subagent = o.subagent;
+    this.seg = new TurnSegmenter({ subagent: o.subagent });
     if (o.locate) this.locateBytes = Buffer.from(o.locate);
+  }
+
+  get subagent(): boolean | undefined {
+    return this.seg.subagent;
+  }
+
+  /** The turn in progress (a slash command not yet acted on included). */
+  private get cur(): Turn | undefined {
+    return this.seg.open?.turn;
   }
 
   /** One line of the file. */
@@ -166,9 +170,11 @@ class Builder {
     if (this.o.mode === "index" && !locating) {
       // An index needs neither tool results (they never open a turn) nor assistant lines without
       // a tool call (only the fact that Claude answered matters): both are known from a peek.
-      if (peek.type === "user" && peek.content === "array" && peek.firstBlock === "tool_result") {
+      // Its sidechain flag matters only while the file's kind is undecided (else it is never read).
+      if (peek.type === "user" && peek.content === "array" && peek.firstBlock === "tool_result" && (peek.sidechain !== undefined || this.subagent !== undefined)) {
         this.objects++;
         this.count("user");
+        if (peek.sidechain !== undefined) this.seg.leftOut(peek.sidechain);
         return;
       }
       const assistant = peek.type === "assistant" || (peek.type === undefined && peek.role === "assistant");
@@ -191,13 +197,12 @@ class Builder {
     this.objects++;
     const type = str(entry.type);
     this.count(type ?? (entry.role !== undefined ? "message" : undefined));
-    this.entry(entry, type, offset, lineNo);
+    this.entry(entry, offset, lineNo);
   }
 
   /** An assistant line seen in an index without parsing it (its tool_use ids found by a byte search). */
   private answered(sidechain: boolean, toolIds: string[]): void {
-    if (this.subagent === undefined) this.subagent = sidechain;
-    if (sidechain && !this.subagent) {
+    if (this.seg.leftOut(sidechain)) {
       this.stats.sidechain++;
       return;
     }
@@ -211,14 +216,10 @@ class Builder {
   }
 
   /** The turn an assistant line belongs to; none before the first user prompt (counted as skipped). */
-  private answeringTurn() {
-    const t = this.cur;
-    if (!t) {
-      this.skip("assistant:before-first-turn");
-      return undefined;
-    }
-    this.curHasAssistant = true;
-    return t;
+  private answeringTurn(): Turn | undefined {
+    const a = this.seg.answer();
+    if (!a) this.skip("assistant:before-first-turn");
+    return a?.turn;
   }
 
   private readonly skips = new Map<string, number>();
@@ -244,16 +245,15 @@ class Builder {
     if (this.claudeEntries === 0 || this.foreignEntries > this.claudeEntries) throw new UnrecognisedFormatError(UNRECOGNISED_MESSAGE);
   }
 
-  private entry(o: Obj, type: string | undefined, offset: number, lineNo: number): void {
+  private entry(o: Obj, offset: number, lineNo: number): void {
     const uuid = str(o.uuid);
     if (uuid !== undefined) this.uuids.add(uuid);
     if (this.sessionId === undefined && typeof o.sessionId === "string" && o.sessionId) this.sessionId = o.sessionId;
-    if (type === "user" || type === "assistant" || type === "system" || type === "attachment") {
-      if (this.subagent === undefined && (type === "user" || type === "assistant")) this.subagent = o.isSidechain === true;
-      if (o.isSidechain === true && !this.subagent) {
-        this.stats.sidechain++;
-        return;
-      }
+    const type = entryType(o);
+    const left = type === "user" || type === "assistant" ? this.seg.leftOut(o.isSidechain === true) : (type === "system" || type === "attachment") && o.isSidechain === true && !this.subagent;
+    if (left) {
+      this.stats.sidechain++;
+      return;
     }
     switch (type) {
       case "user":
@@ -284,71 +284,32 @@ class Builder {
 
   private user(o: Obj, offset: number, lineNo: number): void {
     const full = this.o.mode === "full";
-    if (o.isMeta === true) {
-      this.stats.meta++;
-      return;
-    }
-    const msg = o.message;
-    if (!isObj(msg)) {
-      this.stats.malformed++;
-      return;
-    }
-    const content = msg.content;
-    const parts: string[] = [];
-    let hasResult = false;
-    if (typeof content === "string") parts.push(content);
-    else if (Array.isArray(content)) {
-      for (const b of content) {
-        if (!isObj(b)) {
-          this.stats.unknownBlocks++;
-          continue;
-        }
-        switch (b.type) {
-          case "text":
-            if (typeof b.text === "string") parts.push(b.text);
-            break;
-          case "image":
-          case "document":
-            parts.push(mediaPlaceholder(b));
-            break;
-          case "tool_result":
-            hasResult = true;
-            if (full) this.result(b);
-            break;
-          default:
-            this.stats.unknownBlocks++;
-        }
-      }
-    } else {
-      this.stats.malformed++;
-      return;
-    }
-    const text = cleanText(parts.join("\n\n"));
-    if (o.isCompactSummary === true) {
-      this.compactSummary(text);
-      return;
-    }
-    if (hasResult) {
-      // Text beside tool results is an interruption notice or a reminder, never a new prompt.
-      if (text && full && this.cur) this.cur.items.push({ kind: "user", text });
-      return;
-    }
-    const kind = classifyUserText(text);
-    switch (kind) {
-      case "prompt":
-        this.open(o, text, "prompt", offset, lineNo);
-        break;
-      case "command":
-        this.open(o, commandText(text), "command", offset, lineNo);
-        break;
-      case "interrupt":
-        if (full && this.cur) this.cur.items.push({ kind: "user", text });
-        break;
+    const u = readUserEntry(o, () => this.stats.unknownBlocks++);
+    switch (u.kind) {
+      case "meta":
+        this.stats.meta++;
+        return;
+      case "malformed":
+        this.stats.malformed++;
+        return;
       case "compact-summary":
-        this.compactSummary(text);
-        break;
-      default:
-        this.skip(`user:${kind}`);
+        this.compactSummary(u.text);
+        return;
+      case "results":
+        if (!full) return;
+        for (const b of u.results) this.result(b);
+        // Text beside tool results is an interruption notice or a reminder, never a new prompt.
+        if (u.text && this.cur) this.cur.items.push({ kind: "user", text: u.text });
+        return;
+      case "prompt":
+      case "command":
+        this.open(o, u.text, u.kind, offset, lineNo);
+        return;
+      case "interrupt":
+        if (full && this.cur) this.cur.items.push({ kind: "user", text: u.text });
+        return;
+      case "other":
+        this.skip(`user:${u.what}`);
     }
   }
 
@@ -360,10 +321,9 @@ class Builder {
 
   /** Start a turn; a slash command only counts once Claude acts on it. */
   private open(o: Obj, text: string, kind: "prompt" | "command", offset: number, lineNo: number): void {
-    this.close(offset);
-    this.cur = {
+    const turn: Turn = {
       index: -1,
-      uuid: str(o.uuid) ?? `line-${lineNo}`,
+      uuid: turnId(o, lineNo),
       timestamp: str(o.timestamp),
       ...(str(o.promptId) ? { promptId: str(o.promptId) } : {}),
       kind,
@@ -376,23 +336,21 @@ class Builder {
       start: offset,
       end: offset,
     };
-    this.curCandidate = kind === "command";
-    this.curHasAssistant = false;
+    this.ended(this.seg.start(turn, kind === "command"), offset);
     this.seen.clear();
     this.toolIds.clear();
     this.lastTextMsg = undefined;
   }
 
-  private close(end: number): void {
-    const t = this.cur;
-    if (!t) return;
-    this.cur = undefined;
-    if (this.curCandidate && !this.curHasAssistant) {
+  /** The turn a new prompt or the end of the input closed, at byte `end`. */
+  private ended(r: Closed<Turn>, end: number): void {
+    if (r.dropped) {
       // A local command (/mcp, /model…): no turn.
       this.skip("user:local-command");
-      if (this.located === t) this.located = undefined;
-      return;
+      if (this.located === r.dropped) this.located = undefined;
     }
+    const t = r.closed;
+    if (!t) return;
     t.end = end;
     t.index = this.turns.length;
     this.turns.push(t);
@@ -531,7 +489,7 @@ class Builder {
       if (this.objects === 0) throw new InputError(`not a JSONL transcript (no line is a JSON object): ${path}`);
       if (!this.decided) this.decide();
     }
-    this.close(end);
+    this.ended(this.seg.finish(), end);
     for (const t of this.turns) for (const c of t.tools) if (c.output === undefined) c.unpaired = true;
     for (const [k, n] of this.skips) this.stats.skipped[k] = n;
     if (this.o.redact) this.redactTexts(this.o.redact);
@@ -564,29 +522,20 @@ class Builder {
   }
 }
 
-/** Size of a readable regular file, or the typed error for anything else. */
-export async function checkTranscriptPath(path: string): Promise<number> {
-  let st;
+/** Size of a readable regular file, or the typed error for anything else (never waits on a FIFO). */
+export function checkTranscriptPath(path: string): number {
+  const fd = openRegularFile(path);
   try {
-    st = await stat(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") throw new NotFoundError(`transcript not found: ${path}`);
-    throw new InputError(`cannot read transcript: ${path} (${code ?? (e as Error).message})`);
+    const size = fstatSync(fd).size;
+    if (size === 0) throw new EmptyTranscriptError(path);
+    return size;
+  } finally {
+    closeSync(fd);
   }
-  if (st.isDirectory()) throw new InputError(`transcript path is a directory, not a .jsonl file: ${path}`);
-  if (!st.isFile()) throw new InputError(`transcript is not a regular file: ${path}`);
-  if (st.size === 0) throw new EmptyTranscriptError(path);
-  return st.size;
-}
-
-/** `agent-<id>.jsonl` inside a `subagents/` folder. */
-export function isSubagentPath(path: string): boolean {
-  return /(^|[\\/])subagents[\\/]agent-[^\\/]+\.jsonl$/.test(path);
 }
 
 async function run(path: string, o: BuilderOptions, range?: { start: number; end: number; linesBefore: number }): Promise<{ b: Builder; size: number }> {
-  const size = await checkTranscriptPath(path);
+  const size = checkTranscriptPath(path);
   const b = new Builder(o);
   let res;
   try {

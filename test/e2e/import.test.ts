@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { anchorsIn } from "../../src/core/anchor.ts";
@@ -318,6 +319,41 @@ describe("what a user can get wrong", () => {
     const missing = await run(["import", join(s.root, "nope.jsonl")], { cwd: s.root, env: s.env });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(`Error: transcript not found: ${join(s.root, "nope.jsonl")}\n`);
+  });
+
+  test("special files named *.jsonl (FIFO, socket, links out) are skipped with a warning, never opened: import finishes", async () => {
+    const s = setup();
+    const fifo = join(s.mineDir, "x.jsonl");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const sock = join(s.mineDir, "sock.jsonl");
+    const server = createServer().listen(sock);
+    await new Promise((r) => server.once("listening", r));
+    // A regular transcript of this project, but outside Claude Code's folder, and a device.
+    const outside = join(dirname(s.root), "outside.jsonl");
+    copyAs(join(FIXTURES, "spotter/short.jsonl"), outside, s.root);
+    symlinkSync(outside, join(s.mineDir, "link-out.jsonl"));
+    symlinkSync("/dev/zero", join(s.mineDir, "zero.jsonl"));
+    try {
+      // A hang fails here (the process is killed) rather than blocking the suite.
+      const r = await run(["import", "--dry-run"], { cwd: s.root, env: s.env, timeoutMs: 20_000 });
+      expect(r.code).toBe(0);
+      const warnings = r.stderr.split("\n").filter((l) => l.includes("skipped"));
+      expect(warnings).toEqual([
+        `Warning: skipped ${join(s.mineDir, "link-out.jsonl")}: a symbolic link out of Claude Code's projects folder, not a transcript file`,
+        `Warning: skipped ${sock}: a socket, not a transcript file`,
+        `Warning: skipped ${fifo}: a FIFO, not a transcript file`,
+        `Warning: skipped ${join(s.mineDir, "zero.jsonl")}: a symbolic link out of Claude Code's projects folder, not a transcript file`,
+      ]);
+      expect(r.stdout).toContain(`(${MINE.length} transcripts)`);
+      // Named on the command line: skipped with the reader's reason, nothing to import.
+      const named = await run(["import", fifo, "/dev/zero"], { cwd: s.root, env: s.env, timeoutMs: 20_000 });
+      expect(named.code).toBe(1);
+      expect(named.stderr).toContain(`Warning: skipped ${fifo}: transcript is not a regular file`);
+      expect(named.stderr).toContain("Warning: skipped /dev/zero: transcript is not a regular file");
+      expect(named.stderr).toContain("Error: nothing to import: every transcript given was skipped");
+    } finally {
+      server.close();
+    }
   });
 
   test("a subagent file named on the command line is refused: its parent's turn holds its work", async () => {

@@ -134,7 +134,8 @@ describe("a whole session through the hooks", () => {
     const x = JSON.parse((await run(["expand", hits[0]!.chunk_hash, "-j"], { cwd: p.root, env })).stdout);
     expect(x.anchor.session).toBe("sess-a");
     expect(x.anchor.transcript).toBe(transcriptA);
-    const t = await run(["transcript", x.anchor.transcript, "--turn", x.anchor.turn, "-j"], { cwd: p.root, env });
+    // The hooks were handed a fixture of the repository, not a file under Claude Code's projects folder.
+    const t = await run(["transcript", x.anchor.transcript, "--turn", x.anchor.turn, "-j", "--any-file"], { cwd: p.root, env });
     expect(t.code).toBe(0);
     const turns = JSON.parse(t.stdout);
     expect(JSON.stringify(turns)).toContain(x.anchor.turn);

@@ -1,6 +1,6 @@
 /** `memsearch transcript` through the compiled binary (MEMSEARCH_BIN or dist/memsearch). */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO, run } from "../helpers/cli.ts";
@@ -11,7 +11,8 @@ const LARGE = join(FIX, "episodic-memory/large-conversation.jsonl");
 const cwd = mkdtempSync(join(tmpdir(), "ms-e2e-transcript-"));
 const env = { HOME: cwd, MEMSEARCH_HOME: join(cwd, ".memsearch"), TZ: "UTC" };
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
-const ms = (...args: string[]) => run(["transcript", ...args], { cwd, env });
+// Fixtures live outside Claude Code's projects folder: read as files the user names.
+const ms = (...args: string[]) => run(["transcript", "--any-file", ...args], { cwd, env });
 
 describe("memsearch transcript", () => {
   test("lists turns: All turns (N):, uuid prefix, HH:MM:SS, preview, [N tools]", async () => {
@@ -126,5 +127,57 @@ describe("memsearch transcript", () => {
       expect(r.stdout).toStartWith("All turns (2):");
       expect(r.stdout).not.toMatch(/[A-Za-z0-9+/]{200,}/);
     }
+  });
+});
+
+describe("a note's anchor is followed only to this project's transcripts", () => {
+  // Notes may come with a cloned repository: the path an anchor names is untrusted.
+  const base = mkdtempSync(join(tmpdir(), "ms-e2e-anchor-"));
+  afterAll(() => rmSync(base, { recursive: true, force: true }));
+  const root = join(base, "proj");
+  const other = join(base, "other");
+  const home = join(base, "home");
+  const projects = join(home, ".claude", "projects");
+  const slug = (p: string) => p.replace(/[^A-Za-z0-9]/g, "-");
+  /** A fixture with every line's cwd set to `cwd`. */
+  const copyAs = (dest: string, cwd: string) => {
+    mkdirSync(join(dest, ".."), { recursive: true });
+    const lines = readFileSync(join(FIX, "spotter/short.jsonl"), "utf8").split("\n");
+    writeFileSync(dest, lines.map((l) => (l.trim() ? JSON.stringify({ ...JSON.parse(l), cwd }) : l)).join("\n"));
+  };
+  mkdirSync(join(root, ".git"), { recursive: true });
+  mkdirSync(join(other, ".git"), { recursive: true });
+  const own = join(projects, slug(root), "own.jsonl");
+  const theirs = join(projects, slug(other), "theirs.jsonl");
+  const evil = join(base, "evil.jsonl");
+  copyAs(own, root);
+  copyAs(theirs, other);
+  copyAs(evil, root);
+  const aEnv = { HOME: home, MEMSEARCH_HOME: join(home, ".memsearch"), CLAUDE_CONFIG_DIR: undefined, CLAUDE_PROJECT_DIR: undefined, MEMSEARCH_DIR: undefined, TZ: "UTC" };
+  const tx = (...args: string[]) => run(["transcript", ...args], { cwd: root, env: aEnv });
+
+  test("this project's transcript under Claude Code's projects folder is read", async () => {
+    const r = await tx(own);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toStartWith("All turns (1):");
+  });
+
+  test("a .jsonl outside Claude Code's projects folder is refused in one line, whatever the mode", async () => {
+    for (const args of [[evil], [evil, "--turn", "x"], [evil, "--last-turn"]]) {
+      const r = await tx(...args);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toBe(`Error: refused: ${evil} is not a Claude Code transcript (not under ${projects}); pass --any-file to read it anyway\n`);
+    }
+    const ok = await tx(evil, "--any-file");
+    expect(ok.code).toBe(0);
+  });
+
+  test("another project's transcript is refused unless --all-projects", async () => {
+    const r = await tx(theirs, "--turn", "x");
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`Error: refused: ${theirs} is another project's transcript (this project: ${root}); pass --all-projects to read it anyway\n`);
+    const ok = await tx(theirs, "--all-projects");
+    expect(ok.code).toBe(0);
   });
 });

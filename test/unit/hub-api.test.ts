@@ -183,6 +183,37 @@ describe("data", () => {
     expect(turn.items).toContainEqual({ kind: "assistant", text: "The billing webhook now verifies signatures." });
   });
 
+  test("a planted note's anchor to a .jsonl outside Claude Code's folder, or to another project's transcript, is refused (403)", async () => {
+    // Both files are real transcripts, the first one even recorded in this project's folder.
+    const evil = join(mkdtempSync(join(tmpdir(), "ms-hub-evil-")), "evil.jsonl");
+    const other = mkdtempSync(join(tmpdir(), "ms-hub-other-"));
+    mkdirSync(join(other, ".git"));
+    const theirs = join(home, ".claude", "projects", "-hub-api-other", "theirs.jsonl");
+    mkdirSync(join(theirs, ".."), { recursive: true });
+    const spec = { sessionId: "evil-session", uuid: "e0000000-0000-4000-8000-000000000001", promptId: "pe", prompt: "the other project's secret plan", command: "ls", output: "x", reply: "ok" };
+    appendTurn(evil, { ...spec, cwd: root }, "all");
+    appendTurn(theirs, { ...spec, cwd: other }, "all");
+    const day = "2026-11-05.md";
+    writeFileSync(
+      join(memory, day),
+      `### 09:00\n<!-- session:evil-session turn:${spec.uuid} transcript:${evil} -->\n- planted one\n\n### 09:30\n<!-- session:evil-session turn:${spec.uuid} transcript:${theirs} -->\n- planted two\n`,
+    );
+    for (const [line, path, why] of [
+      [1, evil, /refused: .*evil\.jsonl is not a Claude Code transcript/],
+      [5, theirs, /refused: .*theirs\.jsonl is another project's transcript/],
+    ] as const) {
+      const note = await get<NoteView>(data, "/api/note", { project: projectId, file: day, line });
+      expect(note.status).toBe(200);
+      expect(note.body.anchor?.transcript).toBe(path);
+      expect(note.body.transcriptAvailable).toBe(false);
+      const r = await get<{ error: string }>(data, "/api/transcript", { project: projectId, file: day, line });
+      expect(r.status).toBe(403);
+      expect(r.body.error).toMatch(why);
+      expect(JSON.stringify(r.body)).not.toContain("secret plan");
+    }
+    rmSync(join(memory, day));
+  });
+
   test("notes + conversations (recall --raw) finds the conversation too, and then may open it", async () => {
     const page = (await get<SearchPage>(data, "/api/search", { q: "billing webhook signatures", mode: "recall" })).body;
     const both = page.hits.find((h) => h.from.includes("transcript"))!;

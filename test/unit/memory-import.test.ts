@@ -7,15 +7,14 @@ import {
   dayOfTurn,
   estimateCost,
   existingNotes,
-  findProjectTranscripts,
   planImport,
-  projectSlug,
   runImport,
   SummarizerGaveUpError,
   turnTimes,
   turnToLastTurn,
 } from "../../src/memory/import.ts";
 import { appendTurnNote, localDay } from "../../src/memory/journal.ts";
+import { findProjectTranscripts, projectSlug } from "../../src/transcript/claude-files.ts";
 import { extractBullets, type Summary } from "../../src/memory/summarizer.ts";
 import type { LastTurn, Turn } from "../../src/transcript/types.ts";
 import { srcModule, withFileSizeLimit } from "../helpers/file-size-limit.ts";
