@@ -85,8 +85,13 @@ export const watchCommand = command({
     // recall during a session fast (an unchanged transcript costs one stat). Its own errors are
     // said and never stop the watcher.
     if (!a.paths.length && process.env.MEMSEARCH_NO_TRANSCRIPT_INDEX !== "1") {
-      const { keepTranscriptsIndexed } = await import("../conversations/keeper.ts");
-      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`));
+      const [{ keepTranscriptsIndexed }, { recordProblem }] = await Promise.all([import("../conversations/keeper.ts"), import("../hooks/runtime.ts")]);
+      // A heal is said in the log and in the next SessionStart status line.
+      const said = (line: string) => {
+        notice(line);
+        recordProblem(ctx.project.dataDir, line);
+      };
+      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`), said);
     }
     await daemon.reindex("initial");
     print(`Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);

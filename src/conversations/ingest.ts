@@ -15,6 +15,7 @@ import { clip } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { scanLines } from "../transcript/lines.ts";
 import { isSubagentPath } from "../transcript/reader.ts";
+import { isDamage } from "./db.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
 import { ftsText } from "./fts.ts";
 import { isDirRow, isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
@@ -362,6 +363,8 @@ async function ingestAll(db: Database, todo: { path: string; st: Stats }[], repo
       report.messages += r.messages;
       report.bytes += r.bytes;
     } catch (e) {
+      // A damaged index is not this transcript's fault: the caller heals the index.
+      if (isDamage(e)) throw e;
       report.errors.push({ path, message: (e as Error)?.message ?? String(e) });
     }
     bytesDone += st.size;
@@ -422,9 +425,16 @@ function inWrite<T>(db: Database, fn: () => T): T {
     db.run("COMMIT");
     return r;
   } catch (e) {
-    db.run("ROLLBACK");
+    rollback(db);
     throw e;
   }
+}
+
+/** A damaged file may have ended the transaction already: the first error is the one to report. */
+function rollback(db: Database): void {
+  try {
+    db.run("ROLLBACK");
+  } catch {}
 }
 
 function deleteFileRows(db: Database, fileId: number): void {
@@ -474,7 +484,7 @@ async function ingestFile(db: Database, path: string, st: Stats, cwdCache: Map<s
     db.run("COMMIT");
     return { read: true, reread, messages: written, bytes: consumed - row.consumed };
   } catch (e) {
-    db.run("ROLLBACK");
+    rollback(db);
     throw e;
   }
 }

@@ -49,23 +49,26 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   // Loaded only here: a prompt answered from the notes pays for none of it.
   const pr = mode === "synthesize" || !picked.length ? await import("./prompt-recall.ts") : undefined;
   let turns: TurnHit[] = [];
+  // A healed conversation index is said once, in this prompt's status line.
+  let said = (o: HookOutput) => o;
   if (pr) {
-    const db = pr.openTranscriptsReadOnly();
-    if (db) {
-      try {
-        turns = pr.relevantTurns(db, query, ctx.project.root, floor, topK);
-      } catch (e) {
-        debugLog("user-prompt-submit", "transcript search failed", oneLine(e));
-      } finally {
-        db.close();
+    try {
+      const found = await pr.conversationTurns(query, ctx.project.root, floor, topK);
+      turns = found.turns;
+      const healed = found.healed;
+      if (healed) {
+        debugLog("user-prompt-submit", healed);
+        said = (o) => ({ ...o, systemMessage: healed });
       }
-      debugLog("user-prompt-submit", `${turns.length} conversation turns with at least ${floor} of the prompt's words`);
+    } catch (e) {
+      debugLog("user-prompt-submit", "transcript search failed", oneLine(e));
     }
+    debugLog("user-prompt-submit", `${turns.length} conversation turns with at least ${floor} of the prompt's words`);
   }
   const plain = picked.length ? context(notesText(picked)) : pr && turns.length ? context(pr.formatTurns(turns)) : undefined;
-  if (!plain) return haveNotes && !res ? hint : {};
-  if (mode !== "synthesize") return plain;
-  return (await synthesize(ctx, query, picked, turns)) ?? plain;
+  if (!plain) return said(haveNotes && !res ? hint : {});
+  if (mode !== "synthesize") return said(plain);
+  return said((await synthesize(ctx, query, picked, turns)) ?? plain);
 }
 
 function notesText(picked: SearchResult[]): string {
