@@ -6,6 +6,7 @@ import type { IndexReport } from "../index/indexer.ts";
 import { readWatchInfo } from "../watch/client.ts";
 import { followSessions, followsSessions } from "../watch/lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
+import { releaseStart } from "../watch/starting.ts";
 import { embeddingFlags, embeddingOverrides } from "./common.ts";
 import { command } from "./declare.ts";
 import { notice, print } from "./output.ts";
@@ -53,6 +54,8 @@ export const watchCommand = command({
       if (other) throw new MemsearchError(`a watch process is already running for this project (pid ${other.pid})`);
       await daemon.listen();
     });
+    // Serving: the marker of the hook that started this process holds no start any more.
+    releaseStart(ctx.project.watchStarting, process.pid);
     let stopping = false;
     const stop = (why?: string, ownSocket = true) => {
       if (stopping) return;

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { atomicWrite } from "../core/fsutil.ts";
-import { isAlive } from "../core/processes.ts";
+import { isAlive, mayBeSameProcess } from "../core/processes.ts";
 import { dataFiles } from "../core/project.ts";
 import { checkReply, type WatchFailure, type WatchReply, type WatchRequest } from "./protocol.ts";
 
@@ -14,7 +14,8 @@ import { checkReply, type WatchFailure, type WatchReply, type WatchRequest } fro
  * and the PID file, shared by the server (daemon.ts) and the one client (gateway.ts).
  */
 
-const WatchInfoShape = v.object({ pid: v.pipe(v.number(), v.integer()), socket: v.string(), startedAt: v.string(), version: v.string() });
+/** `startTime`: the process's own start time (processes.ts), which tells a reused PID apart; older files lack it. */
+const WatchInfoShape = v.object({ pid: v.pipe(v.number(), v.integer()), socket: v.string(), startedAt: v.string(), version: v.string(), startTime: v.optional(v.string()) });
 export type WatchInfo = v.InferOutput<typeof WatchInfoShape>;
 
 /**
@@ -45,7 +46,8 @@ export function readWatchInfo(dataDir: string): WatchInfo | undefined {
     raw = undefined;
   }
   const info = v.safeParse(WatchInfoShape, raw);
-  if (info.success && isAlive(info.output.pid)) return info.output;
+  // A PID alone may have been reused since (a crash, a file committed to the repository).
+  if (info.success && isAlive(info.output.pid) && mayBeSameProcess(info.output.pid, info.output.startTime, Date.parse(info.output.startedAt) || undefined)) return info.output;
   try {
     rmSync(file, { force: true });
   } catch {}

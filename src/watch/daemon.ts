@@ -9,6 +9,7 @@ import { resolveChunk } from "../index/expand.ts";
 import { MemsearchError, oneLine } from "../core/errors.ts";
 import { indexInto, type IndexReport } from "../index/indexer.ts";
 import { withIndexLock } from "../core/lock.ts";
+import { processStartTime } from "../core/processes.ts";
 import { searchChunks } from "../index/search.ts";
 import { openOrRebuild, type Healed } from "../index/heal.ts";
 import type { Store } from "../index/store.ts";
@@ -220,7 +221,8 @@ export class Daemon {
       this.server!.once("error", reject);
       this.server!.listen(sock, () => resolve());
     });
-    writeWatchInfo(this.ctx.project.dataDir, { pid: process.pid, socket: sock, startedAt: new Date().toISOString(), version: pkg.version });
+    const startTime = processStartTime(process.pid);
+    writeWatchInfo(this.ctx.project.dataDir, { pid: process.pid, socket: sock, startedAt: new Date().toISOString(), version: pkg.version, ...(startTime ? { startTime } : {}) });
     return sock;
   }
 
