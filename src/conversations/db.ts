@@ -139,16 +139,19 @@ export function checkTranscriptPath(path: string): void {
   }
   if (st.isFile()) return;
   if (st.isDirectory()) {
-    let entries: string[];
-    try {
-      entries = readdirSync(path);
-    } catch {
-      entries = ["?"];
-    }
-    if (!entries.length) throw new TranscriptIndexDamaged("an empty folder in its place");
+    if (isEmptyDir(path)) throw new TranscriptIndexDamaged("an empty folder in its place");
     throw new TranscriptIndexBlocked(`${path} is a folder, not the conversation index; move it elsewhere and memsearch rebuilds the index there (it never deletes a folder)`);
   }
   throw new TranscriptIndexBlocked(`${path} is not a regular file; move it elsewhere and memsearch rebuilds the conversation index there`);
+}
+
+/** Unreadable counts as not empty: what cannot be seen is not removed. */
+function isEmptyDir(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 function removeDbFiles(path: string): void {
@@ -271,7 +274,8 @@ export function checkTranscriptSchema(db: Database): void {
     try {
       db.prepare(`${sql} LIMIT 0`).finalize();
     } catch (e) {
-      if (isDamage(e)) throw e;
+      // Only a missing table or column is another shape: busy, locked or unreadable is not damage.
+      if (errCode(e) !== "SQLITE_ERROR") throw e;
       throw new TranscriptIndexDamaged(`tables of another shape: ${(e as Error)?.message ?? e}`);
     }
   }

@@ -48,6 +48,26 @@ describe("withTranscriptIndex", () => {
     expect(isDamage(new TranscriptIndexDamaged("x"))).toBe(true);
   });
 
+  test("an index another process holds locked is not taken for damage: the error goes to the caller, the rows stay", async () => {
+    const path = dbIn();
+    const setup = (await openTranscriptIndex(path)).db;
+    setup.run("INSERT INTO meta (key, value) VALUES ('mine', 1)");
+    setup.close();
+    const holder = new Database(path);
+    holder.run("PRAGMA locking_mode = EXCLUSIVE");
+    holder.run("BEGIN EXCLUSIVE");
+    try {
+      const err = await openTranscriptIndex(path, { busyTimeoutMs: 50 }).catch((e) => e);
+      expect(err?.code).toBe("SQLITE_BUSY");
+    } finally {
+      holder.run("ROLLBACK");
+      holder.close();
+    }
+    const db = new Database(path, { readonly: true });
+    expect(db.query("SELECT value FROM meta WHERE key = 'mine'").get()).toEqual({ value: 1 });
+    db.close();
+  });
+
   test("an index that is not SQLite opens as a new, empty one", async () => {
     const path = dbIn();
     writeFileSync(path, "not a database at all, only text ".repeat(200));
