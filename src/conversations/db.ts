@@ -104,7 +104,7 @@ export interface TranscriptHeal {
 
 /** The one line a healed conversation index is worth (status line, CLI, watch log). */
 export function transcriptHealLine(h: TranscriptHeal, rebuilt = true): string {
-  const done = rebuilt ? "removed it and rebuilt it from the transcripts" : "removed it; it is rebuilt from the transcripts in the background";
+  const done = rebuilt ? "removed it and rebuilt it from the transcripts" : "removed it; the watch process or the next recall rebuilds it from the transcripts";
   return `memsearch: the conversation index ${h.path} was damaged (${h.reason}); ${done}`;
 }
 
