@@ -5,8 +5,24 @@ import { applyFlags } from "./commands/declare.ts";
 import { fail, notice } from "./commands/output.ts";
 import { commands } from "./commands/index.ts";
 
+/**
+ * `--since -3d` reaches --since as its value (yargs would read `-3d` as the flags -3 and -d and
+ * say "Unknown arguments: 3, d"), so parseSince can say what is wrong with it.
+ */
+export function sinceValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const next = argv[i + 1];
+    if (argv[i] === "--since" && next !== undefined && /^-\d/.test(next)) {
+      out.push(`--since=${next}`);
+      i++;
+    } else out.push(argv[i]!);
+  }
+  return out;
+}
+
 export async function main(argv: string[]): Promise<void> {
-  const cli = yargs(argv)
+  const cli = yargs(sinceValues(argv))
     .scriptName("memsearch")
     .version(`memsearch, version ${pkg.version}`)
     .alias("version", "V")

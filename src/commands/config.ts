@@ -1,12 +1,12 @@
 import { existsSync } from "node:fs";
-import { CONFIG_KEYS, globalConfigPath, isConfigKey, projectConfigPath, readConfigFile, toToml, writeConfigKey, type ConfigKey } from "../core/config.ts";
+import { CONFIG_KEYS, globalConfigPath, ignoredLine, isConfigKey, projectConfigPath, projectMaySet, readConfigFile, toToml, writeConfigKey, type ConfigKey, type ConfigValue, type IgnoredKey } from "../core/config.ts";
 import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
 import { atomicWrite } from "../core/fsutil.ts";
 import { resolveProjectRoot } from "../core/project.ts";
 import { jsonFlag } from "./common.ts";
 import { command, flags, group } from "./declare.ts";
-import { print, printJson } from "./output.ts";
+import { notice, print, printJson } from "./output.ts";
 
 const scopeFlag = flags({
   project: { type: "boolean", default: false, describe: "Use the project's .memsearch.toml instead of ~/.memsearch/config.toml" },
@@ -30,7 +30,7 @@ const init = command({
     if (existsSync(path) && !a.force) throw new UsageError(`${path} already exists (use --force to overwrite)`);
     const vals: Record<string, unknown> = {};
     for (const k of Object.keys(CONFIG_KEYS) as ConfigKey[]) {
-      if (scope === "project" && !("project" in CONFIG_KEYS[k])) continue;
+      if (scope === "project" && !projectMaySet(k, CONFIG_KEYS[k].default as ConfigValue)) continue;
       vals[k] = CONFIG_KEYS[k].default;
     }
     atomicWrite(path, `# memsearch configuration (${scope}). See 'memsearch config list --resolved'.\n` + toToml(vals as never));
@@ -75,19 +75,24 @@ const list = command({
   run: (a) => {
     if (a.global || (a.project && !a.resolved)) {
       const { path, scope } = target(!!a.project);
-      const vals = readConfigFile(path, scope);
+      const ignored: IgnoredKey[] = [];
+      const vals = readConfigFile(path, scope, ignored);
       if (a.jsonOutput) return print(JSON.stringify(vals));
-      print(`# ${scope === "global" ? "Global" : "Project"} (${path})\n` + (Object.keys(vals).length ? toToml(vals) : "(empty)"));
+      print([`# ${scope === "global" ? "Global" : "Project"} (${path})`, ...ignoredComment(ignored, path), Object.keys(vals).length ? toToml(vals) : "(empty)"].join("\n"));
       return;
     }
     const ctx = loadContext();
+    const { ignored } = ctx.resolved;
     if (a.jsonOutput) {
       const out: Record<string, { value: unknown; source: string; detail?: string }> = {};
       for (const k of Object.keys(ctx.config) as ConfigKey[]) out[k] = { value: ctx.config[k], ...ctx.resolved.sources[k] };
+      // Said on stderr: the JSON keeps the shape scripts read.
+      const line = ignoredLine(ignored, ctx.resolved.files.project);
+      if (line) notice(`memsearch: ${line}`);
       return printJson(out);
     }
     // TOML, each value annotated with the layer it came from.
-    const lines = ["# Resolved (all sources merged)"];
+    const lines = ["# Resolved (all sources merged)", ...ignoredComment(ignored, ctx.resolved.files.project)];
     let section = "";
     for (const k of Object.keys(ctx.config) as ConfigKey[]) {
       const [sec, name] = [k.slice(0, k.indexOf(".")), k.slice(k.indexOf(".") + 1)];
@@ -102,6 +107,12 @@ const list = command({
     print(lines.join("\n"));
   },
 });
+
+/** The project file's machine-wide keys, as a TOML comment. */
+function ignoredComment(ignored: IgnoredKey[], path: string): string[] {
+  const line = ignoredLine(ignored, path);
+  return line ? [`# ${line}`] : [];
+}
 
 export const configCommand = group({
   command: "config",

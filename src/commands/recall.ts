@@ -3,6 +3,7 @@ import { UsageError } from "../core/errors.ts";
 import { DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, RECALL_SOURCES, type RecallResponse, type RecallResult, type RecallSource } from "../recall/recall.ts";
 import { parseSince } from "../core/since.ts";
 import type { UpdateProgress, UpdateReport } from "../conversations/ingest.ts";
+import { transcriptHealLine } from "../conversations/db.ts";
 import { out } from "./color.ts";
 import { jsonFlag } from "./common.ts";
 import { command, flags, type Args } from "./declare.ts";
@@ -60,7 +61,9 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
     { searchNotes: (q, topK) => searchNotes(ctx, { query: q, topK }), reindex: a.reindex === true, onProgress },
   );
   if (shown) process.stderr.write("\n");
-  for (const line of updateNotices(res.transcripts.update)) notice(line);
+  if (res.transcripts.healed) notice(transcriptHealLine(res.transcripts.healed));
+  if (res.transcripts.unavailable) notice(`memsearch: conversations not searched: ${res.transcripts.unavailable}`);
+  for (const line of updateNotices(res.transcripts.update, res.transcripts.healed !== undefined)) notice(line);
   if (res.notes.warning) notice(`Warning: ${res.notes.warning}; notes ranked by BM25 only`);
 
   if (res.results.length === 0) {
@@ -94,11 +97,13 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
 }
 
 /** The one line a build or a large update of the conversation index is worth. */
-export function updateNotices(u: UpdateReport | undefined): string[] {
+export function updateNotices(u: UpdateReport | undefined, healed = false): string[] {
   if (!u) return [];
   const out: string[] = [];
-  if (u.firstBuild && u.read > 0) out.push(`memsearch: indexed ${u.messages} messages from ${u.read} transcripts in ${(u.ms / 1000).toFixed(1)}s (first build of the conversation index)`);
-  else if (u.ms > 2000) out.push(`memsearch: updated the conversation index (${u.messages} messages from ${u.read} transcripts) in ${(u.ms / 1000).toFixed(1)}s`);
+  // After a heal its line is the one notice: the build it caused is part of it.
+  const built = !healed && u.firstBuild && u.read > 0;
+  if (built) out.push(`memsearch: indexed ${u.messages} messages from ${u.read} transcripts in ${(u.ms / 1000).toFixed(1)}s (first build of the conversation index)`);
+  else if (!healed && u.ms > 2000) out.push(`memsearch: updated the conversation index (${u.messages} messages from ${u.read} transcripts) in ${(u.ms / 1000).toFixed(1)}s`);
   for (const e of u.errors.slice(0, 3)) out.push(`memsearch: skipped ${e.path}: ${e.message}`);
   if (u.errors.length > 3) out.push(`memsearch: ${u.errors.length - 3} more transcripts could not be read`);
   return out;

@@ -40,6 +40,8 @@ export function checkTopK(topK: number | undefined): void {
 }
 
 export async function runSearch(a: SearchArgs): Promise<void> {
+    // An empty query matches nothing and would print "No results found.": say what is missing.
+    if (!String(a.query ?? "").trim()) throw new UsageError("search needs a query: the words to look for, e.g. memsearch search \"redis timeout\"");
     checkTopK(a.topK);
     const overrides = embeddingOverrides(a);
     const ctx = loadContext({ ...overrides, "search.top_k": a.topK });

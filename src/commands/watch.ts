@@ -6,6 +6,7 @@ import type { IndexReport } from "../index/indexer.ts";
 import { readWatchInfo } from "../watch/client.ts";
 import { followSessions, followsSessions } from "../watch/lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
+import { releaseStart } from "../watch/starting.ts";
 import { embeddingFlags, embeddingOverrides } from "./common.ts";
 import { command } from "./declare.ts";
 import { notice, print } from "./output.ts";
@@ -53,6 +54,8 @@ export const watchCommand = command({
       if (other) throw new MemsearchError(`a watch process is already running for this project (pid ${other.pid})`);
       await daemon.listen();
     });
+    // Serving: the marker of the hook that started this process holds no start any more.
+    releaseStart(ctx.project.watchStarting, process.pid);
     let stopping = false;
     const stop = (why?: string, ownSocket = true) => {
       if (stopping) return;
@@ -85,8 +88,13 @@ export const watchCommand = command({
     // recall during a session fast (an unchanged transcript costs one stat). Its own errors are
     // said and never stop the watcher.
     if (!a.paths.length && process.env.MEMSEARCH_NO_TRANSCRIPT_INDEX !== "1") {
-      const { keepTranscriptsIndexed } = await import("../conversations/keeper.ts");
-      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`));
+      const [{ keepTranscriptsIndexed }, { recordProblem }] = await Promise.all([import("../conversations/keeper.ts"), import("../hooks/runtime.ts")]);
+      // A heal is said in the log and in the next SessionStart status line.
+      const said = (line: string) => {
+        notice(line);
+        recordProblem(ctx.project.dataDir, line);
+      };
+      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`), said);
     }
     await daemon.reindex("initial");
     print(`Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);

@@ -1,7 +1,8 @@
 /**
  * The transcript index: one SQLite file per user (`~/.memsearch/transcripts.sqlite`) holding a
  * row per user or assistant message of every Claude Code transcript, with an FTS5 index over it.
- * It is a cache of the transcripts: a file of another schema version is dropped and rebuilt.
+ * It is a cache of the transcripts: a file of another schema version is dropped and rebuilt, and
+ * so is a damaged one (see openTranscriptIndex), with one notice from whoever healed it.
  *
  * Why SQLite and not the notes' Orama index: Orama holds its whole index in memory and a new
  * process would have to load 300k documents per call; FTS5 answers from disk pages.
@@ -17,8 +18,11 @@
  *    twice would double the file, and the indexed form differs anyway (CJK spaced out, see fts.ts).
  */
 import { Database } from "bun:sqlite";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
+import { MemsearchError, StorageError } from "../core/errors.ts";
+import { errCode } from "../core/fsutil.ts";
+import { withFileLock } from "../core/lock.ts";
 import { userFiles } from "../core/project.ts";
 
 /** Bump when the schema or what goes into a row changes: an older file is rebuilt from the transcripts. */
@@ -42,25 +46,238 @@ export interface OpenOptions {
 
 export function openTranscriptDb(path = transcriptDbPath(), opts: OpenOptions = {}): Database {
   mkdirSync(dirname(path), { recursive: true });
-  if (opts.reset) for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
-  let db = new Database(path, { create: true, strict: true });
+  checkTranscriptPath(path);
+  if (opts.reset) removeDbFiles(path);
+  let db: Database;
+  try {
+    db = new Database(path, { create: true, strict: true });
+  } catch (e) {
+    throw asDamage(e);
+  }
   try {
     configure(db, opts);
     const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
     if (version !== SCHEMA_VERSION && version !== 0) {
       // Another version's cache: start over (nothing in it is the user's only copy).
       db.close();
-      for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+      removeDbFiles(path);
       db = new Database(path, { create: true, strict: true });
       configure(db, opts);
     }
     // Only a new file takes the write lock to create the schema: a recall must not queue behind a writer.
     if (version !== SCHEMA_VERSION) createSchema(db, opts.tokenizer ?? DEFAULT_TOKENIZER);
+    checkTranscriptSchema(db);
   } catch (e) {
-    db.close();
-    throw e;
+    try {
+      db.close();
+    } catch {}
+    throw asDamage(e);
   }
   return db;
+}
+
+/**
+ * The conversation index cannot be used as it is (not an SQLite file, pages damaged, tables of
+ * another shape, an empty folder in its place). It is a cache of the transcripts: healed by
+ * removing it and building it again, never the user's to fix.
+ */
+export class TranscriptIndexDamaged extends MemsearchError {
+  readonly reason: string;
+  constructor(reason: string) {
+    super(`the conversation index is unreadable (${reason})`);
+    this.reason = reason;
+  }
+}
+
+/**
+ * Something that is not ours to remove stands where the conversation index belongs (a folder
+ * with files in it, a FIFO, a device): conversations cannot be searched until the user moves it.
+ */
+export class TranscriptIndexBlocked extends StorageError {}
+
+/** A conversation index that was damaged and has been replaced by an empty one, to be filled from the transcripts. */
+export interface TranscriptHeal {
+  path: string;
+  reason: string;
+}
+
+/** The one line a healed conversation index is worth (status line, CLI, watch log). */
+export function transcriptHealLine(h: TranscriptHeal, rebuilt = true): string {
+  const done = rebuilt ? "removed it and rebuilt it from the transcripts" : "removed it; the watch process or the next recall rebuilds it from the transcripts";
+  return `memsearch: the conversation index ${h.path} was damaged (${h.reason}); ${done}`;
+}
+
+/** An SQLite error that means the file itself is bad (not busy, not full, not a permission). */
+export function isDamage(e: unknown): boolean {
+  if (e instanceof TranscriptIndexDamaged) return true;
+  return /^SQLITE_(CORRUPT|NOTADB)/.test(errCode(e) ?? "");
+}
+
+export function damageReason(e: unknown): string {
+  if (e instanceof TranscriptIndexDamaged) return e.reason;
+  const code = errCode(e) ?? "";
+  if (code.startsWith("SQLITE_NOTADB")) return "not an SQLite database";
+  return (e as Error)?.message ?? String(e);
+}
+
+function asDamage(e: unknown): unknown {
+  return isDamage(e) && !(e instanceof TranscriptIndexDamaged) ? new TranscriptIndexDamaged(damageReason(e)) : e;
+}
+
+/**
+ * A regular file (or nothing yet) is fine. A folder is not removed recursively, ever: an empty one
+ * (nothing of anybody's in it) counts as damage and is replaced; one holding files, or anything
+ * else that is not a file, blocks the index with a line that says what to move.
+ */
+export function checkTranscriptPath(path: string): void {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    return; // missing: created
+  }
+  if (st.isFile()) return;
+  if (st.isDirectory()) {
+    if (isEmptyDir(path)) throw new TranscriptIndexDamaged("an empty folder in its place");
+    throw new TranscriptIndexBlocked(`${path} is a folder, not the conversation index; move it elsewhere and memsearch rebuilds the index there (it never deletes a folder)`);
+  }
+  throw new TranscriptIndexBlocked(`${path} is not a regular file; move it elsewhere and memsearch rebuilds the conversation index there`);
+}
+
+/** Unreadable counts as not empty: what cannot be seen is not removed. */
+function isEmptyDir(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+function removeDbFiles(path: string): void {
+  for (const suffix of ["-wal", "-shm", ""]) {
+    try {
+      rmSync(path + suffix, { force: true });
+    } catch (e) {
+      // A folder: only an empty one goes (rmdir refuses anything else).
+      if (errCode(e) === "ERR_FS_EISDIR" || errCode(e) === "EISDIR") {
+        try {
+          rmdirSync(path + suffix);
+        } catch {
+          throw new TranscriptIndexBlocked(`${path + suffix} is a folder, not the conversation index; move it elsewhere and memsearch rebuilds the index there (it never deletes a folder)`);
+        }
+      } else throw new StorageError(`cannot remove the damaged conversation index ${path + suffix}: ${errCode(e) ?? e}`);
+    }
+  }
+}
+
+/** Which file is at `path` now: a healer removes only the file that was seen damaged, not one another process has just rebuilt. */
+export function fileIdentity(path: string): string | undefined {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}:${st.birthtimeMs}:${st.isDirectory() ? "d" : "f"}`;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface OpenedTranscriptIndex {
+  db: Database;
+  /** The file was damaged and has been replaced by an empty index (this process did it: say so once). */
+  healed?: TranscriptHeal;
+}
+
+export interface HealOptions extends OpenOptions {
+  /** How long to wait for another process's heal (default 10 s; a hook gives less). */
+  lockTimeoutMs?: number;
+}
+
+/**
+ * The conversation index, opened; a damaged one is removed and created afresh (empty: the next
+ * update fills it from the transcripts). Throws TranscriptIndexBlocked when something not ours
+ * stands in its place, typed storage errors otherwise.
+ */
+export async function openTranscriptIndex(path = transcriptDbPath(), opts: HealOptions = {}): Promise<OpenedTranscriptIndex> {
+  const seen = fileIdentity(path);
+  try {
+    return { db: openTranscriptDb(path, opts) };
+  } catch (e) {
+    if (!isDamage(e)) throw e;
+    return healTranscriptIndex(path, damageReason(e), seen, opts);
+  }
+}
+
+/**
+ * Replace the damaged file `seen` at `path` with an empty index, under a lock so two processes
+ * healing at once do not remove each other's fresh file: whoever comes second finds another file
+ * there, opens it and says nothing.
+ */
+export async function healTranscriptIndex(path: string, reason: string, seen: string | undefined, opts: HealOptions = {}): Promise<OpenedTranscriptIndex> {
+  mkdirSync(dirname(path), { recursive: true });
+  const open = { ...opts, reset: false };
+  return withFileLock(
+    `${path}.lock`,
+    () => {
+      if (fileIdentity(path) !== seen) {
+        try {
+          return { db: openTranscriptDb(path, open) };
+        } catch (e) {
+          if (!isDamage(e)) throw e;
+          reason = damageReason(e);
+        }
+      }
+      removeDbFiles(path);
+      return { db: openTranscriptDb(path, open), healed: { path, reason } };
+    },
+    { timeoutMs: opts.lockTimeoutMs ?? 10_000 },
+  );
+}
+
+/**
+ * Run `fn` on the conversation index, healing it when it is damaged: at the open, or in the
+ * middle of `fn` (a damaged page is only met when a query reads it), after which `fn` runs once
+ * more on the new, empty index.
+ */
+export async function withTranscriptIndex<T>(path: string, opts: HealOptions, fn: (db: Database) => T | Promise<T>): Promise<{ value: T; healed?: TranscriptHeal }> {
+  const first = await openTranscriptIndex(path, opts);
+  const seen = fileIdentity(path);
+  let failure: unknown;
+  try {
+    return { value: await fn(first.db), healed: first.healed };
+  } catch (e) {
+    if (!isDamage(e)) throw e;
+    failure = e;
+  } finally {
+    first.db.close();
+  }
+  const again = await healTranscriptIndex(path, damageReason(failure), seen, opts);
+  try {
+    return { value: await fn(again.db), healed: again.healed ?? first.healed };
+  } finally {
+    again.db.close();
+  }
+}
+
+/**
+ * The tables hold the columns this version reads and writes (a file of the right version number
+ * but another shape would fail every update with a bare "no such column").
+ */
+export function checkTranscriptSchema(db: Database): void {
+  const shapes = [
+    "SELECT id, path, dev, ino, size, mtime, consumed, project, session, state FROM files",
+    "SELECT path, mtime, settled FROM dirs",
+    "SELECT key, value FROM meta",
+    "SELECT id, file_id, project, session, turn_uuid, prompt_id, uuid, msg_key, ts, role, text, tools, paths, inputs, results FROM messages",
+    "SELECT rowid, content, paths, tools, detail FROM msg_fts",
+  ];
+  for (const sql of shapes) {
+    try {
+      db.prepare(`${sql} LIMIT 0`).finalize();
+    } catch (e) {
+      // Only a missing table or column is another shape: busy, locked or unreadable is not damage.
+      if (errCode(e) !== "SQLITE_ERROR") throw e;
+      throw new TranscriptIndexDamaged(`tables of another shape: ${(e as Error)?.message ?? e}`);
+    }
+  }
 }
 
 function configure(db: Database, opts: OpenOptions): void {
@@ -121,7 +338,10 @@ function createSchema(db: Database, tokenizer: string): void {
     db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.run("COMMIT");
   } catch (e) {
-    db.run("ROLLBACK");
+    // A damaged file may have ended the transaction already: the first error is the one to report.
+    try {
+      db.run("ROLLBACK");
+    } catch {}
     throw e;
   }
 }

@@ -13,6 +13,7 @@ import { clip } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { parseLine, scanLines } from "../transcript/lines.ts";
 import { claudeProjectsDir, isSubagentPath, notRegularTranscript, projectOfCwd, slugDirOf } from "../transcript/claude-files.ts";
+import { isDamage } from "./db.ts";
 import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
 import { TurnSegmenter } from "../transcript/turns.ts";
 import { ftsText } from "./fts.ts";
@@ -353,6 +354,8 @@ async function ingestAll(db: Database, todo: { path: string; st: Stats }[], repo
       report.messages += r.messages;
       report.bytes += r.bytes;
     } catch (e) {
+      // A damaged index is not this transcript's fault: the caller heals the index.
+      if (isDamage(e)) throw e;
       report.errors.push({ path, message: (e as Error)?.message ?? String(e) });
     }
     bytesDone += st.size;
@@ -413,9 +416,16 @@ function inWrite<T>(db: Database, fn: () => T): T {
     db.run("COMMIT");
     return r;
   } catch (e) {
-    db.run("ROLLBACK");
+    rollback(db);
     throw e;
   }
+}
+
+/** A damaged file may have ended the transaction already: the first error is the one to report. */
+function rollback(db: Database): void {
+  try {
+    db.run("ROLLBACK");
+  } catch {}
 }
 
 function deleteFileRows(db: Database, fileId: number): void {
@@ -465,7 +475,7 @@ async function ingestFile(db: Database, path: string, st: Stats, cwdCache: Map<s
     db.run("COMMIT");
     return { read: true, reread, messages: written, bytes: consumed - row.consumed };
   } catch (e) {
-    db.run("ROLLBACK");
+    rollback(db);
     throw e;
   }
 }

@@ -1,23 +1,20 @@
 /**
  * The watch process's share of the conversation index: an update every interval, one at a time,
- * the database opened per update so no lock or file handle is held between them.
+ * the database opened per update so no lock or file handle is held between them. A damaged index
+ * is rebuilt by the update that meets it, and said once through `onNotice`.
  */
 import { oneLine } from "../core/errors.ts";
-import { openTranscriptDb } from "./db.ts";
+import { transcriptDbPath, transcriptHealLine, withTranscriptIndex } from "./db.ts";
 import { updateTranscriptIndex } from "./ingest.ts";
 
-export function keepTranscriptsIndexed(everyMs: number, onError: (message: string) => void): () => void {
+export function keepTranscriptsIndexed(everyMs: number, onError: (message: string) => void, onNotice: (line: string) => void = () => {}): () => void {
   let running = false;
   const tick = async () => {
     if (running) return;
     running = true;
     try {
-      const db = openTranscriptDb();
-      try {
-        await updateTranscriptIndex(db);
-      } finally {
-        db.close();
-      }
+      const { healed } = await withTranscriptIndex(transcriptDbPath(), {}, (db) => updateTranscriptIndex(db));
+      if (healed) onNotice(transcriptHealLine(healed));
     } catch (e) {
       onError(oneLine(e));
     } finally {

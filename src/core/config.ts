@@ -18,6 +18,11 @@ interface KeySpec {
   doc: string;
   /** Allowed in the per-project `.memsearch.toml`. */
   project?: boolean;
+  /**
+   * The only values the project file may choose (the ones that cost nothing and send nothing
+   * anywhere); any other is machine-wide (see MACHINE_WIDE below).
+   */
+  projectValues?: readonly string[];
 }
 
 export const CONFIG_KEYS = {
@@ -36,14 +41,14 @@ export const CONFIG_KEYS = {
   "search.text_weight": { kind: "float", default: 0.8, min: 0, max: 1, doc: "How much keyword (BM25) evidence alone can count in hybrid ranking", project: true },
   "search.vector_weight": { kind: "float", default: 0.9, min: 0, max: 1, doc: "How much vector (cosine) evidence alone can count in hybrid ranking", project: true },
   "search.similarity": { kind: "float", default: 0.35, min: 0, max: 1, doc: "Lowest cosine similarity a vector match may have", project: true },
-  "hooks.recall": { kind: "enum", values: ["inject", "synthesize", "hint", "off"], default: "inject", doc: "What UserPromptSubmit adds: relevant memories (past conversations when no note matches), `synthesize`: a short summary of them by the summariser's model (falls back to inject when it is slow or fails), a one-line hint, or nothing", project: true },
+  "hooks.recall": { kind: "enum", values: ["inject", "synthesize", "hint", "off"], default: "inject", doc: "What UserPromptSubmit adds: relevant memories (past conversations when no note matches), `synthesize`: a short summary of them by the summariser's model (falls back to inject when it is slow or fails), a one-line hint, or nothing", project: true, projectValues: ["inject", "hint", "off"] },
   "hooks.inject_top_k": { kind: "int", default: 3, min: 1, max: 10, doc: "Memories (or conversation turns) injected per prompt", project: true },
   "hooks.inject_min_score": { kind: "float", default: 0.5, min: 0, max: 1, doc: "Relevance floor of an injected memory, 0–1, the same with any embedding model or none: the share of the prompt's rare-word weight a note holds, raised when its vector stands out from the rest of the index; for a past conversation turn, the share of the prompt's words its best message must hold", project: true },
   "hooks.inject_max_chars": { kind: "int", default: 1500, min: 200, max: 9500, doc: "Characters the prompt hook may add per prompt (memories, conversation turns or a synthesis); machine-wide, so a cloned repository cannot raise it" },
   "hooks.session_start_lines": { kind: "int", default: 30, min: 0, max: 200, doc: "Recent memory lines injected at session start, per daily file", project: true },
-  "summarizer.provider": { kind: "enum", values: ["claude", "ollama", "extract", "off"], default: "claude", doc: "Who writes turn notes: `claude -p`, a local Ollama chat model, a deterministic extract, or nobody", project: true },
-  "summarizer.model": { kind: "string", default: "haiku", doc: "Model for the claude summariser", project: true },
-  "summarizer.ollama_model": { kind: "string", default: "llama3.2", doc: "Ollama chat model when summarizer.provider = ollama", project: true },
+  "summarizer.provider": { kind: "enum", values: ["claude", "ollama", "extract", "off"], default: "claude", doc: "Who writes turn notes: `claude -p`, a local Ollama chat model, a deterministic extract, or nobody", project: true, projectValues: ["extract", "off"] },
+  "summarizer.model": { kind: "string", default: "haiku", doc: "Model for the claude summariser" },
+  "summarizer.ollama_model": { kind: "string", default: "llama3.2", doc: "Ollama chat model when summarizer.provider = ollama" },
   "summarizer.timeout_ms": { kind: "int", default: 90000, min: 1000, doc: "Summariser time limit; the extract is used past it" },
 } as const satisfies Record<string, KeySpec>;
 
@@ -56,6 +61,34 @@ export interface ResolvedConfig {
   values: Config;
   sources: Record<ConfigKey, { source: Source; detail?: string }>;
   files: { global: string; project: string };
+  /** What the project file set that is machine-wide only, left out (said in `config list` and the SessionStart status line). */
+  ignored: IgnoredKey[];
+}
+
+/**
+ * A project's `.memsearch.toml` comes with the repository, which anyone may have written. The
+ * settings that spend the user's money, send the user's data somewhere, or load a model of any
+ * size are machine-wide: set in ~/.memsearch/config.toml, the environment or a flag, never by a
+ * clone. Those are the keys without `project` (hosts, timeouts, the summariser's models) and the
+ * values outside a key's `projectValues` (the claude or Ollama summariser, `synthesize`).
+ */
+export interface IgnoredKey {
+  key: ConfigKey;
+  value: ConfigValue;
+}
+
+/** Whether the project file may set `key` to `value`. */
+export function projectMaySet(key: ConfigKey, value: ConfigValue): boolean {
+  const spec: KeySpec = CONFIG_KEYS[key];
+  if (!spec.project) return false;
+  return !spec.projectValues || (typeof value === "string" && spec.projectValues.includes(value));
+}
+
+/** The one line saying what a project file tried to set and was not allowed to. */
+export function ignoredLine(ignored: IgnoredKey[], projectFile: string): string | undefined {
+  if (!ignored.length) return undefined;
+  const what = ignored.map((i) => `${i.key} = ${JSON.stringify(i.value)}`).join(", ");
+  return `${projectFile} sets ${what}: ignored, machine-wide only (cost or data leaving this machine; set it in ~/.memsearch/config.toml)`;
 }
 
 export const isConfigKey = (k: string): k is ConfigKey => Object.hasOwn(CONFIG_KEYS, k);
@@ -163,8 +196,11 @@ function keyLine(text: string, section: string, name: string): number {
   return 1;
 }
 
-/** Read one TOML config file into validated flat keys. Missing file → {}. */
-export function readConfigFile(path: string, scope: "global" | "project"): Partial<Record<ConfigKey, ConfigValue>> {
+/**
+ * Read one TOML config file into validated flat keys. Missing file → {}. A project file's
+ * machine-wide keys are left out, and listed in `ignored` when given.
+ */
+export function readConfigFile(path: string, scope: "global" | "project", ignored: IgnoredKey[] = []): Partial<Record<ConfigKey, ConfigValue>> {
   if (!existsSync(path)) return {};
   let text: string;
   try {
@@ -188,10 +224,12 @@ export function readConfigFile(path: string, scope: "global" | "project"): Parti
       const key = `${section}.${name}`;
       const line = keyLine(text, section, name);
       if (!isConfigKey(key)) throw new ConfigError(`${path}:${line}: unknown key "${key}"`);
-      if (scope === "project" && !(CONFIG_KEYS[key] as KeySpec).project) {
-        throw new ConfigError(`${path}:${line}: "${key}" can only be set in the global config (${"~/.memsearch/config.toml"})`);
+      const checked = checkValue(key, value, `${path}:${line}`);
+      if (scope === "project" && !projectMaySet(key, checked)) {
+        ignored.push({ key, value: checked });
+        continue;
       }
-      out[key] = checkValue(key, value, `${path}:${line}`);
+      out[key] = checked;
     }
   }
   return out;
@@ -221,14 +259,15 @@ export function loadConfig({ projectRoot, env = process.env, flags = {} }: LoadO
     }
   };
   layer(readConfigFile(files.global, "global"), "global", files.global);
-  layer(readConfigFile(files.project, "project"), "project", files.project);
+  const ignored: IgnoredKey[] = [];
+  layer(readConfigFile(files.project, "project", ignored), "project", files.project);
   for (const key of Object.keys(CONFIG_KEYS) as ConfigKey[]) {
     const name = envNameOf(key);
     const raw = env[name];
     if (raw !== undefined) layer({ [key]: parseValue(key, raw, `environment variable ${name}`) }, "env", name);
   }
   layer(flags, "flag");
-  return { values: values as Config, sources, files };
+  return { values: values as Config, sources, files, ignored };
 }
 
 /** TOML text of flat keys, grouped by section, for `config list` and `config set`. */
@@ -257,10 +296,12 @@ function tomlValue(v: ConfigValue): string {
 /** Set one key in a config file, keeping the other keys; the write is atomic. */
 export function writeConfigKey(path: string, scope: "global" | "project", key: string, raw: string): ConfigValue {
   if (!isConfigKey(key)) throw new UsageError(`unknown config key "${key}" (see 'memsearch config list --resolved')`);
-  if (scope === "project" && !(CONFIG_KEYS[key] as KeySpec).project) {
-    throw new UsageError(`"${key}" can only be set in the global config`);
-  }
   const value = parseValue(key, raw, key);
+  if (scope === "project" && !projectMaySet(key, value)) {
+    const spec: KeySpec = CONFIG_KEYS[key];
+    const some = spec.project && spec.projectValues ? ` (a project may set it to ${spec.projectValues.join(", ")})` : "";
+    throw new UsageError(`"${key} = ${raw}" can only be set in the global config${some}`);
+  }
   const current = readConfigFile(path, scope);
   current[key] = value;
   atomicWrite(path, toToml(current));

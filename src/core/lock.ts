@@ -6,13 +6,14 @@
  * ps lstart, spaces as "_"): after a crash the PID may soon belong to an unrelated process, and
  * a lock naming a live PID with another start time is broken at once instead of being waited on
  * until it ages out. The start time comes last so that a memsearch of the older `pid time token`
- * format still reads the time right; a lock of that format is judged by PID and age as before.
+ * format still reads the time right; a lock of that format names a live holder only if its PID's
+ * process had started by the lock's time, and a lock without even a time names none.
  */
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { StorageError } from "./errors.ts";
 import { errCode, readTextQuiet, storageError } from "./fsutil.ts";
-import { isAlive, processStartTime } from "./processes.ts";
+import { isAlive, mayBeSameProcess, processStartTime } from "./processes.ts";
 import { INDEX_LOCK } from "./project.ts";
 
 export interface LockOptions {
@@ -139,12 +140,11 @@ class HolderCheck {
   private content?: string;
   private at = 0;
   private same = true;
-  isHolder(content: string, pid: number, recorded: string | undefined): boolean {
-    if (recorded === undefined) return true; // old format: the PID alone says it
+  isHolder(content: string, pid: number, recorded: string | undefined, writtenAt: number): boolean {
     if (content !== this.content || Date.now() - this.at > 1_000) {
-      const now = processStartTime(pid);
-      // Alive but unreadable (hidepid, no ps): nothing disproves it.
-      this.same = now === undefined || startWord(now) === recorded;
+      // The older `pid time token` format has no start time: a process that started after the
+      // lock was taken is not its holder (the PID was reused).
+      this.same = mayBeSameProcess(pid, recorded, writtenAt);
       this.content = content;
       this.at = Date.now();
     }
@@ -155,15 +155,16 @@ class HolderCheck {
 function isStale(content: string, mtimeMs: number, staleMs: number, judge: HolderCheck): boolean {
   const [pidText, timeText, , startText] = content.trim().split(/\s+/);
   const time = Number(timeText);
-  const age = Date.now() - (Number.isFinite(time) && time > 0 ? time : mtimeMs);
-  if (age > staleMs) return true;
+  // Every memsearch wrote at least `pid time`: a lock without its time (a bare PID, an older
+  // memsearch killed between creating and writing it, a hand-made or committed file) has no
+  // holder to wait for, only a moment's grace.
+  if (!Number.isFinite(time) || time <= 0) return Date.now() - mtimeMs > EMPTY_LOCK_GRACE_MS;
+  if (Date.now() - time > staleMs) return true;
   const pid = Number(pidText);
-  // Without a PID (an older memsearch killed between creating and writing it, or a hand-made
-  // file) only a moment's grace: locks are written whole now.
   if (!Number.isInteger(pid) || pid <= 0) return Date.now() - mtimeMs > EMPTY_LOCK_GRACE_MS;
   if (!isAlive(pid)) return true;
   // The PID is alive, but a crashed holder's PID may have been reused by an unrelated process.
-  return !judge.isHolder(content, pid, startText || undefined);
+  return !judge.isHolder(content, pid, startText || undefined, time);
 }
 
 /** A lock's content and age, or undefined once it is gone. */

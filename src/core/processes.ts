@@ -79,6 +79,58 @@ export function processStartTime(pid: number): string | undefined {
   return procInfo(pid)?.startTime;
 }
 
+/** Linux's clock ticks per second in /proc (USER_HZ: 100 on every architecture Bun runs on). */
+const CLK_TCK = 100;
+
+let bootMs: number | null | undefined;
+/** When this machine booted (ms since epoch, to the second), from /proc/stat. */
+function bootTime(): number | undefined {
+  if (bootMs === undefined) {
+    try {
+      const m = /^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"));
+      bootMs = m ? Number(m[1]) * 1000 : null;
+    } catch {
+      bootMs = null;
+    }
+  }
+  return bootMs ?? undefined;
+}
+
+/**
+ * When a process started, in ms since the epoch (to a second or so), or undefined when it is gone
+ * or the OS does not tell. For records that name a process by PID alone: a process that started
+ * after the record was written is not the one it names.
+ */
+export function processStartedAt(pid: number): number | undefined {
+  const t = processStartTime(pid);
+  if (t === undefined) return undefined;
+  if (hasProc()) {
+    const boot = bootTime();
+    const ticks = Number(t);
+    return boot === undefined || !Number.isFinite(ticks) ? undefined : boot + (ticks * 1000) / CLK_TCK;
+  }
+  const ms = Date.parse(t);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** Clock slack when comparing a start time with a record's time: boot time is whole seconds. */
+export const START_SLACK_MS = 2_000;
+
+/**
+ * Whether a live `pid` may still be the process a record names: the same start time when the
+ * record holds one; otherwise, one that had started by `writtenAt` (ms), the record's own time.
+ */
+export function mayBeSameProcess(pid: number, startTime: string | undefined, writtenAt?: number): boolean {
+  if (startTime !== undefined) {
+    const now = processStartTime(pid);
+    // Alive but unreadable (hidepid, no ps): nothing disproves it.
+    return now === undefined || now.trim().replace(/\s+/g, "_") === startTime.trim().replace(/\s+/g, "_");
+  }
+  if (writtenAt === undefined) return true;
+  const started = processStartedAt(pid);
+  return started === undefined || started <= writtenAt + START_SLACK_MS;
+}
+
 /** Shells and exec wrappers a hook command may run under; they are not Claude Code. */
 const WRAPPERS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "ash", "yash", "fish", "tcsh", "csh", "busybox", "env", "nohup", "nice", "setsid", "stdbuf", "timeout", "cmd.exe", "powershell", "pwsh"]);
 

@@ -19,6 +19,7 @@ export function isDay(text: string): boolean {
  */
 export function parseSince(value: string, now = Date.now()): number {
   const v = value.trim().toLowerCase();
+  if (/^-\d{1,6}[mhdw]$/.test(v)) throw new UsageError(`--since counts back from now: write ${v.slice(1)}, not ${value.trim()}`);
   const d = /^(\d{1,6})([mhdw])$/.exec(v);
   if (d) return now - Number(d[1]) * UNITS[d[2]!]!;
   if (isDay(v)) {

@@ -16,7 +16,7 @@ import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { clip, localMinute, oneLine } from "../core/text.ts";
 import type { RecallResult } from "../recall/recall.ts";
-import { SCHEMA_VERSION, transcriptDbPath } from "../conversations/db.ts";
+import { checkTranscriptPath, checkTranscriptSchema, damageReason, fileIdentity, healTranscriptIndex, isDamage, SCHEMA_VERSION, transcriptDbPath, transcriptHealLine } from "../conversations/db.ts";
 import { queryTokens } from "../conversations/fts.ts";
 import { searchTranscripts, type TranscriptHit } from "../conversations/search.ts";
 import { sanitize } from "../core/redact.ts";
@@ -32,11 +32,16 @@ export interface TurnHit {
   coverage: number;
 }
 
-/** The transcript index opened read-only, or undefined (no file, another schema, unreadable). */
-export function openTranscriptsReadOnly(path = transcriptDbPath()): Database | undefined {
+/**
+ * The transcript index opened read-only, `damaged` when it cannot be used as it is (see
+ * TranscriptIndexDamaged), or undefined (no file, another schema version, busy, something not
+ * ours in its place: `recall` says that one).
+ */
+export function openTranscriptsReadOnly(path = transcriptDbPath()): Database | { damaged: string } | undefined {
   if (!existsSync(path)) return undefined;
   let db: Database | undefined;
   try {
+    checkTranscriptPath(path);
     db = new Database(path, { readonly: true, strict: true });
     // A writer holds its lock for one file's batch at most; a reader in WAL mode never waits for it.
     db.run("PRAGMA busy_timeout = 500");
@@ -45,13 +50,45 @@ export function openTranscriptsReadOnly(path = transcriptDbPath()): Database | u
       db.close();
       return undefined;
     }
+    checkTranscriptSchema(db);
     return db;
-  } catch {
+  } catch (e) {
     try {
       db?.close();
     } catch {}
-    return undefined;
+    return isDamage(e) ? { damaged: damageReason(e) } : undefined;
   }
+}
+
+export interface ConversationTurns {
+  turns: TurnHit[];
+  /** The index was damaged and this hook replaced it by an empty one (the watch process or the next `recall` fills it): the line saying so. */
+  healed?: string;
+}
+
+/**
+ * The project's conversation turns relevant to the prompt. A damaged index gives none this time
+ * and is replaced at once (removing it is quick; filling it is the watch process's work), so the
+ * next prompts find conversations again and the user hears of it once.
+ */
+export async function conversationTurns(query: string, project: string, max: number, path = transcriptDbPath()): Promise<ConversationTurns> {
+  const seen = fileIdentity(path);
+  const db = openTranscriptsReadOnly(path);
+  if (!db) return { turns: [] };
+  let damaged: string;
+  if (db instanceof Database) {
+    try {
+      return { turns: relevantTurns(db, query, project, max) };
+    } catch (e) {
+      if (!isDamage(e)) throw e;
+      damaged = damageReason(e);
+    } finally {
+      db.close();
+    }
+  } else damaged = db.damaged;
+  const healed = await healTranscriptIndex(path, damaged, seen, { lockTimeoutMs: 500, busyTimeoutMs: 500 });
+  healed.db.close();
+  return { turns: [], ...(healed.healed ? { healed: transcriptHealLine(healed.healed, false) } : {}) };
 }
 
 /**

@@ -1,15 +1,15 @@
 import pkg from "../../package.json" with { type: "json" };
 import { spawn } from "node:child_process";
 import * as v from "valibot";
-import { closeSync, mkdirSync, openSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { dataFiles, userFiles } from "../core/project.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
-import { isAlive } from "../core/processes.ts";
 import { readWatchInfo } from "../watch/client.ts";
-import { appendOwnFile, atomicWrite, freshFile, mtimeOf, readTextQuiet } from "../core/fsutil.ts";
+import { appendOwnFile, atomicWrite, freshFile, readTextQuiet } from "../core/fsutil.ts";
+import { claimStart, markStarting, releaseStart } from "../watch/starting.ts";
 
 const ID_MAX = 200;
 const PATH_MAX = 4096;
@@ -198,30 +198,13 @@ export function startWatch(dataDir: string, cwd: string): { started: boolean; pi
       env: { ...process.env, MEMSEARCH_DIR: dataDir, MEMSEARCH_DEBUG: process.env.MEMSEARCH_DEBUG ?? "", MEMSEARCH_WATCH_OWNER: "hooks" },
     });
     child.unref();
-  } finally {
-    // The marker names the watch process; once that is gone, the marker is stale.
-    atomicWrite(starting.file, String(child?.pid ?? ""));
+  } catch (e) {
+    releaseStart(files.watchStarting);
+    throw e;
   }
+  if (child.pid === undefined) releaseStart(files.watchStarting);
+  else markStarting(files.watchStarting, child.pid);
   return { started: true, pid: child.pid };
-}
-
-/** O_EXCL marker: claimed by us, or held by a live starter (whose pid it names). */
-function claimStart(file: string): { claimed: true; file: string } | { claimed: false; pid?: number } {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      closeSync(openSync(file, "wx"));
-      return { claimed: true, file };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
-    const text = readTextQuiet(file)?.trim();
-    const pid = Number(text);
-    // Empty: another hook is spawning right now (unless it died doing so). A live pid: its watch is starting or running.
-    const spawning = text === "" && Date.now() - mtimeOf(file) < 10_000;
-    if (spawning || (text && Number.isInteger(pid) && isAlive(pid))) return { claimed: false, pid: pid || undefined };
-    rmSync(file, { force: true });
-  }
-  return { claimed: false };
 }
 
 // ---------------------------------------------------------------------------------------------

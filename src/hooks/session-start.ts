@@ -1,5 +1,6 @@
 import pkg from "../../package.json" with { type: "json" };
 import { loadContext, type Context } from "../core/context.ts";
+import { ignoredLine } from "../core/config.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { ollamaTimeoutMs } from "../core/ollama-client.ts";
 import { oneLine, UnsafeDataError } from "../core/errors.ts";
@@ -61,6 +62,8 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
   const chunks = head ? `${head.chunks} chunks` : "not indexed yet";
   const problem = takeProblem(project.dataDir);
   if (problem) warnings.push(problem);
+  const ignored = ignoredLine(ctx.resolved.ignored, ".memsearch.toml");
+  if (ignored) warnings.push(ignored);
 
   const status = [
     `[memsearch v${pkg.version}] embedding: ${embedding}`,

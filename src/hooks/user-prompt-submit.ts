@@ -69,32 +69,36 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   // Loaded only here: a prompt answered from the notes pays for none of it.
   const pr = mode === "synthesize" || !notes.passed ? await import("./prompt-recall.ts") : undefined;
   let turns: TurnHit[] = [];
+  // A healed conversation index is said once, in this prompt's status line.
+  let said = (o: HookOutput) => o;
   if (pr) {
-    const db = pr.openTranscriptsReadOnly();
-    if (db) {
-      try {
-        turns = chooseTurns(ctx, pr.relevantTurns(db, query, ctx.project.root, ctx.config["hooks.inject_top_k"] * 2), recent, log);
-      } catch (e) {
-        debugLog("user-prompt-submit", "transcript search failed", oneLine(e));
-      } finally {
-        db.close();
+    try {
+      const found = await pr.conversationTurns(query, ctx.project.root, ctx.config["hooks.inject_top_k"] * 2);
+      turns = chooseTurns(ctx, found.turns, recent, log);
+      const healed = found.healed;
+      if (healed) {
+        debugLog("user-prompt-submit", healed);
+        said = (o) => ({ ...o, systemMessage: healed });
       }
-      debugLog("user-prompt-submit", `${turns.length} new conversation turns through the gate`);
+    } catch (e) {
+      debugLog("user-prompt-submit", "transcript search failed", oneLine(e));
     }
+    debugLog("user-prompt-submit", `${turns.length} new conversation turns through the gate`);
   }
+  const finish = (out: HookOutput, decision: InjectionRecord["decision"], reason: string) => said(log.done(out, decision, reason));
   const budget = ctx.config["hooks.inject_max_chars"];
   let plain: string | undefined;
   if (notes.lines.length) plain = log.fit(NOTES_HEADER, notes.lines, budget);
   else if (pr && turns.length) plain = log.fit(pr.TURNS_HEADER, turns.map((t) => ({ id: t.hit.turnUuid, line: pr.turnLine(t, quoteChars(budget, pr.TURNS_HEADER)) })), budget);
   if (!plain) {
-    if (haveNotes && !res) return log.done(hint, "hint", "the notes' search did not answer in time");
-    return log.done({}, "nothing", notes.passed ? "every memory through the gate was given in this session's last prompts" : "nothing through the gate");
+    if (haveNotes && !res) return finish(hint, "hint", "the notes' search did not answer in time");
+    return finish({}, "nothing", notes.passed ? "every memory through the gate was given in this session's last prompts" : "nothing through the gate");
   }
-  if (mode !== "synthesize") return log.done(context(plain), "injected", "memories through the gate");
+  if (mode !== "synthesize") return finish(context(plain), "injected", "memories through the gate");
   const synth = await synthesize(ctx, query, notes.picked, turns, budget);
-  if (synth === undefined) return log.done(context(plain), "injected", "plain injection (no synthesis)");
-  if (!synth.hookSpecificOutput) return log.done(synth, "nothing", "the model found nothing relevant");
-  return log.done(synth, "injected", "synthesis");
+  if (synth === undefined) return finish(context(plain), "injected", "plain injection (no synthesis)");
+  if (!synth.hookSpecificOutput) return finish(synth, "nothing", "the model found nothing relevant");
+  return finish(synth, "injected", "synthesis");
 }
 
 const RECALL_MODES = ["inject", "synthesize", "hint", "off"] as const;

@@ -19,6 +19,7 @@ import { indexStats, LoadedIndexes, readChunk, searchIndex } from "../watch/gate
 import { fileStamp, isDirectory, readTextQuiet } from "../core/fsutil.ts";
 import { projectsFile, readRegistry, type ProjectEntry } from "../memory/projects.ts";
 import { recall } from "../recall/recall.ts";
+import { transcriptHealLine } from "../conversations/db.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { dataFiles } from "../core/project.ts";
@@ -364,7 +365,8 @@ export class HubData {
         transcript: t ? { path: t.path, turn: t.turn, role: r.transcript?.role ?? "user", snippet: r.transcript ? redact(r.transcript.snippet, SNIPPET_CHARS) : "" } : null,
       };
     });
-    const warnings = [res.notes.warning, ...(res.transcripts.update?.errors ?? []).slice(0, 3).map((e) => `${e.path}: ${e.message}`)].filter((w): w is string => !!w).map((w) => redact(w, 500));
+    const healed = res.transcripts.healed ? transcriptHealLine(res.transcripts.healed) : undefined;
+    const warnings = [res.notes.warning, healed, res.transcripts.unavailable, ...(res.transcripts.update?.errors ?? []).slice(0, 3).map((e) => `${e.path}: ${e.message}`)].filter((w): w is string => !!w).map((w) => redact(w, 500));
     return { query, mode, scope: this.scope, ranking: res.notes.mode ?? null, warnings, hits };
   }
 

@@ -12,7 +12,7 @@ import { oneLine } from "../core/errors.ts";
 import { findStoppedTurn, type FoundTurn } from "../transcript/last-turn.ts";
 import type { LastTurn } from "../transcript/types.ts";
 import { appendTurnNote } from "./journal.ts";
-import { DRAIN_LOCK_STALE_MS, drainLockFile, forgetPrompt, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, type PendingTurn, type ResolvedTurn } from "./pending.ts";
+import { DRAIN_LOCK_STALE_MS, drainLockFile, forgetPrompt, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, sweepTempFiles, type PendingTurn, type ResolvedTurn } from "./pending.ts";
 import { sanitize } from "../core/redact.ts";
 import type { Summary } from "./summarizer.ts";
 
@@ -20,10 +20,19 @@ export interface DrainOptions {
   memoryDir: string;
   dataDir: string;
   summarize: (turn: LastTurn) => Promise<Summary>;
-  /** How long a lagging transcript is waited for before the hooks' own record is used. */
+  /** How long after its Stop a lagging transcript is waited for before the hooks' own record is used. */
   transcriptWaitMs?: number;
   pollMs?: number;
+  /** Time, for tests that count the waiting instead of doing it. */
+  clock?: Clock;
 }
+
+export interface Clock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const realClock: Clock = { now: () => Date.now(), sleep: (ms) => Bun.sleep(ms) };
 
 export interface DrainReport {
   /** Notes appended to the journal. */
@@ -40,6 +49,8 @@ export interface DrainReport {
   problems: string[];
   /** False when another drainer holds the queue (it also takes what this one was called for). */
   ran: boolean;
+  /** Temp files of killed writers removed from the queue. */
+  tempSwept: number;
 }
 
 export const TRANSCRIPT_WAIT_MS = 10_000;
@@ -50,7 +61,7 @@ const POLL_MS = 200;
  * the holder looks again after letting go, so a turn queued meanwhile is never left behind.
  */
 export async function drainPending(opts: DrainOptions): Promise<DrainReport> {
-  const report: DrainReport = { written: 0, duplicates: 0, fromHooks: 0, failed: 0, damaged: 0, problems: [], ran: false };
+  const report: DrainReport = { written: 0, duplicates: 0, fromHooks: 0, failed: 0, damaged: 0, problems: [], ran: false, tempSwept: 0 };
   const tried = new Set<string>();
   for (;;) {
     const todo = listPending(opts.dataDir).filter((f) => !tried.has(f));
@@ -68,6 +79,7 @@ export async function drainPending(opts: DrainOptions): Promise<DrainReport> {
 
 async function drainLocked(opts: DrainOptions, report: DrainReport, tried: Set<string>): Promise<void> {
   sweepPrompts(opts.dataDir);
+  report.tempSwept += sweepTempFiles(opts.dataDir);
   for (const file of listPending(opts.dataDir)) {
     if (tried.has(file)) continue;
     tried.add(file);
@@ -124,14 +136,23 @@ function done(file: string, entry: PendingTurn, opts: DrainOptions): void {
  * The turn to write, from the transcript when it holds the turn within the wait, else from what
  * the hooks recorded. A transcript that holds the turn but not yet its final message is waited
  * for too, then completed with Stop's `last_assistant_message`.
+ *
+ * The wait runs from the turn's Stop, not from when the drainer reaches it: Claude Code flushes
+ * a turn soon after Stop or not at all, so turns queued together share one wait (a queue of N
+ * turns the transcript never gets costs one wait, not N), and a turn queued long ago is not
+ * waited for at all. Never longer than one wait from now (a Stop time in the future).
  */
-export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "transcriptWaitMs" | "pollMs"> = {}): Promise<ResolvedTurn | undefined> {
-  const deadline = Date.now() + (opts.transcriptWaitMs ?? TRANSCRIPT_WAIT_MS);
+export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "transcriptWaitMs" | "pollMs" | "clock"> = {}): Promise<ResolvedTurn | undefined> {
+  const clock = opts.clock ?? realClock;
+  const wait = opts.transcriptWaitMs ?? TRANSCRIPT_WAIT_MS;
+  const stopped = Date.parse(entry.stoppedAt);
+  const now = clock.now();
+  const deadline = Math.min(now + wait, (Number.isFinite(stopped) ? stopped : now) + wait);
   let found: FoundTurn | undefined;
   for (;;) {
     found = entry.transcriptPath ? await lookUp(entry) : undefined;
-    if (found?.complete || Date.now() >= deadline || !entry.transcriptPath) break;
-    await Bun.sleep(opts.pollMs ?? POLL_MS);
+    if (found?.complete || clock.now() >= deadline || !entry.transcriptPath) break;
+    await clock.sleep(opts.pollMs ?? POLL_MS);
   }
   if (found) return fromTranscript(found.turn);
   return fromHooks(entry);

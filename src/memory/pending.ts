@@ -14,7 +14,8 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { dataFiles } from "../core/project.ts";
-import { atomicWrite, mtimeOf, readTextQuiet, safeName } from "../core/fsutil.ts";
+import { atomicWrite, isRegularFile, mtimeOf, readTextQuiet, safeName } from "../core/fsutil.ts";
+import { isAlive } from "../core/processes.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
 
@@ -130,6 +131,32 @@ export function sweepPrompts(dataDir: string, now = Date.now()): number {
   for (const name of listNames(promptsDir(dataDir))) {
     const file = join(promptsDir(dataDir), name);
     if (now - mtimeOf(file) > PROMPT_TTL_MS) {
+      rmSync(file, { force: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/** How old a half-written temp file of the queue may get before it counts as a killed writer's. */
+export const TEMP_STALE_MS = 10 * 60_000;
+
+/**
+ * Temp files of writes that never finished (`<file>.tmp-<pid>-<random>`, see atomicWrite): a
+ * writer killed between writing and renaming leaves one, which nothing would ever read or
+ * remove. A file is left alone while its writer may still be at work: its PID alive and the file
+ * younger than TEMP_STALE_MS (a write takes milliseconds).
+ */
+export function sweepTempFiles(dataDir: string, now = Date.now()): number {
+  let removed = 0;
+  for (const dir of [pendingDir(dataDir), promptsDir(dataDir)]) {
+    for (const name of listNames(dir)) {
+      if (!name.includes(".tmp-")) continue;
+      const file = join(dir, name);
+      // Without a PID in its name (another writer's naming), its age alone says.
+      const pid = Number(/\.tmp-(\d+)-/.exec(name)?.[1]);
+      const writing = now - mtimeOf(file) < TEMP_STALE_MS && (!Number.isInteger(pid) || isAlive(pid));
+      if (writing || !isRegularFile(file)) continue;
       rmSync(file, { force: true });
       removed++;
     }

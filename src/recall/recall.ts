@@ -17,7 +17,7 @@ import { anchorsIn, type Anchor } from "../core/anchor.ts";
 import { expandChunk } from "../index/expand.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
-import { openTranscriptDb, transcriptDbPath } from "../conversations/db.ts";
+import { TranscriptIndexBlocked, transcriptDbPath, withTranscriptIndex, type TranscriptHeal } from "../conversations/db.ts";
 import { updateTranscriptIndex, type UpdateProgress, type UpdateReport } from "../conversations/ingest.ts";
 import { searchTranscripts, snippetOf, type TranscriptHit } from "../conversations/search.ts";
 import { queryTokens } from "../conversations/fts.ts";
@@ -101,7 +101,16 @@ export interface RecallResult {
 export interface RecallResponse {
   results: RecallResult[];
   notes: { searched: boolean; mode?: SearchResponse["mode"]; warning?: string; nothingIndexed?: boolean; hits: number };
-  transcripts: { searched: boolean; update?: UpdateReport; hits: number; messages?: number };
+  transcripts: {
+    searched: boolean;
+    update?: UpdateReport;
+    hits: number;
+    messages?: number;
+    /** The index was damaged and rebuilt by this call (one notice). */
+    healed?: TranscriptHeal;
+    /** Conversations could not be searched: something not ours stands where the index belongs (one line naming it). */
+    unavailable?: string;
+  };
 }
 
 export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise<RecallResponse> {
@@ -128,14 +137,24 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
   let hits: TranscriptHit[] = [];
   if (source !== "notes") {
     res.transcripts.searched = true;
-    const db = deps.db ?? openTranscriptDb(deps.dbPath ?? transcriptDbPath(deps.env), { reset: deps.reindex });
-    try {
+    const run = async (db: Database) => {
       if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress });
-      hits = searchTranscripts(db, { query: req.query, project: req.allProjects ? undefined : req.project, sinceMs: req.sinceMs, limit: pool });
-      res.transcripts.hits = hits.length;
-    } finally {
-      if (!deps.db) db.close();
+      return searchTranscripts(db, { query: req.query, project: req.allProjects ? undefined : req.project, sinceMs: req.sinceMs, limit: pool });
+    };
+    if (deps.db) hits = await run(deps.db);
+    else {
+      try {
+        const r = await withTranscriptIndex(deps.dbPath ?? transcriptDbPath(deps.env), { reset: deps.reindex }, run);
+        hits = r.value;
+        if (r.healed) res.transcripts.healed = r.healed;
+      } catch (e) {
+        // Notes can still answer; asked for conversations only, the line is the answer.
+        if (!(e instanceof TranscriptIndexBlocked) || source === "transcripts") throw e;
+        res.transcripts.searched = false;
+        res.transcripts.unavailable = e.message;
+      }
     }
+    res.transcripts.hits = hits.length;
   }
 
   res.results = mergeRankings(notes, hits).slice(0, limit);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { atomicWrite } from "../core/fsutil.ts";
 import { readJson } from "../core/json-file.ts";
-import { isAlive } from "../core/processes.ts";
+import { isAlive, mayBeSameProcess } from "../core/processes.ts";
 import { dataFiles } from "../core/project.ts";
 import { checkReply, type WatchFailure, type WatchReply, type WatchRequest } from "./protocol.ts";
 
@@ -15,7 +15,8 @@ import { checkReply, type WatchFailure, type WatchReply, type WatchRequest } fro
  * and the PID file, shared by the server (daemon.ts) and the one client (gateway.ts).
  */
 
-const WatchInfoShape = v.object({ pid: v.pipe(v.number(), v.integer()), socket: v.string(), startedAt: v.string(), version: v.string() });
+/** `startTime`: the process's own start time (processes.ts), which tells a reused PID apart; older files lack it. */
+const WatchInfoShape = v.object({ pid: v.pipe(v.number(), v.integer()), socket: v.string(), startedAt: v.string(), version: v.string(), startTime: v.optional(v.string()) });
 export type WatchInfo = v.InferOutput<typeof WatchInfoShape>;
 
 /**
@@ -40,7 +41,8 @@ export function readWatchInfo(dataDir: string): WatchInfo | undefined {
   const info = readJson(file, WatchInfoShape);
   // Missing: no watch process. Being written right now never happens (atomicWrite).
   if ("missing" in info) return undefined;
-  if ("value" in info && isAlive(info.value.pid)) return info.value;
+  // A PID alone may have been reused since (a crash, a file committed to the repository).
+  if ("value" in info && isAlive(info.value.pid) && mayBeSameProcess(info.value.pid, info.value.startTime, Date.parse(info.value.startedAt) || undefined)) return info.value;
   try {
     rmSync(file, { force: true });
   } catch {}

@@ -8,6 +8,7 @@ import { embedderFor } from "../index/embedder.ts";
 import { MemsearchError, oneLine } from "../core/errors.ts";
 import { indexInto, type IndexReport } from "../index/indexer.ts";
 import { withIndexLock } from "../core/lock.ts";
+import { processStartTime } from "../core/processes.ts";
 import { openOrRebuild, type Healed } from "../index/heal.ts";
 import type { Store } from "../index/store.ts";
 import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo } from "./client.ts";
@@ -224,7 +225,8 @@ export class Daemon {
       this.server!.once("error", reject);
       this.server!.listen(sock, () => resolve());
     });
-    writeWatchInfo(this.ctx.project.dataDir, { pid: process.pid, socket: sock, startedAt: new Date().toISOString(), version: pkg.version });
+    const startTime = processStartTime(process.pid);
+    writeWatchInfo(this.ctx.project.dataDir, { pid: process.pid, socket: sock, startedAt: new Date().toISOString(), version: pkg.version, ...(startTime ? { startTime } : {}) });
     return sock;
   }
 

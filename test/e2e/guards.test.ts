@@ -161,3 +161,25 @@ describe("files that are not markdown text", () => {
     expect(readFileSync(join(p.root, "notes.txt"), "utf8")).toBe("# Notes\n\nplain text\n");
   });
 });
+
+describe("confusing arguments get one clear line and exit 2 (issue 20)", () => {
+  test("recall --since -3d, wherever the flag stands, says to count back without the minus", async () => {
+    const p = tempProject();
+    for (const args of [["recall", "--since", "-3d", "redis"], ["recall", "redis", "--since", "-3d"], ["recall", "redis", "--since=-3d"]]) {
+      const r = await p.ms(args, { MEMSEARCH_EMBEDDING_PROVIDER: "none" });
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 2]);
+      expect(r.stderr.trim().split("\n")).toEqual(["Error: --since counts back from now: write 3d, not -3d"]);
+      expect(r.stdout).toBe("");
+    }
+  });
+
+  test('search "" (or blanks), on the fast path and through yargs, asks for a query', async () => {
+    const p = await indexedProject();
+    for (const args of [["search", ""], ["search", "   "], ["search", "", "-j"], ["search", "", "--source-prefix", "x", "-k", "3"]]) {
+      const r = await p.ms(args, { MEMSEARCH_EMBEDDING_PROVIDER: "none" });
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 2]);
+      expect(r.stderr.trim().split("\n")).toEqual(['Error: search needs a query: the words to look for, e.g. memsearch search "redis timeout"']);
+      expect(r.stdout).toBe("");
+    }
+  });
+});

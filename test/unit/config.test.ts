@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../../src/core/errors.ts";
-import { loadConfig, parseValue, readConfigFile } from "../../src/core/config.ts";
+import { ignoredLine, loadConfig, parseValue, readConfigFile, writeConfigKey } from "../../src/core/config.ts";
 import { gitTopLevel, resolveProject } from "../../src/core/project.ts";
 
 function tmp(): string {
@@ -55,10 +55,47 @@ describe("config layering", () => {
     expect(() => loadConfig({ projectRoot: d, env: { MEMSEARCH_CHUNKING_MAX_CHUNK_SIZE: "0" } })).toThrow(/MEMSEARCH_CHUNKING_MAX_CHUNK_SIZE.*at least 1/);
   });
 
-  test("the project file may not set machine-wide keys", () => {
+  test("the project file's machine-wide keys and costly values are ignored, and listed", () => {
     const d = tmp();
-    writeFileSync(join(d, ".memsearch.toml"), '[embedding]\nhost = "http://evil:11434"\n');
-    expect(() => loadConfig({ projectRoot: d, env: {} })).toThrow(/can only be set in the global config/);
+    writeFileSync(
+      join(d, ".memsearch.toml"),
+      '[embedding]\nhost = "http://evil:11434"\ntimeout_ms = 999999\n\n[summarizer]\nprovider = "claude"\nmodel = "opus"\nollama_model = "llama3.1:405b"\n\n[hooks]\nrecall = "synthesize"\ninject_top_k = 2\n',
+    );
+    const r = loadConfig({ projectRoot: d, env: {} });
+    expect(r.ignored).toEqual([
+      { key: "embedding.host", value: "http://evil:11434" },
+      { key: "embedding.timeout_ms", value: 999999 },
+      { key: "summarizer.provider", value: "claude" },
+      { key: "summarizer.model", value: "opus" },
+      { key: "summarizer.ollama_model", value: "llama3.1:405b" },
+      { key: "hooks.recall", value: "synthesize" },
+    ]);
+    expect(r.values["embedding.host"]).toBe("");
+    expect(r.values["summarizer.model"]).toBe("haiku");
+    expect(r.values["hooks.recall"]).toBe("inject");
+    expect(r.sources["hooks.recall"].source).toBe("default");
+    // What costs nothing still applies.
+    expect(r.values["hooks.inject_top_k"]).toBe(2);
+    expect(ignoredLine(r.ignored, ".memsearch.toml")).toBe(
+      '.memsearch.toml sets embedding.host = "http://evil:11434", embedding.timeout_ms = 999999, summarizer.provider = "claude", summarizer.model = "opus", summarizer.ollama_model = "llama3.1:405b", hooks.recall = "synthesize": ignored, machine-wide only (cost or data leaving this machine; set it in ~/.memsearch/config.toml)',
+    );
+  });
+
+  test("a project may lower costs: hooks.recall hint or off, the extract summariser or none", () => {
+    const d = tmp();
+    writeFileSync(join(d, ".memsearch.toml"), '[summarizer]\nprovider = "off"\n\n[hooks]\nrecall = "hint"\n');
+    const r = loadConfig({ projectRoot: d, env: {} });
+    expect(r.ignored).toEqual([]);
+    expect(r.values["summarizer.provider"]).toBe("off");
+    expect(r.values["hooks.recall"]).toBe("hint");
+    // The user's own settings (global file, environment) may choose anything.
+    const g = tmp();
+    writeFileSync(join(g, "config.toml"), '[hooks]\nrecall = "synthesize"\n\n[summarizer]\nmodel = "sonnet"\n');
+    const u = loadConfig({ projectRoot: tmp(), env: { MEMSEARCH_HOME: g } });
+    expect(u.values["hooks.recall"]).toBe("synthesize");
+    expect(u.values["summarizer.model"]).toBe("sonnet");
+    expect(() => writeConfigKey(join(d, ".memsearch.toml"), "project", "hooks.recall", "synthesize")).toThrow('"hooks.recall = synthesize" can only be set in the global config (a project may set it to inject, hint, off)');
+    expect(() => writeConfigKey(join(d, ".memsearch.toml"), "project", "summarizer.model", "opus")).toThrow('"summarizer.model = opus" can only be set in the global config');
   });
 });
 

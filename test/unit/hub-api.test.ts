@@ -225,6 +225,17 @@ describe("data", () => {
     expect(r.body.user).toContain("[REDACTED:anthropic-key]");
   });
 
+  test("a damaged conversation index is rebuilt by the search that meets it, said once in its warnings", async () => {
+    const db = join(process.env.MEMSEARCH_HOME!, "transcripts.sqlite");
+    for (const suffix of ["-wal", "-shm"]) rmSync(db + suffix, { force: true });
+    writeFileSync(db, Buffer.alloc(8192, 0x42));
+    const page = (await get<SearchPage>(data, "/api/search", { q: "billing webhook signatures", mode: "recall" })).body;
+    expect(page.warnings.filter((w) => w.includes("conversation index"))).toEqual([`memsearch: the conversation index ${db} was damaged (not an SQLite database); removed it and rebuilt it from the transcripts`]);
+    expect(page.hits.some((h) => h.from.includes("transcript"))).toBe(true);
+    const again = (await get<SearchPage>(data, "/api/search", { q: "billing webhook signatures", mode: "recall" })).body;
+    expect(again.warnings.filter((w) => w.includes("conversation index"))).toEqual([]);
+  });
+
   test("a project whose memory is gone still answers, with zeros", async () => {
     const empty = mkdtempSync(join(tmpdir(), "ms-hub-empty-"));
     mkdirSync(join(empty, ".git"));

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isLockHeld, LockTimeoutError, withFileLock } from "../../src/core/lock.ts";
@@ -52,6 +52,30 @@ describe("file locks know their holder by PID and start time", () => {
     writeFileSync(dead, `${await deadPid()} ${Date.now()} deadbeef\n`);
     expect(await withFileLock(dead, () => "yes", { timeoutMs: 2_000 })).toBe("yes");
   });
+
+  test.if(posix)(
+    "old-format lock whose PID's process started after the lock was taken (a reused PID) is broken at once",
+    async () => {
+      const path = lockIn();
+      // Taken ten minutes ago; the sleeper started with this file.
+      writeFileSync(path, `${sleeper.pid} ${Date.now() - 10 * 60_000} deadbeef\n`);
+      expect(await withFileLock(path, () => "got it", { timeoutMs: 20_000, staleMs: 3600_000 })).toBe("got it");
+    },
+    30_000,
+  );
+
+  test.if(posix)(
+    "a bare PID (no time: no memsearch wrote it) names no holder, even a live one",
+    async () => {
+      const path = lockIn();
+      writeFileSync(path, `${sleeper.pid}\n`);
+      const past = new Date(Date.now() - 10_000);
+      utimesSync(path, past, past);
+      expect(isLockHeld(path, 3600_000)).toBe(false);
+      expect(await withFileLock(path, () => "got it", { timeoutMs: 20_000, staleMs: 3600_000 })).toBe("got it");
+    },
+    30_000,
+  );
 
   test.if(posix)("a dead holder in the new format is broken; an old lock past staleMs too", async () => {
     const dead = lockIn();

@@ -3,7 +3,7 @@
  * lagging transcript, falls back to the hooks' record, and writes each turn's note exactly once.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { anchorsIn } from "../../src/core/anchor.ts";
@@ -12,6 +12,7 @@ import { enqueueTurn, forgetPrompt, listPending, readPending, readPrompt, record
 import { appendTurnNote } from "../../src/memory/journal.ts";
 import type { Summary } from "../../src/memory/summarizer.ts";
 import type { LastTurn } from "../../src/transcript/types.ts";
+import { deadPid } from "../helpers/processes.ts";
 
 const line = (o: unknown) => JSON.stringify(o) + "\n";
 const user = (uuid: string, text: string, promptId?: string) =>
@@ -117,6 +118,67 @@ describe("the queue", () => {
     expect(file.startsWith(join(p.dataDir, "pending"))).toBe(true);
     expect(file.length).toBeLessThan(p.dataDir.length + 200);
     expect(readFileSync(file, "utf8")).not.toContain(key);
+  });
+});
+
+/** A clock that only moves when slept on, and counts the sleeping. */
+function fakeClock(start = Date.now()) {
+  const c = { t: start, slept: 0, now: () => c.t, sleep: async (ms: number) => void ((c.t += ms), (c.slept += ms)) };
+  return c;
+}
+
+describe("waiting for the transcript", () => {
+  test(
+    "three turns the transcript never gets cost one wait, shared from their Stop, not three",
+    async () => {
+      const p = project();
+      writeFileSync(p.transcript, user("u1", "earlier turn", "p1") + reply("a1", "m1", "earlier answer"));
+      const clock = fakeClock();
+      const stoppedAt = new Date(clock.t).toISOString();
+      for (const n of [7, 8, 9]) enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: `p${n}`, prompt: `question ${n}`, transcriptPath: p.transcript, stoppedAt, lastAssistantMessage: `answer ${n}` });
+      const s = fakeSummarizer();
+      // The default wait (10 s), counted on the fake clock: three real waits would outlast this test's limit.
+      const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize, clock });
+      expect(report).toMatchObject({ written: 3, fromHooks: 3, failed: 0 });
+      expect(clock.slept).toBeGreaterThanOrEqual(10_000);
+      expect(clock.slept).toBeLessThanOrEqual(10_000 + 200);
+      // Not one turn lost: each from what the hooks saw.
+      expect(anchors(p.memoryDir).map((a) => a.turn)).toEqual(["p7", "p8", "p9"]);
+    },
+    15_000,
+  );
+
+  test("a turn stopped a minute ago is not waited for; a Stop time in the future waits one wait at most", async () => {
+    const p = project();
+    writeFileSync(p.transcript, user("u1", "earlier turn", "p1"));
+    const old = fakeClock();
+    const r = await resolveTurn({ sessionId: "s-1", promptId: "p5", prompt: "q", transcriptPath: p.transcript, stoppedAt: new Date(old.t - 60_000).toISOString(), lastAssistantMessage: "a" }, { clock: old });
+    expect(r?.source).toBe("hooks");
+    expect(old.slept).toBe(0);
+    const future = fakeClock();
+    await resolveTurn({ sessionId: "s-1", promptId: "p6", prompt: "q", transcriptPath: p.transcript, stoppedAt: new Date(future.t + 3600_000).toISOString(), lastAssistantMessage: "a" }, { clock: future, transcriptWaitMs: 1_000, pollMs: 100 });
+    expect(future.slept).toBeGreaterThanOrEqual(1_000);
+    expect(future.slept).toBeLessThanOrEqual(1_100);
+  }, 15_000);
+});
+
+describe("temp files of killed writers", () => {
+  test("the drainer sweeps those of dead writers and old ones, and leaves a live writer's", async () => {
+    const p = project();
+    const dead = await deadPid();
+    enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p1", prompt: "q", stoppedAt: new Date(Date.now() - 60_000).toISOString(), lastAssistantMessage: "a" });
+    const pending = join(p.dataDir, "pending");
+    const prompts = join(pending, "prompts");
+    mkdirSync(prompts, { recursive: true });
+    const gone = [join(pending, `s-1--p2.json.tmp-${dead}-k1ll3d`), join(prompts, `s-1--p3.json.tmp-${dead}-abcdef`), join(pending, `s-1--p4.json.tmp-${process.pid}-0ld0ld`)];
+    const kept = [join(pending, `s-1--p5.json.tmp-${process.pid}-wr1t1n`)];
+    for (const f of [...gone, ...kept]) writeFileSync(f, '{"sessionId":');
+    const past = new Date(Date.now() - 20 * 60_000);
+    utimesSync(gone[2]!, past, past);
+    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize, transcriptWaitMs: 0 });
+    expect(report).toMatchObject({ written: 1, tempSwept: 3, damaged: 0 });
+    expect(gone.filter((f) => existsSync(f))).toEqual([]);
+    expect(kept.filter((f) => existsSync(f))).toEqual(kept);
   });
 });
 
