@@ -9,7 +9,7 @@
  * quadratic (the unit tests feed it such input).
  */
 
-import { clip } from "./text.ts";
+import { clip, stripControls } from "./text.ts";
 
 const PRIVATE_TAG = /<(\/?)private(?:\s[^<>]{0,200})?\s*>/gi;
 
@@ -188,9 +188,12 @@ export function redactSecrets(text: string): string {
   return out;
 }
 
-/** What every text goes through before it leaves the process or reaches the journal. */
+/**
+ * What every text goes through before it leaves the process or reaches the journal. Control
+ * characters go first: a secret split by a colour sequence is whole again for the rules.
+ */
 export function sanitize(text: string): string {
-  return redactSecrets(stripPrivate(text));
+  return redactSecrets(stripPrivate(stripControls(text)));
 }
 
 /** Anything that maps a text to its redacted form (`sanitize` by default). */

@@ -158,6 +158,12 @@ describe("sanitize", () => {
     const key = "AKIA" + "IOSFODNN7EXAMPLE";
     expect(sanitize(`<private>${key}</private> and ${key}`)).toBe("[private] and [REDACTED:aws-key]");
   });
+
+  test("removes control characters first: a key split by a colour sequence is whole again, and redacted", () => {
+    const key = "ghp_" + rep("aB3d", 9);
+    expect(sanitize(`token ${key.slice(0, 10)}\x1b[0m${key.slice(10)}\0 end`)).toBe("token [REDACTED:github-token]  end");
+    expect(sanitize("a\0b\x1b[31mc\x1b[0m\r\nd\x7f")).toBe("a bc\nd ");
+  });
 });
 
 describe("linear time", () => {
