@@ -4,9 +4,10 @@
  * prompt must not end up there.
  *
  * Every pattern starts on a literal prefix (token patterns only where a token-character run
- * starts) and uses bounded quantifiers, and PEM blocks are found by one forward scan, so a 1 MB
- * tool output costs milliseconds and crafted input cannot make the backtracking engine go
- * quadratic (the unit tests feed it such input).
+ * starts; the two vendor shapes without a prefix of their own are only tried where a literal
+ * piece of them occurs) and uses bounded quantifiers, and PEM blocks are found by one forward
+ * scan, so a 1 MB tool output costs milliseconds and crafted input cannot make the backtracking
+ * engine go quadratic (the unit tests feed it such input).
  */
 
 import { clip, stripControls } from "./text.ts";
@@ -229,6 +230,14 @@ const RULES: Rule[] = [
     kind: "cli-secret",
     pattern: /(--(password|passwd|token|secret|api-key|apikey)[ ](?!-))([^\s"'`;|&]{8,300})/gi,
     replace: (m, head, name, value) => (looksLikeReference(value) || value.startsWith("[REDACTED") ? m : head + tag(kindOfName(name))),
+  },
+  // curl -u user:password (and wget --user=… alike): the user helps recall, the password never does.
+  {
+    kind: "cli-secret",
+    hints: ["-u ", "--user"],
+    pattern: /((?:^|\s)(?:-u |--user[ =])(["']?)[^\s:"'@]{1,100}:)([^\s"'@]{4,200})(?=\2(?:\s|$))/gm,
+    // `docker run -u 1000:1000` is a uid and a gid; `$USER:$TOKEN` a reference.
+    replace: (m, head, _q, pass) => (/^\d+$/.test(pass) || looksLikeReference(pass) || pass.startsWith("[REDACTED") ? m : head + tag("password")),
   },
   // name = value, name: value, "name": "value" (env, shell, JSON, YAML, code).
   {

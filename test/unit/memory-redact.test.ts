@@ -241,6 +241,11 @@ describe("redactSecrets: structured secrets", () => {
       "curl 'https://x.test/?token=[REDACTED:token]&page=2'",
     );
     expect(redactSecrets("mysql --password " + "hunter2hunter2" + " db")).toBe("mysql --password [REDACTED:password] db");
+    expect(redactSecrets("curl -u admin:" + "s3cr3t-pw" + " https://x.test")).toBe("curl -u admin:[REDACTED:password] https://x.test");
+    expect(redactSecrets("curl -s --user 'deploy:" + "Tr0ub4dor&3" + "' https://x.test")).toBe("curl -s --user 'deploy:[REDACTED:password]' https://x.test");
+    expect(redactSecrets("wget --user=bob:" + "hunter2hunter2")).toBe("wget --user=bob:[REDACTED:password]");
+    // A uid:gid and a reference are not passwords.
+    for (const s of ["docker run -u 1000:1000 img", 'curl -u "$USER:$TOKEN" x', "ps -u root"]) expect(redactSecrets(s)).toBe(s);
   });
 
   test("short values and code references are not secrets", () => {
