@@ -58,10 +58,13 @@ export interface MarkdownText {
   dropped: number;
 }
 
-// Invalid sequences become U+FFFD (counted as damage below); a UTF-8 BOM is dropped.
+// A UTF-8 BOM is dropped; `lenient` makes invalid sequences U+FFFD.
+const strict = new TextDecoder("utf-8", { fatal: true });
 const lenient = new TextDecoder("utf-8");
-/** A character no markdown file should hold: a control character but tab, newline and CR, or an unreadable byte. */
-const DAMAGE = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]/g;
+/** A character no markdown file should hold: a control character but tab, newline and CR. */
+const CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
+/** The same, or an unreadable byte (in a file that has some: a U+FFFD a note holds as text is no damage). */
+const CONTROLS_OR_BAD = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]/g;
 /**
  * More damage than this share of its characters, and a section is not text: UTF-16 is half
  * NULs, random bytes more than half unreadable, while text in Latin-1 or with a pasted coloured
@@ -71,11 +74,19 @@ const NOT_TEXT_SHARE = 0.3;
 /** Where a section starts: an ATX heading line (fences are not looked at; a section here is only what damage is counted by). */
 const SECTION_START = /(?=^#{1,6}(?:[ \t]|$))/m;
 
-function damageIn(text: string): number {
+function count(re: RegExp, text: string): number {
   let n = 0;
-  DAMAGE.lastIndex = 0;
-  while (DAMAGE.exec(text)) n++;
+  re.lastIndex = 0;
+  while (re.exec(text)) n++;
   return n;
+}
+
+function decode(bytes: Uint8Array): { raw: string; damage: RegExp } {
+  try {
+    return { raw: strict.decode(bytes), damage: CONTROLS };
+  } catch {
+    return { raw: lenient.decode(bytes), damage: CONTROLS_OR_BAD };
+  }
 }
 
 /**
@@ -87,13 +98,13 @@ function damageIn(text: string): number {
  * is left out, its lines kept blank so every other line keeps its number.
  */
 export function markdownText(bytes: Uint8Array): MarkdownText | undefined {
-  const raw = lenient.decode(bytes);
-  if (damageIn(raw) === 0) return { text: raw, cleaned: 0, dropped: 0 };
+  const { raw, damage } = decode(bytes);
+  if (count(damage, raw) === 0) return { text: raw, cleaned: 0, dropped: 0 };
   let cleaned = 0;
   let dropped = 0;
   let kept = false;
   const sections = raw.split(SECTION_START).map((section) => {
-    const d = damageIn(section);
+    const d = count(damage, section);
     if (d > section.length * NOT_TEXT_SHARE) {
       dropped++;
       return "\n".repeat(stripControls(section).split("\n").length - 1);

@@ -339,8 +339,8 @@ describe("markdownText: what the index reads of a file someone else wrote", () =
   const day = (bad: string | number[] | Uint8Array) =>
     bytes("# 2026-11-20\n\n## Session 09:00\n\n### 09:00\n- chose redis for the cache\n\n### 09:10\n- ", bad, "\n\n### 09:20\n- kubernetes rollout fixed\n");
 
-  test("clean text is returned as it is", () => {
-    const text = "# Title\n\ncafé\ttabs\r\nand CRLF 😀\n";
+  test("clean text is returned as it is, a U+FFFD written as text included", () => {
+    const text = "# Title\n\ncafé\ttabs\r\nand CRLF 😀, a pasted caf\ufffd\n";
     expect(markdownText(Buffer.from(text))).toEqual({ text, cleaned: 0, dropped: 0 });
   });
 
