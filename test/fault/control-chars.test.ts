@@ -6,7 +6,7 @@
  * and every note of the day is still found by `memsearch search`. Then a committed day file with
  * a NUL in one section, another with escape sequences, a third with a binary blob pasted in one
  * section and a PNG named .md: each other section stays searchable, `memsearch index` names
- * each damaged file in one line, and search prints no escape sequence.
+ * each damaged file in one line, and neither search nor expand prints an escape sequence.
  */
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -161,11 +161,18 @@ describe("control characters and bad bytes in committed markdown", () => {
       }
       kit.set("committed-notes-lost", missing.length);
       expect(missing).toEqual([]);
-      // What search prints holds no escape sequence (it would recolour the terminal).
+      // What search and expand print holds no escape sequence (it would recolour the terminal).
       const shown = await ms(["search", escWords[3]!], { cwd: p.root, env: p.env });
       expect(shown.code).toBe(0);
       expect(shown.stdout).toContain(escWords[3]!);
       expect(shown.stdout).not.toMatch(CONTROL);
+      for (const w of [escWords[3]!, nulWords[5]!]) {
+        const hit = (await hits(p, w)).find((h) => h.content.includes(w)) as unknown as { chunk_hash: string };
+        const expanded = await ms(["expand", hit.chunk_hash], { cwd: p.root, env: p.env });
+        expect(expanded.code).toBe(0);
+        expect(expanded.stdout).toContain(w);
+        expect(expanded.stdout).not.toMatch(CONTROL);
+      }
       // The files themselves are left as they were.
       expect(readFileSync(join(p.memory, "2026-11-20.md"), "utf8")).toBe(nulDay);
       // Said again on the next run, which has nothing to do.
