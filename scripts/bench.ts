@@ -8,7 +8,8 @@
  *
  * Builds its own copy of the binary (others may be rebuilding dist/ meanwhile), starts the
  * Ollama double, measures start-up and the baselines, then every command and hook at each
- * corpus size, and writes docs/BENCHMARKS.md. The tables are printed on stdout too.
+ * corpus size, then redaction in process (scripts/bench/redact.ts), and writes docs/BENCHMARKS.md.
+ * The tables are printed on stdout too.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +24,7 @@ import { markdown, tablesMarkdown, type Report } from "./bench/report.ts";
 import { runScale, type BenchEnv, type ScaleResult } from "./bench/scale.ts";
 import { benchTranscriptIndex, DEFAULT_MESSAGES, type TranscriptIndexResult } from "./bench/transcripts.ts";
 import { benchPersistence, existingSection, persistenceMarkdown, withSection, type PersistenceResult } from "./bench/persistence.ts";
+import { benchRedact } from "./bench/redact.ts";
 
 const REPO = resolve(import.meta.dir, "..");
 const FULL_SIZES = [1_000, 20_000, 100_000];
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
   let global;
   let transcript;
   let transcriptIndex: TranscriptIndexResult | undefined;
+  let redact;
   let persistence: PersistenceResult | undefined;
   try {
     global = await startUp(env, work);
@@ -87,6 +90,8 @@ async function main(): Promise<void> {
     }
     log("transcript reader:");
     transcript = await benchTranscript({ bin });
+    log("redaction:");
+    redact = benchRedact();
     if (opts.transcripts) {
       log(`conversation index (${opts.transcripts} messages):`);
       transcriptIndex = await benchTranscriptIndex({ bin, work, messages: opts.transcripts, log });
@@ -112,6 +117,7 @@ async function main(): Promise<void> {
     scales,
     transcript,
     transcriptIndex,
+    redact,
   };
   mkdirSync(dirname(opts.out), { recursive: true });
   const fresh = persistence && persistenceMarkdown(persistence);

@@ -45,7 +45,7 @@ interface Rule {
   pattern: RegExp;
   /** Default: the whole match becomes `[REDACTED:kind]`. */
   replace?: Replacer;
-  /** Literal pieces (three characters or more) one of which every match holds: a text holding none is not searched (most texts hold none). */
+  /** Literal pieces (three characters or more, as written: matched case-sensitively) one of which every match holds: a text holding none is not searched (most texts hold none). */
   hints?: string[];
 }
 
@@ -60,7 +60,7 @@ const mixedCase = (kind: string) => (m: string) => (/[A-Z]/.test(m) && /[a-z]/.t
 const webhook = (kind: string, hint: string, head: string, tail: string): Rule => ({
   kind,
   hints: [hint],
-  pattern: new RegExp(`(${head})${tail}`, "gi"),
+  pattern: new RegExp(`(${head})${tail}`, "g"),
   replace: (_m, h) => h + tag(kind),
 });
 const SLASH = String.raw`\\?/`;
@@ -235,9 +235,9 @@ const RULES: Rule[] = [
   {
     kind: "cli-secret",
     hints: ["-u ", "--user"],
-    pattern: /((?:^|\s)(?:-u |--user[ =])(["']?)[^\s:"'@]{1,100}:)([^\s"'@]{4,200})(?=\2(?:\s|$))/gm,
+    pattern: /(?<!\S)(-u |--user[ =])(["']?)([^\s:"'@]{1,100}:)([^\s"'@]{4,200})(?=\2(?:\s|$))/g,
     // `docker run -u 1000:1000` is a uid and a gid; `$USER:$TOKEN` a reference.
-    replace: (m, head, _q, pass) => (/^\d+$/.test(pass) || looksLikeReference(pass) || pass.startsWith("[REDACTED") ? m : head + tag("password")),
+    replace: (m, flag, q, user, pass) => (/^\d+$/.test(pass) || looksLikeReference(pass) || pass.startsWith("[REDACTED") ? m : flag + q + user + tag("password")),
   },
   // name = value, name: value, "name": "value" (env, shell, JSON, YAML, code).
   {
@@ -288,11 +288,10 @@ function redactPem(text: string): string {
 export function redactSecrets(text: string): string {
   // PEM blocks first: their base64 body would otherwise be chewed by the rules below.
   let out = redactPem(text);
-  markTriples(out);
-  for (let i = 0; i < RULES.length; i++) {
-    const rule = RULES[i]!;
-    const gate = GATES[i];
-    if (gate && !mayHoldAny(gate, out)) continue;
+  // Found before any replacement: a tag holds no hint, and what a rule takes away a later rule did not need.
+  const found = hintsIn(out);
+  for (const rule of RULES) {
+    if (rule.hints && !rule.hints.some((h) => found.has(h))) continue;
     rule.pattern.lastIndex = 0;
     const replace = rule.replace;
     out = replace ? out.replace(rule.pattern, replace as (m: string, ...g: any[]) => string) : out.replace(rule.pattern, tag(rule.kind));
@@ -300,51 +299,33 @@ export function redactSecrets(text: string): string {
   return out;
 }
 
-// Most texts hold none of the vendor prefixes, and looking for each one is a pass over the text
-// per rule. One pass instead records which runs of three characters occur (a rolling hash into
-// a table); a hint one of whose runs is missing cannot be there and is not looked for. The table
-// is kept between calls and only what the last text marked is cleared, so a short text costs
-// what it marks.
-const TRIPLES = 1 << 15;
-const roll = (h: number, c: number) => ((h << 5) ^ c) & (TRIPLES - 1);
-const seen = new Uint8Array(TRIPLES);
-const marked: number[] = [];
+// Most texts hold none of the vendor prefixes, and looking for each prefix is a scan of the text
+// per rule (over a megabyte, as long as the old rules all together). One scan instead finds every
+// hint the text holds: a rolling hash of each three characters is looked up in a table of the
+// hints' first three (a few hundred entries: nearly every lookup misses), and a hit is checked
+// in place.
+const TABLE = 1 << 15;
+const roll = (h: number, c: number) => ((h << 5) ^ c) & (TABLE - 1);
+const hashOf = (s: string, at: number) => roll(roll(roll(0, s.charCodeAt(at)), s.charCodeAt(at + 1)), s.charCodeAt(at + 2));
+/** Hints by the hash of their first three characters. */
+const HINTS_AT: (string[] | undefined)[] = new Array(TABLE);
+for (const rule of RULES) {
+  for (const hint of rule.hints ?? []) {
+    const h = hashOf(hint, 0);
+    if (!HINTS_AT[h]?.includes(hint)) (HINTS_AT[h] ??= []).push(hint);
+  }
+}
 
-function markTriples(text: string): void {
-  for (const h of marked) seen[h] = 0;
-  marked.length = 0;
+/** The hints `text` holds. */
+function hintsIn(text: string): Set<string> {
+  const found = new Set<string>();
   let h = roll(roll(0, text.charCodeAt(0)), text.charCodeAt(1));
   for (let i = 2; i < text.length; i++) {
     h = roll(h, text.charCodeAt(i));
-    if (seen[h]) continue;
-    seen[h] = 1;
-    marked.push(h);
+    const hints = HINTS_AT[h];
+    if (hints) for (const hint of hints) if (text.startsWith(hint, i - 2)) found.add(hint);
   }
-}
-
-/** The runs of three characters of a hint, as `markTriples` hashes them. */
-function hintTriples(hint: string): number[] {
-  const out: number[] = [];
-  for (let i = 2; i < hint.length; i++) out.push(roll(roll(roll(0, hint.charCodeAt(i - 2)), hint.charCodeAt(i - 1)), hint.charCodeAt(i)));
-  return out;
-}
-
-/** Per rule, its hints with their runs (undefined: the rule always runs). */
-const GATES = RULES.map((r) => r.hints?.map((hint) => ({ hint, triples: hintTriples(hint) })));
-
-/** Whether the text `markTriples` saw may hold one of the hints (surely, when a hint is found). Replacements made since only take runs away, or add a tag's. */
-function mayHoldAny(gate: { hint: string; triples: number[] }[], text: string): boolean {
-  for (const { hint, triples } of gate) {
-    let all = true;
-    for (const h of triples) {
-      if (!seen[h]) {
-        all = false;
-        break;
-      }
-    }
-    if (all && text.includes(hint)) return true;
-  }
-  return false;
+  return found;
 }
 
 /**
