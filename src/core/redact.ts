@@ -307,12 +307,16 @@ export function redactSecrets(text: string): string {
 const TABLE = 1 << 15;
 const roll = (h: number, c: number) => ((h << 5) ^ c) & (TABLE - 1);
 const hashOf = (s: string, at: number) => roll(roll(roll(0, s.charCodeAt(at)), s.charCodeAt(at + 1)), s.charCodeAt(at + 2));
-/** Hints by the hash of their first three characters. */
-const HINTS_AT: (string[] | undefined)[] = new Array(TABLE);
+/** Hints by the hash of their first three characters, and which hashes have any (a byte each: the loop below reads it for every character). */
+const HINTS_AT = new Map<number, string[]>();
+const ANY_AT = new Uint8Array(TABLE);
 for (const rule of RULES) {
   for (const hint of rule.hints ?? []) {
     const h = hashOf(hint, 0);
-    if (!HINTS_AT[h]?.includes(hint)) (HINTS_AT[h] ??= []).push(hint);
+    const list = HINTS_AT.get(h) ?? [];
+    if (!list.includes(hint)) list.push(hint);
+    HINTS_AT.set(h, list);
+    ANY_AT[h] = 1;
   }
 }
 
@@ -322,8 +326,8 @@ function hintsIn(text: string): Set<string> {
   let h = roll(roll(0, text.charCodeAt(0)), text.charCodeAt(1));
   for (let i = 2; i < text.length; i++) {
     h = roll(h, text.charCodeAt(i));
-    const hints = HINTS_AT[h];
-    if (hints) for (const hint of hints) if (text.startsWith(hint, i - 2)) found.add(hint);
+    if (ANY_AT[h] === 0) continue;
+    for (const hint of HINTS_AT.get(h)!) if (text.startsWith(hint, i - 2)) found.add(hint);
   }
   return found;
 }
