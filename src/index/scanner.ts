@@ -71,6 +71,8 @@ const CONTROLS_OR_BAD = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]/g;
  * log stays far below it.
  */
 const NOT_TEXT_SHARE = 0.3;
+/** A letter or a digit: a kept section without any (a heading mark alone) does not make a file text. */
+const WORDY = /[\p{L}\p{N}]/u;
 /** Where a section starts: an ATX heading line (fences are not looked at; a section here is only what damage is counted by). */
 const SECTION_START = /(?=^#{1,6}(?:[ \t]|$))/m;
 
@@ -110,7 +112,7 @@ export function markdownText(bytes: Uint8Array): MarkdownText | undefined {
       return "\n".repeat(stripControls(section).split("\n").length - 1);
     }
     if (d > 0) cleaned++;
-    kept ||= section.trim() !== "";
+    kept ||= WORDY.test(section);
     return d > 0 ? stripControls(section) : section;
   });
   // Nothing left worth reading: the whole file is binary (random bytes hold no heading to split at).
