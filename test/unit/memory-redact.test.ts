@@ -208,6 +208,15 @@ describe("redactSecrets: structured secrets", () => {
     expect(redactSecrets(cert)).toBe(cert);
   });
 
+  test("a GCP service-account key file: the private key goes whole, the rest stays", () => {
+    const body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + rep("q83vEjRW", 4), rep("Zm9vYmFy", 8), "QUJD=="].join("\\n");
+    const json = `{"type": "service_account", "project_id": "demo-proj", "private_key_id": "${rep("0a1b2c3d4e", 4)}", "private_key": "-----BEGIN PRIVATE KEY-----\\n${body}\\n-----END PRIVATE KEY-----\\n", "client_email": "ci@demo-proj.iam.gserviceaccount.com"}`;
+    const out = redactSecrets(json);
+    expect(out).toContain('"private_key": "[REDACTED:private-key]\\n"');
+    expect(out).not.toContain("q83vEjRW");
+    expect(out).toContain('"client_email": "ci@demo-proj.iam.gserviceaccount.com"');
+  });
+
   test("AWS secret access key assignment", () => {
     const secret = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY";
     expect(redactSecrets(`aws_secret_access_key = ${secret}`)).toBe("aws_secret_access_key = [REDACTED:aws-secret]");
