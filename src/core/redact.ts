@@ -52,8 +52,14 @@ interface Rule {
 /** A credential recognised by its vendor prefix alone: the whole match goes. */
 const vendor = (kind: string, hints: string[], pattern: RegExp): Rule => ({ kind, hints, pattern });
 
-/** At least one upper-case and one lower-case letter: random keys have both, identifiers and words rarely. */
-const mixedCase = (kind: string) => (m: string) => (/[A-Z]/.test(m) && /[a-z]/.test(m) ? tag(kind) : m);
+/**
+ * A token whose body (after its prefix's last `_`) has an upper-case and a lower-case letter:
+ * random keys have both, identifiers and words rarely.
+ */
+const mixedCase = (kind: string) => (m: string) => {
+  const body = m.slice(m.lastIndexOf("_") + 1);
+  return /[A-Z]/.test(body) && /[a-z]/.test(body) ? tag(kind) : m;
+};
 
 // A URL that is itself the credential (a webhook): the host stays, for recall ("posted to Slack"),
 // the path goes. `\/` as well as `/`: JSON written by PHP and others escapes slashes.

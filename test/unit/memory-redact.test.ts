@@ -176,7 +176,7 @@ describe("redactSecrets: near misses of the added kinds are left alone", () => {
       "https://discord.com/api/webhooks is the endpoint; teams uses *.webhook.office.com.",
       "glpat- tokens expire; set gl_project_id=42; the gldt-prefix is for deploy tokens.",
       "hf_hub_download(repo_id) and hf_transfer; HF_TOKEN is read by huggingface_hub.",
-      "hf_modelweightsdownloadercachedirectoryxyz is a snake-less identifier.",
+      "hf_modelweightsdownloadercachedirectoryxyz is a snake-less identifier; so is hf_MODELWEIGHTSDOWNLOADERCACHEDIRECTORY.",
       "SKU-1234 and SKIP_TESTS=1; key-value store; the us-east-1 region; sha256:" + hex(64),
       "secret_santa_assignments and secret_key_base are names.",
       "commit " + hex(40) + " and md5 " + hex(32) + "; " + hex(32) + "-use-this is a slug.",
