@@ -10,7 +10,8 @@
  *
  * Builds its own copy of the binary (others may be rebuilding dist/ meanwhile), starts the
  * Ollama double, measures start-up and the baselines, then every command and hook at each
- * corpus size, and writes docs/BENCHMARKS.md. The tables are printed on stdout too.
+ * corpus size, then redaction in process (scripts/bench/redact.ts), and writes docs/BENCHMARKS.md.
+ * The tables are printed on stdout too.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +27,7 @@ import { markdown, tablesMarkdown, type Report } from "./bench/report.ts";
 import { runScale, type BenchEnv, type ScaleResult } from "./bench/scale.ts";
 import { benchTranscriptIndex, DEFAULT_MESSAGES, type TranscriptIndexResult } from "./bench/transcripts.ts";
 import { benchPersistence, existingSection, persistenceMarkdown, withSection, type PersistenceResult } from "./bench/persistence.ts";
+import { benchRedact } from "./bench/redact.ts";
 
 const REPO = resolve(import.meta.dir, "..");
 const FULL_SIZES = [1_000, 20_000, 100_000];
@@ -92,6 +94,7 @@ async function main(): Promise<void> {
   let global;
   let transcript;
   let transcriptIndex: TranscriptIndexResult | undefined;
+  let redact;
   let persistence: PersistenceResult | undefined;
   try {
     global = await startUp(env, work);
@@ -101,6 +104,8 @@ async function main(): Promise<void> {
     }
     log("transcript reader:");
     transcript = await benchTranscript({ bin });
+    log("redaction:");
+    redact = benchRedact();
     if (opts.transcripts) {
       log(`conversation index (${opts.transcripts} messages):`);
       transcriptIndex = await benchTranscriptIndex({ bin, work, messages: opts.transcripts, log });
@@ -129,6 +134,7 @@ async function main(): Promise<void> {
     ...(opts.glove
       ? { vectors: `- Vectors: 100-d GloVe 6B word vectors pooled per text (\`scripts/eval/glove.ts\`, a real but weak model served through the Ollama double's server, its own process), model name \`${GLOVE_MODEL}\`. Pooling a text costs about as little as the hashed double: the times leave out what a sentence model such as \`nomic-embed-text\` adds.` }
       : {}),
+    redact,
   };
   mkdirSync(dirname(opts.out), { recursive: true });
   const fresh = persistence && persistenceMarkdown(persistence);

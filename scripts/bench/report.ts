@@ -7,6 +7,7 @@ import type { BenchRow } from "../bench-transcript.ts";
 import type { Machine } from "./machine.ts";
 import type { Measurement } from "./proc.ts";
 import { HOOK_BUDGET_MS, type ScaleResult } from "./scale.ts";
+import type { RedactRow } from "./redact.ts";
 import type { TranscriptIndexResult } from "./transcripts.ts";
 
 export interface GlobalResult {
@@ -30,6 +31,8 @@ export interface Report {
   transcriptIndex?: TranscriptIndexResult;
   /** Where the vectors came from, when not the hashed test double (`--glove`). */
   vectors?: string;
+  /** Redaction in process, against one native scan of the same texts (issue 20). */
+  redact?: RedactRow[];
 }
 
 const MB_500_IN_MIB = 500e6 / 2 ** 20;
@@ -341,6 +344,14 @@ export function tablesMarkdown(r: Report): string {
     );
   }
   if (r.transcriptIndex) out.push(transcriptIndexMarkdown(r.transcriptIndex), "");
+  if (r.redact?.length) {
+    out.push(
+      "### Redaction (`sanitize`, in process, best of 15 rounds; `scripts/bench/redact.ts`)",
+      "",
+      table(["texts", "count", "KiB", "sanitize ms", "one `indexOf` scan ms"], r.redact.map((x) => [x.name, thousands(x.texts), x.kib.toFixed(0), fmtMs(x.ms), x.baselineMs.toFixed(2)])),
+      "",
+    );
+  }
   out.push("### Targets", "", targetsTable(r), "");
   out.push("### Targets of issue 10 (conversation index)", "", table(["target (issue 10)", "measured", "verdict"], transcriptTargets(r).map((t) => [t.target, t.measured, t.verdict === "FAIL" ? "**FAIL**" : t.verdict])), "");
   return out.join("\n");

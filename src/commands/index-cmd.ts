@@ -5,7 +5,7 @@ import { InputError, NotFoundError } from "../core/errors.ts";
 import type { IndexReport } from "../index/indexer.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
-import { rebuiltNotice, skippedNotice } from "./notices.ts";
+import { cleanedNotice, rebuiltNotice, skippedNotice } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
 
 export const indexCommand = command({
@@ -52,11 +52,12 @@ export const indexCommand = command({
   },
 });
 
-/** One line each: a rebuilt index, files skipped or failed, vectors missing and why. */
+/** One line each: a rebuilt index, files skipped, cleaned or failed, vectors missing and why. */
 export function indexNotices(r: IndexReport, model: string): string[] {
   const out: string[] = [];
   if (r.rebuilt) out.push(rebuiltNotice(r.rebuilt, r.totalChunks));
   for (const f of r.skippedFiles ?? []) out.push(skippedNotice(f.named ? asGiven(f.path) : f.path, f.reason));
+  for (const f of r.cleanedFiles ?? []) out.push(cleanedNotice(f.path, f.cleaned, f.dropped));
   for (const f of r.failedFiles) out.push(`Warning: could not index ${f.path}: ${f.error}`);
   if (r.vectors === "off") out.push("Notice: embeddings are off (embedding.provider = none); search uses BM25 only");
   else if (r.embedderWarning) out.push(`Warning: ${r.embedderWarning}; ${r.missingVectors} chunks indexed for keyword search only, vectors will be added by the next index run`);

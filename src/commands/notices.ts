@@ -22,6 +22,14 @@ export function skippedNotice(path: string, reason: SkipReason): string {
   return `memsearch: skipped ${path}: ${reason === "not-markdown" ? "not a markdown file (.md, .markdown)" : "not UTF-8 text"}`;
 }
 
+/** A file indexed without what could not be text, and how much that was; the file itself is never changed. */
+export function cleanedNotice(path: string, cleaned: number, dropped: number): string {
+  const bad = "control characters or bytes that are not UTF-8";
+  if (!cleaned) return `memsearch: cleaned ${path}: ${plural(dropped, "section")} of ${bad} left out`;
+  const left = dropped ? `; ${plural(dropped, "section")} mostly of such bytes left out` : "";
+  return `memsearch: cleaned ${path}: ${plural(cleaned, "section")} held ${bad} (indexed without them)${left}`;
+}
+
 /** What search says on a project with no index and no markdown to build one from. */
 export function nothingIndexedLine(memoryDir: string): string {
   return `Nothing is indexed yet: no markdown in ${memoryDir} (notes appear there after Claude Code turns).`;

@@ -32,18 +32,18 @@ export const watchCommand = command({
     mkdirSync(ctx.project.dataDir, { recursive: true });
 
     const { Daemon } = await import("../watch/daemon.ts");
-    // A skipped file is reported by every re-index; say it once per file and reason.
+    // A skipped or cleaned file is reported by every re-index; say it once per file and reason.
     const skipsSaid = new Set<string>();
-    const newSkips = (r: IndexReport) =>
-      r.skippedFiles.filter((f) => {
-        const key = `${f.reason} ${f.path}`;
-        if (skipsSaid.has(key)) return false;
-        skipsSaid.add(key);
-        return true;
-      });
+    const firstTime = (key: string) => {
+      if (skipsSaid.has(key)) return false;
+      skipsSaid.add(key);
+      return true;
+    };
+    const newSkips = (r: IndexReport) => r.skippedFiles.filter((f) => firstTime(`${f.reason} ${f.path}`));
+    const newCleans = (r: IndexReport) => r.cleanedFiles.filter((f) => firstTime(`cleaned ${f.cleaned} ${f.dropped} ${f.path}`));
     const daemon = new Daemon(ctx, paths, {
       onIndexed: (r, trigger) => {
-        for (const line of indexNotices({ ...r, skippedFiles: newSkips(r) }, ctx.config["embedding.model"])) notice(line);
+        for (const line of indexNotices({ ...r, skippedFiles: newSkips(r), cleanedFiles: newCleans(r) }, ctx.config["embedding.model"])) notice(line);
         if (r.indexedChunks || r.removedChunks) print(`Indexed ${r.indexedChunks} chunks${trigger === "initial" ? "" : ` (${trigger})`}.`);
       },
       onError: (m) => notice(`Error: ${m}`),

@@ -25,8 +25,11 @@ import { errCode } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
 import { userFiles } from "../core/project.ts";
 
-/** Bump when the schema or what goes into a row changes: an older file is rebuilt from the transcripts. */
-export const SCHEMA_VERSION = 2;
+/**
+ * Bump when the schema or what goes into a row changes: an older file is rebuilt from the transcripts.
+ * 3: rows without control characters, and with webhooks and the other kinds of issue 20 redacted.
+ */
+export const SCHEMA_VERSION = 3;
 /** FTS5 tokenizer (see docs in the report / README): unicode61 splits code identifiers into words. */
 export const DEFAULT_TOKENIZER = "unicode61 remove_diacritics 2";
 /** bm25 column weights: content, file paths, tool names, tool detail (inputs and result excerpts). */

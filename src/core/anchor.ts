@@ -11,9 +11,11 @@ export interface Anchor {
 }
 
 // Readers split the anchor on whitespace, so a path with spaces must not contain any; `>` could
-// close the HTML comment early. `%` is encoded so decoding is exact.
+// close the HTML comment early; a control character (a NUL in a hostile session id) must not
+// reach the markdown. `%` is encoded so decoding is exact; a lone surrogate, which no encoding
+// can carry, becomes U+FFFD.
 function encodeField(value: string): string {
-  return value.replace(/[%>\s]/g, (ch) => encodeURIComponent(ch));
+  return value.toWellFormed().replace(/[%>\s\x00-\x1f\x7f-\x9f]/g, (ch) => encodeURIComponent(ch));
 }
 
 function decodeField(value: string): string {

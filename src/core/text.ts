@@ -13,6 +13,33 @@ export function oneLine(value: unknown): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
+/** Anything `stripControls` would change: a control character (C0 but tab and newline, DEL, C1) or a CR. */
+const CONTROL_HINT = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+/**
+ * An ANSI escape sequence whole (CSI `ESC [ … final`, OSC `ESC ] … BEL|ST`, the two- and
+ * three-character ones), a CR or CRLF, or any other control character. Every quantifier is
+ * bounded, so a run of unfinished sequences costs linear time; an unfinished one loses only its ESC.
+ */
+const CONTROL = /\x1b(?:\[[0-?]{0,32}[ -/]{0,4}[@-~]|\][^\x00-\x1f]{0,1024}(?:\x07|\x1b\\)|[ -/]{1,3}[0-~]|[@-Z\\^_])|\r\n?|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
+
+function controlReplacement(m: string): string {
+  const c = m.charCodeAt(0);
+  return c === 13 ? "\n" : c === 27 ? "" : " ";
+}
+
+/**
+ * `text` without the characters that do harm where notes go: a NUL makes the file binary to
+ * grep, git and our own scanner; an escape sequence recolours or rewrites the terminal a note
+ * is printed in; a lone CR hides what came before it on the line; a lone surrogate is no text at
+ * all. Tabs and newlines stay, CR and CRLF become a newline, escape sequences go whole, lone
+ * surrogates become U+FFFD, every other control character becomes a space (a NUL often separates
+ * words: `find -print0`, `xargs -0`).
+ */
+export function stripControls(text: string): string {
+  const out = CONTROL_HINT.test(text) ? text.replace(CONTROL, controlReplacement) : text;
+  return out.isWellFormed() ? out : out.toWellFormed();
+}
+
 /** The first line holding something other than white space, trimmed ("" when there is none). */
 export function firstLine(text: string): string {
   for (const line of text.split("\n")) {

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { parseAnchor, type Anchor } from "../core/anchor.ts";
 import { headingsOf } from "./chunker.ts";
+import { readMarkdown } from "./scanner.ts";
 import { NotFoundError, UsageError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
@@ -37,7 +37,9 @@ export function resolveChunk(store: Store, hash: string): StoredChunk {
 export function expandChunk<C extends SectionRef>(chunk: C, lines?: number): Expansion<C> {
   let text: string;
   try {
-    text = new TextDecoder().decode(readFileSync(chunk.source));
+    // As the index read it: the same lines, without control characters or unreadable bytes
+    // (they would reach the terminal); nothing when the file is no longer text.
+    text = readMarkdown(chunk.source)?.text ?? "";
   } catch {
     throw new NotFoundError(`Source file not found: ${chunk.source}`);
   }

@@ -45,8 +45,13 @@ export interface FileRecord {
   mtimeMs: number;
   size: number;
   chunks: string[];
-  /** Set when the file is not indexed because it is not UTF-8 text: kept so an unchanged one is not read again. */
-  skipped?: "not-text";
+  /**
+   * Set when the file is not indexed because it is not text: kept so an unchanged one is not read
+   * again. "not-text" is the verdict of older versions (any NUL or bad byte), which is read again.
+   */
+  skipped?: "binary" | "not-text";
+  /** Sections indexed without their control characters or unreadable bytes, and sections left out. */
+  damaged?: { cleaned: number; dropped: number };
 }
 
 export interface StoreMeta {

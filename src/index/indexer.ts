@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { dataFiles } from "../core/project.ts";
 import { isDirectory } from "../core/fsutil.ts";
@@ -6,7 +5,7 @@ import { chunkHash, chunkMarkdown, embeddingText } from "./chunker.ts";
 import type { Config } from "../core/config.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import { MemsearchError } from "../core/errors.ts";
-import { scanPaths, type SkipReason } from "./scanner.ts";
+import { readMarkdown, scanPaths, type SkipReason } from "./scanner.ts";
 import { peekIndexFiles, sweepIndexTemps, type FileRecord } from "./format.ts";
 import { SCHEMA_VERSION, Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
@@ -52,6 +51,12 @@ export interface IndexReport {
    * .md). Listed on every run while they are there; `named` when given as a path of their own.
    */
   skippedFiles: { path: string; reason: SkipReason; named: boolean }[];
+  /**
+   * Files indexed without what could not be text: `cleaned` sections lost control characters or
+   * unreadable bytes, `dropped` ones were mostly such bytes and left out. Listed on every run
+   * while they are there, as skipped files are.
+   */
+  cleanedFiles: { path: string; cleaned: number; dropped: number }[];
   /** Every path given was a file, and every one was skipped: nothing could be indexed. */
   everyPathSkipped?: boolean;
 }
@@ -62,23 +67,8 @@ interface PendingFile {
   path: string;
   mtimeMs: number;
   size: number;
+  damaged?: FileRecord["damaged"];
   chunks: StoredChunk[];
-}
-
-const decoder = new TextDecoder("utf-8", { fatal: true });
-/**
- * A markdown file's text, or undefined when it is not UTF-8 text: a NUL byte (binary, UTF-16)
- * or an invalid sequence (random bytes, another encoding) would otherwise become hundreds of
- * searchable chunks of garbage. Costs one memchr and the decode that was needed anyway.
- */
-function readMarkdown(path: string): string | undefined {
-  const bytes = readFileSync(path);
-  if (bytes.includes(0)) return undefined;
-  try {
-    return decoder.decode(bytes);
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -125,19 +115,19 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Retu
 
   const pending: PendingFile[] = [];
   for (const f of scan.files) {
-    const known = store.meta.files[f.path];
-    if (known && known.mtimeMs === f.mtimeMs && known.size === f.size) continue;
+    if (isCurrent(store.meta.files[f.path], f)) continue;
     try {
-      const text = readMarkdown(f.path);
-      if (text === undefined) {
-        report.removedChunks += store.skipFile(f.path, f, "not-text");
+      const md = readMarkdown(f.path);
+      if (md === undefined) {
+        report.removedChunks += store.skipFile(f.path, f, "binary");
         continue;
       }
-      const chunks = chunkMarkdown(text, f.path, {
+      const chunks = chunkMarkdown(md.text, f.path, {
         maxChunkSize: config["chunking.max_chunk_size"],
         overlapLines: config["chunking.overlap_lines"],
       }).map((c) => ({ ...c, chunkHash: chunkHash(c, model) }));
-      pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, chunks });
+      const damaged = md.cleaned || md.dropped ? { cleaned: md.cleaned, dropped: md.dropped } : undefined;
+      pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, damaged, chunks });
     } catch (e) {
       report.failedFiles.push({ path: f.path, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
     }
@@ -213,27 +203,34 @@ function noChangeReport(req: IndexRequest, scan: ReturnType<typeof scanPaths>, m
   const head = peekIndexFiles(req.indexDir, { verify: true });
   if (!head || !head.loadable || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
   if (req.embedder && head.vectors < head.chunks) return undefined;
-  for (const f of scan.files) {
-    const known = head.fileRecords[f.path];
-    if (!known || known.mtimeMs !== f.mtimeMs || known.size !== f.size) return undefined;
-  }
+  for (const f of scan.files) if (!isCurrent(head.fileRecords[f.path], f)) return undefined;
   if (staleSources(Object.keys(head.fileRecords), scan).length) return undefined;
   return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks, ...skipsOf(scan, head.fileRecords) };
 }
 
-/** The files of this scan left out of the index, and whether that was every path given. */
-function skipsOf(scan: ReturnType<typeof scanPaths>, records: Record<string, FileRecord>): Pick<IndexReport, "skippedFiles" | "everyPathSkipped"> {
+/**
+ * Whether the index holds a file as it is on disk. A file skipped as "not-text" was skipped by an
+ * older version for a single NUL or bad byte: it is read again, and mostly indexed now.
+ */
+function isCurrent(known: FileRecord | undefined, f: { mtimeMs: number; size: number }): boolean {
+  return known !== undefined && known.mtimeMs === f.mtimeMs && known.size === f.size && known.skipped !== "not-text";
+}
+
+/** The files of this scan left out of the index or cleaned, and whether every path given was left out. */
+function skipsOf(scan: ReturnType<typeof scanPaths>, records: Record<string, FileRecord>): Pick<IndexReport, "skippedFiles" | "cleanedFiles" | "everyPathSkipped"> {
   const skippedFiles: IndexReport["skippedFiles"] = scan.notMarkdown.map((path) => ({ path, reason: "not-markdown" as const, named: true }));
+  const cleanedFiles: IndexReport["cleanedFiles"] = [];
   for (const f of scan.files) {
-    const reason = records[f.path]?.skipped;
-    if (reason) skippedFiles.push({ path: f.path, reason, named: f.root === f.path });
+    const rec = records[f.path];
+    if (rec?.skipped) skippedFiles.push({ path: f.path, reason: "not-text", named: f.root === f.path });
+    if (rec?.damaged) cleanedFiles.push({ path: f.path, ...rec.damaged });
   }
   const named = new Set(skippedFiles.filter((s) => s.named).map((s) => s.path));
-  return { skippedFiles, everyPathSkipped: scan.roots.length > 0 && scan.roots.every((r) => named.has(r)) };
+  return { skippedFiles, cleanedFiles, everyPathSkipped: scan.roots.length > 0 && scan.roots.every((r) => named.has(r)) };
 }
 
 function emptyReport(totalFiles: number, vectors: boolean): IndexReport {
-  return { indexedChunks: 0, removedChunks: 0, totalChunks: 0, totalFiles, indexedFiles: 0, failedFiles: [], skippedFiles: [], embedded: 0, missingVectors: 0, vectors: vectors ? "on" : "off" };
+  return { indexedChunks: 0, removedChunks: 0, totalChunks: 0, totalFiles, indexedFiles: 0, failedFiles: [], skippedFiles: [], cleanedFiles: [], embedded: 0, missingVectors: 0, vectors: vectors ? "on" : "off" };
 }
 
 /** Indexed files gone from a scanned directory root; explicit file arguments never prune. */

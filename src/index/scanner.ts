@@ -11,11 +11,15 @@
  * gitignore semantics; `exclude` patterns (root-relative) are applied last. Ignored
  * directories are not descended. A file named directly bypasses every rule but the extension;
  * one without it is listed in `notMarkdown`, so the caller can say why it was left out.
+ *
+ * And reads them as the index takes them (`readMarkdown`): any file may hold bytes someone else
+ * wrote, and a few bad ones must not cost the rest of the file.
  */
 import { readdirSync, readFileSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
+import { stripControls } from "../core/text.ts";
 
 export interface ScanOptions {
   /** File names (no directories) read as gitignore files in each scanned directory. */
@@ -49,6 +53,82 @@ export interface ScanResult {
 
 /** Why a file is left out of the index: not named .md/.markdown, or not UTF-8 text (binary, another encoding). */
 export type SkipReason = "not-markdown" | "not-text";
+
+/** What the index reads of a markdown file: its text, cleaned, and what cleaning it took. */
+export interface MarkdownText {
+  text: string;
+  /** Sections that held control characters or bytes that are not UTF-8: cleaned, and kept. */
+  cleaned: number;
+  /** Sections left out: mostly such bytes (a binary blob pasted into a note). */
+  dropped: number;
+}
+
+// A UTF-8 BOM is dropped; `lenient` makes invalid sequences U+FFFD.
+const strict = new TextDecoder("utf-8", { fatal: true });
+const lenient = new TextDecoder("utf-8");
+/** A character no markdown file should hold: a control character but tab, newline and CR. */
+const CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
+/** The same, or an unreadable byte (in a file that has some: a U+FFFD a note holds as text is no damage). */
+const CONTROLS_OR_BAD = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]/g;
+/**
+ * More damage than this share of its characters, and a section is not text: UTF-16 is half
+ * NULs, random bytes more than half unreadable, while text in Latin-1 or with a pasted coloured
+ * log stays far below it.
+ */
+const NOT_TEXT_SHARE = 0.3;
+/** A letter or a digit: a kept section without any (a heading mark alone) does not make a file text. */
+const WORDY = /[\p{L}\p{N}]/u;
+/** Where a section starts: an ATX heading line (fences are not looked at; a section here is only what damage is counted by). */
+const SECTION_START = /(?=^#{1,6}(?:[ \t]|$))/m;
+
+function count(re: RegExp, text: string): number {
+  let n = 0;
+  re.lastIndex = 0;
+  while (re.exec(text)) n++;
+  return n;
+}
+
+function decode(bytes: Uint8Array): { raw: string; damage: RegExp } {
+  try {
+    return { raw: strict.decode(bytes), damage: CONTROLS };
+  } catch {
+    return { raw: lenient.decode(bytes), damage: CONTROLS_OR_BAD };
+  }
+}
+
+/**
+ * A markdown file's text as the index takes it, or undefined when no section of it is text
+ * (binary, another encoding), which would otherwise become chunks of garbage. A file that is
+ * partly text loses only what it must: a section holding a few control characters or unreadable
+ * bytes keeps its words (escape sequences and control characters removed, unreadable bytes shown
+ * as U+FFFD, so the note stays readable and findable); only a section that is mostly such bytes
+ * is left out, its lines kept blank so every other line keeps its number.
+ */
+export function markdownText(bytes: Uint8Array): MarkdownText | undefined {
+  const { raw, damage } = decode(bytes);
+  if (count(damage, raw) === 0) return { text: raw, cleaned: 0, dropped: 0 };
+  let cleaned = 0;
+  let dropped = 0;
+  let kept = false;
+  const sections = raw.split(SECTION_START).map((section) => {
+    const d = count(damage, section);
+    if (d > section.length * NOT_TEXT_SHARE) {
+      dropped++;
+      return "\n".repeat(stripControls(section).split("\n").length - 1);
+    }
+    if (d > 0) cleaned++;
+    kept ||= WORDY.test(section);
+    return d > 0 ? stripControls(section) : section;
+  });
+  // Nothing left worth reading: the whole file is binary (random bytes hold no heading to split at).
+  if (!kept) return undefined;
+  return { text: sections.join(""), cleaned, dropped };
+}
+
+/** `markdownText` of a file. */
+export function readMarkdown(path: string): MarkdownText | undefined {
+  return markdownText(readFileSync(path));
+}
 
 const MARKDOWN_RE = /\.(?:md|markdown)$/i;
 

@@ -17,6 +17,7 @@ import {
   writeIndexFile,
   type IndexFile,
   type StateSection,
+  type FileRecord,
   type StoreMeta,
 } from "./format.ts";
 
@@ -282,7 +283,7 @@ export class Store {
   }
 
   /** Replace the chunks of one file. Chunks already stored with the same hash are kept as they are. */
-  replaceFile(source: string, rec: { mtimeMs: number; size: number }, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
+  replaceFile(source: string, rec: Pick<FileRecord, "mtimeMs" | "size" | "damaged">, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
     const keep = new Set(chunks.map((c) => c.chunkHash));
     const prev = this.meta.files[source]?.chunks ?? [];
     let removed = 0;
@@ -303,7 +304,7 @@ export class Store {
       this.insertChunk(c, vectorOf(c.contentHash));
       added++;
     }
-    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: chunks.map((c) => c.chunkHash) };
+    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: chunks.map((c) => c.chunkHash), ...(rec.damaged ? { damaged: rec.damaged } : {}) };
     this.dirty = true;
     return { added, removed };
   }
@@ -319,11 +320,11 @@ export class Store {
   }
 
   /**
-   * Record a file that is not indexed (not UTF-8 text): whatever it held before goes, and its
+   * Record a file that is not indexed (not text): whatever it held before goes, and its
    * stat is kept so an unchanged file is neither read again nor taken for new. Returns the
    * chunks removed.
    */
-  skipFile(source: string, rec: { mtimeMs: number; size: number }, reason: "not-text"): number {
+  skipFile(source: string, rec: { mtimeMs: number; size: number }, reason: "binary"): number {
     const removed = this.removeFile(source);
     this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: [], skipped: reason };
     this.dirty = true;

@@ -7,7 +7,7 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { anchorsIn, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
-import { clip, oneLine } from "../core/text.ts";
+import { clip, oneLine, stripControls } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
 import { errCode, openOwnFile, readOwnText, readTextQuiet, storageError } from "../core/fsutil.ts";
@@ -78,7 +78,9 @@ export function normaliseBullets(bullets: string[]): string[] {
  * `## Session HH:MM` the first time a session writes to that day, then `### HH:MM`, the anchor
  * and the bullets. A turn whose anchor is already there is not written again.
  */
-export async function appendTurnNote(opts: TurnNote): Promise<AppendResult> {
+export async function appendTurnNote(given: TurnNote): Promise<AppendResult> {
+  // As the anchor will read back (it cannot carry a lone surrogate), so a retried turn is recognised.
+  const opts = { ...given, sessionId: given.sessionId.toWellFormed(), turnUuid: given.turnUuid.toWellFormed(), transcriptPath: given.transcriptPath.toWellFormed() };
   if (!opts.sessionId.trim() || !opts.turnUuid.trim()) throw new InputError("a turn note needs a session id and a turn uuid");
   const now = opts.now ?? new Date();
   try {
@@ -194,12 +196,16 @@ export interface DailyText {
   content: string;
 }
 
-/** The `count` newest daily files, read once (SessionStart derives several things from the same files). */
+/**
+ * The `count` newest daily files, read once (SessionStart derives several things from the same
+ * files). Without control characters: a committed file may hold any bytes, and these texts reach
+ * Claude's context and the user's terminal.
+ */
 export function readDailyTexts(memoryDir: string, count = Infinity): DailyText[] {
   const out: DailyText[] = [];
   for (const name of dailyFiles(memoryDir).slice(0, count)) {
     const content = readTextQuiet(join(memoryDir, name));
-    if (content !== undefined) out.push({ name, content });
+    if (content !== undefined) out.push({ name, content: stripControls(content) });
   }
   return out;
 }

@@ -131,13 +131,15 @@ describe("memsearch binary, no Ollama (BM25 path)", () => {
     expect(noYes.stderr).toContain("--yes");
   });
 
-  test("invalid UTF-8 is skipped with one line naming the file, not indexed as garbage nor a crash", async () => {
+  test("a few bytes that are not UTF-8 cost only themselves: the file is indexed, one line names it, nothing crashes", async () => {
     const p = await indexedProject();
     writeFileSync(join(p.memory, "bad.md"), Buffer.concat([Buffer.from("# Bad bytes\n\nlatin1 caf"), Buffer.from([0xe9, 0xff, 0xfe]), Buffer.from(" kombucha notes\n")]));
     const r = await p.ms(["index"]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain(`memsearch: skipped ${join(p.memory, "bad.md")}: not UTF-8 text\n`);
-    expect(JSON.parse((await p.ms(["search", "kombucha", "-j"])).stdout).length).toBe(0);
+    expect(r.stderr).toContain(`memsearch: cleaned ${join(p.memory, "bad.md")}: 1 section held control characters or bytes that are not UTF-8 (indexed without them)\n`);
+    const hits = JSON.parse((await p.ms(["search", "kombucha", "-j"])).stdout);
+    expect(hits.length).toBe(1);
+    expect(hits[0].content).toContain("caf\ufffd\ufffd\ufffd kombucha notes");
   });
 
   test("an unwritable index location fails with exit 1 and leaves the old index and markdown", async () => {

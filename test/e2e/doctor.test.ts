@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 import { REPO, tempProject } from "../helpers/cli.ts";
@@ -91,5 +91,22 @@ describe("doctor, remember and recent", () => {
     expect(hits[0].content).not.toContain("hunter2secret");
     const recent = await ms(["recent"]);
     expect(recent.stdout).toContain("rotate it monthly");
+  });
+
+  test("remember: escape sequences and control characters never reach the note or the terminal; a webhook is redacted", async () => {
+    const { p, ms } = project();
+    const hook = "https://hooks.slack.com/services/T0" + "ABCDEF1/B0GHIJKL2/" + "aZ3kQ9mX7pL2aZ3kQ9mX7pL2";
+    const r = await ms(["remember", `Deploys post to \x1b[1;31m${hook}\x1b[0m\x1b]0;owned\x07 the\x7f\u0085 releases channel\x08`]);
+    expect(r.code).toBe(0);
+    const md = readdirSync(p.memory).map((f) => readFileSync(join(p.memory, f), "utf8")).join("");
+    expect(md).toContain("- Deploys post to https://hooks.slack.com/services/[REDACTED:slack-webhook] the releases channel");
+    expect(md).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    const hits = JSON.parse((await ms(["search", "releases channel", "-j", "-k", "1"])).stdout);
+    expect(hits[0].content).toContain("releases channel");
+    for (const out of [(await ms(["recent"])).stdout, (await ms(["search", "releases channel"])).stdout]) {
+      expect(out).toContain("releases channel");
+      expect(out).not.toContain("\x1b");
+      expect(out).not.toContain("aZ3kQ9mX7pL2");
+    }
   });
 });

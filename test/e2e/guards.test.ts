@@ -117,29 +117,31 @@ describe("--top-k is bounded", () => {
 describe("files that are not markdown text", () => {
   const lines = (s: string) => s.split("\n").filter(Boolean);
 
-  test("a .md of random bytes or invalid UTF-8 is skipped with one line each; the rest is indexed", async () => {
+  test("a .md of random bytes is skipped with one line, a Latin-1 one is indexed without its bad byte with one line; the rest is indexed", async () => {
     const p = tempProject();
     const ms = p.ms;
     const random = join(p.memory, "random.md");
     const latin1 = join(p.memory, "latin1.md");
     writeFileSync(random, randomBytes(200 * 1024));
     writeFileSync(latin1, Buffer.concat([Buffer.from("# Bad bytes\n\nlatin1 caf"), Buffer.from([0xe9]), Buffer.from(" kombucha notes\n")]));
+    const cleaned = `memsearch: cleaned ${latin1}: 1 section held control characters or bytes that are not UTF-8 (indexed without them)`;
+    const said = (stderr: string) => lines(stderr).filter((l) => l.startsWith("memsearch: skipped") || l.startsWith("memsearch: cleaned"));
     const r = await ms(["index"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe("Indexed 6 chunks.");
-    expect(lines(r.stderr).filter((l) => l.startsWith("memsearch: skipped"))).toEqual([`memsearch: skipped ${latin1}: not UTF-8 text`, `memsearch: skipped ${random}: not UTF-8 text`]);
-    expect(JSON.parse((await ms(["search", "kombucha", "-j"])).stdout)).toEqual([]);
+    expect(r.stdout.trim()).toBe("Indexed 7 chunks.");
+    expect(said(r.stderr)).toEqual([`memsearch: skipped ${random}: not UTF-8 text`, cleaned]);
+    expect(JSON.parse((await ms(["search", "kombucha", "-j"])).stdout).length).toBe(1);
     // Said again on the next run, which stays a no-op.
     const again = await ms(["index"]);
     expect(again.code).toBe(0);
     expect(again.stdout.trim()).toBe("Indexed 0 chunks.");
-    expect(lines(again.stderr).filter((l) => l.startsWith("memsearch: skipped")).length).toBe(2);
-    expect((await ms(["stats"])).stdout).toContain("Total indexed chunks: 6");
-    // Fixed: indexed.
+    expect(said(again.stderr)).toEqual([`memsearch: skipped ${random}: not UTF-8 text`, cleaned]);
+    expect((await ms(["stats"])).stdout).toContain("Total indexed chunks: 7");
+    // Fixed: indexed as it is, and no longer said.
     writeFileSync(latin1, "# Good bytes\n\ncafé kombucha notes\n");
     const fixed = await ms(["index"]);
-    expect(lines(fixed.stderr).filter((l) => l.startsWith("memsearch: skipped"))).toEqual([`memsearch: skipped ${random}: not UTF-8 text`]);
-    expect(JSON.parse((await ms(["search", "kombucha", "-j"])).stdout).length).toBe(1);
+    expect(said(fixed.stderr)).toEqual([`memsearch: skipped ${random}: not UTF-8 text`]);
+    expect(JSON.parse((await ms(["search", "café", "-j"])).stdout).length).toBe(1);
   });
 
   test("a named path that is not markdown is said; exit 1 only when every named path was rejected", async () => {

@@ -27,6 +27,24 @@ describe("memsearch watch", () => {
     }
   });
 
+  test("a file with a NUL in one section is indexed but that character and said once, however often it is re-indexed", async () => {
+    const p = tempProject();
+    const w = await startWatch(p, env);
+    let stderr = "";
+    try {
+      const f = join(p.memory, "2026-11-23.md");
+      writeFileSync(f, "# 2026-11-23\n\n### 09:00\n- Chose pnpm\0 workspaces over lerna.\n\n### 09:10\n- Moved CI to buildkite.\n");
+      expect(await until(async () => ((await hits(p, "pnpm workspaces")).length === 1 && (await hits(p, "buildkite")).length === 1) || undefined)).toBe(true);
+      // Another change elsewhere: the file is reported again by the re-index, and not said again.
+      writeFileSync(join(p.memory, "2026-11-24.md"), "# 2026-11-24\n\n### 09:00\n- Chose turborepo.\n");
+      expect(await until(async () => (await hits(p, "turborepo")).length === 1 || undefined)).toBe(true);
+    } finally {
+      await w.stop();
+      stderr = await new Response(w.proc.stderr).text();
+    }
+    expect(stderr.split("\n").filter((l) => l.startsWith("memsearch: "))).toEqual([`memsearch: cleaned ${join(p.memory, "2026-11-23.md")}: 1 section held control characters or bytes that are not UTF-8 (indexed without them)`]);
+  });
+
   test("a second watch for the same project refuses", async () => {
     const p = tempProject();
     const w = await startWatch(p, env);

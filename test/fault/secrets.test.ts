@@ -1,8 +1,9 @@
 /**
  * Fault injection 5: secrets planted everywhere a turn carries text — the prompt, Claude's last
- * message, tool inputs and tool outputs in the transcript — 19 kinds (vendor keys and tokens,
+ * message, tool inputs and tool outputs in the transcript — 38 kinds (vendor keys and tokens,
  * JWT, PEM private key, passwords in URLs, bearer tokens, .env and JSON assignments, CLI
- * passwords, <private> blocks), with seeded random bodies, driven through the real hooks with
+ * passwords, <private> blocks, Slack, Discord and Teams webhooks, signed URLs, connection
+ * strings), with seeded random bodies, driven through the real hooks with
  * MEMSEARCH_DEBUG=1, a hook-started watch process and the fake claude logging its stdin. None of
  * them may reach the markdown, the index, the pending queue (looked at while a turn waits in it),
  * the summariser's stdin, ~/.memsearch/logs or watch.log — nor any other file memsearch writes.
@@ -44,6 +45,9 @@ function pemKey(r: Rng, label: string, lines: number): Secret {
     needles: bodyLines.map((l) => l.slice(0, 16)),
   };
 }
+
+/** Kinds of secret planted: 19 before issue 20, then webhooks and the kinds a review against gitleaks' rules added. */
+const KINDS = 38;
 
 function makeSecrets(r: Rng): Secret[] {
   const s = (kind: string, text: string, secret: string, needles = ends(secret)): Secret => ({ kind, text, needles });
@@ -87,6 +91,49 @@ function makeSecrets(r: Rng): Secret[] {
   list.push(s("cli password", `mysql --password ${b} prod`, b, [b]));
   b = body(r, 26);
   list.push(s("json api_key", `{"api_key": "${b}"}`, b));
+  // Added after the review against gitleaks' rule set (issue 20).
+  const hex = (n: number) => r.string(n, "0123456789abcdef");
+  const uuid = () => [8, 4, 4, 4, 12].map(hex).join("-");
+  b = body(r, 24);
+  const slackIds = `T${r.string(8, UPPER_DIGITS)}/B${r.string(10, UPPER_DIGITS)}`;
+  list.push(s("slack-webhook", `https://hooks.slack.com/services/${slackIds}/${b}`, b, [...ends(b), slackIds]));
+  b = body(r, 68, B62 + "-_");
+  list.push(s("discord-webhook", `https://discord.com/api/webhooks/${r.string(19, "0123456789")}/${b}`, b));
+  b = hex(32);
+  const teamsIds = `${uuid()}@${uuid()}`;
+  list.push(s("teams-webhook", `https://contoso.webhook.office.com/webhookb2/${teamsIds}/IncomingWebhook/${b}/${uuid()}`, b, [...ends(b), teamsIds]));
+  b = body(r, 43);
+  list.push(s("signed URL", `https://acct.blob.core.windows.net/backups/db.tar?sv=2022-11-02&se=2026-12-01&sr=b&sp=r&sig=${b}%3D`, b));
+  b = body(r, 86);
+  list.push(s("azure connection string", `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${b}==;EndpointSuffix=core.windows.net`, b));
+  b = body(r, 20, B62 + "_-");
+  list.push(s("gitlab-token", `glpat-${b}`, b, [b]));
+  b = body(r, 70, B62 + "_-");
+  list.push(s("pypi-token", `pypi-AgEIcHlwaS5vcmc${b}`, b));
+  b = `Q${r.string(32, B62)}a`;
+  list.push(s("huggingface-token", `hf_${b}`, b));
+  b = hex(32);
+  list.push(s("twilio-key", `SK${b}`, b));
+  b = body(r, 43, B62 + "-_");
+  list.push(s("sendgrid-key", `SG.${body(r, 22, B62 + "-_")}.${b}`, b));
+  b = hex(32);
+  list.push(s("mailgun-key", `key-${b}`, b));
+  b = hex(32);
+  list.push(s("shopify-token", `shpat_${b}`, b));
+  b = body(r, 28, B62 + "-_");
+  list.push(s("google-oauth", `GOCSPX-${b}`, b));
+  b = body(r, 95, B62 + "-_");
+  list.push(s("vault-token", `hvs.${b}`, b));
+  b = body(r, 32);
+  list.push(s("stripe webhook secret", `whsec_${b}`, b));
+  b = body(r, 52);
+  list.push(s("groq-key", `gsk_${b}`, b));
+  b = body(r, 33, B62 + "-_");
+  list.push(s("telegram-bot-token", `${r.string(10, "0123456789")}:AA${b}`, b));
+  b = body(r, 132, B62 + "+/");
+  list.push(s("aws-bedrock-key", `ABSK${b}`, b));
+  b = body(r, 18);
+  list.push(s("curl password", `curl -u deploy:${b} https://api.internal/v1`, b, [b]));
   return list;
 }
 
@@ -209,18 +256,18 @@ async function drainAndCollect(h: Harness, release: () => void): Promise<{ path:
 
 describe("planted secrets", () => {
   test(
-    "19 kinds in prompts, final messages, tool inputs and tool outputs: none reaches the markdown, the note or conversation index, the queue, the summariser, the logs or watch.log",
+    `${KINDS} kinds in prompts, final messages, tool inputs and tool outputs: none reaches the markdown, the note or conversation index, the queue, the summariser, the logs or watch.log`,
     tracked(kit, async () => {
       const rng = kit.rngFor("planted");
       const secrets = makeSecrets(rng);
-      expect(secrets.length).toBe(19);
+      expect(secrets.length).toBe(KINDS);
       const h = harness(true);
       const sessions = ["sec-a", "sec-b"].map((s) => `${s}-${rng.string(6)}`);
       for (const s of sessions) await hook(h, "session-start", { session_id: s, cwd: h.p.root, source: "startup" });
       const release = holdQueue(h);
       const turns: TurnSpec[] = [];
       const K = secrets.length;
-      // Turn i plants kind (i + 7·l) in location l (prompt, tool input, tool output): over 19
+      // Turn i plants kind (i + 7·l) in location l (prompt, tool input, tool output): over K
       // turns, every kind in every location once.
       for (let i = 0; i < K; i++) {
         const at = (l: number) => secrets[(i + 7 * l) % K]!.text;
@@ -247,7 +294,7 @@ describe("planted secrets", () => {
         promptId: `sec-p-reply-${rng.string(8)}`,
         prompt: "Which of my credentials are still valid?",
         command: "deploy --check-credentials",
-        output: "checked 19 credentials",
+        output: `checked ${KINDS} credentials`,
         reply: `None of these is valid any more:\n${all}`,
       };
       await driveTurn(h, replyTurn, join(h.transcripts, `${sessions[1]}.jsonl`));

@@ -47,8 +47,8 @@ beforeAll(async () => {
     "all",
   );
   await appendTurnNote({ memoryDir: memory, sessionId: SESSION, turnUuid: "7a1e0c55-0001-4000-8000-000000000001", transcriptPath: transcript, bullets: ["User asked to configure the billing webhook", "Claude Code made it verify signatures"], now: new Date(2026, 10, 22, 10, 15) });
-  // A secret typed into a note by hand, after the journal's own redaction.
-  appendFileSync(join(memory, "2026-11-22.md"), `### 10:40\n<!-- session:${SESSION} turn:hand transcript:- -->\n- the deploy token is ${HAND_PLANTED}\n`);
+  // A secret typed into a note by hand, after the journal's own redaction, with escape sequences and a NUL.
+  appendFileSync(join(memory, "2026-11-22.md"), `### 10:40\n<!-- session:${SESSION} turn:hand transcript:- -->\n- the deploy \x1b[1mtoken\x1b[0m is\0${HAND_PLANTED}\n`);
   // An older turn written after the day's newer ones, as `memsearch import` does.
   appendFileSync(join(memory, "2026-11-20.md"), `\n### 07:00\n<!-- session:early turn:e1 transcript:- -->\n- imported early note\n`);
   // Enough notes on one day to need a second page.
@@ -158,6 +158,8 @@ describe("data", () => {
     expect(page.notes[0]!.bullets[0]).toBe("the deploy token is [REDACTED:github-token]");
     const note = (await get<NoteView>(data, "/api/note", { project: projectId, file: "2026-11-22.md", line: page.notes[0]!.line })).body;
     expect(note.content).toContain("[REDACTED:github-token]");
+    // Nor a control character: the hand-planted escape sequences and NUL are gone from every answer.
+    for (const body of [page, note]) expect(JSON.stringify(body)).not.toMatch(/\\u00(?:0[0-8bcef]|1[0-9a-f]|7f|[89][0-9a-f])/);
     const hits = (await get<SearchPage>(data, "/api/search", { q: "deploy token" })).body;
     expect(hits.hits.length).toBeGreaterThan(0);
     expect(JSON.stringify(hits)).not.toContain(HAND_PLANTED);

@@ -253,6 +253,26 @@ describe("writing", () => {
     expect(again.already).toBe(5);
   });
 
+  test("control characters in a transcript (prompt, reply, tool call, session id) never reach the notes; a re-run finds every turn noted", async () => {
+    const bad = "\0\x1b[31m\x07\x7f\x85\r";
+    session(projectSlug(root), `s-${bad}-1`, root, [
+      { uuid: "c1", ts: DAY1, prompt: `fix the walrus${bad} build`, reply: `Fixed${bad} it.`, tool: { name: "Bash", input: { command: `echo '${bad}'` }, output: `${bad}ok` } },
+      { uuid: `c2-${bad}`, ts: at(DAY1, 5), prompt: `and the pelican${bad} one` },
+    ], "hostile.jsonl");
+    const p = await plan();
+    const res = await runImport(p, { memoryDir: memory, summarize: extract });
+    expect(res.written).toBe(2);
+    const bytes = readFileSync(join(memory, `${localDay(new Date(DAY1))}.md`));
+    expect(bytes.includes(0)).toBe(false);
+    const text = bytes.toString("utf8");
+    expect(text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    // The CR ends the line as a terminal would: the bullet is the request up to it.
+    expect(text).toContain("- User asked: fix the walrus\n");
+    expect(text).toContain("- User asked: and the pelican\n");
+    expect(anchorsOf(localDay(new Date(DAY1))).map((a) => [a.session, a.turn])).toEqual([[`s-${bad}-1`, "c1"], [`s-${bad}-1`, `c2-${bad}`]]);
+    expect((await plan()).todo).toHaveLength(0);
+  });
+
   test("earlier turns land after later notes already in a day's file, and the plan says which days", async () => {
     session(projectSlug(root), "s1", root, [{ uuid: "u1", ts: DAY1, prompt: "one" }]);
     await appendTurnNote({ memoryDir: memory, sessionId: "live", turnUuid: "later", transcriptPath: "x", bullets: ["- later"], now: new Date(at(DAY1, 120)) });

@@ -142,6 +142,31 @@ describe("anchors", () => {
   });
 });
 
+describe("control characters in a turn", () => {
+  // C0 but tab and newline, DEL, C1 (NEL, CSI), an escape sequence, a lone surrogate.
+  const HOSTILE = "a\0b\x01\x07\x08\x0b\x0c\x1b[31mred\x1b[0m\x1b]0;title\x07\x7f\x85\x9b\ud800 \r z";
+  const controls = /[\x00-\x08\x0b-\x1f\x7f-\x9f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+  test("never reach the markdown, from the bullets, the session id, the turn id or the transcript path", async () => {
+    const ids = { sessionId: `s-${HOSTILE}`, turnUuid: `t-${HOSTILE}`, transcriptPath: `/tmp/${HOSTILE}.jsonl` };
+    const r = await appendTurnNote(note({ ...ids, bullets: [`- asked about ${HOSTILE}`, `the answer\0was\x1b[1mbold\x1b[0m`] }));
+    const bytes = readFileSync(r.file);
+    const text = bytes.toString("utf8");
+    expect(bytes.includes(0)).toBe(false);
+    expect(text).not.toMatch(controls);
+    expect(text).toContain("- asked about a b red \ufffd z\n");
+    expect(text).toContain("- the answer wasbold\n");
+    // The anchor stays one well-formed line; its fields read back exactly (the lone surrogate as U+FFFD).
+    const anchorLines = text.split("\n").filter((l) => l.includes("<!--"));
+    expect(anchorLines).toHaveLength(1);
+    expect(READER_ANCHOR.test(anchorLines[0]!)).toBe(true);
+    const back = (x: string) => x.replace("\ud800", "\ufffd");
+    expect(parseAnchor(anchorLines[0]!)).toEqual({ session: back(ids.sessionId), turn: back(ids.turnUuid), transcript: back(ids.transcriptPath) });
+    // The same turn again is recognised: no second note.
+    expect((await appendTurnNote(note({ ...ids, now: at(14, 5) }))).appended).toBe(false);
+  });
+});
+
 describe("concurrency", () => {
   test("4 processes × 10 notes over 2 sessions: nothing lost, nothing interleaved, one heading per session", async () => {
     const file = join(dir, "2026-11-21.md");

@@ -56,6 +56,140 @@ describe("redactSecrets: vendor tokens", () => {
   }
 });
 
+// Kinds added after a review against a current secret-scanner rule set (gitleaks' config): one
+// realistic fake value each, assembled at run time.
+const hex = (n: number) => rep("0123456789abcdef", Math.ceil(n / 16)).slice(0, n);
+const b62 = (n: number) => rep("aZ3kQ9mX7pL2", Math.ceil(n / 12)).slice(0, n);
+const UUID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
+const MORE_SECRETS: [kind: string, secret: string][] = [
+  ["gitlab-token", "glpat-" + b62(20)],
+  ["gitlab-token", "glpat-" + b62(27) + ".01.0w1x2y3z4"],
+  ["gitlab-token", "gldt-" + b62(20)],
+  ["gitlab-token", "glrt-" + b62(20)],
+  ["gitlab-token", "glptt-" + hex(40)],
+  ["gitlab-token", "GR1348941" + b62(20)],
+  ["pypi-token", "pypi-AgEIcHlwaS5vcmc" + b62(70)],
+  ["huggingface-token", "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"],
+  ["huggingface-token", "api_org_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"],
+  ["twilio-key", "SK" + hex(32)],
+  ["sendgrid-key", "SG." + b62(22) + "." + b62(43)],
+  ["mailgun-key", "key-" + hex(32)],
+  ["mailchimp-key", hex(32) + "-us21"],
+  ["brevo-key", "xkeysib-" + hex(64) + "-" + b62(16)],
+  ["shopify-token", "shpat_" + hex(32)],
+  ["shopify-token", "shpss_" + hex(32)],
+  ["stripe-key", "sk_prod_" + b62(24)],
+  ["stripe-key", "whsec_" + b62(32)],
+  ["slack-token", "xoxe-1-" + b62(146)],
+  ["slack-token", "xoxe.xoxp-1-" + b62(163)],
+  ["azure-client-secret", "abc8Q~" + b62(34)],
+  ["google-oauth", "GOCSPX-" + b62(28)],
+  ["google-oauth", "ya29." + b62(120)],
+  ["aws-bedrock-key", "ABSK" + b62(132)],
+  ["alibaba-key", "LTAI" + b62(20)],
+  ["digitalocean-token", "dop_v1_" + hex(64)],
+  ["databricks-token", "dapi" + hex(32)],
+  ["atlassian-token", "ATATT3" + b62(186)],
+  ["linear-key", "lin_api_" + b62(40)],
+  ["notion-token", "ntn_" + "12345678901" + b62(35)],
+  ["postman-key", "PMAK-" + hex(24) + "-" + hex(34)],
+  ["pulumi-token", "pul-" + hex(40)],
+  ["grafana-token", "glc_" + b62(60)],
+  ["grafana-token", "glsa_" + b62(32) + "_" + hex(8)],
+  ["terraform-token", b62(14) + ".atlasv1." + b62(67)],
+  ["vault-token", "hvs." + b62(95)],
+  ["sentry-token", "sntrys_" + "eyJ" + b62(100)],
+  ["telegram-bot-token", "1234567890:AA" + b62(33)],
+  ["heroku-key", "HRKU-AA" + b62(58)],
+  ["flyio-token", "fm2_" + b62(150)],
+  ["age-secret-key", "AGE-SECRET-KEY-1" + rep("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 2).slice(0, 58)],
+  ["1password-token", "ops_eyJ" + b62(200)],
+  ["1password-token", "A3-ABC123-DEF456GHI78-JK9LM-NP0QR-ST1UV"],
+  ["square-token", "sq0atp-" + b62(22)],
+  ["mapbox-token", "sk.eyJ" + b62(60) + "." + b62(22)],
+  ["cloudflare-ca-key", "v1.0-" + hex(24) + "-" + hex(146)],
+  ["perplexity-key", "pplx-" + b62(48)],
+  ["groq-key", "gsk_" + b62(52)],
+  ["xai-key", "xai-" + b62(80)],
+  ["replicate-token", "r8_" + b62(37)],
+  ["rubygems-key", "rubygems_" + hex(48)],
+  ["nuget-key", "oy2" + "a1b2c3d4e5".repeat(5).slice(0, 43)],
+  ["docker-token", "dckr_pat_" + b62(27)],
+  ["sourcegraph-token", "sgp_" + hex(16) + "_" + hex(40)],
+  ["planetscale-token", "pscale_tkn_" + b62(43)],
+  ["prefect-key", "pnu_" + b62(36)],
+  ["readme-key", "rdme_" + "a1b2c3d4e5".repeat(7)],
+  ["newrelic-key", "NRAK-" + "A1B2C3D4E5F6G7H8I9J0K1L2M3N"],
+  ["dynatrace-token", "dt0c01." + "ABCDEFGHIJKLMNOPQRSTUVWX" + "." + rep("ABCD1234", 8)],
+  ["easypost-key", "EZAK" + b62(54)],
+  ["duffel-token", "duffel_test_" + b62(43)],
+  ["flutterwave-key", "FLWSECK_TEST-" + "abcdef0123456789abcdef0123456789" + "-X"],
+  ["frameio-token", "fio-u-" + b62(64)],
+  ["infracost-key", "ico-" + b62(32)],
+  ["octopus-key", "API-" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"],
+  ["openshift-token", "sha256~" + b62(43)],
+  ["plaid-token", "access-sandbox-" + UUID],
+  ["shippo-token", "shippo_live_" + hex(40)],
+  ["typeform-token", "tfp_" + b62(59)],
+  ["artifactory-key", "AKCp" + b62(69)],
+  ["adobe-secret", "p8e-" + b62(32)],
+  ["clojars-token", "CLOJARS_" + "a1b2c3d4e5".repeat(6)],
+];
+
+describe("redactSecrets: more vendor tokens", () => {
+  for (const [kind, secret] of MORE_SECRETS) {
+    test(`${kind}: ${secret.slice(0, 10)}…`, () => {
+      const out = redactSecrets(`before ${secret} after`);
+      expect(out).toBe(`before [REDACTED:${kind}] after`);
+      // In JSON and in an env line too.
+      expect(redactSecrets(`{"v": "${secret}"}`)).toBe(`{"v": "[REDACTED:${kind}]"}`);
+      expect(redactSecrets(`X=${secret}\n`)).toBe(`X=[REDACTED:${kind}]\n`);
+    });
+  }
+});
+
+describe("redactSecrets: webhooks and signed URLs keep their host, lose their path", () => {
+  const slackPath = "T0" + "ABCDEF1/B0GHIJKL2/" + b62(24);
+  const cases: [string, string][] = [
+    [`curl -X POST https://hooks.slack.com/services/${slackPath} -d '{"text":"hi"}'`, `curl -X POST https://hooks.slack.com/services/[REDACTED:slack-webhook] -d '{"text":"hi"}'`],
+    [`SLACK_URL=hooks.slack.com/workflows/T0ABCDEF1/A0GHIJKL2/412345678901234567/${b62(24)}`, "SLACK_URL=hooks.slack.com/workflows/[REDACTED:slack-webhook]"],
+    [`https://hooks.slack.com/triggers/T0ABCDEF1/412345678901/${hex(32)}`, "https://hooks.slack.com/triggers/[REDACTED:slack-webhook]"],
+    [`{"url":"https:\\/\\/hooks.slack.com\\/services\\/${slackPath.replace(/\//g, "\\/")}"}`, '{"url":"https:\\/\\/hooks.slack.com\\/services\\/[REDACTED:slack-webhook]"}'],
+    [`https://discord.com/api/webhooks/1234567890123456789/${b62(68)}`, "https://discord.com/api/webhooks/[REDACTED:discord-webhook]"],
+    [`https://canary.discordapp.com/api/v10/webhooks/1234567890123456789/${b62(68)}?wait=true`, "https://canary.discordapp.com/api/v10/webhooks/[REDACTED:discord-webhook]?wait=true"],
+    [`https://contoso.webhook.office.com/webhookb2/${UUID}@${UUID}/IncomingWebhook/${hex(32)}/${UUID}`, "https://contoso.webhook.office.com/webhookb2/[REDACTED:teams-webhook]"],
+    [`https://prod-12.westus.logic.azure.com:443/workflows/${hex(32)}/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=${b62(43)}`, `https://prod-12.westus.logic.azure.com:443/workflows/${hex(32)}/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=[REDACTED:url-signature]`],
+    [`https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&se=2026-12-01&sr=b&sp=r&sig=${b62(40)}%3D`, "https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&se=2026-12-01&sr=b&sp=r&sig=[REDACTED:url-signature]"],
+    [`https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=${hex(64)}`, "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=[REDACTED:url-signature]"],
+    [`DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${b62(86)}==;EndpointSuffix=core.windows.net`, "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[REDACTED:azure-key];EndpointSuffix=core.windows.net"],
+    [`Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=${b62(43)}=`, "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=[REDACTED:azure-key]"],
+  ];
+  for (const [input, want] of cases) {
+    test(want.slice(0, 60), () => expect(redactSecrets(input)).toBe(want));
+  }
+});
+
+describe("redactSecrets: near misses of the added kinds are left alone", () => {
+  test("prefixes in prose, identifiers, hashes and short values", () => {
+    const text = [
+      "Post to https://hooks.slack.com/ (see https://api.slack.com/messaging/webhooks) or https://discord.com/channels/123/456.",
+      "https://discord.com/api/webhooks is the endpoint; teams uses *.webhook.office.com.",
+      "glpat- tokens expire; set gl_project_id=42; the gldt-prefix is for deploy tokens.",
+      "hf_hub_download(repo_id) and hf_transfer; HF_TOKEN is read by huggingface_hub.",
+      "hf_modelweightsdownloadercachedirectoryxyz is a snake-less identifier; so is hf_MODELWEIGHTSDOWNLOADERCACHEDIRECTORY.",
+      "SKU-1234 and SKIP_TESTS=1; key-value store; the us-east-1 region; sha256:" + hex(64),
+      "secret_santa_assignments and secret_key_base are names.",
+      "commit " + hex(40) + " and md5 " + hex(32) + "; " + hex(32) + "-use-this is a slug.",
+      "pat is a name; pattern.match(x); access-control-allow-origin; API-KEY-HEADER; API-V2.",
+      "v1.0-beta and sha256~ and sk.eyJ alone; dapi is a word; pul-request typo; ico-file.",
+      "url ?sig=short&Signature=abc and sig= alone",
+      "AccountKey=; SharedAccessKeyName=RootManageSharedAccessKey",
+      "a time 12:34:56 and port 12345:Abc; ratio 100000:A",
+    ].join("\n");
+    expect(redactSecrets(text)).toBe(text);
+  });
+});
+
 describe("redactSecrets: structured secrets", () => {
   test("PEM private key block, and a clipped one without its END line", () => {
     const body = "MIIEowIBAAKCAQEA" + rep("q83vEjRW", 8) + "\n" + rep("Zm9vYmFy", 8) + "==";
@@ -72,6 +206,15 @@ describe("redactSecrets: structured secrets", () => {
     // A public key or certificate is not a secret.
     const cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
     expect(redactSecrets(cert)).toBe(cert);
+  });
+
+  test("a GCP service-account key file: the private key goes whole, the rest stays", () => {
+    const body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + rep("q83vEjRW", 4), rep("Zm9vYmFy", 8), "QUJD=="].join("\\n");
+    const json = `{"type": "service_account", "project_id": "demo-proj", "private_key_id": "${rep("0a1b2c3d4e", 4)}", "private_key": "-----BEGIN PRIVATE KEY-----\\n${body}\\n-----END PRIVATE KEY-----\\n", "client_email": "ci@demo-proj.iam.gserviceaccount.com"}`;
+    const out = redactSecrets(json);
+    expect(out).toContain('"private_key": "[REDACTED:private-key]\\n"');
+    expect(out).not.toContain("q83vEjRW");
+    expect(out).toContain('"client_email": "ci@demo-proj.iam.gserviceaccount.com"');
   });
 
   test("AWS secret access key assignment", () => {
@@ -107,6 +250,11 @@ describe("redactSecrets: structured secrets", () => {
       "curl 'https://x.test/?token=[REDACTED:token]&page=2'",
     );
     expect(redactSecrets("mysql --password " + "hunter2hunter2" + " db")).toBe("mysql --password [REDACTED:password] db");
+    expect(redactSecrets("curl -u admin:" + "s3cr3t-pw" + " https://x.test")).toBe("curl -u admin:[REDACTED:password] https://x.test");
+    expect(redactSecrets("curl -s --user 'deploy:" + "Tr0ub4dor&3" + "' https://x.test")).toBe("curl -s --user 'deploy:[REDACTED:password]' https://x.test");
+    expect(redactSecrets("wget --user=bob:" + "hunter2hunter2")).toBe("wget --user=bob:[REDACTED:password]");
+    // A uid:gid and a reference are not passwords.
+    for (const s of ["docker run -u 1000:1000 img", 'curl -u "$USER:$TOKEN" x', "ps -u root"]) expect(redactSecrets(s)).toBe(s);
   });
 
   test("short values and code references are not secrets", () => {
@@ -158,6 +306,12 @@ describe("sanitize", () => {
     const key = "AKIA" + "IOSFODNN7EXAMPLE";
     expect(sanitize(`<private>${key}</private> and ${key}`)).toBe("[private] and [REDACTED:aws-key]");
   });
+
+  test("removes control characters first: a key split by a colour sequence is whole again, and redacted", () => {
+    const key = "ghp_" + rep("aB3d", 9);
+    expect(sanitize(`token ${key.slice(0, 10)}\x1b[0m${key.slice(10)}\0 end`)).toBe("token [REDACTED:github-token]  end");
+    expect(sanitize("a\0b\x1b[31mc\x1b[0m\r\nd\x7f")).toBe("a bc\nd ");
+  });
 });
 
 describe("linear time", () => {
@@ -176,6 +330,13 @@ describe("linear time", () => {
     ["Bearer words", rep("Bearer ", MB / 7)],
     ["URL-like", rep("http://aaaa:", MB / 12)],
     ["base64 soup", rep("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=", MB / 36)],
+    ["webhook prefixes", rep("hooks.slack.com/services/", MB / 50) + rep("discord.com/api/webhooks/1234567/", MB / 66) + rep("a.webhook.office.com/webhookb2/", MB / 62)],
+    ["long runs before a webhook host", rep("a", MB / 2) + "x.webhook.office.com/webhookb2/" + rep("b", MB / 2)],
+    ["Azure secret look-alikes", rep("abc1Q~", MB / 6)],
+    ["hex before -us", rep(hex(40) + "-us", MB / 43)],
+    ["digits before :A", rep("1234567890:A", MB / 12)],
+    ["vendor prefixes", rep("glpat-SG.sk.eyJhvs.ATATT3xoxe.xoxp-", MB / 35)],
+    ["signed URL parameters", rep("?sig=&Signature=", MB / 16)],
   ];
   for (const [name, input] of inputs) {
     test(`1 MB of ${name}`, () => {

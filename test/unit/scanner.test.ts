@@ -4,7 +4,8 @@ import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { NotFoundError, UsageError } from "../../src/core/errors.ts";
-import { matchIgnore, parseIgnore, scanPaths, shouldIndexPath, type ScanOptions } from "../../src/index/scanner.ts";
+import { markdownText, matchIgnore, parseIgnore, scanPaths, shouldIndexPath, type ScanOptions } from "../../src/index/scanner.ts";
+import { randomBytes } from "node:crypto";
 
 const made: string[] = [];
 afterAll(() => {
@@ -330,5 +331,46 @@ describe("shouldIndexPath", () => {
     expect(shouldIndexPath(join(root, "a.md"), [join(root, "a.md")])).toBe(true);
     expect(shouldIndexPath(join(root, "b.md"), [join(root, "a.md")])).toBe(false);
     expect(shouldIndexPath("/elsewhere/x.md", [root])).toBe(false);
+  });
+});
+
+describe("markdownText: what the index reads of a file someone else wrote", () => {
+  const bytes = (...parts: (string | number[] | Uint8Array)[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
+  const day = (bad: string | number[] | Uint8Array) =>
+    bytes("# 2026-11-20\n\n## Session 09:00\n\n### 09:00\n- chose redis for the cache\n\n### 09:10\n- ", bad, "\n\n### 09:20\n- kubernetes rollout fixed\n");
+
+  test("clean text is returned as it is, a U+FFFD written as text included", () => {
+    const text = "# Title\n\ncafé\ttabs\r\nand CRLF 😀, a pasted caf\ufffd\n";
+    expect(markdownText(Buffer.from(text))).toEqual({ text, cleaned: 0, dropped: 0 });
+  });
+
+  test("a NUL, an escape sequence or a bad byte in one section: that section is cleaned and kept, the others are untouched", () => {
+    for (const bad of ["nul\0here", "esc \x1b[31mred\x1b[0m here", "bell\x07 del\x7f c1\u0085 here", [0x6c, 0x61, 0x74, 0x69, 0x6e, 0x31, 0x20, 0xe9, 0x20, 0x68, 0x65, 0x72, 0x65]]) {
+      const got = markdownText(day(bad))!;
+      expect(got.cleaned).toBe(1);
+      expect(got.dropped).toBe(0);
+      expect(got.text).toContain("- chose redis for the cache\n");
+      expect(got.text).toContain("- kubernetes rollout fixed\n");
+      expect(got.text).toMatch(/### 09:10\n- [a-z0-9 \ufffd]+ here\n/);
+      expect(got.text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    }
+  });
+
+  test("a section that is mostly unreadable is left out, its lines kept blank so the others keep their line numbers", () => {
+    const input = day(randomBytes(600));
+    const got = markdownText(input)!;
+    expect(got.dropped).toBe(1);
+    expect(got.text).toContain("- chose redis for the cache\n");
+    expect(got.text).not.toContain("### 09:10");
+    const lineOf = (text: string, needle: string) => text.slice(0, text.indexOf(needle)).split(/\r\n|\r|\n/).length;
+    const raw = input.toString("latin1");
+    expect(lineOf(got.text, "- kubernetes rollout fixed")).toBe(lineOf(raw, "- kubernetes rollout fixed"));
+  });
+
+  test("a file with no section of text is not text: random bytes, UTF-16, a PNG header and binary", () => {
+    for (let i = 0; i < 20; i++) expect(markdownText(randomBytes(64 * 1024))).toBeUndefined();
+    expect(markdownText(Buffer.from("\ufeff# Notes\n\nsome text in UTF-16\n", "utf16le"))).toBeUndefined();
+    expect(markdownText(bytes([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52], randomBytes(4096)))).toBeUndefined();
+    expect(markdownText(bytes([0x23, 0x20, 0x00, 0x01, 0x02, 0x0a]))).toBeUndefined();
   });
 });

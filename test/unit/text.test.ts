@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { oneLine as oneLineFromErrors } from "../../src/core/errors.ts";
-import { clip, clipMarked, clipMiddle, firstLine, oneLine, seconds } from "../../src/core/text.ts";
+import { clip, clipMarked, clipMiddle, firstLine, oneLine, seconds, stripControls } from "../../src/core/text.ts";
 
 const EMOJI = "😀"; // a surrogate pair
 const wellFormed = (s: string) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
@@ -90,4 +90,43 @@ test("seconds", () => {
   expect(seconds(200)).toBe("0.2s");
   expect(seconds(90_000)).toBe("90s");
   expect(seconds(1_250)).toBe("1.3s");
+});
+
+describe("stripControls", () => {
+  test("every C0 control but tab and newline, DEL and every C1 control becomes a space", () => {
+    for (let c = 0; c < 0xa0; c++) {
+      if (c >= 0x20 && c < 0x7f) continue;
+      const ch = String.fromCharCode(c);
+      const want = c === 9 || c === 10 ? `a${ch}b` : c === 13 ? "a\nb" : c === 27 ? "ab" : "a b";
+      expect(stripControls(`a${ch}b`)).toBe(want);
+    }
+  });
+
+  test("escape sequences go whole: colours, cursor moves, titles, hyperlinks, charsets", () => {
+    expect(stripControls("\x1b[1;31mred\x1b[0m and \x1b[2K\x1b[1Gline")).toBe("red and line");
+    expect(stripControls("a\x1b]0;new title\x07b")).toBe("ab");
+    expect(stripControls("\x1b]8;;https://evil.test\x1b\\click\x1b]8;;\x1b\\")).toBe("click");
+    expect(stripControls("\x1b(Bplain\x1bM")).toBe("plain");
+    // An unfinished one loses its ESC only: the text after it is not swallowed.
+    expect(stripControls("cut \x1b[12;\nhere")).toBe("cut [12;\nhere");
+    expect(stripControls("cut \x1b]0;title with no end")).toBe("cut ]0;title with no end");
+  });
+
+  test("CR and CRLF become a newline: a lone CR can no longer hide the start of a line", () => {
+    expect(stripControls("safe text\rrm -rf ~\r\nnext")).toBe("safe text\nrm -rf ~\nnext");
+  });
+
+  test("lone surrogates become U+FFFD; pairs, tabs, newlines and ordinary text are kept as they are", () => {
+    expect(stripControls(`a\ud800b\udc00c${EMOJI}`)).toBe(`a\ufffdb\ufffdc${EMOJI}`);
+    const plain = "naïve café\tx\n  \u00a0 — 日本語 ∑";
+    expect(stripControls(plain)).toBe(plain);
+    expect(wellFormed(stripControls("x\udbff"))).toBe(true);
+  });
+
+  test("a megabyte of unfinished sequences is cleaned in one pass", () => {
+    for (const unit of ["\x1b[", "\x1b]", "\x1b[0;", "\x1b] \x1b", "\0\r"]) {
+      const out = stripControls(unit.repeat((1 << 20) / unit.length));
+      expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    }
+  });
 });

@@ -163,6 +163,25 @@ describe("ingest", () => {
     expect(find(db, "A1b2C3d4A1b2C3d4")).toEqual([]);
   });
 
+  test("webhooks and control characters never enter the index; an index written before they were taken out is rebuilt", async () => {
+    const { dir, slug, db, update } = setup();
+    const hook = "https://hooks.slack.com/services/T0ABCDEF1/B0GHIJKL2/" + "aZ3kQ9mX7pL2".repeat(2);
+    writeFileSync(join(slug, "S1.jsonl"), user("u1", `post the \x1b[31mrelease\x1b[0m note\0 to ${hook}`) + assistant("a", "m", [text("Posted the walrus release note.")]));
+    await update();
+    const clean = JSON.stringify(rows(db));
+    expect(clean).toContain("post the release note  to https://hooks.slack.com/services/[REDACTED:slack-webhook]");
+    expect(clean).not.toContain("aZ3kQ9mX7pL2");
+    // What an older version wrote: the webhook and the escape sequence in the row, at schema 2.
+    db.run("UPDATE messages SET text = ? WHERE role = 'user'", [`post the \x1b[31mrelease\x1b[0m note to ${hook}`]);
+    db.run("PRAGMA user_version = 2");
+    db.close();
+    const again = openTranscriptDb(join(dir, "t.sqlite"));
+    expect(rows(again)).toEqual([]);
+    await updateTranscriptIndex(again, { projectsDir: join(dir, "projects") });
+    expect(JSON.stringify(rows(again))).toBe(clean);
+    again.close();
+  });
+
   test("injected context, system reminders, attachments, api-request lines, meta and local commands never enter the index", async () => {
     const { slug, db, update } = setup();
     cpSync(join(FIXTURES, "injected.jsonl"), join(slug, "injected.jsonl"));
