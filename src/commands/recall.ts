@@ -4,9 +4,11 @@ import { DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, RECALL_SOURCES, type RecallResp
 import { parseSince } from "../core/since.ts";
 import type { UpdateProgress, UpdateReport } from "../conversations/ingest.ts";
 import { transcriptHealLine } from "../conversations/db.ts";
+import { drill } from "../recall/drill.ts";
 import { out } from "./color.ts";
 import { jsonFlag } from "./common.ts";
 import { command, flags, type Args } from "./declare.ts";
+import { healNotices } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
 
 const recallFlags = flags({
@@ -46,7 +48,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   const source = checkSource(a.source);
   const sinceMs = a.since === undefined ? undefined : parseSince(String(a.since));
   const ctx = loadContext();
-  const [{ recall }, { searchNotes }] = await Promise.all([import("../recall/recall.ts"), import("./search-run.ts")]);
+  const { recall } = await import("../recall/recall.ts");
 
   const tty = process.stderr.isTTY === true;
   let shown = false;
@@ -58,9 +60,10 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   };
   const res = await recall(
     { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source },
-    { searchNotes: (q, topK) => searchNotes(ctx, { query: q, topK }), reindex: a.reindex === true, onProgress },
+    { ctx, reindex: a.reindex === true, onProgress },
   );
   if (shown) process.stderr.write("\n");
+  if (res.notes.heal) for (const line of healNotices(res.notes.heal, ctx.config["embedding.model"])) notice(line);
   if (res.transcripts.healed) notice(transcriptHealLine(res.transcripts.healed));
   if (res.transcripts.unavailable) notice(`memsearch: conversations not searched: ${res.transcripts.unavailable}`);
   for (const line of updateNotices(res.transcripts.update, res.transcripts.healed !== undefined)) notice(line);
@@ -81,8 +84,8 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
     return;
   }
 
-  const [{ askModel, summarizerOptions }, { RECALL_INSTRUCTIONS, recallInput }] = await Promise.all([import("../memory/summarizer.ts"), import("../recall/prompt.ts")]);
-  const answer = await askModel(RECALL_INSTRUCTIONS, recallInput(query, res.results), summarizerOptions(ctx.config));
+  const [{ summarizerOptions }, { answerFrom }] = await Promise.all([import("../memory/summarizer.ts"), import("../recall/prompt.ts")]);
+  const answer = await answerFrom("recall", query, res.results, summarizerOptions(ctx.config));
   if (a.jsonOutput) {
     if (!answer.ok) notice(`memsearch: no model answered (${answer.reason}); here are the results`);
     printJson(toJson(query, res, answer));
@@ -107,18 +110,6 @@ export function updateNotices(u: UpdateReport | undefined, healed = false): stri
   for (const e of u.errors.slice(0, 3)) out.push(`memsearch: skipped ${e.path}: ${e.message}`);
   if (u.errors.length > 3) out.push(`memsearch: ${u.errors.length - 3} more transcripts could not be read`);
   return out;
-}
-
-function drill(r: RecallResult): { expand?: string; transcript?: string } {
-  const out: { expand?: string; transcript?: string } = {};
-  if (r.note) out.expand = `memsearch expand ${r.note.chunkHash}`;
-  const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : r.anchorTranscript;
-  if (t) out.transcript = `memsearch transcript ${shellQuote(t.path)} --turn ${t.turn}`;
-  return out;
-}
-
-function shellQuote(s: string): string {
-  return /^[\w./~@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
 }
 
 export function formatResults(query: string, results: RecallResult[]): string {

@@ -2,10 +2,10 @@ import { anchorsIn } from "../core/anchor.ts";
 import { instructionLike } from "../core/frame.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
 import { resolve } from "node:path";
-import { loadContext, type Context } from "../core/context.ts";
+import { loadContext } from "../core/context.ts";
 import { MemsearchError, UsageError } from "../core/errors.ts";
 import type { SearchResponse } from "../index/search.ts";
-import { searchIndex, type NotesQuery, type Searched } from "../watch/gateway.ts";
+import { searchIndex, type Searched } from "../watch/gateway.ts";
 import { out } from "./color.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { flags, type Args } from "./declare.ts";
@@ -64,10 +64,6 @@ export async function runSearch(a: SearchArgs): Promise<void> {
 }
 
 /** The notes' search behind `search` and `recall`, with what opening the index had to repair said on stderr. */
-export async function searchNotes(ctx: Context, req: NotesQuery): Promise<SearchResponse | "nothing indexed"> {
-  return notesOrNothing(await searchIndex(ctx, req), ctx.config["embedding.model"]);
-}
-
 function notesOrNothing(found: Searched, model: string): SearchResponse | "nothing indexed" {
   if (found.kind === "nothing-indexed") return "nothing indexed";
   // Only the prompt hook's reader gives up on a slow watch process; a command loads the index itself.

@@ -72,9 +72,14 @@ export function openOwnFile(path: string, mode: keyof typeof OWN_FLAGS, perm = 0
 
 /** A file memsearch keeps, as text, read as openOwnFile allows; throws as readFileSync does (ELOOP for a link). */
 export function readOwnText(path: string): string {
+  return readOwnBytes(path).toString("utf8");
+}
+
+/** readOwnText's bytes, for a reader that judges the encoding itself. */
+export function readOwnBytes(path: string): Buffer {
   const fd = openOwnFile(path, "read");
   try {
-    return readFileSync(fd, "utf8");
+    return readFileSync(fd);
   } finally {
     closeSync(fd);
   }

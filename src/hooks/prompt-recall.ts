@@ -16,6 +16,7 @@ import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { clip, localMinute, oneLine } from "../core/text.ts";
 import type { RecallResult } from "../recall/recall.ts";
+import { drill, transcriptCommand } from "../recall/drill.ts";
 import { checkTranscriptPath, checkTranscriptSchema, damageReason, fileIdentity, healTranscriptIndex, isDamage, SCHEMA_VERSION, transcriptDbPath, transcriptHealLine } from "../conversations/db.ts";
 import { queryTokens } from "../conversations/fts.ts";
 import { searchTranscripts, type TranscriptHit } from "../conversations/search.ts";
@@ -112,16 +113,13 @@ export function relevantTurns(db: Database, query: string, project: string, max:
 
 
 
-export function shellQuote(s: string): string {
-  return /^[\w./~@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
-}
 
 /** One conversation turn as an injected line: date, who, how to open it, and what was said, quoted. */
 export function turnLine({ hit }: TurnHit, chars: number): string {
   const when = hit.ts ? localMinute(hit.ts) : "date unknown";
   const files = hit.paths.length ? ` (files: ${neutralise(hit.paths.slice(0, 4).map((p) => basename(p)).join(", "))})` : "";
   const said = clip(oneLine(sanitize(hit.snippet)), chars);
-  return `- ${when}, ${hit.role}${files} · memsearch transcript ${shellQuote(hit.path)} --turn ${hit.turnUuid} · ${quote(said)}`;
+  return `- ${when}, ${hit.role}${files} · ${transcriptCommand(hit.path, hit.turnUuid)} · ${quote(said)}`;
 }
 
 /** The header of injected conversation turns (inject mode when no note passed the gate). */
@@ -136,11 +134,8 @@ export function formatSynthesis(answer: string, provider: string, results: Recal
     .map((l) => neutralise(l.trimEnd()))
     .filter((l) => l.trim().length > 0);
   const sources = results.map((r, i) => {
-    const cmds: string[] = [];
-    if (r.note) cmds.push(`memsearch expand ${r.note.chunkHash}`);
-    const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : r.anchorTranscript;
-    if (t) cmds.push(`memsearch transcript ${shellQuote(t.path)} --turn ${t.turn}`);
-    return `[result ${i + 1}] ${r.date ?? "date unknown"}: ${cmds.join(" | ")}`;
+    const d = drill(r);
+    return `[result ${i + 1}] ${r.date ?? "date unknown"}: ${[d.expand, d.transcript].filter(Boolean).join(" | ")}`;
   });
   const tail = fitLines("Sources:", sources, Math.floor(budget / 2)).text;
   const room = budget - header.length - tail.length - 2;

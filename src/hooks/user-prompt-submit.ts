@@ -13,6 +13,7 @@ import { recordPrompt } from "../memory/pending.ts";
 import { debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
 import type { TurnHit } from "./prompt-recall.ts";
 import { gate, gateSearchDepth } from "../recall/gate.ts";
+import { expandCommand } from "../recall/drill.ts";
 import { basename } from "node:path";
 
 const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);
@@ -185,7 +186,7 @@ function chooseNotes(ctx: Context, res: SearchResponse | undefined, recent: Map<
 
 /** One injected note: its date, the command that opens it, and its text quoted as data. */
 function noteLine(c: SearchResult["chunk"], text: string, foreign: boolean): string {
-  return `- ${noteWhen(c) ?? basename(c.source)} · memsearch expand ${c.chunkHash} · ${quote(text, { foreign })}`;
+  return `- ${noteWhen(c) ?? basename(c.source)} · ${expandCommand(c.chunkHash)} · ${quote(text, { foreign })}`;
 }
 
 /**
@@ -329,7 +330,7 @@ async function synthesize(ctx: Context, query: string, notes: SearchResult[], tu
     debugLog("user-prompt-submit", `synthesize: ${Math.round(left)} ms left, not enough for a model; plain injection`);
     return undefined;
   }
-  const [{ askModel, summarizerOptions }, { PROMPT_SYNTHESIS_INSTRUCTIONS, NOTHING_RELEVANT, recallInput }, { mergeRankings, noteOf }, { queryTokens }, { formatSynthesis }] = await Promise.all([
+  const [{ summarizerOptions }, { answerFrom }, { mergeRankings, noteOf }, { queryTokens }, { formatSynthesis }] = await Promise.all([
     import("../memory/summarizer.ts"),
     import("../recall/prompt.ts"),
     import("../recall/recall.ts"),
@@ -342,12 +343,12 @@ async function synthesize(ctx: Context, query: string, notes: SearchResult[], tu
     notes.map((r) => noteOf(r.chunk, r.score, tokens)),
     turns.map((t) => t.hit),
   ).slice(0, SYNTHESIS_RESULTS);
-  const answer = await askModel(PROMPT_SYNTHESIS_INSTRUCTIONS, recallInput(query, results), summarizerOptions(c, { timeoutMs }));
+  const answer = await answerFrom("synthesis", query, results, summarizerOptions(c, { timeoutMs }));
   if (!answer.ok) {
     debugLog("user-prompt-submit", `synthesize: no model answered (${answer.reason}); plain injection`);
     return undefined;
   }
-  if (answer.text.trim().replace(/[.\s]+$/, "").toUpperCase() === NOTHING_RELEVANT) {
+  if (answer.nothingRelevant) {
     debugLog("user-prompt-submit", "synthesize: the model found nothing relevant");
     return {};
   }

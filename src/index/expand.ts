@@ -1,6 +1,7 @@
 import { parseAnchor, type Anchor } from "../core/anchor.ts";
+import { readOwnBytes } from "../core/fsutil.ts";
 import { headingsOf } from "./chunker.ts";
-import { readMarkdown } from "./scanner.ts";
+import { isMarkdownPath, markdownText } from "./scanner.ts";
 import { NotFoundError, UsageError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
@@ -35,11 +36,14 @@ export function resolveChunk(store: Store, hash: string): StoredChunk {
  * With `lines`, the chunk's lines plus that many lines of context on each side instead.
  */
 export function expandChunk<C extends SectionRef>(chunk: C, lines?: number): Expansion<C> {
+  // The index names the file, and an index may come with a cloned repository: only a markdown
+  // file, itself no link and no special file (a FIFO would never answer), is opened.
+  if (!isMarkdownPath(chunk.source)) throw new NotFoundError(`Source file is not markdown, not opened: ${chunk.source}`);
   let text: string;
   try {
     // As the index read it: the same lines, without control characters or unreadable bytes
     // (they would reach the terminal); nothing when the file is no longer text.
-    text = readMarkdown(chunk.source)?.text ?? "";
+    text = markdownText(readOwnBytes(chunk.source))?.text ?? "";
   } catch {
     throw new NotFoundError(`Source file not found: ${chunk.source}`);
   }

@@ -12,6 +12,8 @@
  */
 import type { Database } from "bun:sqlite";
 import { basename } from "node:path";
+import type { Context } from "../core/context.ts";
+import { MemsearchError } from "../core/errors.ts";
 import { localMinute } from "../core/text.ts";
 import { anchorsIn, type Anchor } from "../core/anchor.ts";
 import { expandChunk } from "../index/expand.ts";
@@ -21,6 +23,7 @@ import { TranscriptIndexBlocked, transcriptDbPath, withTranscriptIndex, type Tra
 import { updateTranscriptIndex, type UpdateProgress, type UpdateReport } from "../conversations/ingest.ts";
 import { searchTranscripts, snippetOf, type TranscriptHit } from "../conversations/search.ts";
 import { queryTokens } from "../conversations/fts.ts";
+import { searchIndex, type Heal } from "../watch/gateway.ts";
 
 export type RecallSource = "notes" | "transcripts" | "all";
 export const RECALL_SOURCES: readonly RecallSource[] = ["notes", "transcripts", "all"];
@@ -40,10 +43,13 @@ export interface RecallRequest {
   source?: RecallSource;
 }
 
-/** The notes' search (the existing hybrid index: warm process or index file), given by the caller. */
+/** A notes' search other than the project's own (the hub searches several projects' indexes at once). */
 export type NotesSearch = (query: string, topK: number) => Promise<SearchResponse | "nothing indexed">;
 
 export interface RecallDeps {
+  /** Whose notes: the project's index, through the gateway (its watch process, else the index file). */
+  ctx?: Context;
+  /** Instead of `ctx`'s index. Without either, the notes are not searched. */
   searchNotes?: NotesSearch;
   /** An open transcript index; default: opened (and closed) here. */
   db?: Database;
@@ -100,7 +106,8 @@ export interface RecallResult {
 
 export interface RecallResponse {
   results: RecallResult[];
-  notes: { searched: boolean; mode?: SearchResponse["mode"]; warning?: string; nothingIndexed?: boolean; hits: number };
+  /** `heal`: what opening the project's index had to repair first, for the caller to say. */
+  notes: { searched: boolean; mode?: SearchResponse["mode"]; warning?: string; nothingIndexed?: boolean; hits: number; heal?: Heal };
   transcripts: {
     searched: boolean;
     update?: UpdateReport;
@@ -122,9 +129,10 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
   const tokens = queryTokens(req.query);
 
   let notes: RecallNote[] = [];
-  if (source !== "transcripts" && deps.searchNotes) {
+  const searchNotes = deps.searchNotes ?? (deps.ctx ? projectNotes(deps.ctx, res) : undefined);
+  if (source !== "transcripts" && searchNotes) {
     res.notes.searched = true;
-    const r = await deps.searchNotes(req.query, Math.min(1000, pool));
+    const r = await searchNotes(req.query, Math.min(1000, pool));
     if (r === "nothing indexed") res.notes.nothingIndexed = true;
     else {
       res.notes.mode = r.mode;
@@ -159,6 +167,18 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
 
   res.results = mergeRankings(notes, hits).slice(0, limit);
   return res;
+}
+
+/** The project's own notes, through the gateway; what opening its index repaired goes in `res.notes.heal`. */
+function projectNotes(ctx: Context, res: RecallResponse): NotesSearch {
+  return async (query, topK) => {
+    const found = await searchIndex(ctx, { query, topK });
+    if (found.kind === "nothing-indexed") return "nothing indexed";
+    // Only the prompt hook's reader gives up on a slow watch process; this one loads the index itself.
+    if (found.kind === "unanswered") throw new MemsearchError(found.why);
+    if (Object.keys(found.heal).length) res.notes.heal = found.heal;
+    return found.response;
+  };
 }
 
 /** Both rankings fused, one result per turn, best first. */

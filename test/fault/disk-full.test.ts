@@ -252,10 +252,14 @@ describe("a file-size limit (ulimit -f, SIGXFSZ ignored)", () => {
       const before = snapshot(p.memory);
       const env = envOf(p);
       const t = await turn(p, env, rng, limited);
+      // The drainer the Stop hook started may not be a process of its own yet when the hook
+      // returns (a loaded machine): wait for what it leaves, then for it to be gone.
+      const problems = join(p.dataDir, "hook-problems.json");
+      for (let i = 0; i < 300 && !existsSync(problems); i++) await Bun.sleep(100);
       await drainersGone(p);
       expect(sameSnapshot(snapshot(p.memory), before)).toBe(true);
       expect(queued(p)).toHaveLength(1);
-      expect(readFileSync(join(p.dataDir, "hook-problems.json"), "utf8")).toMatch(TOO_LARGE);
+      expect(readFileSync(problems, "utf8")).toMatch(TOO_LARGE);
       const free = await ms(["hook", "drain"], { cwd: p.root, env, hangMs: 60_000 });
       expect(free.code).toBe(0);
       expect(anchorsOf(p.memory).filter((a) => a.turn === t.uuid).length).toBe(1);

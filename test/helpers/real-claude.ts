@@ -563,8 +563,20 @@ export function startInteractive(opts: InteractiveOptions): InteractiveSession {
     },
     async ask(prompt, o = {}) {
       const before = opts.api.finishedTurns().length;
+      const asked = opts.api.main().length;
       const since = raw.length;
       await session.submit(prompt);
+      // On a loaded machine the client may still be taking in the typed text when Enter comes, and
+      // drop it: a prompt still in the input box with no request after a while gets Enter again,
+      // as a person would press it again. Never more than twice, and never once a request came.
+      const typed = prompt.slice(0, 24);
+      for (let again = 0; again < 2; again++) {
+        const deadline = Date.now() + 8_000;
+        while (opts.api.main().length === asked && Date.now() < deadline && !ended) await sleep(100);
+        if (opts.api.main().length > asked || ended) break;
+        if (!vt.lines().some((l) => l.includes("❯") && l.includes(typed))) break;
+        session.write("\r");
+      }
       const req = await opts.api.waitForTurns(before + 1, o.timeoutMs ?? 60_000);
       if (o.expectText) await session.waitForText(o.expectText, { since, timeoutMs: o.timeoutMs ?? 30_000 });
       // 2.1.328 ends a turn's output with "✻ <Verb> for 0s · done 10:53 AM"; best effort.

@@ -16,7 +16,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   conversations: ["core", "transcript"],
   memory: ["core", "transcript"],
   watch: ["core", "index"],
-  recall: ["core", "index", "conversations"],
+  recall: ["core", "index", "conversations", "memory", "watch"],
   doctor: ["core", "index", "memory", "watch"],
   hooks: ["core", "transcript", "index", "conversations", "memory", "watch", "recall"],
   hub: ["core", "transcript", "index", "conversations", "memory", "watch", "recall"],
