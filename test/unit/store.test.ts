@@ -206,7 +206,7 @@ describe("format upgrades and damage keep the vectors", () => {
 });
 
 describe("the header checks itself", () => {
-  /** An index of one file and one chunk, its head's `from` replaced by `to` (same length, not sealed again; `to` "+1": the digit after `from` changed). */
+  /** An index of one file and one chunk, its head's `from` replaced by `to` (same length, not sealed again; `to` "+1": the last digit of the number after `from` changed). */
   function tampered(from: string, to: string): string {
     const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
     const s = Store.empty(dir, "m", 4);
@@ -221,7 +221,9 @@ describe("the header checks itself", () => {
     const at = head.indexOf(from);
     expect(at).toBeGreaterThan(0);
     if (to === "+1") {
-      const digit = at + from.length;
+      // The number's last digit: changing its first could make a leading zero, which is no JSON at all.
+      let digit = at + from.length;
+      while (head[digit + 1]! >= 48 && head[digit + 1]! <= 57) digit++;
       head[digit] = 48 + ((head[digit]! - 48 + 1) % 10);
     } else head.write(to, at, "latin1");
     writeFileSync(path, bytes);
