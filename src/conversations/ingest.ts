@@ -9,6 +9,8 @@
 import type { Database } from "bun:sqlite";
 import { existsSync, lstatSync, readdirSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import * as v from "valibot";
+import { parseJson } from "../core/json-file.ts";
 import { clip } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { parseLine, scanLines } from "../transcript/lines.ts";
@@ -53,31 +55,32 @@ export interface FileState {
   lines?: number;
 }
 
-/** The state column as stored: checked field by field, anything odd dropped (the file is a cache). */
+/** A field of the state column: what is not of its shape is dropped, never the whole state (the file is a cache). */
+const Maybe = <S extends v.GenericSchema>(schema: S) => v.fallback(v.optional(schema), undefined);
+const Count = v.pipe(v.number(), v.integer());
+
+const StateShape = v.object({
+  subagent: Maybe(v.boolean()),
+  turnUuid: Maybe(v.string()),
+  promptId: Maybe(v.string()),
+  lastMsgKey: Maybe(v.string()),
+  lastRowId: Maybe(Count),
+  pending: v.fallback(
+    v.pipe(
+      v.record(v.string(), v.unknown()),
+      v.transform((r) => Object.fromEntries(Object.entries(r).filter(([, n]) => Number.isInteger(n))) as Record<string, number>),
+    ),
+    {},
+  ),
+  cwd: Maybe(v.string()),
+  sessionId: Maybe(v.string()),
+  lines: Maybe(v.pipe(Count, v.minValue(0))),
+});
+
+/** The state column as stored, checked against its shape. */
 export function parseState(json: string): FileState {
-  let v: unknown;
-  try {
-    v = JSON.parse(json);
-  } catch {
-    return { pending: {} };
-  }
-  const o = v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  const s = (k: string) => (typeof o[k] === "string" ? (o[k] as string) : undefined);
-  const pending: Record<string, number> = {};
-  if (o.pending && typeof o.pending === "object" && !Array.isArray(o.pending)) {
-    for (const [k, n] of Object.entries(o.pending as Record<string, unknown>)) if (Number.isInteger(n)) pending[k] = n as number;
-  }
-  return {
-    subagent: typeof o.subagent === "boolean" ? o.subagent : undefined,
-    turnUuid: s("turnUuid"),
-    promptId: s("promptId"),
-    lastMsgKey: s("lastMsgKey"),
-    lastRowId: Number.isInteger(o.lastRowId) ? (o.lastRowId as number) : undefined,
-    pending,
-    cwd: s("cwd"),
-    sessionId: s("sessionId"),
-    lines: Number.isInteger(o.lines) && (o.lines as number) >= 0 ? (o.lines as number) : undefined,
-  };
+  const r = parseJson(json, StateShape);
+  return "value" in r ? r.value : { pending: {} };
 }
 
 /** A message row being built or updated by one read. */

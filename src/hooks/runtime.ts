@@ -4,11 +4,12 @@ import * as v from "valibot";
 import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { oneLine, UnsafeDataError } from "../core/errors.ts";
+import { readJson } from "../core/json-file.ts";
 import { dataFiles, userFiles } from "../core/project.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
 import { readWatchInfo } from "../watch/client.ts";
-import { appendOwnFile, atomicWrite, freshFile, readTextQuiet } from "../core/fsutil.ts";
+import { appendOwnFile, atomicWrite, freshFile } from "../core/fsutil.ts";
 import { claimStart, markStarting, releaseStart } from "../watch/starting.ts";
 
 const ID_MAX = 200;
@@ -220,12 +221,13 @@ export function recordProblem(dataDir: string, message: string): void {
   } catch {}
 }
 
+const ProblemShape = v.object({ message: v.string() });
+
 export function takeProblem(dataDir: string): string | undefined {
+  const r = readJson(problemsFile(dataDir), ProblemShape);
+  if ("missing" in r) return undefined;
   try {
-    const { message } = JSON.parse(readTextQuiet(problemsFile(dataDir)) ?? "null");
     rmSync(problemsFile(dataDir), { force: true });
-    return typeof message === "string" ? message : undefined;
-  } catch {
-    return undefined;
-  }
+  } catch {}
+  return "value" in r ? r.value.message : undefined;
 }

@@ -13,8 +13,10 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import * as v from "valibot";
 import { dataFiles } from "../core/project.ts";
-import { atomicWrite, isRegularFile, mtimeOf, readTextQuiet, safeName } from "../core/fsutil.ts";
+import { atomicWrite, isRegularFile, mtimeOf, safeName } from "../core/fsutil.ts";
+import { readJsonFile } from "../core/json-file.ts";
 import { isAlive } from "../core/processes.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
@@ -83,10 +85,44 @@ function keyOf(sessionId: string, promptId: string): string {
 
 export const redactText = (s: string | undefined): string | undefined => (s === undefined ? undefined : clip(sanitize(s), TEXT_LIMIT));
 
-const str = (v: unknown, max = TEXT_LIMIT): string | undefined => (typeof v === "string" && v.length > 0 ? v.slice(0, max) : undefined);
-const strList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
-const toolList = (v: unknown): { name: string; input: string }[] =>
-  Array.isArray(v) ? v.filter((t) => t && typeof t.name === "string" && typeof t.input === "string").map((t) => ({ name: t.name as string, input: t.input as string })) : [];
+/**
+ * The queue's files as they are read back: the project's files, so anything may have been edited
+ * into them. A field that is not what it should be is dropped (an optional text) or makes the
+ * file unusable (the session and the Stop time, without which no note can be placed).
+ */
+const Text = (max = TEXT_LIMIT) => v.optional(v.pipe(v.unknown(), v.transform((x) => (typeof x === "string" && x.length > 0 ? x.slice(0, max) : undefined))));
+const Required = (max: number) => v.pipe(v.string(), v.minLength(1), v.transform((x) => x.slice(0, max)));
+const TextList = v.optional(v.pipe(v.unknown(), v.transform((x) => (Array.isArray(x) ? x.filter((t): t is string => typeof t === "string") : []))), []);
+const ToolList = v.optional(
+  v.pipe(
+    v.unknown(),
+    v.transform((x) => (Array.isArray(x) ? x.filter((t) => t && typeof t.name === "string" && typeof t.input === "string").map((t) => ({ name: t.name as string, input: t.input as string })) : [])),
+  ),
+  [],
+);
+
+const ResolvedShape = v.object({
+  turnUuid: Required(ID_LIMIT),
+  source: v.picklist(["transcript", "hooks"]),
+  userText: v.optional(v.pipe(v.unknown(), v.transform((x) => (typeof x === "string" ? x.slice(0, TEXT_LIMIT) : ""))), ""),
+  assistantTexts: TextList,
+  tools: ToolList,
+  text: v.pipe(v.string(), v.minLength(1), v.transform((x) => x.slice(0, 1_000_000))),
+});
+
+const PendingShape = v.object({
+  sessionId: Required(ID_LIMIT),
+  stoppedAt: v.pipe(Required(64), v.check((x) => !Number.isNaN(Date.parse(x)))),
+  promptId: Text(ID_LIMIT),
+  promptSource: Text(SOURCE_LIMIT),
+  transcriptPath: Text(4096),
+  prompt: Text(),
+  lastAssistantMessage: Text(),
+  // A settled turn that cannot be read is settled again; the turn itself is kept.
+  resolved: v.fallback(v.optional(ResolvedShape), undefined),
+});
+
+const PromptShape = v.object({ prompt: Text(), source: Text(SOURCE_LIMIT) });
 
 // ---------------------------------------------------------------------------------------------
 // Prompts (UserPromptSubmit)
@@ -106,14 +142,7 @@ export function readPrompt(dataDir: string, sessionId: string, promptId: string)
 
 /** The prompt of a turn and its source, as UserPromptSubmit recorded them (undefined: none recorded). */
 export function readPromptRecord(dataDir: string, sessionId: string, promptId: string): { prompt?: string; source?: string } | undefined {
-  const text = readTextQuiet(promptFile(dataDir, sessionId, promptId));
-  if (text === undefined) return undefined;
-  try {
-    const o = JSON.parse(text);
-    return { prompt: str(o?.prompt), source: str(o?.source, SOURCE_LIMIT) };
-  } catch {
-    return undefined;
-  }
+  return readJsonFile(promptFile(dataDir, sessionId, promptId), PromptShape);
 }
 
 /** Once the turn's note is written (or there was nothing to write). */
@@ -201,42 +230,11 @@ export function hasPending(dataDir: string): boolean {
 
 /** A queued turn, checked field by field (the file may be damaged or hand-edited); undefined if unusable. */
 export function readPending(file: string): PendingTurn | undefined {
-  const text = readTextQuiet(file);
-  if (text === undefined) return undefined;
-  let o: Record<string, unknown>;
-  try {
-    o = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!o || typeof o !== "object") return undefined;
-  const sessionId = str(o.sessionId, ID_LIMIT);
-  const stoppedAt = str(o.stoppedAt, 64);
-  if (!sessionId || !stoppedAt || Number.isNaN(Date.parse(stoppedAt))) return undefined;
-  const turn: PendingTurn = {
-    sessionId,
-    stoppedAt,
-    promptId: str(o.promptId, ID_LIMIT),
-    promptSource: str(o.promptSource, SOURCE_LIMIT),
-    transcriptPath: str(o.transcriptPath, 4096),
-    prompt: str(o.prompt),
-    lastAssistantMessage: str(o.lastAssistantMessage),
-  };
-  const r = o.resolved as Record<string, unknown> | undefined;
-  if (r && typeof r === "object") {
-    const turnUuid = str(r.turnUuid, ID_LIMIT);
-    const text = str(r.text, 1_000_000);
-    if (turnUuid && text !== undefined && (r.source === "transcript" || r.source === "hooks")) {
-      turn.resolved = {
-        turnUuid,
-        source: r.source,
-        userText: str(r.userText) ?? "",
-        assistantTexts: strList(r.assistantTexts),
-        tools: toolList(r.tools),
-        text,
-      };
-    }
-  }
+  const o = readJsonFile(file, PendingShape);
+  if (!o) return undefined;
+  const turn: PendingTurn = { sessionId: o.sessionId, stoppedAt: o.stoppedAt };
+  for (const k of ["promptId", "promptSource", "transcriptPath", "prompt", "lastAssistantMessage"] as const) if (o[k] !== undefined) turn[k] = o[k];
+  if (o.resolved) turn.resolved = o.resolved;
   return turn;
 }
 
