@@ -28,12 +28,12 @@ const init = command({
   run: (a) => {
     const { path, scope } = target(a.project);
     if (existsSync(path) && !a.force) throw new UsageError(`${path} already exists (use --force to overwrite)`);
-    const vals: Record<string, unknown> = {};
+    const vals: Partial<Record<string, ConfigValue>> = {};
     for (const k of Object.keys(CONFIG_KEYS) as ConfigKey[]) {
       if (scope === "project" && !projectMaySet(k, CONFIG_KEYS[k].default as ConfigValue)) continue;
-      vals[k] = CONFIG_KEYS[k].default;
+      vals[k] = CONFIG_KEYS[k].default as ConfigValue;
     }
-    atomicWrite(path, `# memsearch configuration (${scope}). See 'memsearch config list --resolved'.\n` + toToml(vals as never));
+    atomicWrite(path, `# memsearch configuration (${scope}). See 'memsearch config list --resolved'.\n` + toToml(vals));
     print(`Wrote ${path}`);
   },
 });

@@ -54,7 +54,8 @@ export function command<const F extends Flags>(spec: { command: string; describe
     command: spec.command,
     describe: spec.describe,
     builder: (y) => applyFlags(y, spec.flags),
-    // yargs has parsed by the table, adding only alias and kebab-case twins of its keys.
+    // yargs has parsed by the table, adding only alias and kebab-case twins of its keys; its
+    // types cannot follow a table built at run time.
     handler: action((args) => spec.run(args as unknown as Args<F>)),
   };
 }

@@ -18,6 +18,7 @@ export interface Asset {
   etag: string;
 }
 
+// Bun types an .html import as an HTMLBundle whatever the loader; with `type: "text"` it is the text.
 const indexHtml = indexHtmlBundle as unknown as string;
 
 const SOURCES: Record<string, { text: string; type: string; ts?: boolean }> = {

@@ -98,6 +98,7 @@ function schemaFor(dim: number | null) {
 
 function createDb(dim: number | null) {
   return create({
+    // Orama types a schema from a literal; ours is chosen at run time (with or without vectors).
     schema: schemaFor(dim) as never,
     sort: { enabled: false },
     components: { tokenizer: createTokenizer() },
@@ -357,6 +358,7 @@ export class Store {
       endLine: c.endLine,
       contentHash: c.contentHash,
     };
+    // Orama types a document from the literal schema that createDb could not give it.
     insert(this.db, doc as never);
     if (vec && this.meta.dim && vec.length === this.meta.dim) {
       // Straight into Orama's vector index, as load() does: insert() would want a number[]
@@ -429,6 +431,7 @@ export class Store {
     if (this.vectorsIgnored || !this.meta.dim || vector.length !== this.meta.dim) return [];
     const where = this.whereSource(sourcePrefix);
     if (where === null) return [];
+    // Orama's search parameters are typed from the literal schema createDb could not give it.
     const res = search(this.db, {
       mode: "vector",
       vector: { value: vector, property: "embedding" },
@@ -628,6 +631,7 @@ function joinSections(kinds: Section["kind"][], values: unknown[]): SavedState {
   const frequencies: SavedState["frequencies"] = {};
   const docs: SavedState["docs"] = {};
   kinds.forEach((kind, i) => {
+    // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
     const v = values[i] as never;
     if (kind === "ids") ids = v;
     else if (kind === "index") head = v;
