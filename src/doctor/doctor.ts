@@ -2,6 +2,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import * as v from "valibot";
+import { parseJson } from "../core/json-file.ts";
 import { loadContext } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { ollamaTimeoutMs } from "../core/ollama-client.ts";
@@ -95,15 +97,29 @@ function queueCheck(dataDir: string): Check {
   return stale ? { name: "turn queue", status: "warn", detail, fix: "memsearch hook drain (writes them now; MEMSEARCH_DEBUG=1 logs why they waited)" } : { name: "turn queue", status: "ok", detail };
 }
 
+/** Claude Code's settings and a plugin's manifest: the keys doctor reads, checked; the rest is Claude Code's. */
+const SettingsShape = v.looseObject({ enabledPlugins: v.optional(v.record(v.string(), v.unknown())) });
+const ManifestShape = v.looseObject({ name: v.string() });
+
+/** A JSON file of Claude Code's, read as it is (the user's own, links included), or undefined. */
+function claudeFile<S extends v.GenericSchema>(path: string, schema: S): v.InferOutput<S> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  const r = parseJson(text, schema);
+  return "value" in r ? r.value : undefined;
+}
+
 /** Is the plugin installed and enabled in Claude Code, with hooks that will find a binary? */
 function pluginCheck(env: NodeJS.ProcessEnv): Check {
   const home = env.HOME ?? homedir();
   const settingsPath = join(home, ".claude", "settings.json");
-  let enabled: string | undefined;
-  try {
-    const s = JSON.parse(readFileSync(settingsPath, "utf8"));
-    enabled = Object.keys(s.enabledPlugins ?? {}).find((k) => k.startsWith("memsearch@") && s.enabledPlugins[k]);
-  } catch {}
+  const settings = claudeFile(settingsPath, SettingsShape);
+  const plugins = settings?.enabledPlugins ?? {};
+  const enabled = Object.keys(plugins).find((k) => k.startsWith("memsearch@") && plugins[k]);
   const roots = [join(home, ".claude", "plugins", "cache"), join(home, ".memsearch")];
   const installed = roots.flatMap((r) => findPluginDirs(r, 3));
   // The repository's bin/memsearch is a shell stand-in that defers to PATH: it is no binary.
@@ -125,9 +141,7 @@ function pluginCheck(env: NodeJS.ProcessEnv): Check {
 function findPluginDirs(root: string, depth: number): string[] {
   if (depth < 0 || !existsSync(root)) return [];
   if (existsSync(join(root, ".claude-plugin", "plugin.json"))) {
-    try {
-      if (JSON.parse(readFileSync(join(root, ".claude-plugin", "plugin.json"), "utf8")).name === "memsearch") return [root];
-    } catch {}
+    if (claudeFile(join(root, ".claude-plugin", "plugin.json"), ManifestShape)?.name === "memsearch") return [root];
   }
   let out: string[] = [];
   try {
