@@ -11,7 +11,7 @@ import { provenance, type Provenance } from "../memory/seen.ts";
 import { touchSession } from "../watch/sessions.ts";
 import { recordPrompt } from "../memory/pending.ts";
 import { debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
-import type { TurnHit } from "./prompt-recall.ts";
+import type { TurnHit } from "../recall/turns.ts";
 import { gate, gateSearchDepth } from "../recall/gate.ts";
 import { expandCommand } from "../recall/drill.ts";
 import { basename } from "node:path";
@@ -74,7 +74,7 @@ export async function userPromptSubmit(input: HookInput): Promise<HookOutput> {
   let said = (o: HookOutput) => o;
   if (pr) {
     try {
-      const found = await pr.conversationTurns(query, ctx.project.root, ctx.config["hooks.inject_top_k"] * 2);
+      const found = await (await import("../recall/turns.ts")).conversationTurns(query, ctx.project.root, ctx.config["hooks.inject_top_k"] * 2);
       turns = chooseTurns(ctx, found.turns, recent, log);
       const healed = found.healed;
       if (healed) {

@@ -10,6 +10,7 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SCHEMA_VERSION } from "../../src/conversations/db.ts";
 import { faultKit, ms, stderrLines, tracked, type Project } from "./helpers.ts";
 
 const kit = faultKit("damaged-caches");
@@ -88,7 +89,8 @@ const DAMAGES: Record<string, Damage> = {
     const db = new Database(s.db, { create: true });
     db.run("CREATE TABLE messages (x TEXT)");
     db.run("CREATE TABLE files (y TEXT)");
-    db.run("PRAGMA user_version = 2");
+    // The current version: an older one is rebuilt as outdated, not healed as damaged.
+    db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.close();
   },
   "an empty folder": async (s) => {
