@@ -37,8 +37,10 @@ export const HEAD_SPACE = 2048;
  * v6: the head records the file length and CRC-32s of its parts.
  * v7: the head carries a CRC-32 of itself.
  * v8: words are indexed as written and as their Porter stems, stop words included (tokenizer.ts).
+ * v9: the compact text index (compact-index.ts): no per-chunk token frequencies, the radix tree
+ *     as flat arrays with its postings in one Uint32Array.
  */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** What we remember per markdown file so an unchanged file costs one stat. */
 export interface FileRecord {

@@ -22,6 +22,7 @@ import {
 
 export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
 import { createTokenizer } from "./tokenizer.ts";
+import { compactIndex } from "./compact-index.ts";
 import { bindOrama, indexShape, loadState, saveState, type BoundOrama, type SavedState } from "./orama-internals.ts";
 import { fasterFind } from "./vector-scan.ts";
 import type { StoredChunk } from "./types.ts";
@@ -86,7 +87,7 @@ function createDb(dim: number | null) {
   return create({
     schema: schemaFor(dim) as never,
     sort: { enabled: false },
-    components: { tokenizer: createTokenizer() },
+    components: { tokenizer: createTokenizer(), index: compactIndex() },
   });
 }
 
