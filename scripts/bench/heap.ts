@@ -10,7 +10,8 @@
  * dropped before the next. The parts:
  *   - the chunks' text, as the strings Orama's documents hold;
  *   - Orama's documents store (one object per chunk: id, source, heading, text, lines, hash);
- *   - the radix tree of the text field (one node per distinct prefix edge, a Set of chunk ids each);
+ *   - the radix tree of the text field (one node per distinct prefix edge, a Set of chunk ids each),
+ *     and the compact one that replaces it (compact-index.ts), built and as loaded from its saved form;
  *   - BM25's per-document token frequencies (one object per chunk, one key per distinct token);
  *   - BM25's other statistics (documents per token, tokens per chunk);
  *   - the radix tree if exact forms were indexed beside their stems (they are not, since v8);
@@ -24,6 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { heapStats } from "bun:jsc";
 import { radix } from "@orama/orama/trees";
+import { CompactRadix } from "../../src/index/compact-index.ts";
 import { Store } from "../../src/index/store.ts";
 import { eachWord, stem, tokenize } from "../../src/index/tokenizer.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
@@ -134,8 +136,23 @@ export function heapChild(n: number, dim: number): HeapSize {
     nodes++;
     for (const c of node.c.values()) stack.push(c);
   }
-  add("radix tree of the text field", tree.bytes, nodes);
+  add("radix tree of the text field (Orama's)", tree.bytes, nodes);
   tree.value = undefined as never;
+
+  const compact = measure(() => {
+    const root = new CompactRadix();
+    tokens.forEach((ts, id) => {
+      for (const t of ts) root.insert(t, id + 1);
+    });
+    return root;
+  });
+  add("radix tree, compact (ours since v9), as built", compact.bytes, nodes);
+  const saved = compact.value.toJSON();
+  compact.value = undefined as never;
+  // A copy of the saved form, as a load decodes it: the block its postings are views of is counted.
+  const reloaded = measure(() => CompactRadix.fromJSON(structuredClone(saved)));
+  add("radix tree, compact, as loaded (postings: views of one block)", reloaded.bytes, nodes);
+  reloaded.value = undefined as never;
 
   const freq = measure(() => {
     const f: Record<number, Record<string, number>> = {};
@@ -146,7 +163,7 @@ export function heapChild(n: number, dim: number): HeapSize {
     });
     return f;
   });
-  add("BM25 per-chunk token frequencies", freq.bytes, postings);
+  add("BM25 per-chunk token frequencies (Orama's; none kept since v9)", freq.bytes, postings);
   freq.value = undefined as never;
 
   const stats = measure(() => {
