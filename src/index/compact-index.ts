@@ -14,9 +14,11 @@
  * The tree (CompactRadix) is Orama's RadixTree ported with its exact behaviour: the same node
  * splits, the same child order, the same depth-first walk and the same output object, so a
  * search visits words and chunks in the same order and its scores and ties are Orama's to the
- * bit. Everything else (insert, remove, where filters, enum and vector fields) is Orama's own.
+ * bit. A vector field's node is our VectorBlock (vector-block.ts) in place of Orama's map of
+ * arrays. Everything else (insert, remove, where filters, enum fields) is Orama's own.
  */
 import { index as oramaIndex, internalDocumentIDStore } from "@orama/orama/components";
+import { VectorBlock } from "./vector-block.ts";
 
 type OramaIndex = oramaIndex.Index;
 type InternalId = number;
@@ -394,6 +396,7 @@ function search(index: OramaIndex, term: string, tokenizer: { tokenize(raw: stri
 function create(...args: Parameters<typeof defaults.create>): OramaIndex {
   const index = defaults.create(...args) as OramaIndex;
   for (const tree of Object.values(index.indexes)) if (tree.type === "Radix") (tree as { node: unknown }).node = new CompactRadix();
+  blocks(index);
   return index;
 }
 
@@ -419,7 +422,18 @@ function load(sharedInternalDocumentStore: Parameters<typeof defaults.load>[0], 
   }
   const index = defaults.load(sharedInternalDocumentStore, { ...(raw as object), indexes: others } as never) as OramaIndex;
   for (const [prop, tree] of Object.entries(text)) index.indexes[prop] = { type: "Radix", node: CompactRadix.fromJSON(tree.node) as never, isArray: tree.isArray ?? false };
+  // Orama's load gives back an empty VectorIndex (VectorBlock saves no vectors): an empty block
+  // takes its place, and the store fills it from the index file's vector block.
+  blocks(index);
   return index;
+}
+
+/** Every vector field's node made a VectorBlock of its dimension. */
+function blocks(index: OramaIndex): void {
+  for (const entry of Object.values(index.vectorIndexes)) {
+    const node = entry.node as unknown as { size: number };
+    if (!(node instanceof VectorBlock)) (entry as { node: unknown }).node = new VectorBlock(node.size);
+  }
 }
 
 /** The index component to give Orama's create(): its own, with compact text search structures. */

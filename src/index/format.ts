@@ -583,11 +583,11 @@ function* vectorBlocks(vectors: Float32Array[], dim: number): Generator<Uint8Arr
 }
 
 /**
- * The vector block and its layout, and the vectors by content hash (the embedding cache).
- * In a current-version file both parts are checked against their CRC-32 first. The block is
- * read straight into its own Float32Array, so no serialized bytes stay alive behind it.
+ * The vector block and its layout. In a current-version file both parts are checked against
+ * their CRC-32 first. The block is read straight into its own Float32Array, so no serialized
+ * bytes stay alive behind it.
  */
-export function readVectorPart(file: IndexFile): { layout: Layout; block: Float32Array; byContent: Map<string, Float32Array> } {
+export function readVectorPart(file: IndexFile): { layout: Layout; block: Float32Array } {
   const { head, fd } = file;
   const current = head.meta.schemaVersion === SCHEMA_VERSION;
   const wrongSize = current ? sizeProblem(file) : expectedSize(file) !== file.size ? "file size does not match the header" : undefined;
@@ -598,9 +598,14 @@ export function readVectorPart(file: IndexFile): { layout: Layout; block: Float3
   const blockBytes = new Uint8Array(block.buffer);
   readExactly(fd, blockBytes, blockStart(file));
   if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
+  return { layout, block };
+}
+
+/** The vectors of a block by content hash (the embedding cache an unusable index leaves), as views of the block. */
+export function vectorsByContent(layout: Pick<Layout, "vectorHashes">, block: Float32Array, dim: number): Map<string, Float32Array> {
   const byContent = new Map<string, Float32Array>();
-  layout.vectorHashes.forEach((h, i) => h && dim && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
-  return { layout, block, byContent };
+  if (dim) layout.vectorHashes.forEach((h, i) => h && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
+  return byContent;
 }
 
 /** The state sections, each checked against its CRC-32 before it is decoded. Throws (a plain Error) on damage. */

@@ -10,6 +10,7 @@ import {
   readLayout,
   readStateSections,
   readVectorPart,
+  vectorsByContent,
   SCHEMA_VERSION,
   sizeProblem,
   sweepIndexTemps,
@@ -23,8 +24,8 @@ import {
 export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
 import { createTokenizer } from "./tokenizer.ts";
 import { compactIndex } from "./compact-index.ts";
-import { bindOrama, indexShape, loadState, saveState, type BoundOrama, type SavedState } from "./orama-internals.ts";
-import { fasterFind } from "./vector-scan.ts";
+import { bindOrama, indexShape, loadState, replaceVectorNode, saveState, type BoundOrama, type SavedState } from "./orama-internals.ts";
+import { VectorBlock } from "./vector-block.ts";
 import type { StoredChunk } from "./types.ts";
 
 /**
@@ -93,12 +94,7 @@ function createDb(dim: number | null) {
 
 /** A new Orama database, its internals checked once and kept (orama-internals.ts). */
 function newDb(dim: number | null): Orama {
-  return tune(bindOrama<Doc>(createDb(dim)));
-}
-
-function tune(o: Orama): Orama {
-  if (o.vectors) fasterFind(o.vectors);
-  return o;
+  return bindOrama<Doc>(createDb(dim));
 }
 
 type Orama = BoundOrama<Doc>;
@@ -167,7 +163,8 @@ export class Store {
         let carried: Map<string, Float32Array> | undefined;
         if (meta.model === model) {
           try {
-            carried = readVectorPart(file).byContent;
+            const { layout, block } = readVectorPart(file);
+            carried = vectorsByContent(layout, block, meta.dim ?? 0);
           } catch {}
         }
         return rebuild(otherVersion(meta.schemaVersion), carried);
@@ -201,22 +198,33 @@ export class Store {
 
   /** Vectors saved from an index whose other parts could not be read (see UnreadableIndex). */
   carried: Map<string, Float32Array> = new Map();
-  // Built on first use, then kept up to date: the warm process re-indexes after every turn and
-  // must not walk every chunk each time (at 100k chunks that was 400 ms with searches waiting).
-  private byContent: Map<string, Float32Array> | undefined;
+  // Content hash → internal id of a chunk holding its vector. Built on first use, then kept up to
+  // date: the warm process re-indexes after every turn and must not walk every chunk each time
+  // (at 100k chunks that was 400 ms with searches waiting). Ids, not vectors: views of the block
+  // would keep an outgrown block alive.
+  private byContent: Map<string, number> | undefined;
+  /**
+   * Copies of vectors whose chunks were removed while this store was open: a section moved to
+   * another place or file keeps its vector though its old chunk is gone before the new one is
+   * stored. Bounded: past it, a moved section is embedded again.
+   */
+  private retired = new Map<string, Float32Array>();
   private missing: Set<string> | undefined;
 
   /** The vector of a content hash, if any chunk had it: the embedding cache (an unchanged chunk is never re-embedded). */
   vectorForContent(contentHash: string): Float32Array | undefined {
+    const block = this.o.vectors;
     if (!this.byContent) {
-      this.byContent = new Map(this.carried);
+      this.byContent = new Map();
       const docs = this.docs();
-      for (const [internalId, [, vec]] of this.o.vectors?.vectors ?? []) {
+      for (const internalId of block?.keys() ?? []) {
         const d = docs[internalId];
-        if (d) this.byContent.set(d.contentHash, vec);
+        if (d) this.byContent.set(d.contentHash, internalId);
       }
     }
-    return this.byContent.get(contentHash);
+    const id = this.byContent.get(contentHash);
+    // A copy: the caller may hold it while the block grows or moves its rows.
+    return (id !== undefined ? block?.get(id)?.slice() : undefined) ?? this.retired.get(contentHash) ?? this.carried.get(contentHash);
   }
 
   /** Chunks without a vector (indexed while Ollama was down): the next run fills them in. */
@@ -232,13 +240,23 @@ export class Store {
     if (!this.missing) {
       const vi = this.o.vectors;
       this.missing = new Set();
-      for (const [internalId, d] of Object.entries(this.docs())) if (!vi?.vectors.has(Number(internalId))) this.missing.add(d.id);
+      for (const [internalId, d] of Object.entries(this.docs())) if (!vi?.has(Number(internalId))) this.missing.add(d.id);
     }
     return this.missing;
   }
 
   private removeDoc(id: string): boolean {
     this.missing?.delete(id);
+    const internal = this.internalId(id);
+    const block = this.o.vectors;
+    if (internal !== undefined && block?.has(internal)) {
+      const hash = this.docs()[internal]?.contentHash;
+      if (hash !== undefined) {
+        if (this.byContent?.get(hash) === internal) this.byContent.delete(hash);
+        if (this.retired.size >= RETIRED_MAX) this.retired.clear();
+        this.retired.set(hash, block.get(internal)!.slice());
+      }
+    }
     return remove(this.db, id) === true;
   }
 
@@ -252,6 +270,7 @@ export class Store {
     this.o = newDb(dim);
     this.meta.dim = dim;
     this.byContent = undefined;
+    this.retired.clear();
     this.missing = undefined;
     for (const c of old) this.insertChunk(c, vectors.get(c.contentHash));
     this.dirty = true;
@@ -282,7 +301,7 @@ export class Store {
       if (this.getDoc(c.chunkHash)) {
         // Fill in a vector that was missing (Ollama was down last time).
         const v = vectorOf(c.contentHash);
-        if (v && this.meta.dim && !this.o.vectors?.vectors.has(this.internalId(c.chunkHash)!)) {
+        if (v && this.meta.dim && !this.o.vectors?.has(this.internalId(c.chunkHash)!)) {
           this.removeDoc(c.chunkHash);
           this.insertChunk(c, v);
         }
@@ -346,12 +365,12 @@ export class Store {
     };
     insert(this.db, doc as never);
     if (vec && this.meta.dim && vec.length === this.meta.dim) {
-      // Straight into Orama's vector index, as load() does: insert() would want a number[]
-      // (Array.isArray check) and copy it to a Float32Array, 9 KB of garbage per chunk.
+      // Straight into the vector block: insert() would want a number[] (Array.isArray check).
       // The doc's field becomes null (not undefined) so remove() still clears the vector.
       doc.embedding = null;
-      this.o.vectors!.add(this.internalId(c.chunkHash)!, vec);
-      this.byContent?.set(c.contentHash, vec);
+      const internal = this.internalId(c.chunkHash)!;
+      this.o.vectors!.add(internal, vec);
+      this.byContent?.set(c.contentHash, internal);
       this.missing?.delete(c.chunkHash);
     } else {
       this.missing?.add(c.chunkHash);
@@ -445,9 +464,19 @@ export class Store {
     return out;
   }
 
+  /**
+   * The cosine of the query vector with every stored vector, in no particular order: one pass
+   * over the vector block (a background distribution to judge a query's best cosines against).
+   */
+  cosinesToAll(vector: Float32Array): Float64Array {
+    const node = this.o.vectors;
+    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return new Float64Array(0);
+    return node.cosinesToAll(vector);
+  }
+
   get vectorCount(): number {
     if (this.vectorsIgnored) return 0;
-    return this.o.vectors?.vectors.size ?? 0;
+    return this.o.vectors?.count ?? 0;
   }
 
   private vectorsIgnored = false;
@@ -526,12 +555,11 @@ function toChunk(d: Doc): StoredChunk {
  */
 function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
   const { db, docs } = o;
-  const vectors = o.vectors?.vectors ?? new Map();
   const vectorIds: number[] = [];
   const magnitudes: number[] = [];
   const vectorHashes: string[] = [];
   const ordered: Float32Array[] = [];
-  for (const [id, [mag, vec]] of vectors) {
+  for (const [id, mag, vec] of o.vectors?.entries() ?? []) {
     vectorIds.push(id);
     magnitudes.push(mag);
     vectorHashes.push(docs[id]?.contentHash ?? "");
@@ -547,6 +575,9 @@ function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
     vectors: ordered,
   });
 }
+
+/** Vectors of removed chunks kept as an embedding cache while a store is open (see Store.retired): 6 MB at 768-d. */
+const RETIRED_MAX = 2_000;
 
 /** Entries per section of the per-document parts (frequencies, documents). */
 const SECTION_DOCS = 2_500;
@@ -614,7 +645,8 @@ class UnreadableIndex extends IndexDamagedError {
 function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
-  const { layout, block, byContent } = readVectorPart(file);
+  const { layout, block } = readVectorPart(file);
+  const cache = () => vectorsByContent(layout, block, dim);
   // Bound once it is loaded: load() replaces the index objects a binding would hold.
   const db = createDb(head.meta.dim);
   const shape = indexShape(db);
@@ -623,14 +655,12 @@ function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
     const { kinds, values } = readStateSections(file);
     loadState(db, joinSections(kinds, values));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
-    orama = tune(bindOrama<Doc>(db));
+    // The file's block becomes the vector index as it is: no object per vector.
+    if (dim) replaceVectorNode(db, VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));
+    orama = bindOrama<Doc>(db);
   } catch (e) {
-    throw new UnreadableIndex(oneLine(e), byContent);
+    throw new UnreadableIndex(oneLine(e), cache());
   }
-  if (dim) {
-    const vectors = orama.vectors!.vectors;
-    for (let i = 0; i < head.vectorCount; i++) vectors.set(layout.vectorIds[i]!, [layout.magnitudes[i]!, block.subarray(i * dim, (i + 1) * dim)]);
-  }
-  if (count(db) !== head.count) throw new UnreadableIndex("document count does not match the header", byContent);
+  if (count(db) !== head.count) throw new UnreadableIndex("document count does not match the header", cache());
   return { meta: { ...head.meta, files: layout.files }, orama };
 }
