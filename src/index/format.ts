@@ -38,7 +38,8 @@ export const HEAD_SPACE = 2048;
  * v7: the head carries a CRC-32 of itself.
  * v8: words are indexed as written and as their Porter stems, stop words included (tokenizer.ts).
  * v9: the compact text index (compact-index.ts): no per-chunk token frequencies, the radix tree
- *     as flat arrays with its postings in one Uint32Array.
+ *     as flat arrays with its postings in one Uint32Array; the documents as columns, their texts
+ *     as one UTF-8 block per section.
  */
 export const SCHEMA_VERSION = 9;
 
@@ -608,12 +609,17 @@ export function vectorsByContent(layout: Pick<Layout, "vectorHashes">, block: Fl
   return byContent;
 }
 
-/** The state sections, each checked against its CRC-32 before it is decoded. Throws (a plain Error) on damage. */
+/**
+ * The state sections, each checked against its CRC-32 before it is decoded. Throws (a plain Error)
+ * on damage. Every section is read into the same buffer: a buffer per section left them all as
+ * garbage at once, which raised a load's peak memory by the size of the state.
+ */
 export function readStateSections(file: IndexFile): { kinds: StateSection["kind"][]; values: unknown[] } {
   const { head, bodyAt, fd } = file;
   let at = bodyAt;
+  const buf = Buffer.allocUnsafe(Math.max(0, ...head.sections));
   const values = head.sections.map((len, i) => {
-    const bytes = Buffer.allocUnsafe(len);
+    const bytes = buf.subarray(0, len);
     readExactly(fd, bytes, at);
     at += len;
     if (crc32(bytes) !== head.crc.sections[i]) throw new Error(checksumProblem(["state"]));

@@ -5,7 +5,7 @@
  * loading its postings as views of one block.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, insert, load, remove, save, search, type AnyOrama } from "@orama/orama";
@@ -154,5 +154,28 @@ describe("compact index", () => {
     for (const key of ["labelLengths", "childCounts", "lengths", "postings"]) expect(() => CompactRadix.fromJSON(cut(key))).toThrow();
     expect(() => CompactRadix.fromJSON({ ...saved, labels: `${saved.labels as string}x` })).toThrow();
     expect(() => CompactRadix.fromJSON({ d: [1], c: [] })).toThrow("compact form");
+  });
+});
+
+describe("documents in the index file", () => {
+  test("texts are stored as UTF-8 (not the clone's UTF-16) and come back exactly, fields and vectors included", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-compact-"));
+    const store = Store.empty(dir, "m", 2);
+    const long = `## Notes → next\n${"plain ascii words for the memory index ".repeat(300)}`;
+    const odd = "## Ünïcödé\ncafé 東京 🚀 e\u0301 \u0000 tab\there";
+    const chunks: StoredChunk[] = [long, odd, "## C\nno vector here"].map((content, i) => ({ chunkHash: `h${i}`, contentHash: `c${i}`, source: i === 2 ? "/p/b.md" : "/p/a.md", content, heading: content.slice(3, content.indexOf("\n")), headingLevel: 2 + i, startLine: 10 * i + 1, endLine: 10 * i + 7 }));
+    store.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks.slice(0, 2), (h) => (h === "c2" ? undefined : new Float32Array([1, 0])));
+    store.replaceFile("/p/b.md", { mtimeMs: 1, size: 1 }, chunks.slice(2), () => undefined);
+    store.save();
+    const head = JSON.parse(readFileSync(join(dir, "index.bin")).subarray(20, 2048).toString().trim()) as { jsonBytes: number };
+    // One character past Latin-1 made the whole text UTF-16 (two bytes a character) in the clone.
+    expect(head.jsonBytes).toBeLessThan(long.length * 1.5);
+    const loaded = Store.open(dir, "m").store;
+    for (const c of chunks) expect(loaded.getChunk(c.chunkHash)).toEqual(c);
+    expect(loaded.vectorCount).toBe(2);
+    expect(loaded.missingVectorCount).toBe(1);
+    // The vector goes with its chunk (the document's embedding field was kept as null).
+    loaded.removeFile("/p/a.md");
+    expect(loaded.vectorCount).toBe(0);
   });
 });
