@@ -93,10 +93,13 @@ export class VectorBlock {
   /** Orama's add: a new id goes last; an id already held keeps its row (as Map.set keeps its place). */
   add(id: InternalId, value: Float32Array | number[]): void {
     const v = value instanceof Float32Array ? value : new Float32Array(value);
+    // Orama checks a document's vector against the schema; one added directly is checked here.
+    if (v.length !== this.size) throw new Error(`a vector of ${v.length} dimensions in an index of ${this.size}`);
     let r: number;
     if (this.has(id)) r = this.rowOf[id]! - 1;
     else {
-      if (this.rows === this.ids.length) this.grow(v);
+      // `v` may be a view of this block: growing copies into new arrays and leaves it readable.
+      if (this.rows === this.ids.length) this.grow();
       r = this.rows++;
       this.live++;
       if (id >= this.rowOf.length) {
@@ -107,7 +110,7 @@ export class VectorBlock {
       this.rowOf[id] = r + 1;
       this.ids[r] = id;
     }
-    this.data.set(v.subarray(0, this.size), r * this.size);
+    this.data.set(v, r * this.size);
     this.mags[r] = magnitude(v, this.size);
   }
 
@@ -187,8 +190,8 @@ export class VectorBlock {
     return d0 + d1 + d2 + d3;
   }
 
-  /** Room for more rows; `pending` (possibly a view of this block) is read after, so it must stay valid: the old array is only dropped. */
-  private grow(_pending: Float32Array): void {
+  /** Room for more rows: holes squeezed out when there are many, else a larger block. */
+  private grow(): void {
     if (this.rows - this.live > this.rows / 4) {
       this.squeeze();
       if (this.rows < this.ids.length) return;

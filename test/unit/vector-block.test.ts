@@ -71,13 +71,14 @@ describe("vector block", () => {
     expect([...b.cosinesToAll(q)]).toEqual(b.find(q, -Infinity).map(([, c]) => c));
   });
 
-  test("a block over the file's rows is refused when its ids do not fit", () => {
+  test("a block over the file's rows is refused when its ids do not fit, a vector of another size too", () => {
     const block = new Float32Array(2 * DIM);
     expect(() => VectorBlock.fromRows(DIM, block, [1, 2], [1, 1])).not.toThrow();
     expect(() => VectorBlock.fromRows(DIM, block, [1], [1])).toThrow();
     expect(() => VectorBlock.fromRows(DIM, block, [1, 1], [1, 1])).toThrow("same id");
     expect(() => VectorBlock.fromRows(DIM, block, [0, 2], [1, 1])).toThrow();
     expect(() => VectorBlock.fromRows(DIM, block, [1.5, 2], [1, 1])).toThrow();
+    expect(() => new VectorBlock(DIM).add(1, new Float32Array(DIM - 1))).toThrow("dimensions");
   });
 });
 
