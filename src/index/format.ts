@@ -491,11 +491,15 @@ export function clearIndexPath(path: string): void {
   if (!st.isFile() && !st.isSymbolicLink()) rmSync(path, { recursive: true, force: true });
 }
 
-/** One section of the search engine's state: a structured-clone value, and what it holds (the store's business). */
-export interface StateSection {
-  kind: "ids" | "index" | "freq" | "docs";
-  value: unknown;
-}
+/**
+ * One section of the search engine's state, and what it holds (the store's business): a
+ * structured-clone value, or, for the documents, bytes the store encodes itself. Raw bytes may be
+ * a view of a buffer the store reuses for the next section: they are written before it is made.
+ */
+export type StateSection = { kind: "ids" | "index" | "freq"; value: unknown } | { kind: "docs"; bytes: Uint8Array };
+
+/** Sections stored as the store's own bytes, read back as bytes (not decoded as a clone). */
+const RAW_KINDS: ReadonlySet<string> = new Set<StateSection["kind"]>(["docs"]);
 
 /** Everything an index file holds, as plain data: what store.ts makes of Orama, and gets back. */
 export interface IndexContent {
@@ -530,7 +534,7 @@ export function writeIndexFile(path: string, c: IndexContent): void {
     yield layoutBytes;
     used = prefix.length + headSpace + layoutBytes.length;
     for (const section of c.sections) {
-      const bytes = new Uint8Array(serialize(section.value));
+      const bytes = "bytes" in section ? section.bytes : new Uint8Array(serialize(section.value));
       sections.push(bytes.byteLength);
       kinds.push(section.kind);
       used += bytes.byteLength;
@@ -610,20 +614,21 @@ export function vectorsByContent(layout: Pick<Layout, "vectorHashes">, block: Fl
 }
 
 /**
- * The state sections, each checked against its CRC-32 before it is decoded. Throws (a plain Error)
- * on damage. Every section is read into the same buffer: a buffer per section left them all as
- * garbage at once, which raised a load's peak memory by the size of the state.
+ * The state sections, each checked against its CRC-32, then handed to `take` with what it holds:
+ * a decoded clone, or the raw bytes of a raw kind, valid only during the call (every section is
+ * read into the same buffer: a buffer per section left them all as garbage at once, which raised
+ * a load's peak memory by the size of the state). Throws (a plain Error) on damage.
  */
-export function readStateSections(file: IndexFile): { kinds: StateSection["kind"][]; values: unknown[] } {
+export function readStateSections(file: IndexFile, take: (kind: StateSection["kind"], value: unknown) => void): void {
   const { head, bodyAt, fd } = file;
   let at = bodyAt;
   const buf = Buffer.allocUnsafe(Math.max(0, ...head.sections));
-  const values = head.sections.map((len, i) => {
+  head.sections.forEach((len, i) => {
     const bytes = buf.subarray(0, len);
     readExactly(fd, bytes, at);
     at += len;
     if (crc32(bytes) !== head.crc.sections[i]) throw new Error(checksumProblem(["state"]));
-    return deserialize(bytes);
+    const kind = head.kinds[i] as StateSection["kind"];
+    take(kind, RAW_KINDS.has(kind) ? bytes : deserialize(bytes));
   });
-  return { kinds: head.kinds as StateSection["kind"][], values };
 }

@@ -595,108 +595,136 @@ function* stateSections(o: Orama): Generator<Section> {
   yield { kind: "ids", value: ids };
   yield { kind: "index", value: { index, others, docCount } };
   for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
-  for (const slice of slices(docs)) yield { kind: "docs", value: docColumns(slice as Record<string, Doc>) };
+  const writer = new DocWriter();
+  for (const slice of slices(docs)) yield { kind: "docs", bytes: encodeDocs(slice as Record<string, Doc>, writer) };
 }
 
 /**
- * A slice of the documents as columns, the texts as one UTF-8 block. As objects, the structured
- * clone wrote every text in UTF-16 once it held one character past Latin-1: the documents were
- * 21 MB of a 23 MB state at 20k chunks, and slower to write and to read back.
+ * The documents of a section in our own binary form, UTF-8 throughout. As objects, the structured
+ * clone wrote every text in UTF-16 once it held one character past Latin-1 (the documents were
+ * 21 MB of a 23 MB state at 20k chunks), and each section's serialized copy stayed as garbage
+ * until the save ended (a save's peak rose by the whole state). Here each section is encoded into
+ * one buffer, reused for the next once it is written:
+ *
+ *   u32 count | count × (u32 internal id, u8 heading level, u8 flags, u32 start line, u32 end line,
+ *   u32 source index) | strings, each u32 byte length + UTF-8: the distinct sources (u32 count
+ *   first), then per document its id, content hash, heading and text
+ *
+ * flags bit 0: the document's embedding field is null (its vector is in the block; see insertChunk).
  */
-interface DocColumns {
-  internal: Uint32Array;
-  ids: string[];
-  contentHashes: string[];
-  headings: string[];
-  /** Distinct sources, and each document's index into them. */
-  sourceNames: string[];
-  sources: Uint32Array;
-  levels: Uint8Array;
-  startLines: Uint32Array;
-  endLines: Uint32Array;
-  /** 1 where the document's embedding field is null (its vector is in the block; see insertChunk). */
-  vectorNull: Uint8Array;
-  text: Uint8Array;
-  /** Where each document's text ends in `text`. */
-  textEnds: Uint32Array;
-}
-
+const FIXED_PER_DOC = 18;
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-let textRoom = new Uint8Array(0);
+class DocWriter {
+  private buf = new Uint8Array(1 << 16);
+  private view = new DataView(this.buf.buffer);
+  at = 0;
 
-function docColumns(slice: Record<string, Doc>): DocColumns {
-  const keys = Object.keys(slice);
-  const n = keys.length;
-  const c: DocColumns = {
-    internal: new Uint32Array(n),
-    ids: [],
-    contentHashes: [],
-    headings: [],
-    sourceNames: [],
-    sources: new Uint32Array(n),
-    levels: new Uint8Array(n),
-    startLines: new Uint32Array(n),
-    endLines: new Uint32Array(n),
-    vectorNull: new Uint8Array(n),
-    text: new Uint8Array(0),
-    textEnds: new Uint32Array(n),
-  };
-  const sourceIndex = new Map<string, number>();
-  // A UTF-16 code unit is at most 3 bytes of UTF-8: room for every text, encoded in place, in
-  // one buffer kept for the next section (serializing copies it).
-  let room = 0;
-  for (const key of keys) room += slice[key]!.text.length * 3;
-  if (textRoom.byteLength < room) textRoom = new Uint8Array(room);
-  const text = textRoom;
-  let bytes = 0;
-  keys.forEach((key, i) => {
-    const d = slice[key]!;
-    c.internal[i] = Number(key);
-    c.ids.push(d.id);
-    c.contentHashes.push(d.contentHash);
-    c.headings.push(d.heading);
-    let si = sourceIndex.get(d.source);
-    if (si === undefined) sourceIndex.set(d.source, (si = c.sourceNames.push(d.source) - 1));
-    c.sources[i] = si;
-    c.levels[i] = d.headingLevel;
-    c.startLines[i] = d.startLine;
-    c.endLines[i] = d.endLine;
-    c.vectorNull[i] = d.embedding === null ? 1 : 0;
-    bytes += utf8.encodeInto(d.text, text.subarray(bytes)).written;
-    c.textEnds[i] = bytes;
-  });
-  // A copy: the clone of a view writes the whole buffer behind it.
-  c.text = text.slice(0, bytes);
-  return c;
+  /** Start a section: `bytes` at most are needed. */
+  reset(bytes: number): void {
+    if (this.buf.byteLength < bytes) {
+      this.buf = new Uint8Array(Math.ceil(bytes * 1.25));
+      this.view = new DataView(this.buf.buffer);
+    }
+    this.at = 0;
+  }
+  u8(x: number): void {
+    this.view.setUint8(this.at++, x);
+  }
+  u32(x: number): void {
+    this.view.setUint32(this.at, x, true);
+    this.at += 4;
+  }
+  str(x: string): void {
+    const { written } = utf8.encodeInto(x, this.buf.subarray(this.at + 4));
+    this.u32(written);
+    this.at += written;
+  }
+  /** The section's bytes: a view, valid until the next reset. */
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.at);
+  }
 }
 
-/** The documents of a slice, as Orama's documents store holds them. Throws on columns that do not agree. */
-function docsOf(c: DocColumns): Record<string, Doc> {
-  const n = c.internal?.length;
-  const columns = [c.ids, c.contentHashes, c.headings, c.sources, c.levels, c.startLines, c.endLines, c.vectorNull, c.textEnds];
-  if (!(c.text instanceof Uint8Array) || !Array.isArray(c.sourceNames) || columns.some((col) => col?.length !== n)) throw new Error("a documents section's columns do not agree");
-  const out: Record<string, Doc> = {};
-  let from = 0;
-  for (let i = 0; i < n; i++) {
-    const to = c.textEnds[i]!;
-    const source = c.sourceNames[c.sources[i]!];
-    if (to < from || to > c.text.byteLength || typeof source !== "string") throw new Error("a documents section's columns do not agree");
-    const doc: Doc = {
-      id: c.ids[i]!,
-      source,
-      heading: c.headings[i]!,
-      text: fromUtf8.decode(c.text.subarray(from, to)),
-      headingLevel: c.levels[i]!,
-      startLine: c.startLines[i]!,
-      endLine: c.endLines[i]!,
-      contentHash: c.contentHashes[i]!,
-    };
-    if (c.vectorNull[i]) doc.embedding = null;
-    out[c.internal[i]!] = doc;
-    from = to;
+/** Upper bound of a string's UTF-8 length with its prefix (a UTF-16 code unit is at most 3 bytes). */
+const strRoom = (x: string) => 4 + 3 * x.length;
+
+function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
+  const keys = Object.keys(slice);
+  const sourceIndex = new Map<string, number>();
+  let room = 8 + keys.length * FIXED_PER_DOC;
+  for (const key of keys) {
+    const d = slice[key]!;
+    if (!sourceIndex.has(d.source)) {
+      sourceIndex.set(d.source, sourceIndex.size);
+      room += strRoom(d.source);
+    }
+    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + strRoom(d.text);
   }
+  w.reset(room);
+  w.u32(keys.length);
+  for (const key of keys) {
+    const d = slice[key]!;
+    w.u32(Number(key));
+    w.u8(d.headingLevel);
+    w.u8(d.embedding === null ? 1 : 0);
+    w.u32(d.startLine);
+    w.u32(d.endLine);
+    w.u32(sourceIndex.get(d.source)!);
+  }
+  w.u32(sourceIndex.size);
+  for (const source of sourceIndex.keys()) w.str(source);
+  for (const key of keys) {
+    const d = slice[key]!;
+    w.str(d.id);
+    w.str(d.contentHash);
+    w.str(d.heading);
+    w.str(d.text);
+  }
+  return w.bytes();
+}
+
+/** The documents of a section, as Orama's documents store holds them. Throws on bytes that do not hold together. */
+function decodeDocs(bytes: Uint8Array): Record<string, Doc> {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  const need = (n: number) => {
+    if (at + n > bytes.byteLength) throw new Error("a documents section is cut short");
+  };
+  const u32 = () => (need(4), (at += 4), view.getUint32(at - 4, true));
+  const str = () => {
+    const len = u32();
+    need(len);
+    at += len;
+    return fromUtf8.decode(bytes.subarray(at - len, at));
+  };
+  const n = u32();
+  need(n * FIXED_PER_DOC);
+  const fixed = at;
+  at += n * FIXED_PER_DOC;
+  const sources = Array.from({ length: u32() }, str);
+  const out: Record<string, Doc> = {};
+  for (let i = 0; i < n; i++) {
+    const f = fixed + i * FIXED_PER_DOC;
+    const source = sources[view.getUint32(f + 14, true)];
+    if (source === undefined) throw new Error("a document names a source its section does not hold");
+    const doc: Doc = {
+      id: str(),
+      source,
+      heading: "",
+      text: "",
+      headingLevel: view.getUint8(f + 4),
+      startLine: view.getUint32(f + 6, true),
+      endLine: view.getUint32(f + 10, true),
+      contentHash: str(),
+    };
+    doc.heading = str();
+    doc.text = str();
+    if (view.getUint8(f + 5) & 1) doc.embedding = null;
+    out[view.getUint32(f, true)] = doc;
+  }
+  if (at !== bytes.byteLength) throw new Error("a documents section has bytes past its documents");
   return out;
 }
 
@@ -714,18 +742,17 @@ function* slices(record: Record<string, unknown>): Generator<Record<string, unkn
   if (n > 0) yield part;
 }
 
-/** The reverse of stateSections. */
-function joinSections(kinds: Section["kind"][], values: unknown[]): SavedState {
+/** The reverse of stateSections: the sections of a file, read one at a time. */
+function joinSections(file: IndexFile): SavedState {
   let ids: unknown;
   let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
   const frequencies: SavedState["frequencies"] = {};
   const docs: SavedState["docs"] = {};
-  kinds.forEach((kind, i) => {
-    const v = values[i] as never;
+  readStateSections(file, (kind, v) => {
     if (kind === "ids") ids = v;
-    else if (kind === "index") head = v;
+    else if (kind === "index") head = v as typeof head;
     else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
-    else Object.assign(docs, docsOf(v));
+    else Object.assign(docs, decodeDocs(v as Uint8Array));
   });
   return { ids, ...head, frequencies, docs };
 }
@@ -754,8 +781,7 @@ function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
   const shape = indexShape(db);
   let orama: Orama;
   try {
-    const { kinds, values } = readStateSections(file);
-    loadState(db, joinSections(kinds, values));
+    loadState(db, joinSections(file));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
     // The file's block becomes the vector index as it is: no object per vector.
     if (dim) replaceVectorNode(db, VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));

@@ -5,11 +5,12 @@
  * loading its postings as views of one block.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, insert, load, remove, save, search, type AnyOrama } from "@orama/orama";
 import { CompactRadix, compactIndex } from "../../src/index/compact-index.ts";
+import { sealHead, type Head } from "../../src/index/format.ts";
 import { bindOrama, saveState, textRadix } from "../../src/index/orama-internals.ts";
 import { Store } from "../../src/index/store.ts";
 import { createTokenizer } from "../../src/index/tokenizer.ts";
@@ -177,5 +178,33 @@ describe("documents in the index file", () => {
     // The vector goes with its chunk (the document's embedding field was kept as null).
     loaded.removeFile("/p/a.md");
     expect(loaded.vectorCount).toBe(0);
+  });
+});
+
+describe("a documents section that does not hold together", () => {
+  test("is refused though its checksum holds (a bug, not a disk): the index is rebuilt, its vectors kept as a cache", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-compact-"));
+    const store = Store.empty(dir, "m", 2);
+    const chunks: StoredChunk[] = ["## A\nredis cache", "## B\nkubernetes"].map((content, i) => ({ chunkHash: `h${i}`, contentHash: `c${i}`, source: "/p/a.md", content, heading: content.slice(3, 4), headingLevel: 2, startLine: 1, endLine: 2 }));
+    store.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, () => new Float32Array([0, 1]));
+    store.save();
+    const path = join(dir, "index.bin");
+    const bytes = readFileSync(path);
+    const space = bytes.readUInt32LE(16);
+    const head = JSON.parse(bytes.subarray(20, 20 + space).toString()) as Head;
+    const i = head.kinds.indexOf("docs");
+    let at = 20 + space + head.layoutBytes;
+    for (let k = 0; k < i; k++) at += head.sections[k]!;
+    // The document count says one more than the section holds.
+    bytes.writeUInt32LE(bytes.readUInt32LE(at) + 1, at);
+    head.crc.sections[i] = Bun.hash.crc32(bytes.subarray(at, at + head.sections[i]!));
+    const sealed = Buffer.from(sealHead(head));
+    bytes.fill(0x20, 20, 20 + space);
+    sealed.copy(bytes, 20);
+    writeFileSync(path, bytes);
+    const { store: again, rebuilt } = Store.open(dir, "m");
+    expect(rebuilt).toContain("unreadable");
+    expect(again.size).toBe(0);
+    expect([...again.vectorForContent("c1")!]).toEqual([0, 1]);
   });
 });
