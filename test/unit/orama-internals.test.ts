@@ -7,10 +7,11 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { save as oramaSave, type AnyOrama } from "@orama/orama";
+import { save as oramaSave, search, type AnyOrama, type Results } from "@orama/orama";
 import { OramaShapeError } from "../../src/core/errors.ts";
 import { bindOrama, bm25Stats, documents, fieldStats, indexShape, internalIds, saveState, textRadix, vectorNode, type BoundOrama } from "../../src/index/orama-internals.ts";
 import { Store } from "../../src/index/store.ts";
+import { VectorBlock } from "../../src/index/vector-block.ts";
 import { stem } from "../../src/index/tokenizer.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
 
@@ -68,18 +69,17 @@ describe("Orama internals", () => {
         expect(text.avgLength()).toBe(stats.avgFieldLength.text!);
       });
 
-      test("the vector node has what fasterFind patches and Store reads", () => {
+      test("the vector node is the compact component's VectorBlock, which Orama's vector search calls", () => {
         const node = vectorNode(db)!;
         const ids = internalIds(db);
+        expect(node).toBeInstanceOf(VectorBlock);
         expect(node.size).toBe(4);
-        expect(node.vectors).toBeInstanceOf(Map);
-        expect([...node.vectors.keys()].sort()).toEqual([ids.get("a")!, ids.get("b")!].sort());
-        const [magnitude, v] = node.vectors.get(ids.get("b")!)!;
-        expect(magnitude).toBe(1);
-        expect(v).toBeInstanceOf(Float32Array);
-        expect(typeof node.add).toBe("function");
-        expect(typeof node.remove).toBe("function");
+        expect([...node.keys()].sort()).toEqual([ids.get("a")!, ids.get("b")!].sort());
+        expect(node.magnitudeOf(ids.get("b")!)).toBe(1);
+        expect([...node.get(ids.get("b")!)!]).toEqual([0, 1, 0, 0]);
         expect(node.find(new Float32Array([0, 1, 0, 0]), 0.5)).toEqual([[ids.get("b")!, 1]]);
+        const hits = search(db, { mode: "vector", vector: { value: new Float32Array([0, 1, 0, 0]), property: "embedding" }, similarity: 0.5 } as never) as Results<{ id: string }>;
+        expect(hits.hits.map((h) => h.id)).toEqual(["b"]);
       });
 
       test("documents and the id map", () => {
@@ -100,8 +100,8 @@ describe("Orama internals", () => {
         // The index keeps an empty frequency map per property; the vectors are left out of it.
         expect(s.index.frequencies).toEqual({ text: {} });
         expect(s.index.vectorIndexes).toEqual({ embedding: { size: 4, vectors: [] } });
-        // ...and put back afterwards.
-        expect(vectorNode(db)!.vectors.size).toBe(2);
+        // ...they are in the block, which the index file stores itself.
+        expect(vectorNode(db)!.count).toBe(2);
       });
 
       test("the index shape names every map per property", () => {
@@ -124,7 +124,7 @@ describe("Orama internals", () => {
         (db.data.index as unknown as { indexes: Record<string, { node: Record<string, unknown> }> }).indexes.text!.node.find = undefined;
       },
       "db.data.index.indexes.text.node.find"],
-    ["the vector map", (db) => delete (db.data.index.vectorIndexes.embedding!.node as unknown as Record<string, unknown>).vectors, "db.data.index.vectorIndexes.embedding.node.vectors"],
+    ["the vector node", (db) => ((db.data.index.vectorIndexes.embedding as unknown as { node: unknown }).node = { size: 4, vectors: new Map() }), "db.data.index.vectorIndexes.embedding.node"],
     ["the id map", (db) => delete (db.internalDocumentIDStore as unknown as Record<string, unknown>).idToInternalId, "db.internalDocumentIDStore.idToInternalId"],
     ["the documents", (db) => delete (db.data.docs as unknown as Record<string, unknown>).docs, "db.data.docs.docs"],
   ];

@@ -1,0 +1,241 @@
+/**
+ * The vector field's index: every vector in one Float32Array, rows in the order Orama's map
+ * would iterate them, and an exact cosine scan over the rows. It takes the place of Orama's
+ * VectorIndex (a Map of [magnitude, Float32Array] per chunk) with the same methods and the same
+ * answers: the same cosine, computed the same way, in the same order, so ties sort alike.
+ *
+ * A loaded index's block is the file's vector block itself (read into one Float32Array), so a
+ * load makes no object per vector. A removed row becomes a hole, skipped by the scan, so the rows
+ * keep their order (a Map's: a re-added id goes last); holes are squeezed out when they are a
+ * quarter of the block, and rows are appended with room to grow.
+ */
+
+type InternalId = number;
+
+/** What Orama's vector search gets back: [internal id, cosine]. */
+export type Similar = [InternalId, number];
+
+/** Orama's getMagnitude (trees/vector.ts), the same sum in the same order. */
+export function magnitude(v: Float32Array, dim: number): number {
+  let m = 0;
+  for (let i = 0; i < dim; i++) m += v[i]! * v[i]!;
+  return Math.sqrt(m);
+}
+
+export class VectorBlock {
+  /** The dimension (named as Orama's VectorIndex names it). */
+  readonly size: number;
+  private data: Float32Array;
+  private mags: Float64Array;
+  /** Row → internal id, 0 for a hole. */
+  private ids: Uint32Array;
+  /** Internal id → row + 1, 0 for none. */
+  private rowOf: Uint32Array;
+  /** Rows used, holes included. */
+  private rows = 0;
+  private live = 0;
+
+  constructor(dim: number, capacity = 16) {
+    this.size = dim;
+    this.data = new Float32Array(capacity * dim);
+    this.mags = new Float64Array(capacity);
+    this.ids = new Uint32Array(capacity);
+    this.rowOf = new Uint32Array(capacity + 1);
+  }
+
+  /**
+   * A block over vectors already laid out as rows (the index file's block): `ids[i]` and
+   * `mags[i]` go with row i. The array is taken as it is, not copied.
+   */
+  static fromRows(dim: number, block: Float32Array, ids: ArrayLike<number>, mags: ArrayLike<number>): VectorBlock {
+    const n = ids.length;
+    if (block.length !== n * dim || mags.length !== n) throw new Error("the vector block does not match its ids");
+    const b = new VectorBlock(dim, 0);
+    b.data = block;
+    b.mags = Float64Array.from(mags);
+    b.ids = Uint32Array.from(ids);
+    let max = 0;
+    for (let i = 0; i < n; i++) {
+      const id = b.ids[i]!;
+      if (id === 0 || !Number.isInteger(ids[i])) throw new Error("a vector has no valid id");
+      if (id > max) max = id;
+    }
+    b.rowOf = new Uint32Array(max + 1);
+    for (let i = 0; i < n; i++) {
+      if (b.rowOf[b.ids[i]!]) throw new Error("two vectors have the same id");
+      b.rowOf[b.ids[i]!] = i + 1;
+    }
+    b.rows = n;
+    b.live = n;
+    return b;
+  }
+
+  /** Vectors held. */
+  get count(): number {
+    return this.live;
+  }
+
+  has(id: InternalId): boolean {
+    return id < this.rowOf.length && this.rowOf[id]! > 0;
+  }
+
+  /** The vector of `id`: a view into the block, valid until the next add or remove. */
+  get(id: InternalId): Float32Array | undefined {
+    if (!this.has(id)) return undefined;
+    const r = this.rowOf[id]! - 1;
+    return this.data.subarray(r * this.size, (r + 1) * this.size);
+  }
+
+  magnitudeOf(id: InternalId): number | undefined {
+    return this.has(id) ? this.mags[this.rowOf[id]! - 1] : undefined;
+  }
+
+  /** Orama's add: a new id goes last; an id already held keeps its row (as Map.set keeps its place). */
+  add(id: InternalId, value: Float32Array | number[]): void {
+    const v = value instanceof Float32Array ? value : new Float32Array(value);
+    // Orama checks a document's vector against the schema; one added directly is checked here.
+    if (v.length !== this.size) throw new Error(`a vector of ${v.length} dimensions in an index of ${this.size}`);
+    let r: number;
+    if (this.has(id)) r = this.rowOf[id]! - 1;
+    else {
+      // `v` may be a view of this block: growing copies into new arrays and leaves it readable.
+      if (this.rows === this.ids.length) this.grow();
+      r = this.rows++;
+      this.live++;
+      if (id >= this.rowOf.length) {
+        const wider = new Uint32Array(Math.max(id + 1, this.rowOf.length * 2));
+        wider.set(this.rowOf);
+        this.rowOf = wider;
+      }
+      this.rowOf[id] = r + 1;
+      this.ids[r] = id;
+    }
+    this.data.set(v, r * this.size);
+    this.mags[r] = magnitude(v, this.size);
+  }
+
+  remove(id: InternalId): void {
+    if (!this.has(id)) return;
+    const r = this.rowOf[id]! - 1;
+    this.rowOf[id] = 0;
+    this.ids[r] = 0;
+    this.live--;
+    if (r === this.rows - 1) this.rows--;
+    else if (this.rows - this.live > Math.max(64, this.rows / 4)) this.squeeze();
+  }
+
+  /** The ids, in row order (the order a Map of them would iterate). */
+  *keys(): IterableIterator<InternalId> {
+    for (let r = 0; r < this.rows; r++) if (this.ids[r]) yield this.ids[r]!;
+  }
+
+  /** Each vector in row order, as views: for writing the block out. */
+  *entries(): IterableIterator<[InternalId, number, Float32Array]> {
+    for (let r = 0; r < this.rows; r++) if (this.ids[r]) yield [this.ids[r]!, this.mags[r]!, this.data.subarray(r * this.size, (r + 1) * this.size)];
+  }
+
+  /**
+   * Orama's find: the cosine of `query` with every vector (or with the ids a filter left, in
+   * their order), kept when at or above `similarity`. Four accumulators let the CPU overlap the
+   * multiply-adds; the sums are added in the same order for every row.
+   */
+  find(query: Float32Array | number[], similarity: number, whereFiltersIDs?: Iterable<InternalId>): Similar[] {
+    const q = query instanceof Float32Array ? query : new Float32Array(query);
+    const qMag = magnitude(q, this.size);
+    const out: Similar[] = [];
+    if (whereFiltersIDs) {
+      for (const id of whereFiltersIDs) {
+        if (!this.has(id)) continue;
+        const r = this.rowOf[id]! - 1;
+        const cos = this.dot(q, r) / (qMag * this.mags[r]!);
+        if (cos >= similarity) out.push([id, cos]);
+      }
+      return out;
+    }
+    for (let r = 0; r < this.rows; r++) {
+      const id = this.ids[r]!;
+      if (id === 0) continue;
+      const cos = this.dot(q, r) / (qMag * this.mags[r]!);
+      if (cos >= similarity) out.push([id, cos]);
+    }
+    return out;
+  }
+
+  /**
+   * The cosine of `query` with every vector held, in row order: one pass over the block; with
+   * `step`, with every step-th of them only (a sample of the background).
+   */
+  cosinesToAll(query: Float32Array, step = 1): Float64Array {
+    const qMag = magnitude(query, this.size);
+    const out = new Float64Array(Math.ceil(this.live / step));
+    let seen = 0;
+    let k = 0;
+    for (let r = 0; r < this.rows; r++) if (this.ids[r] && seen++ % step === 0) out[k++] = this.dot(query, r) / (qMag * this.mags[r]!);
+    return out.subarray(0, k);
+  }
+
+  private dot(q: Float32Array, r: number): number {
+    const n = this.size;
+    const v = this.data;
+    const at = r * n;
+    const tail = n - (n % 4);
+    let d0 = 0;
+    let d1 = 0;
+    let d2 = 0;
+    let d3 = 0;
+    let i = 0;
+    for (; i < tail; i += 4) {
+      d0 += q[i]! * v[at + i]!;
+      d1 += q[i + 1]! * v[at + i + 1]!;
+      d2 += q[i + 2]! * v[at + i + 2]!;
+      d3 += q[i + 3]! * v[at + i + 3]!;
+    }
+    for (; i < n; i++) d0 += q[i]! * v[at + i]!;
+    return d0 + d1 + d2 + d3;
+  }
+
+  /** Room for more rows: holes squeezed out when there are many, else a larger block. */
+  private grow(): void {
+    if (this.rows - this.live > this.rows / 4) {
+      this.squeeze();
+      if (this.rows < this.ids.length) return;
+    }
+    const capacity = Math.max(16, Math.ceil(this.ids.length * 1.5));
+    const data = new Float32Array(capacity * this.size);
+    data.set(this.data.subarray(0, this.rows * this.size));
+    const mags = new Float64Array(capacity);
+    mags.set(this.mags.subarray(0, this.rows));
+    const ids = new Uint32Array(capacity);
+    ids.set(this.ids.subarray(0, this.rows));
+    this.data = data;
+    this.mags = mags;
+    this.ids = ids;
+  }
+
+  /** Drop the holes, keeping the rows' order. Copies into a new array: views handed out of the old one stay as they were. */
+  private squeeze(): void {
+    const capacity = Math.max(16, Math.ceil(this.live * 1.25));
+    const data = new Float32Array(capacity * this.size);
+    const mags = new Float64Array(capacity);
+    const ids = new Uint32Array(capacity);
+    let w = 0;
+    for (let r = 0; r < this.rows; r++) {
+      const id = this.ids[r]!;
+      if (!id) continue;
+      data.set(this.data.subarray(r * this.size, (r + 1) * this.size), w * this.size);
+      mags[w] = this.mags[r]!;
+      ids[w] = id;
+      this.rowOf[id] = w + 1;
+      w++;
+    }
+    this.data = data;
+    this.mags = mags;
+    this.ids = ids;
+    this.rows = w;
+  }
+
+  /** Orama's save() gets nothing: the index file stores the block itself (format.ts). */
+  toJSON(): { size: number; vectors: [] } {
+    return { size: this.size, vectors: [] };
+  }
+}
