@@ -47,6 +47,11 @@ export interface FileRecord {
   chunks: string[];
   /** Set when the file is not indexed because it is not UTF-8 text: kept so an unchanged one is not read again. */
   skipped?: "not-text";
+  /**
+   * Claude Code's curated memory (its memory folder, CLAUDE.md files), not a memsearch note. An
+   * index written before it existed lacks it, which reads as "a note": no format change needed.
+   */
+  curated?: true;
 }
 
 export interface StoreMeta {

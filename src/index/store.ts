@@ -282,7 +282,7 @@ export class Store {
   }
 
   /** Replace the chunks of one file. Chunks already stored with the same hash are kept as they are. */
-  replaceFile(source: string, rec: { mtimeMs: number; size: number }, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
+  replaceFile(source: string, rec: { mtimeMs: number; size: number; curated?: boolean }, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
     const keep = new Set(chunks.map((c) => c.chunkHash));
     const prev = this.meta.files[source]?.chunks ?? [];
     let removed = 0;
@@ -303,7 +303,7 @@ export class Store {
       this.insertChunk(c, vectorOf(c.contentHash));
       added++;
     }
-    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: chunks.map((c) => c.chunkHash) };
+    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: chunks.map((c) => c.chunkHash), ...(rec.curated ? { curated: true as const } : {}) };
     this.dirty = true;
     return { added, removed };
   }
@@ -339,6 +339,11 @@ export class Store {
     delete this.meta.files[source];
     this.dirty = true;
     return n;
+  }
+
+  /** Whether a source is Claude Code's curated memory rather than a note. */
+  isCurated(source: string): boolean {
+    return this.meta.files[source]?.curated === true;
   }
 
   sources(): string[] {
