@@ -128,6 +128,25 @@ describe("Claude Code's curated memory (layer 1)", () => {
     }
   }, 120_000);
 
+  test("the prompt hook gates curated chunks like notes and quotes them as curated data, a committed CLAUDE.md labelled as from the repository", async () => {
+    const c = curatedProject();
+    expect((await c.ms(["index"])).code).toBe(0);
+    const hook = async (prompt: string, session: string) => {
+      const r = await run(["hook", "user-prompt-submit"], { cwd: c.root, env: { ...c.env, MEMSEARCH_NO_WATCH: "1", MEMSEARCH_NO_TRANSCRIPT_INDEX: "1" }, stdin: JSON.stringify({ session_id: session, prompt, cwd: c.root }), timeoutMs: 30_000 });
+      expect(r.code).toBe(0);
+      return JSON.parse(r.stdout).hookSpecificOutput?.additionalContext as string | undefined;
+    };
+    const mine = await hook("how do retries use the flamingo queue?", "s-1");
+    expect(mine).toContain("curated decisions.md");
+    expect(mine).toContain('· "Retries go through the flamingo queue');
+    expect(mine).not.toContain('(from the repository) "Retries');
+    const committed = await hook("which heron pipeline do deploys go through?", "s-2");
+    expect(committed).toContain("curated CLAUDE.md");
+    expect(committed).toContain('(from the repository) "Deploys go through the heron pipeline');
+    // Below the gate: a prompt sharing no rare word with any file gets nothing.
+    expect(await hook("what is the weather like on jupiter today?", "s-3")).toBeUndefined();
+  }, 120_000);
+
   test("the hub lists the curated files and opens each one redacted; its search labels them", async () => {
     const c = curatedProject();
     await c.ms(["index"]);
