@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { projectSlug } from "../../src/transcript/claude-files.ts";
-import { findCuratedFiles, resolveMemoryFolder } from "../../src/transcript/claude-memory.ts";
+import { findCuratedFiles, resolveMemoryFolder, type CuratedFile } from "../../src/transcript/claude-memory.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -97,16 +97,15 @@ describe("the curated files", () => {
     mkdirSync(join(w.root, "pkg", "c"), { recursive: true });
     symlinkSync(join(w.root, "pkg", "a", "CLAUDE.md"), join(w.root, "pkg", "c", "CLAUDE.md"));
     const found = findCuratedFiles(w.root, { env: w.env, managedSettings: w.noManaged });
-    expect(found.files).toEqual(
-      [
+    const expected: CuratedFile[] = [
         { path: join(mem, "MEMORY.md"), kind: "memory" },
         { path: join(mem, "decisions.md"), kind: "memory" },
         { path: join(w.root, ".claude", "CLAUDE.md"), kind: "CLAUDE.md" },
         { path: join(w.root, "CLAUDE.local.md"), kind: "CLAUDE.local.md" },
         { path: join(w.root, "CLAUDE.md"), kind: "CLAUDE.md" },
         { path: join(w.root, "pkg", "a", "CLAUDE.md"), kind: "CLAUDE.md" },
-      ].sort((a, b) => (a.path < b.path ? -1 : 1)),
-    );
+    ];
+    expect(found.files).toEqual(expected.sort((a, b) => (a.path < b.path ? -1 : 1)));
     expect(found.skipped).toEqual([{ path: join(w.root, "pkg", "b", "CLAUDE.md"), reason: "a symbolic link leading out of the project" }]);
     expect(found.memoryDirs).toEqual([mem]);
     expect(found.watchDirs).toContain(join(w.root, "pkg", "a"));
