@@ -112,8 +112,9 @@ export class Daemon {
     const next = this.running.then(async () => {
       try {
         checkData(this.ctx.project);
+        // The walk happens before the lock: a monorepo's takes a while, and nobody needs to wait for it.
+        if (trigger === "initial" || trigger === "curated") this.walkCurated();
         const report = await withIndexLock(this.ctx.project.indexDir, async () => {
-          if (trigger === "initial" || trigger === "curated") this.walkCurated();
           const { report, store } = await indexInto(
             { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false, ...(this.curated ? { curated: this.curated } : {}) },
             await this.current(true),
