@@ -160,17 +160,18 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
   for (const f of scan.files) {
     const known = store.meta.files[f.path];
     if (known && known.mtimeMs === f.mtimeMs && known.size === f.size && !kindChanged(known, f.path, scan)) continue;
+    const curated = scan.curated?.has(f.path) ?? store.isCurated(f.path);
     try {
       const text = readMarkdown(f.path);
       if (text === undefined) {
-        report.removedChunks += store.skipFile(f.path, f, "not-text");
+        report.removedChunks += store.skipFile(f.path, { ...f, curated }, "not-text");
         continue;
       }
       const chunks = chunkMarkdown(text, f.path, {
         maxChunkSize: config["chunking.max_chunk_size"],
         overlapLines: config["chunking.overlap_lines"],
       }).map((c) => ({ ...c, chunkHash: chunkHash(c, model) }));
-      pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, chunks, curated: scan.curated?.has(f.path) ?? store.isCurated(f.path) });
+      pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, chunks, curated });
     } catch (e) {
       report.failedFiles.push({ path: f.path, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
     }

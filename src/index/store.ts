@@ -323,9 +323,9 @@ export class Store {
    * stat is kept so an unchanged file is neither read again nor taken for new. Returns the
    * chunks removed.
    */
-  skipFile(source: string, rec: { mtimeMs: number; size: number }, reason: "not-text"): number {
+  skipFile(source: string, rec: { mtimeMs: number; size: number; curated?: boolean }, reason: "not-text"): number {
     const removed = this.removeFile(source);
-    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: [], skipped: reason };
+    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: [], skipped: reason, ...(rec.curated ? { curated: true as const } : {}) };
     this.dirty = true;
     return removed;
   }

@@ -4,7 +4,7 @@
  * no longer holds them, re-read when a file changes kind, and ranked above a note on a tie.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { indexPaths } from "../../src/index/indexer.ts";
@@ -49,6 +49,23 @@ describe("curated files in the notes index", () => {
     // The watch process's next walk no longer finds it (deleted, or the memory folder moved).
     await w.index([]);
     expect((await w.search("gannet cache")).map((h) => h.kind)).toEqual(["note"]);
+  });
+
+  test("a curated file that is not text is recorded once, as curated, and not read again", async () => {
+    const w = world();
+    const binary = join(w.root, "pkg", "CLAUDE.md");
+    mkdirSync(join(w.root, "pkg"));
+    writeFileSync(binary, new Uint8Array([0x23, 0x20, 0x00, 0xff, 0xfe]));
+    const first = await w.index([w.claude, binary]);
+    expect(first.skippedFiles.map((f) => f.path)).toEqual([binary]);
+    // Nothing changed: the no-op path answers, and the index file is not written again.
+    const indexFile = join(w.root, ".memsearch", "index", "index.bin");
+    const before = statSync(indexFile).mtimeMs;
+    await Bun.sleep(20);
+    const again = await w.index([w.claude, binary]);
+    expect(again.indexedFiles).toBe(0);
+    expect(again.totalChunks).toBe(first.totalChunks);
+    expect(statSync(indexFile).mtimeMs).toBe(before);
   });
 
   test("a file indexed by hand as a plain file becomes curated when a run lists it, without changing", async () => {
