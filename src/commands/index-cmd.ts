@@ -23,8 +23,9 @@ export const indexCommand = command({
   },
   run: async (a) => {
     const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
-    // With no paths: the memory folder and, unless turned off, Claude Code's curated files.
-    const curated = !a.paths.length && ctx.config["indexing.curated"] ? findCuratedFiles(ctx.project.root).files.map((f) => f.path) : undefined;
+    // With no paths: the memory folder and Claude Code's curated files (none when turned off, so
+    // those indexed before leave the index).
+    const curated = a.paths.length ? undefined : ctx.config["indexing.curated"] ? findCuratedFiles(ctx.project.root).files.map((f) => f.path) : [];
     const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : existsSync(ctx.project.memoryDir) ? [ctx.project.memoryDir] : [];
     if (!a.paths.length && !existsSync(ctx.project.memoryDir) && !curated?.length) {
       // A project without memory yet is not an error: the Stop hook writes the first notes.

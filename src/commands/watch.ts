@@ -42,8 +42,9 @@ export const watchCommand = command({
         skipsSaid.add(key);
         return true;
       });
-    // Watching the project's own memory: Claude Code's curated files are indexed and kept current too.
-    const curated = !a.paths.length && ctx.config["indexing.curated"] ? { find: () => curatedForWatch(ctx.project.root) } : undefined;
+    // Watching the project's own memory: Claude Code's curated files are indexed and kept current
+    // too; turned off, the set is empty, so those indexed before leave the index.
+    const curated = a.paths.length ? undefined : { find: () => (ctx.config["indexing.curated"] ? curatedForWatch(ctx.project.root) : { files: [], watchDirs: [], memoryDirs: [] }) };
     const daemon = new Daemon(ctx, paths, {
       onIndexed: (r, trigger) => {
         for (const line of indexNotices({ ...r, skippedFiles: newSkips(r) }, ctx.config["embedding.model"])) notice(line);

@@ -90,6 +90,16 @@ describe("Claude Code's curated memory (layer 1)", () => {
     expect(JSON.parse((await c.ms(["search", "pangolin envelope", "-j"])).stdout)).toEqual([]);
   }, 120_000);
 
+  test("indexing.curated = false: the curated files indexed before leave the index, notes stay", async () => {
+    const c = curatedProject();
+    expect((await c.ms(["index"])).code).toBe(0);
+    expect(JSON.parse((await c.ms(["search", "flamingo queue", "-j"])).stdout)).toHaveLength(1);
+    const off = { MEMSEARCH_INDEXING_CURATED: "false" };
+    expect((await c.ms(["index"], off)).code).toBe(0);
+    expect(JSON.parse((await c.ms(["search", "flamingo queue", "-j"], off)).stdout)).toEqual([]);
+    expect((JSON.parse((await c.ms(["search", "redis pool", "-j"], off)).stdout) as Hit[])[0]?.kind).toBe("note");
+  }, 120_000);
+
   test("doctor names the curated files, where the memory folder resolved, and the link it did not follow", async () => {
     const c = curatedProject();
     await c.ms(["index"]);
