@@ -27,8 +27,12 @@ export interface CuratedSource {
   find(): { files: string[]; watchDirs: string[]; memoryDirs: string[] };
 }
 
-/** How often the project is walked again for curated files (a new nested CLAUDE.md, a memory folder made). */
-const CURATED_REWALK_MS = 120_000;
+/**
+ * How often the project is walked again for curated files (a new nested CLAUDE.md, a memory folder
+ * Claude Code made mid-session): a small project's walk costs milliseconds and is repeated soon, a
+ * monorepo's costs more and is repeated a few hundred times its length apart, within these bounds.
+ */
+const CURATED_REWALK_MS = { min: 15_000, max: 120_000, timesWalk: 300 };
 const CURATED_NAME = /(^|[\\/])CLAUDE(\.local)?\.md$/;
 
 export interface DaemonEvents {
@@ -51,7 +55,8 @@ export class Daemon {
   private curated: string[] | undefined;
   private curatedDirs: string[] = [];
   private memoryDirs = new Set<string>();
-  private rewalkTimer: ReturnType<typeof setInterval> | undefined;
+  private rewalkTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastWalkMs = 0;
   private server: Server | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
@@ -198,8 +203,10 @@ export class Daemon {
   walkCurated(): boolean {
     if (!this.curatedSource) return false;
     let found;
+    const t0 = performance.now();
     try {
       found = this.curatedSource.find();
+      this.lastWalkMs = performance.now() - t0;
     } catch (e) {
       this.events.onError?.(`finding Claude Code's curated files: ${oneLine(e)}`);
       return false;
@@ -213,6 +220,15 @@ export class Daemon {
   }
 
   private watching = false;
+
+  private scheduleRewalk(): void {
+    const { min, max, timesWalk } = CURATED_REWALK_MS;
+    this.rewalkTimer = setTimeout(() => {
+      if (this.walkCurated()) void this.reindex("curated-walk");
+      this.scheduleRewalk();
+    }, Math.min(max, Math.max(min, this.lastWalkMs * timesWalk)));
+    this.rewalkTimer.unref?.();
+  }
 
   private watchCurated(): void {
     const wanted = new Set(this.curatedDirs);
@@ -244,10 +260,7 @@ export class Daemon {
     this.watching = true;
     if (this.curatedSource) {
       this.watchCurated();
-      this.rewalkTimer = setInterval(() => {
-        if (this.walkCurated()) void this.reindex("curated-walk");
-      }, CURATED_REWALK_MS);
-      this.rewalkTimer.unref?.();
+      this.scheduleRewalk();
     }
     for (const p of this.paths) {
       const w = watch(p, { recursive: true }, (_event, name) => {
@@ -346,7 +359,7 @@ export class Daemon {
   async close(): Promise<void> {
     for (const w of this.watchers) w.close();
     for (const w of this.curatedWatchers.values()) w.close();
-    clearInterval(this.rewalkTimer);
+    clearTimeout(this.rewalkTimer);
     for (const t of this.timers.values()) clearTimeout(t);
     this.server?.close();
     await this.running;

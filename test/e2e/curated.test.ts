@@ -114,7 +114,7 @@ describe("Claude Code's curated memory (layer 1)", () => {
     expect(check.status).toBe("warn");
   }, 120_000);
 
-  test("the watch process indexes the curated files and picks up an edit of CLAUDE.md and of MEMORY.md", async () => {
+  test("the watch process indexes the curated files, picks up an edit of CLAUDE.md and of MEMORY.md, and a new nested CLAUDE.md", async () => {
     const c = curatedProject();
     const extra = { MEMSEARCH_WATCH_DEBOUNCE_MS: "200" };
     const w = await startWatch({ ...c.p, root: c.root, env: c.env }, extra);
@@ -133,6 +133,10 @@ describe("Claude Code's curated memory (layer 1)", () => {
       expect(await until(async () => (await hits("kookaburra bot"))[0]?.source === join(c.root, "CLAUDE.md"))).toBe(true);
       appendFileSync(join(c.mem, "MEMORY.md"), "- the staging database is called narwhal\n");
       expect(await until(async () => (await hits("narwhal staging"))[0]?.source === join(c.mem, "MEMORY.md"))).toBe(true);
+      // A CLAUDE.md in a folder made after the start (not watched yet): found by the next walk.
+      mkdirSync(join(c.root, "apps", "web"), { recursive: true });
+      writeFileSync(join(c.root, "apps", "web", "CLAUDE.md"), "# Web\n\nThe web app renders with the axolotl engine.\n");
+      expect(await until(async () => (await hits("axolotl engine"))[0]?.source === join(c.root, "apps", "web", "CLAUDE.md"), 60_000)).toBe(true);
     } finally {
       await w.stop();
     }
