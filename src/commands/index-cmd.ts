@@ -3,6 +3,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { InputError, NotFoundError } from "../core/errors.ts";
 import type { IndexReport } from "../index/indexer.ts";
+import { findCuratedFiles } from "../transcript/claude-memory.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { cleanedNotice, rebuiltNotice, skippedNotice } from "./notices.ts";
@@ -22,8 +23,11 @@ export const indexCommand = command({
   },
   run: async (a) => {
     const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
-    const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
-    if (!a.paths.length && !existsSync(ctx.project.memoryDir)) {
+    // With no paths: the memory folder and Claude Code's curated files (none when turned off, so
+    // those indexed before leave the index).
+    const curated = a.paths.length ? undefined : ctx.config["indexing.curated"] ? findCuratedFiles(ctx.project.root).files.map((f) => f.path) : [];
+    const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : existsSync(ctx.project.memoryDir) ? [ctx.project.memoryDir] : [];
+    if (!a.paths.length && !existsSync(ctx.project.memoryDir) && !curated?.length) {
       // A project without memory yet is not an error: the Stop hook writes the first notes.
       notice(`Notice: no memory yet in ${ctx.project.memoryDir}; notes appear there after Claude Code turns`);
       return a.jsonOutput ? printJson({ indexedChunks: 0, totalChunks: 0 }) : print("Indexed 0 chunks.");
@@ -39,6 +43,7 @@ export const indexCommand = command({
         force: a.force,
         ignoreFiles: a.ignoreFile,
         exclude: a.exclude,
+        ...(curated ? { curated } : {}),
       }),
     );
     if (report.everyPathSkipped) {

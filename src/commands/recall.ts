@@ -118,7 +118,7 @@ export function formatResults(query: string, results: RecallResult[]): string {
     const d = drill(r);
     parts.push("", out.bold(out.cyan(`--- ${i + 1}. ${r.date ?? "date unknown"}  [${r.from.join(" + ")}]  score ${out.yellow(r.score.toFixed(4))}`)));
     if (r.note) {
-      parts.push(`Note: ${r.note.source}:${r.note.startLine}${r.note.heading ? ` (${r.note.heading})` : ""}`, `  ${r.note.snippet}`);
+      parts.push(`${r.note.curated ? "Curated" : "Note"}: ${r.note.source}:${r.note.startLine}${r.note.heading ? ` (${r.note.heading})` : ""}`, `  ${r.note.snippet}`);
     }
     if (r.transcript) {
       const t = r.transcript;
@@ -161,7 +161,7 @@ export function toJson(query: string, res: RecallResponse, answer: { ok: true; t
         session: r.session ?? null,
         turn: r.turn ?? null,
         note: r.note
-          ? { chunk_hash: r.note.chunkHash, source: r.note.source, heading: r.note.heading, start_line: r.note.startLine, end_line: r.note.endLine, score: round(r.note.score), snippet: r.note.snippet }
+          ? { chunk_hash: r.note.chunkHash, source: r.note.source, heading: r.note.heading, start_line: r.note.startLine, end_line: r.note.endLine, score: round(r.note.score), snippet: r.note.snippet, kind: r.note.curated ? "curated" : "note" }
           : null,
         transcript: r.transcript
           ? {

@@ -1,6 +1,7 @@
 import { anchorsIn } from "../core/anchor.ts";
 import { instructionLike } from "../core/frame.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
+import { curatedFromRepository } from "../transcript/claude-memory.ts";
 import { resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { MemsearchError, UsageError } from "../core/errors.ts";
@@ -90,7 +91,8 @@ export function toJson(res: SearchResponse, ours: Provenance = provenance()) {
     bm25_score: round(r.bm25),
     vector_score: r.cosine === undefined ? null : round(r.cosine),
     mode: res.mode,
-    from_repository: !ours(anchorsIn(r.chunk.content)[0]),
+    kind: r.kind,
+    from_repository: r.kind === "curated" ? curatedFromRepository(r.chunk.source) : !ours(anchorsIn(r.chunk.content)[0]),
     instruction_like: instructionLike(r.chunk.content),
   }));
 }
@@ -106,7 +108,7 @@ export function formatText(res: SearchResponse, model: string): string {
   res.results.forEach((r, i) => {
     const c = r.chunk;
     const body = c.content.length > PREVIEW ? `${c.content.slice(0, PREVIEW)}  ... [truncated, run 'memsearch expand ${c.chunkHash}' for full content]` : c.content;
-    parts.push(`\n${out.bold(out.cyan(`--- Result ${i + 1} (score: ${out.yellow(r.score.toFixed(4))}) ---`))}`, `Source: ${out.green(c.source)}`);
+    parts.push(`\n${out.bold(out.cyan(`--- Result ${i + 1} (score: ${out.yellow(r.score.toFixed(4))}) ---`))}`, `${r.kind === "curated" ? "Curated" : "Source"}: ${out.green(c.source)}`);
     if (c.heading) parts.push(`Heading: ${out.bold(c.heading)}`);
     parts.push(`Chunk: ${out.dim(c.chunkHash)}`, body);
   });

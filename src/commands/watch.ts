@@ -7,6 +7,7 @@ import { readWatchInfo } from "../watch/client.ts";
 import { followSessions, followsSessions } from "../watch/lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
 import { releaseStart } from "../watch/starting.ts";
+import { findCuratedFiles } from "../transcript/claude-memory.ts";
 import { embeddingFlags, embeddingOverrides } from "./common.ts";
 import { command } from "./declare.ts";
 import { notice, print } from "./output.ts";
@@ -41,13 +42,16 @@ export const watchCommand = command({
     };
     const newSkips = (r: IndexReport) => r.skippedFiles.filter((f) => firstTime(`${f.reason} ${f.path}`));
     const newCleans = (r: IndexReport) => r.cleanedFiles.filter((f) => firstTime(`cleaned ${f.cleaned} ${f.dropped} ${f.path}`));
+    // Watching the project's own memory: Claude Code's curated files are indexed and kept current
+    // too; turned off, the set is empty, so those indexed before leave the index.
+    const curated = a.paths.length ? undefined : { find: () => (ctx.config["indexing.curated"] ? curatedForWatch(ctx.project.root) : { files: [], watchDirs: [], memoryDirs: [] }) };
     const daemon = new Daemon(ctx, paths, {
       onIndexed: (r, trigger) => {
         for (const line of indexNotices({ ...r, skippedFiles: newSkips(r), cleanedFiles: newCleans(r) }, ctx.config["embedding.model"])) notice(line);
         if (r.indexedChunks || r.removedChunks) print(`Indexed ${r.indexedChunks} chunks${trigger === "initial" ? "" : ` (${trigger})`}.`);
       },
       onError: (m) => notice(`Error: ${m}`),
-    });
+    }, curated);
     // Check-and-claim under a lock: two sessions starting at once must not both serve.
     await withFileLock(ctx.project.watchLock, async () => {
       const other = readWatchInfo(ctx.project.dataDir);
@@ -101,3 +105,8 @@ export const watchCommand = command({
     await new Promise(() => {});
   },
 });
+
+function curatedForWatch(root: string) {
+  const found = findCuratedFiles(root);
+  return { files: found.files.map((f) => f.path), watchDirs: found.watchDirs, memoryDirs: found.memoryDirs };
+}

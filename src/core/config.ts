@@ -36,6 +36,7 @@ export const CONFIG_KEYS = {
   "chunking.overlap_lines": { kind: "int", default: 2, min: 0, doc: "Lines shared by consecutive pieces of a split section", project: true },
   "indexing.ignore_files": { kind: "list", default: [], doc: "Ignore files read in each directory (gitignore semantics), e.g. .gitignore", project: true },
   "indexing.exclude": { kind: "list", default: [], doc: "Root-relative gitignore patterns never indexed", project: true },
+  "indexing.curated": { kind: "bool", default: true, doc: "Index Claude Code's curated memory of the project too (its memory folder's MEMORY.md and topic files, the CLAUDE.md and CLAUDE.local.md files): read, never written", project: true },
   "watch.debounce_ms": { kind: "int", default: 1500, min: 0, doc: "Quiet time before a changed file is re-indexed", project: true },
   "search.top_k": { kind: "int", default: 5, min: 1, max: 1000, doc: "Results returned by search", project: true },
   "search.text_weight": { kind: "float", default: 0.8, min: 0, max: 1, doc: "How much keyword (BM25) evidence alone can count in hybrid ranking", project: true },

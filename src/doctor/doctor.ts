@@ -11,6 +11,9 @@ import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
 import { listPending } from "../memory/pending.ts";
+import { findCuratedFiles } from "../transcript/claude-memory.ts";
+import { peekIndexFiles } from "../index/format.ts";
+import { basename, relative } from "node:path";
 
 const STALE_QUEUE_MS = 10 * 60_000;
 
@@ -72,6 +75,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
     });
   }
 
+  checks.push(curatedCheck(project.root, project.indexDir, config["indexing.curated"], env));
   checks.push(queueCheck(project.dataDir));
 
   const watch = await pingWatch(project.dataDir);
@@ -85,6 +89,39 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
     );
   }
   return checks;
+}
+
+/** Files named in the check's line at most; the rest are counted. */
+const CURATED_NAMED = 8;
+
+/**
+ * Claude Code's curated memory: where its memory folder resolved (and what chose it), which
+ * CLAUDE.md files the project holds, how many the index has, and settings that were not followed.
+ */
+function curatedCheck(root: string, indexDir: string, on: boolean, env: NodeJS.ProcessEnv): Check {
+  if (!on) return { name: "curated memory", status: "ok", detail: "off (indexing.curated = false): Claude Code's memory and CLAUDE.md files are not searched" };
+  const t0 = performance.now();
+  const found = findCuratedFiles(root, { env });
+  const ms = Math.round(performance.now() - t0);
+  const m = found.memory;
+  const where = `memory folder ${m.dir} (${m.from === "default" ? "Claude Code's default" : `autoMemoryDirectory in ${m.settingsFile}`}${existsSync(m.dir) ? "" : ", not made yet"}${m.enabled ? "" : "; auto memory is off"})`;
+  const name = (p: string) => {
+    const r = relative(root, p);
+    return r && !r.startsWith("..") ? r : `${basename(p)} (memory folder)`;
+  };
+  const names = found.files.slice(0, CURATED_NAMED).map((f) => name(f.path));
+  const more = found.files.length > CURATED_NAMED ? ` and ${found.files.length - CURATED_NAMED} more` : "";
+  const records = peekIndexFiles(indexDir)?.fileRecords ?? {};
+  const indexed = found.files.filter((f) => records[f.path]?.curated).length;
+  const problems = [
+    ...m.ignored.map((i) => `autoMemoryDirectory ${JSON.stringify(i.value)} in ${i.file} not followed: ${i.why}`),
+    ...found.skipped.map((s) => `${s.path} not read: ${s.reason}`),
+    ...(found.truncated ? [`the walk for CLAUDE.md files stopped after ${found.folders} folders`] : []),
+  ];
+  const files = found.files.length ? `${found.files.length} curated file(s): ${names.join(", ")}${more}; ${indexed} in the index` : "no curated files";
+  const detail = `${files}; ${where}; ${found.folders} folders walked in ${ms} ms${problems.length ? `; ${problems.join("; ")}` : ""}`;
+  const behind = found.files.length > indexed;
+  return { name: "curated memory", status: problems.length || behind ? "warn" : "ok", detail, ...(behind ? { fix: "memsearch index (the watch process does it when running)" } : {}) };
 }
 
 /** Turns waiting for their note: normal for a minute after a turn, a problem when they stay. */

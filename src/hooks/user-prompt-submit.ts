@@ -14,6 +14,7 @@ import { debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, t
 import type { TurnHit } from "../recall/turns.ts";
 import { gate, gateSearchDepth } from "../recall/gate.ts";
 import { expandCommand } from "../recall/drill.ts";
+import { curatedFromRepository } from "../transcript/claude-memory.ts";
 import { basename } from "node:path";
 
 const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);
@@ -173,20 +174,24 @@ function chooseNotes(ctx: Context, res: SearchResponse | undefined, recent: Map<
       continue;
     }
     ours ??= provenance();
-    const foreign = !ours(firstAnchor(c.content));
+    // Curated: Claude Code's memory folder and CLAUDE.local.md are this machine's; a CLAUDE.md is committed.
+    const curated = r.kind === "curated";
+    const foreign = curated ? curatedFromRepository(c.source) : !ours(firstAnchor(c.content));
+    if (curated) entry.curated = true;
     const text = preview(c.content, quoteChars(ctx.config["hooks.inject_max_chars"], NOTES_HEADER));
     entry.fromRepository = foreign;
     entry.instructionLike = instructionLike(text);
     entry.outcome = "injected";
     picked.push(r);
-    lines.push({ id: c.chunkHash, line: noteLine(c, text, foreign) });
+    lines.push({ id: c.chunkHash, line: noteLine(c, text, foreign, curated) });
   }
   return { passed, picked, lines };
 }
 
 /** One injected note: its date, the command that opens it, and its text quoted as data. */
-function noteLine(c: SearchResult["chunk"], text: string, foreign: boolean): string {
-  return `- ${noteWhen(c) ?? basename(c.source)} · ${expandCommand(c.chunkHash)} · ${quote(text, { foreign })}`;
+function noteLine(c: SearchResult["chunk"], text: string, foreign: boolean, curated = false): string {
+  const what = curated ? `curated ${basename(c.source)}` : (noteWhen(c) ?? basename(c.source));
+  return `- ${what} · ${expandCommand(c.chunkHash)} · ${quote(text, { foreign })}`;
 }
 
 /**

@@ -81,6 +81,8 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
         if (mode !== "notes" && mode !== "recall") throw new UsageError("mode must be notes or recall");
         return json(await data.search(query, mode, int(q, "limit", 1, 100, 10)));
       }
+      case "/api/curated":
+        return json(data.curatedFile(project(q), int(q, "index", 0, 1_000_000)));
       case "/api/note":
         return json(await data.note(project(q), noteRef(q)));
       case "/api/transcript": {

@@ -6,7 +6,7 @@
  * hand edit or a transcript may still hold a secret.
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { loadContext, type Context } from "../core/context.ts";
@@ -25,10 +25,11 @@ import type { StoredChunk } from "../index/types.ts";
 import { dataFiles } from "../core/project.ts";
 import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, type JournalNote } from "../memory/journal.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
-import { checkProjectTranscript, isProjectTranscript } from "../transcript/claude-files.ts";
+import { checkProjectTranscript, isProjectTranscript, openRegularFile } from "../transcript/claude-files.ts";
+import { curatedFromRepository, findCuratedFiles } from "../transcript/claude-memory.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import { clip } from "../core/text.ts";
-import type { NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView, DayPage } from "./types.ts";
+import type { CuratedCard, CuratedView, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView, DayPage } from "./types.ts";
 
 export interface HubOptions {
   /** Every project of the registry, not only the one the hub was started in. */
@@ -218,7 +219,7 @@ export class HubData {
     // Most recently active first; projects without any activity last.
     cards.sort((a, b) => (b.lastActive ?? "").localeCompare(a.lastActive ?? "") || a.name.localeCompare(b.name));
     const embedding = await Promise.all([...models.values()].map((ctx) => this.ollamaStatus(ctx)));
-    return { scope: this.scope, version: pkg.version, today: localDay(now), totals, embedding, days, projects: cards };
+    return { scope: this.scope, version: pkg.version, today: localDay(now), totals, embedding, days, projects: cards, curated: this.curatedCard() };
   }
 
   /** Whether Ollama answers for a project's model; asked at most every 30 s. */
@@ -333,7 +334,7 @@ export class HubData {
         warnings: res.warning ? [redact(res.warning, 500)] : [],
         hits: res.results.map((r) => {
           const p = owner.get(r.chunk.chunkHash)!;
-          return { project: p.id, projectName: p.name, score: round(r.score), date: dateOfChunk(r.chunk), from: ["note"], note: noteHit(r.chunk), transcript: null };
+          return { project: p.id, projectName: p.name, score: round(r.score), date: r.kind === "curated" ? null : dateOfChunk(r.chunk), from: [r.kind === "curated" ? "curated" : "note"], note: noteHit(r.chunk), transcript: null };
         }),
       };
     }
@@ -368,6 +369,35 @@ export class HubData {
     const healed = res.transcripts.healed ? transcriptHealLine(res.transcripts.healed) : undefined;
     const warnings = [res.notes.warning, healed, res.transcripts.unavailable, ...(res.transcripts.update?.errors ?? []).slice(0, 3).map((e) => `${e.path}: ${e.message}`)].filter((w): w is string => !!w).map((w) => redact(w, 500));
     return { query, mode, scope: this.scope, ranking: res.notes.mode ?? null, warnings, hits };
+  }
+
+  /**
+   * Claude Code's curated files of the project the hub was started in, found the way the watch
+   * process and `memsearch index` find them (read, never written). Null when there is nothing.
+   */
+  curatedCard(): CuratedCard | null {
+    const p = this.list.find((x) => x.current)!;
+    const found = findCuratedFiles(p.root, { env: this.env });
+    const m = found.memory;
+    const exists = isDirectory(m.dir);
+    if (!found.files.length && !exists) return null;
+    return {
+      project: p.id,
+      memoryFolder: { dir: m.dir, from: m.from, exists, enabled: m.enabled },
+      files: found.files.map((f, index) => ({ index, path: f.path, kind: f.kind, fromRepository: curatedFromRepository(f.path), bytes: sizeOf(f.path) })),
+      ignored: m.ignored.map((i) => redact(`${i.file}: autoMemoryDirectory ${JSON.stringify(i.value)} ignored: ${i.why}`, 500)),
+    };
+  }
+
+  /** One curated file of the list above, by its place in it: a request never names a path to read. */
+  curatedFile(id: string, index: number): CuratedView {
+    const p = this.project(id);
+    if (!p.current) throw new NotFoundError("curated files are shown for the project the hub was started in");
+    const f = findCuratedFiles(p.root, { env: this.env }).files[index];
+    if (!f) throw new NotFoundError(`no curated file ${index} in ${p.name}`);
+    const text = readCurated(f.path);
+    if (text === undefined) throw new NotFoundError(`${f.path} could not be read`);
+    return { path: f.path, kind: f.kind, fromRepository: curatedFromRepository(f.path), content: redact(text, NOTE_CHARS) };
   }
 
   /** A chunk of a project, as `memsearch expand` finds it. */
@@ -503,3 +533,29 @@ function round(x: number): number {
 
 
 
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** A curated file's text: a regular file only (opened without waiting), at most a few megabytes read. */
+function readCurated(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openRegularFile(path);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (fstatSync(fd).size > 4 * 1024 * 1024) return undefined;
+    return readFileSync(fd, "utf8");
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}

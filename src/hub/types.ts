@@ -29,6 +29,24 @@ export interface OllamaStatus {
   detail: string;
 }
 
+/** Claude Code's curated memory of the project the hub was started in: what memsearch indexes of it. */
+export interface CuratedCard {
+  project: string;
+  /** Claude Code's memory folder for the project, and what chose it. */
+  memoryFolder: { dir: string; from: string; exists: boolean; enabled: boolean };
+  files: { index: number; path: string; kind: "memory" | "CLAUDE.md" | "CLAUDE.local.md"; fromRepository: boolean; bytes: number }[];
+  /** autoMemoryDirectory values not followed, and why. */
+  ignored: string[];
+}
+
+/** One curated file, redacted, as the page shows it. */
+export interface CuratedView {
+  path: string;
+  kind: CuratedCard["files"][number]["kind"];
+  fromRepository: boolean;
+  content: string;
+}
+
 export interface Overview {
   scope: "project" | "all";
   version: string;
@@ -52,6 +70,8 @@ export interface Overview {
   /** Notes per local day, `YYYY-MM-DD` → count. */
   days: Record<string, number>;
   projects: ProjectCard[];
+  /** The current project's curated files (null when it has none and no memory folder). */
+  curated: CuratedCard | null;
 }
 
 export interface NoteItem {
@@ -92,7 +112,8 @@ export interface SearchHit {
   score: number;
   /** `YYYY-MM-DD HH:MM` when known. */
   date: string | null;
-  from: ("note" | "transcript")[];
+  /** `curated`: Claude Code's curated memory (its memory folder, a CLAUDE.md), opened like a note by its chunk. */
+  from: ("note" | "curated" | "transcript")[];
   note: { chunk: string; source: string; line: number; heading: string; snippet: string } | null;
   transcript: { path: string; turn: string; role: string; snippet: string } | null;
 }

@@ -55,6 +55,11 @@ export interface FileRecord {
   skipped?: "binary" | "not-text";
   /** Sections indexed without their control characters or unreadable bytes, and sections left out. */
   damaged?: { cleaned: number; dropped: number };
+  /**
+   * Claude Code's curated memory (its memory folder, CLAUDE.md files), not a memsearch note. An
+   * index written before it existed lacks it, which reads as "a note": no format change needed.
+   */
+  curated?: true;
 }
 
 export interface StoreMeta {

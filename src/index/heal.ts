@@ -32,6 +32,8 @@ export interface HealOptions {
   lockTimeoutMs?: number;
   /** Build an index that does not exist yet from the markdown (default true). */
   buildMissing?: boolean;
+  /** Claude Code's curated files to (re)build with, when the caller knows them (the watch process). */
+  curated?: string[];
 }
 
 export interface Healed {
@@ -67,7 +69,7 @@ export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promi
     const now = opts.locked ? first : open();
     if (usable(now)) return asIs(now);
     if (now.missing && opts.buildMissing === false) return { store: now.store, nothingIndexed: true };
-    const req = { paths: opts.paths ?? markdownOf(ctx, now.sources), indexDir, config: ctx.config, embedder: null };
+    const req = { paths: opts.paths ?? markdownOf(ctx, now.sources), indexDir, config: ctx.config, embedder: null, ...(opts.curated ? { curated: opts.curated } : {}) };
     const scan = scanFor(req);
     if (now.missing && scan.files.length === 0) return { store: now.store, nothingIndexed: true };
     const built = await indexInto(req, now.store, scan); // and saves it

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import { dataFiles } from "../core/project.ts";
 import { isDirectory } from "../core/fsutil.ts";
@@ -27,6 +28,12 @@ export interface IndexRequest {
   /** Extra ignore rules given on the command line (after config values). */
   ignoreFiles?: string[];
   exclude?: string[];
+  /**
+   * Claude Code's curated files of the project (real paths, already vetted: regular files, inside
+   * the project or its Claude Code memory folder). Given, it is the whole set: a curated file
+   * indexed before and not listed now leaves the index. Absent, curated files are left as they are.
+   */
+  curated?: string[];
 }
 
 export interface IndexReport {
@@ -69,6 +76,7 @@ interface PendingFile {
   size: number;
   damaged?: FileRecord["damaged"];
   chunks: StoredChunk[];
+  curated: boolean;
 }
 
 /**
@@ -88,19 +96,45 @@ export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
   return (await indexInto(req)).report;
 }
 
-export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" | "ignoreFiles" | "exclude">) {
-  return scanPaths(req.paths, {
+export type Scan = ReturnType<typeof scanPaths> & {
+  /** The curated files of this run (a subset of `files`); undefined when the request named none. */
+  curated?: Set<string>;
+};
+
+export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" | "ignoreFiles" | "exclude" | "curated">): Scan {
+  const scan: Scan = scanPaths(req.paths, {
     noLinksIn: [dataFiles(dirname(req.indexDir)).memoryDir],
     ignoreFiles: dedupe([...req.config["indexing.ignore_files"], ...(req.ignoreFiles ?? [])]),
     exclude: dedupe([...req.config["indexing.exclude"], ...(req.exclude ?? [])]),
   });
+  if (!req.curated) return scan;
+  scan.curated = new Set();
+  const listed = new Set(scan.files.map((f) => f.path));
+  for (const path of req.curated) {
+    let st;
+    try {
+      st = statSync(path);
+    } catch {
+      continue; // gone since it was found: it leaves the index with the stale ones
+    }
+    if (!st.isFile()) continue;
+    scan.curated.add(path);
+    if (!listed.has(path)) scan.files.push({ path, root: path, mtimeMs: st.mtimeMs, size: st.size });
+  }
+  scan.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return scan;
+}
+
+/** A file whose record says another kind than this run gives it (curated or note) is read again. */
+function kindChanged(known: FileRecord, path: string, scan: Scan): boolean {
+  return scan.curated !== undefined && (known.curated === true) !== scan.curated.has(path);
 }
 
 /**
  * Index into `store` when given (the warm process keeps its store in memory), else into the
  * index on disk. Returns the store so the caller can keep using it.
  */
-export async function indexInto(req: IndexRequest, given?: Store, scanned?: ReturnType<typeof scanFor>): Promise<{ report: IndexReport; store: Store }> {
+export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan): Promise<{ report: IndexReport; store: Store }> {
   const { config } = req;
   const model = req.embedder?.model ?? config["embedding.model"];
   const scan = scanned ?? scanFor(req);
@@ -111,15 +145,17 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Retu
       : Store.open(req.indexDir, model);
 
   const report: IndexReport = { ...emptyReport(scan.files.length, req.embedder !== null), rebuilt };
-  for (const source of staleSources(store.sources(), scan)) report.removedChunks += store.removeFile(source);
+  for (const source of staleSources(store.sources(), scan, store.meta.files)) report.removedChunks += store.removeFile(source);
 
   const pending: PendingFile[] = [];
   for (const f of scan.files) {
-    if (isCurrent(store.meta.files[f.path], f)) continue;
+    const known = store.meta.files[f.path];
+    if (isCurrent(known, f) && !kindChanged(known!, f.path, scan)) continue;
+    const curated = scan.curated?.has(f.path) ?? store.isCurated(f.path);
     try {
       const md = readMarkdown(f.path);
       if (md === undefined) {
-        report.removedChunks += store.skipFile(f.path, f, "binary");
+        report.removedChunks += store.skipFile(f.path, { ...f, curated }, "binary");
         continue;
       }
       const chunks = chunkMarkdown(md.text, f.path, {
@@ -127,7 +163,7 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Retu
         overlapLines: config["chunking.overlap_lines"],
       }).map((c) => ({ ...c, chunkHash: chunkHash(c, model) }));
       const damaged = md.cleaned || md.dropped ? { cleaned: md.cleaned, dropped: md.dropped } : undefined;
-      pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, damaged, chunks });
+      pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, damaged, chunks, curated });
     } catch (e) {
       report.failedFiles.push({ path: f.path, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
     }
@@ -199,12 +235,15 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Retu
  * index header and file list and compare, and check the file's checksums (a run that says
  * "nothing to do" must not vouch for a damaged index). Returns undefined when anything needs doing.
  */
-function noChangeReport(req: IndexRequest, scan: ReturnType<typeof scanPaths>, model: string): IndexReport | undefined {
+function noChangeReport(req: IndexRequest, scan: Scan, model: string): IndexReport | undefined {
   const head = peekIndexFiles(req.indexDir, { verify: true });
   if (!head || !head.loadable || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
   if (req.embedder && head.vectors < head.chunks) return undefined;
-  for (const f of scan.files) if (!isCurrent(head.fileRecords[f.path], f)) return undefined;
-  if (staleSources(Object.keys(head.fileRecords), scan).length) return undefined;
+  for (const f of scan.files) {
+    const known = head.fileRecords[f.path];
+    if (!isCurrent(known, f) || kindChanged(known!, f.path, scan)) return undefined;
+  }
+  if (staleSources(Object.keys(head.fileRecords), scan, head.fileRecords).length) return undefined;
   return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks, ...skipsOf(scan, head.fileRecords) };
 }
 
@@ -233,11 +272,14 @@ function emptyReport(totalFiles: number, vectors: boolean): IndexReport {
   return { indexedChunks: 0, removedChunks: 0, totalChunks: 0, totalFiles, indexedFiles: 0, failedFiles: [], skippedFiles: [], cleanedFiles: [], embedded: 0, missingVectors: 0, vectors: vectors ? "on" : "off" };
 }
 
-/** Indexed files gone from a scanned directory root; explicit file arguments never prune. */
-function staleSources(sources: string[], scan: ReturnType<typeof scanPaths>): string[] {
+/**
+ * Indexed files gone from a scanned directory root, and curated files no longer curated (deleted,
+ * or the memory folder moved) when this run lists the curated set; explicit file arguments never prune.
+ */
+function staleSources(sources: string[], scan: Scan, records: Record<string, FileRecord>): string[] {
   const seen = new Set(scan.files.map((f) => f.path));
   const dirRoots = scan.roots.filter((r) => isDirectory(r));
-  return sources.filter((s) => !seen.has(s) && dirRoots.some((r) => isUnder(s, r)));
+  return sources.filter((s) => !seen.has(s) && (dirRoots.some((r) => isUnder(s, r)) || (scan.curated !== undefined && records[s]?.curated === true)));
 }
 
 function chunksOf(store: Store, ids: string[]): StoredChunk[] {

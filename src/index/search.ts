@@ -31,7 +31,11 @@ export interface SearchResult {
   /** Share of the query's rare-term (idf) weight the chunk holds, 0 to 1 (rank.ts): absolute keyword evidence. */
   evidence: number;
   cosine?: number;
+  /** Claude Code's curated memory (its memory folder, CLAUDE.md files), or a memsearch note. */
+  kind: ChunkKind;
 }
+
+export type ChunkKind = "note" | "curated";
 
 export interface SearchResponse {
   results: SearchResult[];
@@ -106,14 +110,21 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
     const text = k && bestText > 0 ? (k.score / bestText) * k.share : 0;
     const cosine = cosines.get(h.chunk.chunkHash);
     const evidence = k?.evidence ?? 0;
-    if (!hybrid) return { chunk: h.chunk, score: text, bm25: k?.score ?? 0, evidence };
+    const kind: ChunkKind = store.isCurated(h.chunk.source) ? "curated" : "note";
+    if (!hybrid) return { chunk: h.chunk, score: text, bm25: k?.score ?? 0, evidence, kind };
     const vec = cosine === undefined ? 0 : Math.max(0, (cosine - similarity) / (1 - similarity || 1));
-    return { chunk: h.chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, evidence, cosine };
+    return { chunk: h.chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, evidence, cosine, kind };
   });
+  // On a tie the curated record comes first: it is what the user or Claude chose to keep.
   const top = results
     .filter((r) => r.score > 0)
-    .sort((a, b) => b.score - a.score || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
+    .sort((a, b) => b.score - a.score || curatedFirst(a, b) || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
     .slice(0, req.topK);
   const background = queryVector && top.length ? store.cosineBackground(queryVector) : undefined;
   return { results: top, mode: hybrid ? "hybrid" : "bm25", warning, ...(background ? { background } : {}) };
+}
+
+/** Curated before notes; 0 when both are of one kind. */
+export function curatedFirst(a: { kind?: ChunkKind }, b: { kind?: ChunkKind }): number {
+  return (b.kind === "curated" ? 1 : 0) - (a.kind === "curated" ? 1 : 0);
 }

@@ -304,7 +304,7 @@ export class Store {
   }
 
   /** Replace the chunks of one file. Chunks already stored with the same hash are kept as they are. */
-  replaceFile(source: string, rec: Pick<FileRecord, "mtimeMs" | "size" | "damaged">, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
+  replaceFile(source: string, rec: Pick<FileRecord, "mtimeMs" | "size" | "damaged"> & { curated?: boolean }, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
     const keep = new Set(chunks.map((c) => c.chunkHash));
     const prev = this.meta.files[source]?.chunks ?? [];
     let removed = 0;
@@ -325,7 +325,7 @@ export class Store {
       this.insertChunk(c, vectorOf(c.contentHash));
       added++;
     }
-    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: chunks.map((c) => c.chunkHash), ...(rec.damaged ? { damaged: rec.damaged } : {}) };
+    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: chunks.map((c) => c.chunkHash), ...(rec.damaged ? { damaged: rec.damaged } : {}), ...(rec.curated ? { curated: true as const } : {}) };
     this.dirty = true;
     return { added, removed };
   }
@@ -345,9 +345,9 @@ export class Store {
    * stat is kept so an unchanged file is neither read again nor taken for new. Returns the
    * chunks removed.
    */
-  skipFile(source: string, rec: { mtimeMs: number; size: number }, reason: "binary"): number {
+  skipFile(source: string, rec: { mtimeMs: number; size: number; curated?: boolean }, reason: "binary"): number {
     const removed = this.removeFile(source);
-    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: [], skipped: reason };
+    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: [], skipped: reason, ...(rec.curated ? { curated: true as const } : {}) };
     this.dirty = true;
     return removed;
   }
@@ -361,6 +361,11 @@ export class Store {
     delete this.meta.files[source];
     this.dirty = true;
     return n;
+  }
+
+  /** Whether a source is Claude Code's curated memory rather than a note. */
+  isCurated(source: string): boolean {
+    return this.meta.files[source]?.curated === true;
   }
 
   sources(): string[] {

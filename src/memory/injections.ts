@@ -44,8 +44,10 @@ export const ConsideredSchema = v.object({
    * `over-budget` (left out for room); `not-given` (chosen, but the synthesis found nothing relevant).
    */
   outcome: v.picklist(["injected", "below-gate", "repeated", "over-top-k", "over-budget", "not-given"]),
-  /** A note whose session this machine never saw. */
+  /** A note whose session this machine never saw (a curated file: a committed CLAUDE.md). */
   fromRepository: v.optional(v.boolean()),
+  /** A piece of Claude Code's curated memory (its memory folder, a CLAUDE.md), not a note. */
+  curated: v.optional(v.boolean()),
   /** Its text reads like an instruction to the model (quoted with a mark). */
   instructionLike: v.optional(v.boolean()),
 });

@@ -72,6 +72,8 @@ export interface RecallNote {
   snippet: string;
   score: number;
   anchor?: Anchor;
+  /** Claude Code's curated memory (its memory folder, a CLAUDE.md), not a memsearch note. */
+  curated?: boolean;
 }
 
 export interface RecallTranscript {
@@ -97,7 +99,8 @@ export interface RecallResult {
   time?: number;
   session?: string;
   turn?: string;
-  from: ("note" | "transcript")[];
+  /** `curated`: a piece of Claude Code's curated memory (MEMORY.md, a topic file, a CLAUDE.md). */
+  from: ("note" | "curated" | "transcript")[];
   note?: RecallNote;
   transcript?: RecallTranscript;
   /** The transcript of a note's turn when the turn itself was not among the hits (from its anchor). */
@@ -137,7 +140,10 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
     else {
       res.notes.mode = r.mode;
       if (r.warning) res.notes.warning = r.warning;
-      notes = r.results.map((x) => noteOf(x.chunk, x.score, tokens)).filter((n) => req.sinceMs === undefined || noteTime(n) >= req.sinceMs);
+      // Curated files have no date: a time window leaves them out.
+      notes = r.results
+        .map((x) => noteOf(x.chunk, x.score, tokens, x.kind === "curated"))
+        .filter((n) => req.sinceMs === undefined || (!n.curated && noteTime(n) >= req.sinceMs));
       res.notes.hits = notes.length;
     }
   }
@@ -215,7 +221,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
     if (h.promptId) byId.set(h.promptId, g);
   });
   notes.forEach((n, i) => {
-    const turn = n.anchor?.turn;
+    const turn = n.curated ? undefined : n.anchor?.turn;
     const g = turn && turn !== "-" ? byId.get(turn) : undefined;
     if (g) {
       if (g.noteRank === undefined) {
@@ -231,7 +237,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
         score: 0,
         time: noteTime(n, false),
         ...(n.anchor ? { session: n.anchor.session, turn: n.anchor.turn } : {}),
-        from: ["note"],
+        from: [n.curated ? "curated" : "note"],
         note: n,
         ...(n.anchor && n.anchor.transcript && n.anchor.transcript !== "-" ? { anchorTranscript: { path: n.anchor.transcript, turn: n.anchor.turn } } : {}),
       },
@@ -243,13 +249,16 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
     g.result.score = (g.noteRank ? 1 / (RRF_K + g.noteRank) : 0) + (g.hitRank ? 1 / (RRF_K + g.hitRank) : 0);
     if (g.result.time) g.result.date = localMinute(g.result.time);
   }
-  return groups.map((g) => g.result).sort((a, b) => b.score - a.score || (b.time ?? 0) - (a.time ?? 0));
+  // On a tie the curated record comes first: it is what the user or Claude chose to keep.
+  const curated = (r: RecallResult) => (r.from[0] === "curated" ? 1 : 0);
+  return groups.map((g) => g.result).sort((a, b) => b.score - a.score || curated(b) - curated(a) || (b.time ?? 0) - (a.time ?? 0));
 }
 
 /** A note search result as a recall result's note: its anchor (from its section when split) and a snippet around the query. */
-export function noteOf(chunk: StoredChunk, score: number, tokens: string[]): RecallNote {
-  let anchor: Anchor | undefined = anchorsIn(chunk.content)[0];
-  if (!anchor) {
+export function noteOf(chunk: StoredChunk, score: number, tokens: string[], curated = false): RecallNote {
+  // A curated file's anchor-like comment is not memsearch's: it names no turn of ours.
+  let anchor: Anchor | undefined = curated ? undefined : anchorsIn(chunk.content)[0];
+  if (!anchor && !curated) {
     // A piece of a split section: the anchor sits at the top of its section.
     try {
       anchor = expandChunk(chunk).anchor;
@@ -270,6 +279,7 @@ export function noteOf(chunk: StoredChunk, score: number, tokens: string[]): Rec
     snippet: snippetOf(body, tokens, 400),
     score,
     ...(anchor ? { anchor } : {}),
+    ...(curated ? { curated: true } : {}),
   };
 }
 

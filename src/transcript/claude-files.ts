@@ -24,10 +24,19 @@ export class ForeignTranscriptError extends InputError {
   }
 }
 
+/** `$CLAUDE_CONFIG_DIR`, else `~/.claude`: Claude Code's own folder (settings, projects). */
+export function claudeConfigDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(homeOf(env), ".claude");
+}
+
+/** The user's home as the environment says (tests set HOME to a temp folder). */
+export function homeOf(env: NodeJS.ProcessEnv = process.env): string {
+  return env.HOME ?? env.USERPROFILE ?? homedir();
+}
+
 /** `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`. */
 export function claudeProjectsDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(env.HOME ?? env.USERPROFILE ?? homedir(), ".claude");
-  return join(base, "projects");
+  return join(claudeConfigDir(env), "projects");
 }
 
 /** The folder name Claude Code gives a working directory: every non-alphanumeric character becomes `-`. */
@@ -141,7 +150,7 @@ export function notRegularTranscript(path: string, within: string): string | und
   }
 }
 
-function realOr(p: string): string {
+export function realOr(p: string): string {
   try {
     return realpathSync(p);
   } catch {
@@ -150,7 +159,7 @@ function realOr(p: string): string {
 }
 
 /** Strictly below `dir` (`relative` gives `..`-led or absolute paths for anything else). */
-function isInside(path: string, dir: string): boolean {
+export function isInside(path: string, dir: string): boolean {
   const rel = relative(dir, path);
   return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }

@@ -18,6 +18,23 @@ import { checkRequest, type WatchFailure, type WatchReply, type WatchRequest } f
 const SAVE_DELAY_MS = 10_000;
 const SAVE_AT_ONCE_CHUNKS = 5_000;
 
+/**
+ * Where the project's curated files are (Claude Code's memory folder, CLAUDE.md files): found by
+ * the caller, which knows Claude Code's folders; a walk of the project, so never on every turn.
+ */
+export interface CuratedSource {
+  /** `watchDirs`: project folders holding a CLAUDE.md; `memoryDirs`: the memory folder and its topic folders (any markdown). */
+  find(): { files: string[]; watchDirs: string[]; memoryDirs: string[] };
+}
+
+/**
+ * How often the project is walked again for curated files (a new nested CLAUDE.md, a memory folder
+ * Claude Code made mid-session): a small project's walk costs milliseconds and is repeated soon, a
+ * monorepo's costs more and is repeated a few hundred times its length apart, within these bounds.
+ */
+const CURATED_REWALK_MS = { min: 15_000, max: 120_000, timesWalk: 300 };
+const CURATED_NAME = /(^|[\\/])CLAUDE(\.local)?\.md$/;
+
 export interface DaemonEvents {
   onIndexed?: (report: IndexReport, trigger: string) => void;
   onError?: (message: string) => void;
@@ -33,6 +50,13 @@ export class Daemon {
   private loadedStat = "";
   private timers = new Map<string, ReturnType<typeof setTimeout>>();
   private watchers: FSWatcher[] = [];
+  private curatedWatchers = new Map<string, FSWatcher>();
+  /** The curated files of the last walk; undefined until the first (or without a source). */
+  private curated: string[] | undefined;
+  private curatedDirs: string[] = [];
+  private memoryDirs = new Set<string>();
+  private rewalkTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastWalkMs = 0;
   private server: Server | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
@@ -44,6 +68,7 @@ export class Daemon {
     private ctx: Context,
     private paths: string[],
     private events: DaemonEvents = {},
+    private curatedSource?: CuratedSource,
   ) {
     this.engine = new LocalEngine(ctx, {
       load: async () => {
@@ -77,7 +102,7 @@ export class Daemon {
   private async load(locked = false): Promise<{ store: Store; rebuilt?: Healed["rebuilt"] }> {
     const key = this.statKey();
     if (this.store && key === this.loadedStat) return { store: this.store };
-    const healed = await openOrRebuild(this.ctx, { paths: this.paths, otherModel: "rebuild", locked, buildMissing: false });
+    const healed = await openOrRebuild(this.ctx, { paths: this.paths, otherModel: "rebuild", locked, buildMissing: false, ...(this.curated ? { curated: this.curated } : {}) });
     this.store = healed.store;
     this.loadedStat = healed.rebuilt ? this.statKey() : key;
     if (healed.rebuilt && healed.report) {
@@ -92,9 +117,11 @@ export class Daemon {
     const next = this.running.then(async () => {
       try {
         checkData(this.ctx.project);
+        // The walk happens before the lock: a monorepo's takes a while, and nobody needs to wait for it.
+        if (trigger === "initial" || trigger === "curated") this.walkCurated();
         const report = await withIndexLock(this.ctx.project.indexDir, async () => {
           const { report, store } = await indexInto(
-            { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false },
+            { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false, ...(this.curated ? { curated: this.curated } : {}) },
             await this.current(true),
           );
           this.store = store;
@@ -168,7 +195,73 @@ export class Daemon {
     );
   }
 
+  /**
+   * Walk the project for its curated files again, and watch the folders holding them (each one
+   * alone, not the whole tree: a monorepo's thousands of folders are walked, never all watched).
+   * Returns whether the set of files changed.
+   */
+  walkCurated(): boolean {
+    if (!this.curatedSource) return false;
+    let found;
+    const t0 = performance.now();
+    try {
+      found = this.curatedSource.find();
+      this.lastWalkMs = performance.now() - t0;
+    } catch (e) {
+      this.events.onError?.(`finding Claude Code's curated files: ${oneLine(e)}`);
+      return false;
+    }
+    const changed = this.curated === undefined || found.files.join("\n") !== this.curated.join("\n");
+    this.curated = found.files;
+    this.curatedDirs = [...new Set([...found.watchDirs, ...found.memoryDirs])];
+    this.memoryDirs = new Set(found.memoryDirs);
+    if (this.watching) this.watchCurated();
+    return changed;
+  }
+
+  private watching = false;
+
+  private scheduleRewalk(): void {
+    const { min, max, timesWalk } = CURATED_REWALK_MS;
+    this.rewalkTimer = setTimeout(() => {
+      if (this.walkCurated()) void this.reindex("curated-walk");
+      this.scheduleRewalk();
+    }, Math.min(max, Math.max(min, this.lastWalkMs * timesWalk)));
+    this.rewalkTimer.unref?.();
+  }
+
+  private watchCurated(): void {
+    const wanted = new Set(this.curatedDirs);
+    for (const [dir, w] of this.curatedWatchers) {
+      if (wanted.has(dir)) continue;
+      w.close();
+      this.curatedWatchers.delete(dir);
+    }
+    for (const dir of wanted) {
+      if (this.curatedWatchers.has(dir)) continue;
+      try {
+        const w = watch(dir, (_event, name) => {
+          const file = name ? String(name) : "";
+          // A CLAUDE.md, or any markdown of the memory folder.
+          if (!file || CURATED_NAME.test(file) || (/\.md$/i.test(file) && this.memoryDirs.has(dir))) this.schedule("curated");
+        });
+        w.on("error", () => {
+          w.close();
+          this.curatedWatchers.delete(dir);
+        });
+        this.curatedWatchers.set(dir, w);
+      } catch {
+        // Gone or unreadable: the next walk finds what is there.
+      }
+    }
+  }
+
   watchFiles(): void {
+    this.watching = true;
+    if (this.curatedSource) {
+      this.watchCurated();
+      this.scheduleRewalk();
+    }
     for (const p of this.paths) {
       const w = watch(p, { recursive: true }, (_event, name) => {
         const file = name ? join(p, String(name)) : p;
@@ -265,6 +358,8 @@ export class Daemon {
 
   async close(): Promise<void> {
     for (const w of this.watchers) w.close();
+    for (const w of this.curatedWatchers.values()) w.close();
+    clearTimeout(this.rewalkTimer);
     for (const t of this.timers.values()) clearTimeout(t);
     this.server?.close();
     await this.running;

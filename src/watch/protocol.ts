@@ -43,7 +43,8 @@ export type WatchOp = WatchRequest["op"];
 const Failure = v.object({ ok: v.literal(false), error: v.string(), exitCode: v.optional(v.number()) });
 
 /** `evidence` defaults to 0 from a watch process of an older release: its results are then gated on vectors alone, that is, quietly. */
-const SearchResultShape = v.object({ chunk: ChunkShape, score: v.number(), bm25: v.number(), evidence: v.optional(v.number(), 0), cosine: v.optional(v.number()) });
+/** `kind` defaults to "note" from a watch process of a release that knew no curated memory. */
+const SearchResultShape = v.object({ chunk: ChunkShape, score: v.number(), bm25: v.number(), evidence: v.optional(v.number(), 0), cosine: v.optional(v.number()), kind: v.optional(v.picklist(["note", "curated"]), "note") });
 const BackgroundShape = v.object({ mean: v.number(), sd: v.number(), sampled: v.number(), vectors: v.number() });
 
 const Replies = {

@@ -22,7 +22,7 @@ describe("doctor, remember and recent", () => {
     const r = await ms(["doctor", "--json-output"], { OLLAMA_HOST: "http://127.0.0.1:9" });
     const checks = JSON.parse(r.stdout) as { name: string; status: string; detail: string; fix?: string }[];
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
-    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "ollama", "index", "turn queue", "watch"]);
+    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "ollama", "index", "curated memory", "turn queue", "watch"]);
     expect(by["turn queue"]!.status).toBe("ok");
     expect(by.ollama!.status).toBe("warn");
     expect(by.ollama!.fix).toBe("ollama serve");

@@ -5,7 +5,7 @@
  * test-artifacts/hub/ (git-ignored) and the page's weight written beside them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
@@ -16,12 +16,13 @@ import { localDay } from "../../src/memory/journal.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { BIN, REPO, run, tempProject } from "../helpers/cli.ts";
 import { appendTurn } from "../fault/transcript.ts";
+import { projectSlug } from "../../src/transcript/claude-files.ts";
 
 const ART = join(REPO, "test-artifacts", "hub");
 const shots: { file: string; description: string }[] = [];
 
 const p = tempProject();
-const env = { ...p.env, MEMSEARCH_NO_WATCH: "1" };
+const env = { ...p.env, MEMSEARCH_NO_WATCH: "1", CLAUDE_CONFIG_DIR: join(p.home, ".claude") };
 const stateDir = join(p.home, ".memsearch", "hub");
 
 // --- the project's memory: the sample notes, five months of generated ones, and one tied to a
@@ -66,6 +67,13 @@ appendTurn(
 );
 addNotes(dayBefore(1), [{ time: "23:10", session: SESSION, turn: TURN, transcript, bullets: ["User asked to set up the billing webhook", "Claude Code made it verify Stripe signatures"] }]);
 const totalNotes = Object.values(days).reduce((a, b) => a + b, 0);
+
+// Claude Code's curated memory of the project: a CLAUDE.md and its memory folder, one file holding a secret.
+const GITHUB_TOKEN = `ghp_${"J".repeat(36)}`;
+const curatedMemory = join(p.home, ".claude", "projects", projectSlug(realpathSync(p.root)), "memory");
+mkdirSync(curatedMemory, { recursive: true });
+writeFileSync(join(curatedMemory, "MEMORY.md"), `# Memory\n\n- The quetzal release train leaves on fridays; its token was ${GITHUB_TOKEN} before rotation.\n`);
+writeFileSync(join(p.root, "CLAUDE.md"), "# Project\n\nRun the quetzal smoke test before every release.\n");
 
 // --- the hub process
 
@@ -443,6 +451,26 @@ describe("memsearch hub: the page in Chromium", () => {
     await shot("note-and-turn.png", "A note opened from the timeline (its whole section, `expand`) with its original turn (`transcript --turn`): the API key in the prompt and the AWS key in the tool output show as [REDACTED:…]", { fullPage: false });
     await page.keyboard.press("Escape");
     expect(await page.locator("dialog").evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+  });
+
+  test("the Curated card lists Claude Code's curated files, each opens redacted; a search finds them labelled curated", async () => {
+    await start();
+    const section = page.locator("section.curated");
+    await section.waitFor();
+    expect(await section.getAttribute("data-curated")).toBe("2");
+    const text = await section.innerText();
+    expect(text).toContain(join(curatedMemory, "MEMORY.md"));
+    expect(text).toContain(join(realpathSync(p.root), "CLAUDE.md"));
+    expect(text).toContain("from the repository");
+    await section.locator("button", { hasText: "MEMORY.md" }).click();
+    await page.waitForSelector("dialog[open] .md");
+    expect(await page.locator("#note-title").innerText()).toBe("Claude Code memory");
+    expect(await page.locator("dialog .md").innerText()).toContain("quetzal release train");
+    expect(await page.content()).not.toContain(GITHUB_TOKEN);
+    await shot("curated.png", "The Curated card (Claude Code's memory folder and the project's CLAUDE.md) with MEMORY.md opened: the GitHub token in it shows as [REDACTED:…]", { fullPage: false });
+    await page.keyboard.press("Escape");
+    const s = await api<SearchPage>(hub, "/api/search", { q: "quetzal release train", mode: "notes" });
+    expect(s.hits[0]?.from).toEqual(["curated"]);
   });
 
   test("the search box: hybrid notes search with score, date and source; notes + conversations", async () => {

@@ -17,6 +17,7 @@ import { basename, join } from "node:path";
 import { stagePlugin } from "../../scripts/install-plugin-bin.ts";
 import * as v from "valibot";
 import { anchorsIn } from "../../src/core/anchor.ts";
+import { projectSlug } from "../../src/transcript/claude-files.ts";
 import { InjectionRecordSchema } from "../../src/memory/injections.ts";
 import { startMockApi, type MockApi } from "../helpers/anthropic-mock.ts";
 import { BIN } from "../helpers/cli.ts";
@@ -272,6 +273,32 @@ describe("memsearch with the real Claude Code", () => {
     turns.push({ session: "tool", codeword: "", prompt, reply: "" });
     await allNoted();
   }, SCENARIO_MS + 180_000);
+
+  test("layer 1: a CLAUDE.md and a Claude Code memory file the real client writes in a session are found by `memsearch search` in the next one, labelled curated", async () => {
+    const claudeMd = join(project, "CLAUDE.md");
+    const memoryFile = join(home, ".claude", "projects", projectSlug(project), "memory", "release-train.md");
+    const write = async (prompt: string, match: string, file_path: string, content: string) => {
+      api.script.rules = [{ match, times: 1, reply: { type: "tool", name: "Write", input: { file_path, content }, after: () => "Written." } }];
+      const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt, env, args: ["--allowedTools", "Write"] });
+      runIds.push(r.runId);
+      debugFiles.push(r.debugFile!);
+      expect(r.exitCode).toBe(0);
+      turns.push({ session: "tool", codeword: "", prompt, reply: "" });
+    };
+    await write("Record in CLAUDE.md how releases ship.", "how releases ship", claudeMd, "# Project\n\nReleases ride the capybara train every other tuesday.\n");
+    expect(readFileSync(claudeMd, "utf8")).toContain("capybara train");
+    await write("Remember in your memory where the release notes live.", "where the release notes live", memoryFile, "# Release notes\n\nRelease notes are drafted in the okapi wiki before the train leaves.\n");
+    expect(readFileSync(memoryFile, "utf8")).toContain("okapi wiki");
+    await allNoted();
+    const { output } = await bashTurn("Look up in memory how releases ship.", "Look up in memory how releases ship", 'memsearch search "capybara train tuesday" --json-output -k 5');
+    const hits = JSON.parse(output.slice(output.indexOf("["))) as { source: string; kind: string; from_repository: boolean }[];
+    expect(hits.find((h) => h.kind === "curated")).toMatchObject({ source: claudeMd, from_repository: true });
+    const mem = await bashTurn("Look up in memory where the release notes are drafted.", "where the release notes are drafted", 'memsearch search "okapi wiki release notes" --json-output -k 5');
+    const memHits = JSON.parse(mem.output.slice(mem.output.indexOf("["))) as { source: string; kind: string; from_repository: boolean }[];
+    expect(memHits.find((h) => h.kind === "curated")).toMatchObject({ source: memoryFile, from_repository: false });
+    turns.push({ session: "tool", codeword: "", prompt: "", reply: "" });
+    await allNoted();
+  }, 300_000);
 
   test("`memsearch recall --raw` through the Bash tool: a turn of an earlier session comes back as its note and its own messages, one result", async () => {
     await scenario();

@@ -17,7 +17,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   memory: ["core", "transcript"],
   watch: ["core", "index"],
   recall: ["core", "index", "conversations", "memory", "watch"],
-  doctor: ["core", "index", "memory", "watch"],
+  doctor: ["core", "transcript", "index", "memory", "watch"],
   hooks: ["core", "transcript", "index", "conversations", "memory", "watch", "recall"],
   hub: ["core", "transcript", "index", "conversations", "memory", "watch", "recall"],
   commands: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "doctor", "hooks", "hub"],

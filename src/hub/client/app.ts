@@ -6,7 +6,7 @@
  * (never as HTML), charts are SVG built here, and the only requests go to this server's /api/
  * with the token `memsearch hub` printed.
  */
-import type { DayPage, NoteItem, NoteView, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView } from "../types.ts";
+import type { CuratedCard, CuratedView, DayPage, NoteItem, NoteView, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView } from "../types.ts";
 import { addDays, ago, bars, formatBytes, groupByDay, heatmapLayout, lastDays, longDay, plural } from "./charts.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -367,6 +367,51 @@ function projectCard(p: ProjectCard): HTMLElement {
   );
 }
 
+const CURATED_KIND = { memory: "Claude Code memory", "CLAUDE.md": "CLAUDE.md", "CLAUDE.local.md": "CLAUDE.local.md" } as const;
+
+/** Claude Code's curated memory of this project: each file opens in the dialog, redacted. */
+function curatedSection(c: CuratedCard): HTMLElement {
+  const m = c.memoryFolder;
+  const where = `${m.dir} (${m.from === "default" ? "Claude Code's default" : `from ${m.from}`}${m.exists ? "" : ", not made yet"}${m.enabled ? "" : ", auto memory off"})`;
+  return h(
+    "section",
+    { class: "panel curated", "aria-labelledby": "curated-title", "data-curated": c.files.length },
+    h("h2", { id: "curated-title" }, "Curated"),
+    h("p", { class: "muted" }, `${plural(c.files.length, "file")} searched with your notes; memory folder: ${where}`),
+    h(
+      "ul",
+      { class: "curated-files" },
+      c.files.map((f) =>
+        h(
+          "li",
+          {},
+          h(
+            "button",
+            { type: "button", class: "link", "data-curated-file": f.index, onclick: () => void openCurated(c.project, f.index) },
+            h("span", { class: "badge" }, CURATED_KIND[f.kind]),
+            " ",
+            f.path,
+            f.fromRepository ? h("span", { class: "badge warn" }, "from the repository") : null,
+          ),
+        ),
+      ),
+    ),
+    c.ignored.map((i) => h("p", { class: "project-problem" }, i)),
+  );
+}
+
+async function openCurated(project: string, index: number): Promise<void> {
+  openDialog("Curated", h("p", { class: "loading", role: "status" }, "Loading…"));
+  let v: CuratedView;
+  try {
+    v = await api<CuratedView>("/api/curated", { project, index });
+  } catch (e) {
+    openDialog("Curated", errorBox(e));
+    return;
+  }
+  openDialog(CURATED_KIND[v.kind], h("p", { class: "muted src-line" }, v.path), markdown(v.content));
+}
+
 async function showOverview(): Promise<void> {
   setMain(loading("Loading your memory…"));
   const o = await viewData<Overview>("/api/overview");
@@ -376,6 +421,7 @@ async function showOverview(): Promise<void> {
     h("h1", { class: "sr" }, "Memory overview"),
     cards(o),
     h("div", { class: "charts" }, heatmap(o), weekChart(o)),
+    o.curated ? curatedSection(o.curated) : null,
     h(
       "section",
       { "aria-labelledby": "projects-title" },
