@@ -2,6 +2,7 @@ import { loadContext } from "../core/context.ts";
 import { InputError, oneLine, UsageError } from "../core/errors.ts";
 import { estimateCost, planImport, runImport, type ImportCost, type ImportPlan, type ImportProgress, type ImportResult } from "../memory/import.ts";
 import { summarizeTurn, summarizerOptions, type SummarizerProvider } from "../memory/summarizer.ts";
+import { describeSkips } from "../transcript/turn-kind.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJson } from "./output.ts";
@@ -76,7 +77,13 @@ const fmt = (n: number) => n.toLocaleString("en-US");
 const plural = (n: number, one: string, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
 
 function dryRunLine(p: ImportPlan): string {
-  return `Would import ${plural(p.todo.length, "turn")} from ${plural(p.sessions, "session")} (${plural(p.transcripts.length, "transcript")}) into ${plural(p.days.length, "daily file")}; ${plural(p.already, "turn")} already ${p.already === 1 ? "has a note" : "have notes"}.`;
+  return `Would import ${plural(p.todo.length, "turn")} from ${plural(p.sessions, "session")} (${plural(p.transcripts.length, "transcript")}) into ${plural(p.days.length, "daily file")}; ${plural(p.already, "turn")} already ${p.already === 1 ? "has a note" : "have notes"}${skippedPart(p)}.`;
+}
+
+/** `; skipped 3 that are not work (2 local commands, 1 turn without a reply)`, or "". */
+function skippedPart(p: ImportPlan): string {
+  const n = Object.values(p.notTurns).reduce((a, b) => a + b, 0);
+  return n ? `; ${n === 1 ? "1 turn skipped, not work" : `${fmt(n)} turns skipped, not work`} (${describeSkips(p.notTurns)})` : "";
 }
 
 function costLine(c: ImportCost, model: string): string {
@@ -97,7 +104,7 @@ function planNotes(p: ImportPlan): string[] {
 function summaryLine(p: ImportPlan, r: ImportResult, ms: number): string {
   const already = p.already + r.raced;
   const secs = ms < 10_000 ? (ms / 1000).toFixed(1) : fmt(Math.round(ms / 1000));
-  return `Imported ${plural(r.written, "turn")} from ${plural(r.sessions, "session")} into ${plural(r.files, "daily file")} (${fmt(already)} already had notes) in ${secs} s`;
+  return `Imported ${plural(r.written, "turn")} from ${plural(r.sessions, "session")} into ${plural(r.files, "daily file")} (${fmt(already)} already had notes${skippedPart(p)}) in ${secs} s`;
 }
 
 function planJson(p: ImportPlan) {
@@ -109,6 +116,7 @@ function planJson(p: ImportPlan) {
     alreadyNoted: p.already,
     repeated: p.repeated,
     active: p.active,
+    notTurns: p.notTurns,
     days: p.days,
     laterNotesDays: p.laterNotesDays,
     skipped: p.skipped,

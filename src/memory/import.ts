@@ -20,6 +20,7 @@ import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last
 import { claudeProjectsDir, findProjectTranscripts, isSubagentPath, listTranscripts } from "../transcript/claude-files.ts";
 import { EmptyTranscriptError, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
 import type { LastTurn, Turn } from "../transcript/types.ts";
+import { turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { sanitize } from "../core/redact.ts";
 import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer.ts";
@@ -141,6 +142,8 @@ export interface ImportPlan {
   repeated: number;
   /** Last turns of sessions written to recently: maybe still running, left to the Stop hook. */
   active: number;
+  /** Turns that get no note, by why (turn-kind.ts): local commands, no reply, trivial. */
+  notTurns: Record<SkipKind, number>;
   /** Sessions with turns to write. */
   sessions: number;
   /** Days (daily files) that get notes. */
@@ -200,7 +203,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   const projectsDir = o.projectsDir ?? claudeProjectsDir();
   const now = o.now ?? Date.now();
   const activeMs = o.activeMs ?? ACTIVE_MS;
-  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0 };
+  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, notTurns: { "local-command": 0, "no-reply": 0, trivial: 0 }, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0 };
 
   const skip = (path: string, reason: string) => {
     plan.skipped.push({ path, reason });
@@ -244,6 +247,8 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
     }
     const t = plan.transcripts.length;
     plan.transcripts.push({ path, sessionId: index.sessionId, index });
+    // Commands nobody answered never became turns; they are counted with the local commands.
+    plan.notTurns["local-command"] += index.stats.skipped["user:local-command"] ?? 0;
     const times = turnTimes(index.turns, mtime);
     // A session written to in the last minutes may be mid-turn: its last turn is the Stop hook's.
     const last = now - mtime < activeMs ? index.turns.length - 1 : -1;
@@ -253,8 +258,18 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
         plan.already++;
         return;
       }
+      const kind = turnKind(turn);
+      if (kind === "local-command") {
+        plan.notTurns[kind]++;
+        return;
+      }
+      // Its reply may still be coming.
       if (i === last) {
         plan.active++;
+        return;
+      }
+      if (kind !== "work") {
+        plan.notTurns[kind]++;
         return;
       }
       candidates.push({ transcript: t, turn: i, uuid: turn.uuid, sessionId: index.sessionId, time: times[i]!, day: localDay(new Date(times[i]!)) });
