@@ -18,6 +18,7 @@ import { atomicWrite, isRegularFile, mtimeOf, readTextQuiet, safeName } from "..
 import { isAlive } from "../core/processes.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
+import type { TurnKind } from "../transcript/turn-kind.ts";
 
 /** A turn as the drainer settled it: once written, every retry writes the same note anchor. */
 export interface ResolvedTurn {
@@ -30,6 +31,8 @@ export interface ResolvedTurn {
   tools: { name: string; input: string }[];
   /** The turn rendered for a summariser, redacted. */
   text: string;
+  /** Whether it is worth a note (turn-kind.ts), when the transcript said; a turn that is not work is never saved. */
+  kind?: TurnKind;
 }
 
 export interface PendingTurn {
