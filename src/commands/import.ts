@@ -26,7 +26,7 @@ export const importCommand = command({
     if (!Number.isInteger(jobs) || jobs < 1 || jobs > 32) throw new UsageError("--jobs must be a whole number from 1 to 32");
     const ctx = loadContext();
     const { project, config } = ctx;
-    const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, paths: a.paths, warn: (m) => notice(`Warning: ${m}`) });
+    const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, paths: a.paths, warn: (m) => notice(`Warning: ${m}`) });
 
     if (a.paths.length && plan.transcripts.length === 0 && plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
     if (plan.transcripts.length === 0) {
@@ -95,6 +95,7 @@ function costLine(c: ImportCost, model: string): string {
 /** Things about the plan worth a line: turns left out and why, and notes landing after later ones. */
 function planNotes(p: ImportPlan): string[] {
   const out: string[] = [];
+  if (p.queued) out.push(`Notice: ${plural(p.queued, "turn")} waiting in the write-ahead queue left to the drainer (memsearch hook drain writes ${p.queued === 1 ? "it" : "them"} now)`);
   if (p.active) out.push(`Notice: ${plural(p.active, "turn")} of sessions active in the last 10 minutes left to the Stop hook (run import again later if the plugin is not installed)`);
   if (p.laterNotesDays.length) out.push(`Notice: ${plural(p.laterNotesDays.length, "daily file")} already had later notes (${p.laterNotesDays.slice(0, 3).join(", ")}${p.laterNotesDays.length > 3 ? ", …" : ""}); the older turns go after them, since memory files are only ever appended to`);
   return out;
@@ -116,6 +117,7 @@ function planJson(p: ImportPlan) {
     alreadyNoted: p.already,
     repeated: p.repeated,
     active: p.active,
+    queued: p.queued,
     notTurns: p.notTurns,
     days: p.days,
     laterNotesDays: p.laterNotesDays,

@@ -9,6 +9,7 @@ import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
 import { listPending } from "../memory/pending.ts";
+import { accountTurns, turnsLine } from "../memory/accounting.ts";
 
 const STALE_QUEUE_MS = 10 * 60_000;
 
@@ -71,6 +72,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
   }
 
   checks.push(queueCheck(project.dataDir));
+  checks.push(await turnsCheck(project.root, project.memoryDir, project.dataDir));
 
   const watch = await pingWatch(project.dataDir);
   if (!watch.running) {
@@ -93,6 +95,18 @@ function queueCheck(dataDir: string): Check {
   const stale = oldest !== undefined && Date.now() - oldest.getTime() > STALE_QUEUE_MS;
   const detail = `${queued.length} turn(s) waiting for their note${oldest ? ` since ${oldest.toISOString()}` : ""}`;
   return stale ? { name: "turn queue", status: "warn", detail, fix: "memsearch hook drain (writes them now; MEMSEARCH_DEBUG=1 logs why they waited)" } : { name: "turn queue", status: "ok", detail };
+}
+
+/** Every turn of the project's sessions accounted for: a note, queued, running, or named as missing. */
+async function turnsCheck(root: string, memoryDir: string, dataDir: string): Promise<Check> {
+  let a;
+  try {
+    a = await accountTurns({ root, memoryDir, dataDir });
+  } catch (e) {
+    return { name: "turns", status: "warn", detail: `could not count the sessions' turns: ${oneLine(e)}` };
+  }
+  if (!a.sessions.length) return { name: "turns", status: "ok", detail: "no Claude Code session of this project yet" };
+  return a.missing ? { name: "turns", status: "warn", detail: turnsLine(a), fix: `memsearch import (writes exactly ${a.missing === 1 ? "that turn" : `those ${a.missing.toLocaleString("en-US")}`})` } : { name: "turns", status: "ok", detail: turnsLine(a) };
 }
 
 /** Is the plugin installed and enabled in Claude Code, with hooks that will find a binary? */

@@ -265,3 +265,20 @@ function listNames(dir: string): string[] {
     return [];
   }
 }
+
+/**
+ * What the queue holds, for the turn accounting and import: `session id` keys of each queued turn's
+ * prompt id and settled turn id, and per session how many queued turns carry neither (older clients).
+ */
+export function queuedTurnKeys(dataDir: string): { keys: Set<string>; unnamed: Map<string, number> } {
+  const keys = new Set<string>();
+  const unnamed = new Map<string, number>();
+  for (const file of listPending(dataDir)) {
+    const e = readPending(file);
+    if (!e) continue;
+    if (e.promptId) keys.add(`${e.sessionId} ${e.promptId}`);
+    if (e.resolved) keys.add(`${e.sessionId} ${e.resolved.turnUuid}`);
+    if (!e.promptId && !e.resolved) unnamed.set(e.sessionId, (unnamed.get(e.sessionId) ?? 0) + 1);
+  }
+  return { keys, unnamed };
+}
