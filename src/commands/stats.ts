@@ -5,11 +5,11 @@ import { command } from "./declare.ts";
 import { healNotices } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
 import { accountTurns, notTurnTotal, turnsLine, type TurnAccount } from "../memory/accounting.ts";
-import type { ProjectPaths } from "../core/project.ts";
+import { userFiles, type ProjectPaths } from "../core/project.ts";
 
 /** The turn accounting, or undefined when the project has no session yet. */
-async function turnCounts(p: Pick<ProjectPaths, "root" | "memoryDir" | "dataDir">): Promise<TurnAccount | undefined> {
-  const a = await accountTurns({ root: p.root, memoryDir: p.memoryDir, dataDir: p.dataDir });
+async function turnCounts(p: Pick<ProjectPaths, "root" | "memoryDir" | "dataDir">, cacheFile: string): Promise<TurnAccount | undefined> {
+  const a = await accountTurns({ root: p.root, memoryDir: p.memoryDir, dataDir: p.dataDir, cacheFile });
   return a.sessions.length ? a : undefined;
 }
 
@@ -31,7 +31,7 @@ export const statsCommand = command({
       index_bytes: meta?.bytes ?? 0,
       updated_at: meta?.updatedAt ?? null,
       memory_dir: ctx.project.memoryDir,
-      turns: (await turnCounts(ctx.project)) ?? null,
+      turns: (await turnCounts(ctx.project, userFiles().turnsCache)) ?? null,
     };
     if (a.jsonOutput) return printJson(data);
     const turns = data.turns;

@@ -10,6 +10,7 @@ import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
 import { listPending } from "../memory/pending.ts";
 import { accountTurns, turnsLine } from "../memory/accounting.ts";
+import { userFiles } from "../core/project.ts";
 
 const STALE_QUEUE_MS = 10 * 60_000;
 
@@ -72,7 +73,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
   }
 
   checks.push(queueCheck(project.dataDir));
-  checks.push(await turnsCheck(project.root, project.memoryDir, project.dataDir));
+  checks.push(await turnsCheck(project.root, project.memoryDir, project.dataDir, userFiles(env).turnsCache));
 
   const watch = await pingWatch(project.dataDir);
   if (!watch.running) {
@@ -98,10 +99,10 @@ function queueCheck(dataDir: string): Check {
 }
 
 /** Every turn of the project's sessions accounted for: a note, queued, running, or named as missing. */
-async function turnsCheck(root: string, memoryDir: string, dataDir: string): Promise<Check> {
+async function turnsCheck(root: string, memoryDir: string, dataDir: string, cacheFile: string): Promise<Check> {
   let a;
   try {
-    a = await accountTurns({ root, memoryDir, dataDir });
+    a = await accountTurns({ root, memoryDir, dataDir, cacheFile });
   } catch (e) {
     return { name: "turns", status: "warn", detail: `could not count the sessions' turns: ${oneLine(e)}` };
   }

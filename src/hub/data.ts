@@ -22,7 +22,7 @@ import { recall } from "../recall/recall.ts";
 import { transcriptHealLine } from "../conversations/db.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
-import { dataFiles } from "../core/project.ts";
+import { dataFiles, userFiles } from "../core/project.ts";
 import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, type JournalNote } from "../memory/journal.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { checkProjectTranscript, claudeProjectsDir, isProjectTranscript } from "../transcript/claude-files.ts";
@@ -293,7 +293,7 @@ export class HubData {
       const base = { project: p.id, projectName: p.name };
       let a;
       try {
-        a = await accountTurns({ root: p.root, memoryDir: this.memoryDir(p), dataDir: p.dataDir, projectsDir: claudeProjectsDir(this.env) });
+        a = await accountTurns({ root: p.root, memoryDir: this.memoryDir(p), dataDir: p.dataDir, projectsDir: claudeProjectsDir(this.env), cacheFile: userFiles(this.env).turnsCache });
       } catch (e) {
         view.projects.push({ ...base, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: {}, toCapture: 0, since: null, line: "", sessions: [], missingTurns: [], problem: redact(oneLine(e), 500) });
         continue;

@@ -6,14 +6,18 @@
  * missing: neither a note nor in the queue. `memsearch import` writes exactly the missing ones (it
  * plans with the same reader, the same anchors and the same decision).
  *
- * Read-only, from files memsearch already keeps; nothing is cached (the figures in the docs say
- * what a read costs).
+ * Read from files memsearch already keeps. What a transcript holds is kept in a cache by its stamp
+ * (`~/.memsearch/turns-cache.json` when the caller names it): only a transcript that changed is
+ * read again.
  */
-import { stat } from "node:fs/promises";
+import { existsSync, statSync } from "node:fs";
+import * as v from "valibot";
+import { atomicWrite } from "../core/fsutil.ts";
+import { readJsonFile } from "../core/json-file.ts";
 import { clip, oneLine } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
 import { claudeProjectsDir, findProjectTranscripts, isSubagentPath } from "../transcript/claude-files.ts";
-import { EmptyTranscriptError, listTurns, type TurnIndex } from "../transcript/reader.ts";
+import { EmptyTranscriptError, listTurns } from "../transcript/reader.ts";
 import { describeSkips, NOT_TURN_KINDS, turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import { ACTIVE_MS, existingNotes, isLineId, turnTimes } from "./import.ts";
 import { localDay } from "./journal.ts";
@@ -72,6 +76,8 @@ export interface TurnAccount extends Counts {
 }
 
 export interface AccountOptions {
+  /** Where what each transcript holds is kept between runs; none: every transcript is read. */
+  cacheFile?: string;
   root: string;
   memoryDir: string;
   dataDir: string;
@@ -89,6 +95,63 @@ function add(into: Counts, state: TurnState): void {
   else into.notTurns[state]++;
 }
 
+
+/** What the accounting needs of a transcript, kept by its stamp. */
+const CachedTranscript = v.object({
+  stamp: v.string(),
+  sessionId: v.string(),
+  subagent: v.boolean(),
+  /** Slash commands nobody answered (never turns). */
+  unanswered: v.number(),
+  turns: v.array(
+    v.object({
+      uuid: v.string(),
+      promptId: v.optional(v.string()),
+      timestamp: v.optional(v.string()),
+      kind: v.picklist(["work", "local-command", "no-reply", "trivial"]),
+      /** The prompt's first words, redacted. */
+      prompt: v.string(),
+    }),
+  ),
+});
+type CachedTranscript = v.InferOutput<typeof CachedTranscript>;
+const TurnsCache = v.object({ version: v.literal(1), files: v.record(v.string(), CachedTranscript) });
+type TurnsCache = v.InferOutput<typeof TurnsCache>;
+
+function stampOf(path: string): { stamp: string; mtime: number } | undefined {
+  try {
+    const s = statSync(path);
+    return { stamp: `${s.mtimeMs}:${s.size}:${s.ino}`, mtime: s.mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+async function readTranscriptTurns(path: string, stamp: string): Promise<CachedTranscript> {
+  const index = await listTurns(path);
+  return {
+    stamp,
+    sessionId: index.sessionId,
+    subagent: index.subagent,
+    unanswered: index.stats.skipped["user:local-command"] ?? 0,
+    turns: index.turns.map((t) => ({
+      uuid: t.uuid,
+      ...(t.promptId !== undefined ? { promptId: t.promptId } : {}),
+      ...(t.timestamp !== undefined ? { timestamp: t.timestamp } : {}),
+      kind: turnKind(t),
+      prompt: clip(oneLine(sanitize(t.userText)), 80),
+    })),
+  };
+}
+
+/** Keeps the cache's entries of transcripts that still exist; a cache that cannot be written is only slower next time. */
+function saveCache(file: string, cache: TurnsCache): void {
+  for (const path of Object.keys(cache.files)) if (!existsSync(path)) delete cache.files[path];
+  try {
+    atomicWrite(file, JSON.stringify(cache));
+  } catch {}
+}
+
 export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
   const started = performance.now();
   const now = o.now ?? Date.now();
@@ -100,21 +163,30 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
   const acc: TurnAccount = { turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: emptySkips(), sessions: [], toCapture: 0, missingTurns: [], days: {}, unreadable: [], ms: 0 };
   // A resumed session's file repeats the turns of the one it resumed: each is counted once.
   const seen = new Set<string>();
+  const cache: TurnsCache | undefined = o.cacheFile ? (readJsonFile(o.cacheFile, TurnsCache) ?? { version: 1, files: {} }) : undefined;
+  let changed = false;
   for (const path of found.files) {
     if (isSubagentPath(path)) continue;
-    let index: TurnIndex;
-    let mtime: number;
-    try {
-      index = await listTurns(path);
-      mtime = (await stat(path)).mtimeMs;
-    } catch (e) {
-      if (!(e instanceof EmptyTranscriptError)) acc.unreadable.push({ path, reason: oneLine(e) });
-      continue;
+    const st = stampOf(path);
+    if (!st) continue;
+    let index = cache?.files[path];
+    if (index?.stamp !== st.stamp) {
+      try {
+        index = await readTranscriptTurns(path, st.stamp);
+      } catch (e) {
+        if (!(e instanceof EmptyTranscriptError)) acc.unreadable.push({ path, reason: oneLine(e) });
+        continue;
+      }
+      if (cache) {
+        cache.files[path] = index;
+        changed = true;
+      }
     }
     if (index.subagent) continue;
+    const mtime = st.mtime;
     const sid = index.sessionId;
     const s: SessionAccount = { sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: emptySkips() };
-    const unanswered = index.stats.skipped["user:local-command"] ?? 0;
+    const unanswered = index.unanswered;
     s.notTurns["local-command"] += unanswered;
     acc.notTurns["local-command"] += unanswered;
     const times = turnTimes(index.turns, mtime);
@@ -123,7 +195,7 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
     const states: TurnState[] = index.turns.map((turn, i) => {
       const noted = isLineId(turn.uuid) ? notes.pairs.has(`${sid} ${turn.uuid}`) : notes.turns.has(turn.uuid) || (turn.promptId !== undefined && notes.turns.has(turn.promptId));
       if (noted) return "noted";
-      const kind = turnKind(turn);
+      const kind = turn.kind;
       if (kind === "local-command") return kind;
       if (queue.keys.has(`${sid} ${turn.uuid}`) || (turn.promptId !== undefined && queue.keys.has(`${sid} ${turn.promptId}`))) return "queued";
       if (i === lastRunning) return "running";
@@ -152,10 +224,11 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
         const d = (acc.days[day] ??= { noted: 0, missing: 0 });
         d[state]++;
       }
-      if (state === "missing") acc.missingTurns.push({ sessionId: sid, turn: turn.uuid, at, prompt: clip(oneLine(sanitize(turn.userText)), 80), transcript: path });
+      if (state === "missing") acc.missingTurns.push({ sessionId: sid, turn: turn.uuid, at, prompt: turn.prompt, transcript: path });
     });
     if (s.turns || unanswered) acc.sessions.push(s);
   }
+  if (cache && o.cacheFile && changed) saveCache(o.cacheFile, cache);
   acc.sessions.sort((a, b) => (a.first ?? "").localeCompare(b.first ?? ""));
   acc.missingTurns.sort((a, b) => a.at.localeCompare(b.at));
   acc.since = acc.sessions.find((s) => s.first)?.first;

@@ -60,4 +60,26 @@ describe("every turn accounted for", () => {
     expect(a).toMatchObject({ running: 1, missing: 1 });
     expect((await planImport({ ...opts(), now })).todo.map((t) => t.uuid)).toEqual([s.missing]);
   });
+
+  test("the cache: an unchanged transcript is not read again, a changed one is, a damaged cache is ignored", async () => {
+    const s = await accountedSession(root, home);
+    const { readFileSync, statSync, utimesSync, writeFileSync } = await import("node:fs");
+    const cacheFile = join(home, ".memsearch", "turns-cache.json");
+    const first = await accountTurns({ ...opts(), cacheFile });
+    expect(first.missing).toBe(1);
+    // The same bytes count (same size, same time, same inode) with the missing turn's prompt rewritten: the cache answers.
+    const before = statSync(s.transcript);
+    writeFileSync(s.transcript, readFileSync(s.transcript, "utf8").replace("Write the release notes", "Write the RELEASE notes"));
+    utimesSync(s.transcript, before.atime, before.mtime);
+    expect((await accountTurns({ ...opts(), cacheFile })).missingTurns[0]!.prompt).toBe("Write the release notes for version 2");
+    // Grown: read again.
+    writeFileSync(s.transcript, readFileSync(s.transcript, "utf8") + JSON.stringify({ type: "user", sessionId: SESSION, cwd: root, uuid: "t-late", timestamp: "2026-02-10T12:30:00.000Z", message: { role: "user", content: "Tag the release as v2.0.0 now" } }) + "\n");
+    utimesSync(s.transcript, before.atime, before.mtime);
+    const grown = await accountTurns({ ...opts(), cacheFile });
+    expect(grown.missingTurns[0]!.prompt).toBe("Write the RELEASE notes for version 2");
+    expect(grown.turns).toBe(6);
+    writeFileSync(cacheFile, "{ not json");
+    expect(await accountTurns({ ...opts(), cacheFile })).toMatchObject({ turns: 6, missing: 1 });
+    expect(JSON.parse(readFileSync(cacheFile, "utf8")).version).toBe(1);
+  });
 });
