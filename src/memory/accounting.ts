@@ -108,7 +108,7 @@ const CachedTranscript = v.object({
       uuid: v.string(),
       promptId: v.optional(v.string()),
       timestamp: v.optional(v.string()),
-      kind: v.picklist(["work", "local-command", "no-reply", "trivial"]),
+      kind: v.picklist(["work", ...NOT_TURN_KINDS]),
       /** The prompt's first words, redacted. */
       prompt: v.string(),
     }),
