@@ -15,7 +15,8 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { clip } from "../../src/core/text.ts";
 import { gate, gateSearchDepth } from "../../src/recall/gate.ts";
-import { isTrivialPrompt, notesText } from "../../src/hooks/user-prompt-submit.ts";
+import { notesText } from "../../src/hooks/user-prompt-submit.ts";
+import { isTrivialPrompt } from "../../src/transcript/turn-kind.ts";
 import { memoryFiles, type Conversation } from "./dataset.ts";
 import type { MemsearchSearcher, OpenMemsearch } from "./searchers.ts";
 

@@ -2,6 +2,7 @@ import { loadContext } from "../core/context.ts";
 import { InputError, oneLine, UsageError } from "../core/errors.ts";
 import { estimateCost, planImport, runImport, type ImportCost, type ImportPlan, type ImportProgress, type ImportResult } from "../memory/import.ts";
 import { summarizeTurn, summarizerOptions, type SummarizerProvider } from "../memory/summarizer.ts";
+import { describeSkips } from "../transcript/turn-kind.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJson } from "./output.ts";
@@ -25,7 +26,7 @@ export const importCommand = command({
     if (!Number.isInteger(jobs) || jobs < 1 || jobs > 32) throw new UsageError("--jobs must be a whole number from 1 to 32");
     const ctx = loadContext();
     const { project, config } = ctx;
-    const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, paths: a.paths, warn: (m) => notice(`Warning: ${m}`) });
+    const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, paths: a.paths, warn: (m) => notice(`Warning: ${m}`) });
 
     if (a.paths.length && plan.transcripts.length === 0 && plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
     if (plan.transcripts.length === 0) {
@@ -76,7 +77,13 @@ const fmt = (n: number) => n.toLocaleString("en-US");
 const plural = (n: number, one: string, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
 
 function dryRunLine(p: ImportPlan): string {
-  return `Would import ${plural(p.todo.length, "turn")} from ${plural(p.sessions, "session")} (${plural(p.transcripts.length, "transcript")}) into ${plural(p.days.length, "daily file")}; ${plural(p.already, "turn")} already ${p.already === 1 ? "has a note" : "have notes"}.`;
+  return `Would import ${plural(p.todo.length, "turn")} from ${plural(p.sessions, "session")} (${plural(p.transcripts.length, "transcript")}) into ${plural(p.days.length, "daily file")}; ${plural(p.already, "turn")} already ${p.already === 1 ? "has a note" : "have notes"}${skippedPart(p)}.`;
+}
+
+/** `; skipped 3 that are not work (2 local commands, 1 turn without a reply)`, or "". */
+function skippedPart(p: ImportPlan): string {
+  const n = Object.values(p.notTurns).reduce((a, b) => a + b, 0);
+  return n ? `; ${n === 1 ? "1 turn skipped, not work" : `${fmt(n)} turns skipped, not work`} (${describeSkips(p.notTurns)})` : "";
 }
 
 function costLine(c: ImportCost, model: string): string {
@@ -88,6 +95,7 @@ function costLine(c: ImportCost, model: string): string {
 /** Things about the plan worth a line: turns left out and why, and notes landing after later ones. */
 function planNotes(p: ImportPlan): string[] {
   const out: string[] = [];
+  if (p.queued) out.push(`Notice: ${plural(p.queued, "turn")} waiting in the write-ahead queue left to the drainer (memsearch hook drain writes ${p.queued === 1 ? "it" : "them"} now)`);
   if (p.active) out.push(`Notice: ${plural(p.active, "turn")} of sessions active in the last 10 minutes left to the Stop hook (run import again later if the plugin is not installed)`);
   if (p.laterNotesDays.length) out.push(`Notice: ${plural(p.laterNotesDays.length, "daily file")} already had later notes (${p.laterNotesDays.slice(0, 3).join(", ")}${p.laterNotesDays.length > 3 ? ", …" : ""}); the older turns go after them, since memory files are only ever appended to`);
   return out;
@@ -97,7 +105,7 @@ function planNotes(p: ImportPlan): string[] {
 function summaryLine(p: ImportPlan, r: ImportResult, ms: number): string {
   const already = p.already + r.raced;
   const secs = ms < 10_000 ? (ms / 1000).toFixed(1) : fmt(Math.round(ms / 1000));
-  return `Imported ${plural(r.written, "turn")} from ${plural(r.sessions, "session")} into ${plural(r.files, "daily file")} (${fmt(already)} already had notes) in ${secs} s`;
+  return `Imported ${plural(r.written, "turn")} from ${plural(r.sessions, "session")} into ${plural(r.files, "daily file")} (${fmt(already)} already had notes${skippedPart(p)}) in ${secs} s`;
 }
 
 function planJson(p: ImportPlan) {
@@ -109,6 +117,8 @@ function planJson(p: ImportPlan) {
     alreadyNoted: p.already,
     repeated: p.repeated,
     active: p.active,
+    queued: p.queued,
+    notTurns: p.notTurns,
     days: p.days,
     laterNotesDays: p.laterNotesDays,
     skipped: p.skipped,

@@ -4,6 +4,14 @@ import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { healNotices } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
+import { accountTurns, notTurnTotal, turnsLine, type TurnAccount } from "../memory/accounting.ts";
+import { userFiles, type ProjectPaths } from "../core/project.ts";
+
+/** The turn accounting, or undefined when the project has no session yet. */
+async function turnCounts(p: Pick<ProjectPaths, "root" | "memoryDir" | "dataDir">, cacheFile: string): Promise<TurnAccount | undefined> {
+  const a = await accountTurns({ root: p.root, memoryDir: p.memoryDir, dataDir: p.dataDir, cacheFile });
+  return a.sessions.length ? a : undefined;
+}
 
 export const statsCommand = command({
   command: "stats",
@@ -23,14 +31,18 @@ export const statsCommand = command({
       index_bytes: meta?.bytes ?? 0,
       updated_at: meta?.updatedAt ?? null,
       memory_dir: ctx.project.memoryDir,
+      turns: (await turnCounts(ctx.project, userFiles().turnsCache)) ?? null,
     };
     if (a.jsonOutput) return printJson(data);
+    const turns = data.turns;
     print(
       [
         `Total indexed chunks: ${data.total_chunks}`,
         `Files: ${data.files}`,
         `Chunks with vectors: ${data.vectors}${data.dimension ? ` (${data.embedding_model}, ${data.dimension}-d)` : ""}`,
         `Index: ${data.index_path} (${(data.index_bytes / 1048576).toFixed(1)} MiB${data.updated_at ? `, updated ${data.updated_at}` : ", not built yet"})`,
+        `Turns: ${turns ? turnsLine(turns) : "no Claude Code session of this project yet"}`,
+        ...(turns?.sessions ?? []).map((s) => `  session ${s.sessionId.slice(0, 8)} (${(s.first ?? "").slice(0, 16).replace("T", " ")}): ${s.turns} turns, ${s.noted} noted${s.queued ? `, ${s.queued} queued` : ""}${s.running ? `, ${s.running} running` : ""}${s.missing ? `, ${s.missing} missing` : ""}${notTurnTotal(s) ? `, ${notTurnTotal(s)} not turns to capture` : ""}`),
       ].join("\n"),
     );
   },

@@ -216,6 +216,8 @@ export interface UserFiles {
   hubDir: string;
   /** The sessions this machine wrote notes for: our notes, told from a cloned repository's (memory/seen.ts). */
   sessionsSeen: string;
+  /** What each transcript holds for the turn accounting, by the transcript's stamp (memory/accounting.ts). */
+  turnsCache: string;
 }
 
 export function userFiles(env = process.env): UserFiles {
@@ -228,6 +230,7 @@ export function userFiles(env = process.env): UserFiles {
     logsDir: join(dir, "logs"),
     hubDir: join(dir, "hub"),
     sessionsSeen: join(dir, "sessions-seen.txt"),
+    turnsCache: join(dir, "turns-cache.json"),
   };
 }
 

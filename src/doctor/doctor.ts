@@ -14,6 +14,8 @@ import { listPending } from "../memory/pending.ts";
 import { findCuratedFiles } from "../transcript/claude-memory.ts";
 import { peekIndexFiles } from "../index/format.ts";
 import { basename, relative } from "node:path";
+import { accountTurns, turnsLine } from "../memory/accounting.ts";
+import { userFiles } from "../core/project.ts";
 
 const STALE_QUEUE_MS = 10 * 60_000;
 
@@ -77,6 +79,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
 
   checks.push(curatedCheck(project.root, project.indexDir, config["indexing.curated"], env));
   checks.push(queueCheck(project.dataDir));
+  checks.push(await turnsCheck(project.root, project.memoryDir, project.dataDir, userFiles(env).turnsCache));
 
   const watch = await pingWatch(project.dataDir);
   if (!watch.running) {
@@ -148,6 +151,18 @@ function claudeFile<S extends v.GenericSchema>(path: string, schema: S): v.Infer
   }
   const r = parseJson(text, schema);
   return "value" in r ? r.value : undefined;
+}
+
+/** Every turn of the project's sessions accounted for: a note, queued, running, or named as missing. */
+async function turnsCheck(root: string, memoryDir: string, dataDir: string, cacheFile: string): Promise<Check> {
+  let a;
+  try {
+    a = await accountTurns({ root, memoryDir, dataDir, cacheFile });
+  } catch (e) {
+    return { name: "turns", status: "warn", detail: `could not count the sessions' turns: ${oneLine(e)}` };
+  }
+  if (!a.sessions.length) return { name: "turns", status: "ok", detail: "no Claude Code session of this project yet" };
+  return a.missing ? { name: "turns", status: "warn", detail: turnsLine(a), fix: `memsearch import (writes exactly ${a.missing === 1 ? "that turn" : `those ${a.missing.toLocaleString("en-US")}`})` } : { name: "turns", status: "ok", detail: turnsLine(a) };
 }
 
 /** Is the plugin installed and enabled in Claude Code, with hooks that will find a binary? */

@@ -16,15 +16,7 @@ import { gate, gateSearchDepth } from "../recall/gate.ts";
 import { expandCommand } from "../recall/drill.ts";
 import { curatedFromRepository } from "../transcript/claude-memory.ts";
 import { basename } from "node:path";
-
-const TRIVIAL = new Set(["ok", "okay", "yes", "no", "y", "n", "thanks", "thank you", "continue", "go on", "go ahead", "proceed", "lgtm", "sure", "do it", "next"]);
-
-export function isTrivialPrompt(prompt: string): boolean {
-  const p = prompt.trim();
-  if (p.length < 10) return true;
-  if (p.startsWith("/")) return true;
-  return TRIVIAL.has(p.toLowerCase().replace(/[.!?\s]+$/g, ""));
-}
+import { isTrivialPrompt } from "../transcript/turn-kind.ts";
 
 /**
  * Whether a prompt was typed by a person: `user` (the interactive composer) or `sdk` (`claude -p`,

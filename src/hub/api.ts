@@ -71,6 +71,8 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
         return json(await data.overview());
       case "/api/timeline":
         return json(await data.timeline(project(q), int(q, "offset", 0, 100_000_000, 0), int(q, "limit", 1, MAX_PAGE, 40)));
+      case "/api/turns":
+        return json(await data.turns());
       case "/api/day":
         return json(data.day(matching(q, "date", isDay, "a day (YYYY-MM-DD)")));
       case "/api/search": {

@@ -22,14 +22,15 @@ import { recall } from "../recall/recall.ts";
 import { transcriptHealLine } from "../conversations/db.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
-import { dataFiles } from "../core/project.ts";
+import { dataFiles, userFiles } from "../core/project.ts";
 import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, type JournalNote } from "../memory/journal.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
-import { checkProjectTranscript, isProjectTranscript, openRegularFile } from "../transcript/claude-files.ts";
+import { checkProjectTranscript, claudeProjectsDir, isProjectTranscript, openRegularFile } from "../transcript/claude-files.ts";
 import { curatedFromRepository, findCuratedFiles } from "../transcript/claude-memory.ts";
+import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import { clip } from "../core/text.ts";
-import type { CuratedCard, CuratedView, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView, DayPage } from "./types.ts";
+import type { CuratedCard, CuratedView, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView, DayPage, TurnCounts, TurnsView } from "./types.ts";
 
 export interface HubOptions {
   /** Every project of the registry, not only the one the hub was started in. */
@@ -284,6 +285,34 @@ export class HubData {
       groups.push({ project: p.id, projectName: p.name, total: mine.length, notes: mine.slice(0, DAY_NOTES).map((n) => noteItem(p.id, n)) });
     }
     return { scope: this.scope, date, total, groups, previous, next };
+  }
+
+  /** Every turn of each project's sessions accounted for, as `memsearch doctor` and `stats` count them. */
+  async turns(): Promise<TurnsView> {
+    const view: TurnsView = { projects: [], missingDays: {} };
+    for (const p of this.list) {
+      const base = { project: p.id, projectName: p.name };
+      let a;
+      try {
+        a = await accountTurns({ root: p.root, memoryDir: this.memoryDir(p), dataDir: p.dataDir, projectsDir: claudeProjectsDir(this.env), cacheFile: userFiles(this.env).turnsCache });
+      } catch (e) {
+        view.projects.push({ ...base, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: {}, toCapture: 0, since: null, line: "", sessions: [], missingTurns: [], problem: redact(oneLine(e), 500) });
+        continue;
+      }
+      const counts = (c: TurnCounts) => ({ turns: c.turns, noted: c.noted, queued: c.queued, running: c.running, missing: c.missing, notTurns: { ...c.notTurns } });
+      view.projects.push({
+        ...base,
+        ...counts(a),
+        toCapture: a.toCapture,
+        since: a.since ?? null,
+        line: a.sessions.length ? redact(turnsLine(a), 1_000) : "",
+        sessions: a.sessions.map((x) => ({ sessionId: redact(x.sessionId, 200), first: x.first ?? null, last: x.last ?? null, ...counts(x) })),
+        missingTurns: a.missingTurns.map((m) => ({ sessionId: redact(m.sessionId, 200), turn: redact(m.turn, 200), at: m.at, prompt: redact(m.prompt, 200) })),
+        problem: null,
+      });
+      for (const [day, d] of Object.entries(a.days)) if (d.missing) view.missingDays[day] = (view.missingDays[day] ?? 0) + d.missing;
+    }
+    return view;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -158,3 +158,33 @@ export interface TurnView {
   user: string;
   items: ({ kind: "assistant"; text: string } | { kind: "tool"; tool: TurnToolView } | { kind: "user"; text: string } | { kind: "compaction" })[];
 }
+
+/** Every turn of a project's sessions accounted for (`/api/turns`; src/memory/accounting.ts). */
+export interface TurnCounts {
+  /** Turns the transcript holds. */
+  turns: number;
+  noted: number;
+  queued: number;
+  running: number;
+  missing: number;
+  /** Not turns to capture, by why: `local-command`, `no-reply`, `trivial`. */
+  notTurns: Record<string, number>;
+}
+
+export interface TurnsView {
+  projects: (TurnCounts & {
+    project: string;
+    projectName: string;
+    /** Noted, queued, running and missing together. */
+    toCapture: number;
+    since: string | null;
+    /** `1,204 of 1,204 turns since … have a note`, as `memsearch doctor` says it. */
+    line: string;
+    sessions: (TurnCounts & { sessionId: string; first: string | null; last: string | null })[];
+    /** Turns with neither a note nor a place in the queue, oldest first (prompt redacted). */
+    missingTurns: { sessionId: string; turn: string; at: string; prompt: string }[];
+    problem: string | null;
+  })[];
+  /** Local days holding a turn without a note, over the projects in view: day → count. */
+  missingDays: Record<string, number>;
+}

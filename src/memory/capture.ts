@@ -11,6 +11,7 @@ import { LockTimeoutError, withFileLock } from "../core/lock.ts";
 import { oneLine } from "../core/errors.ts";
 import { findStoppedTurn, type FoundTurn } from "../transcript/last-turn.ts";
 import type { LastTurn } from "../transcript/types.ts";
+import { isLocalCommand, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote } from "./journal.ts";
 import { DRAIN_LOCK_STALE_MS, drainLockFile, forgetPrompt, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, sweepTempFiles, type PendingTurn, type ResolvedTurn } from "./pending.ts";
 import { sanitize } from "../core/redact.ts";
@@ -51,6 +52,8 @@ export interface DrainReport {
   ran: boolean;
   /** Temp files of killed writers removed from the queue. */
   tempSwept: number;
+  /** Turns taken off the queue without a note because they are not work (turn-kind.ts), by why. */
+  notTurns: Partial<Record<SkipKind, number>>;
 }
 
 export const TRANSCRIPT_WAIT_MS = 10_000;
@@ -61,7 +64,7 @@ const POLL_MS = 200;
  * the holder looks again after letting go, so a turn queued meanwhile is never left behind.
  */
 export async function drainPending(opts: DrainOptions): Promise<DrainReport> {
-  const report: DrainReport = { written: 0, duplicates: 0, fromHooks: 0, failed: 0, damaged: 0, problems: [], ran: false, tempSwept: 0 };
+  const report: DrainReport = { written: 0, duplicates: 0, fromHooks: 0, failed: 0, damaged: 0, problems: [], ran: false, tempSwept: 0, notTurns: {} };
   const tried = new Set<string>();
   for (;;) {
     const todo = listPending(opts.dataDir).filter((f) => !tried.has(f));
@@ -96,12 +99,15 @@ async function drainLocked(opts: DrainOptions, report: DrainReport, tried: Set<s
 async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, report: DrainReport): Promise<void> {
   let resolved = entry.resolved;
   if (!resolved) {
+    // A `/clear` or `/exit` the hooks saw: no transcript turn to wait for.
+    if (entry.prompt !== undefined && isLocalCommand(entry.prompt)) return notATurn(file, entry, "local-command", opts, report);
     resolved = await resolveTurn(entry, opts);
     if (!resolved) {
       // Nothing to write: no prompt, no reply, no transcript turn (a Stop with empty input).
       done(file, entry, opts);
       return;
     }
+    if (resolved.kind && resolved.kind !== "work") return notATurn(file, entry, resolved.kind, opts, report);
     saveResolved(file, entry, resolved);
   }
   if (resolved.source === "hooks") report.fromHooks++;
@@ -124,6 +130,12 @@ async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, 
     report.failed++;
     report.problems.push(`a turn could not be written to memory (it stays queued): ${oneLine(e)}`);
   }
+}
+
+/** Off the queue without a note, counted by why (the drainer's debug line carries the counts). */
+function notATurn(file: string, entry: PendingTurn, kind: SkipKind, opts: DrainOptions, report: DrainReport): void {
+  report.notTurns[kind] = (report.notTurns[kind] ?? 0) + 1;
+  done(file, entry, opts);
 }
 
 /** The turn is in memory: off the queue, and its prompt with it. */
@@ -154,7 +166,13 @@ export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "
     if (found?.complete || clock.now() >= deadline || !entry.transcriptPath) break;
     await clock.sleep(opts.pollMs ?? POLL_MS);
   }
-  if (found) return fromTranscript(found.turn);
+  if (found) {
+    const r = fromTranscript(found.turn);
+    // A turn the transcript holds only in part may still get its reply and tools: only a local command is sure.
+    const kind = found.turn.turnKind;
+    if (kind === "local-command" || (found.complete && kind)) r.kind = kind;
+    return r;
+  }
   return fromHooks(entry);
 }
 

@@ -20,7 +20,9 @@ import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last
 import { claudeProjectsDir, findProjectTranscripts, isSubagentPath, listTranscripts } from "../transcript/claude-files.ts";
 import { EmptyTranscriptError, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
 import type { LastTurn, Turn } from "../transcript/types.ts";
+import { turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
+import { queuedTurnKeys } from "./pending.ts";
 import { sanitize } from "../core/redact.ts";
 import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer.ts";
 
@@ -141,6 +143,10 @@ export interface ImportPlan {
   repeated: number;
   /** Last turns of sessions written to recently: maybe still running, left to the Stop hook. */
   active: number;
+  /** Turns in the write-ahead queue (`dataDir` given): the drainer writes them. */
+  queued: number;
+  /** Turns that get no note, by why (turn-kind.ts): local commands, no reply, trivial. */
+  notTurns: Record<SkipKind, number>;
   /** Sessions with turns to write. */
   sessions: number;
   /** Days (daily files) that get notes. */
@@ -157,6 +163,8 @@ export interface PlanOptions {
   /** The project root (git top level, shared by worktrees). */
   root: string;
   memoryDir: string;
+  /** The project's `.memsearch/`: turns in its queue are left to the drainer. */
+  dataDir?: string;
   /** Transcript files (or folders of them) to import instead of finding the project's. */
   paths?: string[];
   /** `~/.claude/projects` unless given. */
@@ -200,7 +208,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   const projectsDir = o.projectsDir ?? claudeProjectsDir();
   const now = o.now ?? Date.now();
   const activeMs = o.activeMs ?? ACTIVE_MS;
-  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0 };
+  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, queued: 0, notTurns: { "local-command": 0, "no-reply": 0, trivial: 0 }, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0 };
 
   const skip = (path: string, reason: string) => {
     plan.skipped.push({ path, reason });
@@ -219,6 +227,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   // Never opened: which project they belong to is unknowable without reading them.
   for (const s of special) skip(s.path, `${s.reason}, not a transcript file`);
   const existing = existingNotes(o.memoryDir);
+  const queue = o.dataDir ? queuedTurnKeys(o.dataDir).keys : new Set<string>();
   const seen = new Set<string>();
   const candidates: PlannedTurn[] = [];
   for (const path of files) {
@@ -244,6 +253,8 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
     }
     const t = plan.transcripts.length;
     plan.transcripts.push({ path, sessionId: index.sessionId, index });
+    // Commands nobody answered never became turns; they are counted with the local commands.
+    plan.notTurns["local-command"] += index.stats.skipped["user:local-command"] ?? 0;
     const times = turnTimes(index.turns, mtime);
     // A session written to in the last minutes may be mid-turn: its last turn is the Stop hook's.
     const last = now - mtime < activeMs ? index.turns.length - 1 : -1;
@@ -253,8 +264,22 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
         plan.already++;
         return;
       }
+      const kind = turnKind(turn);
+      if (kind === "local-command") {
+        plan.notTurns[kind]++;
+        return;
+      }
+      if (queue.has(`${index.sessionId} ${turn.uuid}`) || (turn.promptId !== undefined && queue.has(`${index.sessionId} ${turn.promptId}`))) {
+        plan.queued++;
+        return;
+      }
+      // Its reply may still be coming.
       if (i === last) {
         plan.active++;
+        return;
+      }
+      if (kind !== "work") {
+        plan.notTurns[kind]++;
         return;
       }
       candidates.push({ transcript: t, turn: i, uuid: turn.uuid, sessionId: index.sessionId, time: times[i]!, day: localDay(new Date(times[i]!)) });
@@ -286,7 +311,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
 }
 
 /** The reader names a turn whose entry has no uuid (old formats) by its line: unique within its file only. */
-function isLineId(id: string): boolean {
+export function isLineId(id: string): boolean {
   return /^line-\d+$/.test(id);
 }
 

@@ -20,6 +20,7 @@ import { readJsonFile } from "../core/json-file.ts";
 import { isAlive } from "../core/processes.ts";
 import { clip } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
+import type { TurnKind } from "../transcript/turn-kind.ts";
 
 /** A turn as the drainer settled it: once written, every retry writes the same note anchor. */
 export interface ResolvedTurn {
@@ -32,6 +33,8 @@ export interface ResolvedTurn {
   tools: { name: string; input: string }[];
   /** The turn rendered for a summariser, redacted. */
   text: string;
+  /** Whether it is worth a note (turn-kind.ts), when the transcript said; a turn that is not work is never saved. */
+  kind?: TurnKind;
 }
 
 export interface PendingTurn {
@@ -259,4 +262,21 @@ function listNames(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * What the queue holds, for the turn accounting and import: `session id` keys of each queued turn's
+ * prompt id and settled turn id, and per session how many queued turns carry neither (older clients).
+ */
+export function queuedTurnKeys(dataDir: string): { keys: Set<string>; unnamed: Map<string, number> } {
+  const keys = new Set<string>();
+  const unnamed = new Map<string, number>();
+  for (const file of listPending(dataDir)) {
+    const e = readPending(file);
+    if (!e) continue;
+    if (e.promptId) keys.add(`${e.sessionId} ${e.promptId}`);
+    if (e.resolved) keys.add(`${e.sessionId} ${e.resolved.turnUuid}`);
+    if (!e.promptId && !e.resolved) unnamed.set(e.sessionId, (unnamed.get(e.sessionId) ?? 0) + 1);
+  }
+  return { keys, unnamed };
 }

@@ -242,6 +242,87 @@ export function firstSentence(text: string, max = 200): string {
   return clip((m ? m[1]! : line).trim(), max);
 }
 
+/**
+ * Words that carry no outcome: what a reply says when it is done ("Done!", "Perfect!", "The plan is
+ * ready.") or about to act ("Let me check…"). A sentence of these only is never the outcome.
+ */
+const FILLER = new Set(
+  (
+    "a an the and or but so to of in on at for with by from as is are was were be been being it its this that these those " +
+    "i i'll i've i'm me my we we've let's let you your yours he she they them there here now then just also very really " +
+    "all any some not no yes ok okay done perfect great good nice excellent sure fine ready plan complete completed finished " +
+    "everything thing things working works work looks look looking should would could will can may might do does did has have had " +
+    "what which who how why when where if into out up down about again still see check checking next step steps go going"
+  ).split(" "),
+);
+
+/** Markdown a reply decorates a line with: list marks, heading marks, emphasis, check marks. */
+function plainLine(line: string): string {
+  return line
+    .replace(/^\s*(?:[-*+•]|\d+[.)]|#{1,6})\s+/u, "")
+    .replace(/\*\*|__/g, "")
+    .replace(/^[\s\p{Extended_Pictographic}\uFE0F✓✔]+/u, "")
+    .trim();
+}
+
+/** Sentences of a reply, code blocks left out (a code line is no outcome). */
+function sentencesOf(text: string): string[] {
+  const out: string[] = [];
+  let code = false;
+  for (const raw of text.split("\n")) {
+    if (/^\s*(```|~~~)/.test(raw)) {
+      code = !code;
+      continue;
+    }
+    if (code) continue;
+    const line = plainLine(raw);
+    if (!line) continue;
+    // As firstSentence: a Western stop needs a space after it (`v1.2`), a CJK stop does not.
+    for (const part of line.split(/(?<=[.!?])(?<!\b(?:e\.g|i\.e|vs|etc|cf)\.)\s+|(?<=[。！？])/u)) if (part.trim()) out.push(part.trim());
+  }
+  return out;
+}
+
+/**
+ * How much a sentence says: its content words, and twice over what names a thing (a path, an
+ * identifier, code, a number). Fillers and intentions ("Let me…") score nothing.
+ */
+export function sentenceScore(sentence: string): number {
+  if (/^(?:let me|let's|now let me|i'll|i will|first,? let me)\b/i.test(sentence)) return 0;
+  let score = 0;
+  for (const w of sentence.split(/\s+/)) {
+    const bare = w.replace(/^[("'`\[]+|[)"'`\],.:;!?]+$/g, "");
+    if (!bare) continue;
+    if (/[`/\\]|\w\.\w|[a-z][A-Z]|\w_\w|\d/.test(w)) score += 2;
+    else if (/\p{L}{3,}/u.test(bare) && !FILLER.has(bare.toLowerCase())) score++;
+  }
+  return score;
+}
+
+/** Below this a reply's sentence is filler ("Done!", "The plan is ready."). */
+const INFORMATIVE = 2;
+
+/**
+ * The outcome of a reply: its most informative sentence (sentenceScore; the earlier one on a tie),
+ * looked for in the final message first, then in the ones before it; the final message's first
+ * sentence when none says anything.
+ */
+export function outcomeSentence(texts: string[], max = 200): string {
+  for (let i = texts.length - 1; i >= 0; i--) {
+    let best = "";
+    let bestScore = INFORMATIVE - 1;
+    for (const s of sentencesOf(texts[i]!)) {
+      const score = sentenceScore(s);
+      if (score > bestScore) {
+        best = s;
+        bestScore = score;
+      }
+    }
+    if (best) return clip(best, max);
+  }
+  return texts.length ? firstSentence(texts[texts.length - 1]!, max) : "";
+}
+
 const PATH_KEYS = ["file_path", "path", "notebook_path"];
 const PATH_TOOLS = new Set(["Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "NotebookRead"]);
 
@@ -286,7 +367,7 @@ export function extractBullets(turn: LastTurn): string[] {
     bullets.push(`- Files touched: ${shown.join(", ")}${more}`);
   }
   const texts = (turn.assistantTexts ?? []).filter((t) => t.trim());
-  if (texts.length > 0) bullets.push(`- Outcome: ${firstSentence(sanitize(texts[texts.length - 1]!))}`);
+  if (texts.length > 0) bullets.push(`- Outcome: ${outcomeSentence(texts.map(sanitize))}`);
   return finishBullets(bullets);
 }
 

@@ -6,6 +6,7 @@ import { oneLine } from "../core/text.ts";
 import { EmptyTranscriptError, listTurns, readTurnRange } from "./reader.ts";
 import { cleanText } from "./sanitize.ts";
 import type { LastTurn, Turn } from "./types.ts";
+import { turnKind } from "./turn-kind.ts";
 
 /** Tool output is clipped to this many chars in the summariser text. */
 export const LAST_TURN_OUTPUT_CHARS = 1000;
@@ -109,6 +110,7 @@ function toLastTurn(sessionId: string, turn: Turn, lastAssistantMessage: string 
     text: renderTurnForSummary(turn),
   };
   if (used) last.usedLastAssistantMessage = true;
+  last.turnKind = turnKind({ kind: turn.kind, userText: turn.userText, replied: turn.replied === true || used, toolCount: turn.tools.length });
   return last;
 }
 

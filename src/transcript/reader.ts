@@ -63,6 +63,9 @@ const CLAUDE_TYPES = new Set([
 const SKIP_TYPES = new Set(["progress", "file-history-snapshot", "queue-operation", "ai-title", "custom-title", "last-prompt", "agent-name", "mode", "permission-mode", "atis-latch", "tools-used", "pr-link", "cost-state", "tag", ...REQUEST_TYPES]);
 /** Codex rollouts and OpenClaw sessions. */
 const FOREIGN_TYPES = new Set(["event_msg", "response_item", "session_meta", "turn_context", "compacted", "message", "session"]);
+/** The model Claude Code names on assistant lines it writes itself, not a model's reply. */
+const SYNTHETIC_MODEL = "<synthetic>";
+const SYNTHETIC_BYTES = Buffer.from(`"model":"${SYNTHETIC_MODEL}"`);
 /** The format is decided from the first entries, as the reference does. */
 const DETECT_LINES = 80;
 
@@ -183,7 +186,9 @@ class Builder {
         if (ids) {
           this.objects++;
           this.count("assistant");
-          this.answered(peek.sidechain, ids);
+          // A line without a tool call may be one Claude Code wrote itself (it never holds one).
+          const synthetic = ids.length === 0 && Buffer.from(buf.buffer, buf.byteOffset + s, e - s).indexOf(SYNTHETIC_BYTES) >= 0;
+          this.answered(peek.sidechain, ids, synthetic);
           return;
         }
       }
@@ -201,13 +206,14 @@ class Builder {
   }
 
   /** An assistant line seen in an index without parsing it (its tool_use ids found by a byte search). */
-  private answered(sidechain: boolean, toolIds: string[]): void {
+  private answered(sidechain: boolean, toolIds: string[], synthetic: boolean): void {
     if (this.seg.leftOut(sidechain)) {
       this.stats.sidechain++;
       return;
     }
     const t = this.answeringTurn();
     if (!t) return;
+    if (!synthetic) t.replied = true;
     for (const id of toolIds) {
       if (this.toolIds.has(id)) continue;
       this.toolIds.add(id);
@@ -332,6 +338,7 @@ class Builder {
       tools: [],
       items: [],
       toolCount: 0,
+      replied: false,
       line: lineNo,
       start: offset,
       end: offset,
@@ -364,6 +371,8 @@ class Builder {
     }
     const t = this.answeringTurn();
     if (!t) return;
+    // Claude Code writes a `<synthetic>` reply itself (a local command's "No response requested.", an API error): no model answered.
+    if (msg.model !== SYNTHETIC_MODEL) t.replied = true;
     const full = this.o.mode === "full";
     const msgId = str(msg.id) ?? str(o.uuid) ?? "";
     let seen = this.seen.get(msgId);

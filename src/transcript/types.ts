@@ -1,3 +1,5 @@
+import type { TurnKind } from "./turn-kind.ts";
+
 /** One tool call inside a turn, paired with its result when the transcript has it. */
 export interface ToolCall {
   id: string;
@@ -30,6 +32,8 @@ export interface LastTurn {
   text: string;
   /** True when `lastAssistantMessage` was appended because the file did not have it yet. */
   usedLastAssistantMessage?: boolean;
+  /** Whether the turn is worth a note (turn-kind.ts), when read from a transcript. */
+  turnKind?: TurnKind;
 }
 
 /** One element of a turn, in file order. */
@@ -64,6 +68,8 @@ export interface Turn {
   items: TurnItem[];
   /** Number of tool calls (same as tools.length when fully read). */
   toolCount: number;
+  /** A model answered (text, thinking or a tool call); Claude Code's own `<synthetic>` lines do not count. */
+  replied?: boolean;
   /** 1-based line number of the opening entry. */
   line: number;
   /** Byte range of the turn in the file: [start, end). */

@@ -3,6 +3,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync
 import { join } from "node:path";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 import { REPO, tempProject } from "../helpers/cli.ts";
+import { accountedSession, SESSION } from "../helpers/accounted-session.ts";
 
 describe("doctor, remember and recent", () => {
   // Shared by every test, and stateless: the tests never read what it was asked.
@@ -22,7 +23,7 @@ describe("doctor, remember and recent", () => {
     const r = await ms(["doctor", "--json-output"], { OLLAMA_HOST: "http://127.0.0.1:9" });
     const checks = JSON.parse(r.stdout) as { name: string; status: string; detail: string; fix?: string }[];
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
-    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "ollama", "index", "curated memory", "turn queue", "watch"]);
+    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "ollama", "index", "curated memory", "turn queue", "turns", "watch"]);
     expect(by["turn queue"]!.status).toBe("ok");
     expect(by.ollama!.status).toBe("warn");
     expect(by.ollama!.fix).toBe("ollama serve");
@@ -72,6 +73,28 @@ describe("doctor, remember and recent", () => {
     const stale = JSON.parse((await ms(["doctor", "-j"])).stdout).find((c: { name: string }) => c.name === "turn queue");
     expect(stale.status).toBe("warn");
     expect(stale.fix).toStartWith("memsearch hook drain");
+  });
+
+  test("every turn accounted for: doctor and stats name the missing turn and say how it is counted; import writes exactly it", async () => {
+    const { p, ms } = project();
+    const s = await accountedSession(p.root, p.home);
+    const turns = async () => JSON.parse((await ms(["doctor", "-j"])).stdout).find((c: { name: string }) => c.name === "turns");
+    const before = await turns();
+    expect(before.status).toBe("warn");
+    expect(before.detail).toBe(`1 of 3 turns since 2026-02-10 have no note: 2026-02-10 12:04 session acc0be11 turn t-missin "Write the release notes for version 2"; 1 queued (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)`);
+    expect(before.fix).toBe("memsearch import (writes exactly that turn)");
+    const stats = JSON.parse((await ms(["stats", "-j"])).stdout);
+    expect(stats.turns).toMatchObject({ turns: 5, toCapture: 3, queued: 1, missing: 1, notTurns: { "local-command": 2, "no-reply": 0, trivial: 1 } });
+    expect(stats.turns.sessions[0]).toMatchObject({ sessionId: SESSION, turns: 5 });
+    expect(stats.turns.missingTurns.map((m: { turn: string }) => m.turn)).toEqual([s.missing]);
+    expect((await ms(["stats"])).stdout).toContain("Turns: 1 of 3 turns since 2026-02-10 have no note");
+    const imported = await ms(["import"]);
+    expect(imported.stdout).toStartWith("Imported 1 turn from 1 session");
+    expect(imported.stderr).toContain("1 turn waiting in the write-ahead queue left to the drainer");
+    await ms(["hook", "drain"], {}, "");
+    const after = await turns();
+    expect(after.status).toBe("ok");
+    expect(after.detail).toBe("3 of 3 turns since 2026-02-10 have a note (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)");
   });
 
   test("a broken config makes doctor fail with the file and line", async () => {

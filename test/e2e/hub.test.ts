@@ -5,7 +5,7 @@
  * test-artifacts/hub/ (git-ignored) and the page's weight written beside them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
@@ -66,6 +66,25 @@ appendTurn(
   "all",
 );
 addNotes(dayBefore(1), [{ time: "23:10", session: SESSION, turn: TURN, transcript, bullets: ["User asked to set up the billing webhook", "Claude Code made it verify Stripe signatures"] }]);
+// A turn of another session that has no note (the Stop hook never ran for it): its day gets a mark.
+const MISSING_DAY = dayBefore(2);
+const missingTranscript = join(p.home, ".claude", "projects", "-hub-e2e", "4b1f7c2e-6666-4d6e-8f70-8192a3b4c5d6.jsonl");
+{
+  const base = { sessionId: "4b1f7c2e-6666-4d6e-8f70-8192a3b4c5d6", cwd: p.root, timestamp: new Date(`${MISSING_DAY}T12:00:00`).toISOString() };
+  writeFileSync(
+    missingTranscript,
+    [
+      { ...base, type: "user", uuid: "d00d0000-0001-4000-8000-000000000001", message: { role: "user", content: "Rotate the staging database password" } },
+      { ...base, type: "assistant", uuid: "d00d0000-0002-4000-8000-000000000002", message: { id: "m-missing", role: "assistant", content: [{ type: "tool_use", id: "tu-missing", name: "Bash", input: { command: "./rotate.sh staging" } }] } },
+      { ...base, type: "user", uuid: "d00d0000-0003-4000-8000-000000000003", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "tu-missing", content: "rotated" }] } },
+      { ...base, type: "assistant", uuid: "d00d0000-0004-4000-8000-000000000004", message: { id: "m-missing-2", role: "assistant", content: [{ type: "text", text: "The staging password is rotated." }] } },
+    ]
+      .map((l) => JSON.stringify(l))
+      .join("\n") + "\n",
+  );
+  const old = new Date(Date.now() - 86_400_000);
+  utimesSync(missingTranscript, old, old);
+}
 const totalNotes = Object.values(days).reduce((a, b) => a + b, 0);
 
 // Claude Code's curated memory of the project: a CLAUDE.md and its memory folder, one file holding a secret.
@@ -287,7 +306,8 @@ describe("memsearch hub: the page in Chromium", () => {
     const lay = heatmapLayout(o.days, o.today);
     const cells = page.locator("rect.cell");
     expect(await cells.count()).toBe(lay.cells.length);
-    const drawn = await cells.evaluateAll((els) => els.map((e) => [e.getAttribute("data-date"), Number(e.getAttribute("data-count")), e.getAttribute("class")]));
+    // The mark of a day with a turn without a note comes later (its own test).
+    const drawn = await cells.evaluateAll((els) => els.map((e) => [e.getAttribute("data-date"), Number(e.getAttribute("data-count")), e.getAttribute("class")!.replace(" missing", "")]));
     expect(drawn).toEqual(lay.cells.map((c) => [c.date, c.count, `cell l${c.level}`]));
     expect(new Set(lay.cells.map((c) => c.level))).toEqual(new Set([0, 1, 2, 3, 4]));
     expect(await page.locator("[data-heat-total]").innerText()).toStartWith(`${lay.total} notes on ${lay.activeDays} days`);
@@ -306,6 +326,19 @@ describe("memsearch hub: the page in Chromium", () => {
     expect(await card.count()).toBe(1);
     expect(await card.innerText()).toContain(`${totalNotes} notes`);
     expect(await card.innerText()).toContain("this project");
+  }, 30_000);
+
+  test("every turn accounted for: the day holding a turn without a note is marked, and the panel says how many turns have one", async () => {
+    await start();
+    const marked = page.locator("svg.heatmap rect.missing");
+    await marked.first().waitFor();
+    expect(await marked.evaluateAll((els) => els.map((e) => e.getAttribute("data-date")))).toEqual([MISSING_DAY]);
+    expect(await marked.first().getAttribute("aria-label")).toEndWith("; 1 turn without a note");
+    const line = page.locator(".turns-line");
+    expect(await line.innerText()).toStartWith(`1 of 2 turns since `);
+    expect(await line.innerText()).toContain('"Rotate the staging database password"');
+    expect(await line.getAttribute("data-missing")).toBe("1");
+    await shot("turns-mark-1280.png", `The heatmap marks ${MISSING_DAY}, a day holding a turn without a note; under it, the line memsearch doctor prints`, { fullPage: false });
   }, 30_000);
 
   test("keyboard: / focuses the search box, arrows walk the heatmap by day and week", async () => {

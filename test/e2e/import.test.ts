@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { anchorsIn } from "../../src/core/anchor.ts";
 import { listTurns } from "../../src/transcript/reader.ts";
+import { turnKind } from "../../src/transcript/turn-kind.ts";
 import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
 import { BIN, run } from "../helpers/cli.ts";
 import { FIXTURES } from "../helpers/fixtures.ts";
@@ -23,7 +24,9 @@ const MINE = [
   "episodic-memory/large-conversation.jsonl",
   "episodic-memory/tiny-conversation.jsonl",
   "claude-code-log/edge_cases.jsonl",
+  "claude-code-log/representative_messages.jsonl",
   "compaction.jsonl",
+  "local-commands.jsonl",
   "garbage.jsonl",
   "images.jsonl",
 ];
@@ -89,7 +92,16 @@ function setup(): Setup {
   };
 }
 
-/** Turns of the project's transcripts, counted by the reader itself (a uuid repeated across files once). */
+/**
+ * What the fixtures hold besides work, counted by hand: `tool_heavy.jsonl` a `/mcp` nobody answered;
+ * `representative_messages.jsonl` a last prompt without a reply; `local-commands.jsonl` a `/clear`
+ * nobody answered, a `/compact` and an `/exit` answered only by Claude Code's `<synthetic>` line,
+ * an API error and an interrupted prompt (no reply), and "Ok nice!" answered with words only.
+ */
+const NOT_WORK = "8 turns skipped, not work (4 local commands, 3 turns without a reply, 1 trivial prompt with a words-only reply)";
+const NOT_WORK_RE = NOT_WORK.replace(/[()]/g, "\\$&");
+
+/** Turns of the project's transcripts worth a note, counted by the reader itself (a uuid repeated across files once). */
 async function expectedTurns(s: Setup): Promise<{ uuids: Set<string>; sessions: Set<string>; days: Set<string> }> {
   const uuids = new Set<string>();
   const sessions = new Set<string>();
@@ -97,7 +109,7 @@ async function expectedTurns(s: Setup): Promise<{ uuids: Set<string>; sessions: 
   for (const f of MINE) {
     const t = await listTurns(join(s.mineDir, basename(f)));
     for (const turn of t.turns) {
-      if (uuids.has(turn.uuid)) continue;
+      if (uuids.has(turn.uuid) || turnKind(turn) !== "work") continue;
       uuids.add(turn.uuid);
       sessions.add(t.sessionId);
       days.add(turn.timestamp!.slice(0, 10));
@@ -139,7 +151,7 @@ describe("memsearch import", () => {
     const want = await expectedTurns(s);
     const r = await run(["import", "--dry-run"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`Would import ${want.uuids.size} turns from ${want.sessions.size} sessions (${MINE.length} transcripts) into ${want.days.size} daily files; 0 turns already have notes.`);
+    expect(r.stdout).toContain(`Would import ${want.uuids.size} turns from ${want.sessions.size} sessions (${MINE.length} transcripts) into ${want.days.size} daily files; 0 turns already have notes; ${NOT_WORK}.`);
     expect(r.stdout).toContain("Cost: none (deterministic extract, no model calls).");
     expect(existsSync(s.memory)).toBe(false);
     const j = await run(["import", "--dry-run", "--summarizer", "claude", "-j"], { cwd: s.root, env: s.env });
@@ -157,7 +169,7 @@ describe("memsearch import", () => {
     const want = await expectedTurns(s);
     const r = await run(["import"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^Imported ${want.uuids.size} turns from ${want.sessions.size} sessions into ${want.days.size} daily files \\(0 already had notes\\) in [\\d.]+ s\\n$`));
+    expect(r.stdout).toMatch(new RegExp(`^Imported ${want.uuids.size} turns from ${want.sessions.size} sessions into ${want.days.size} daily files \\(0 already had notes; ${NOT_WORK_RE}\\) in [\\d.]+ s\\n$`));
     expect(r.stderr).not.toContain("importing"); // no progress bar off a terminal
     const a = anchors(s.memory);
     expect(a.map((x) => x.turn).sort()).toEqual([...want.uuids].sort());
@@ -165,7 +177,7 @@ describe("memsearch import", () => {
     // Each note in the file of its turn's own (UTC here) date.
     for (const f of MINE) {
       const t = await listTurns(join(s.mineDir, basename(f)));
-      for (const turn of t.turns) expect(a.find((x) => x.turn === turn.uuid)!.file).toBe(`${turn.timestamp!.slice(0, 10)}.md`);
+      for (const turn of t.turns) if (want.uuids.has(turn.uuid)) expect(a.find((x) => x.turn === turn.uuid)!.file).toBe(`${turn.timestamp!.slice(0, 10)}.md`);
     }
     // The anchor points at the transcript, so `memsearch transcript --turn` drills down.
     const first = a.find((x) => x.transcript.endsWith("tool_heavy.jsonl"))!;
@@ -180,6 +192,20 @@ describe("memsearch import", () => {
     const times = [...day19.matchAll(/^### (\d\d:\d\d)$/gm)].map((m) => m[1]!);
     expect(times).toEqual([...times].sort());
     expect(readFileSync(join(s.memory, "2025-09-20.md"), "utf8")).toStartWith("# 2025-09-20\n\n## Session 00:");
+  });
+
+  test("no note for a local command, a turn without a reply or a trivial words-only turn; the run says how many it skipped and why", async () => {
+    const s = setup();
+    const r = await run(["import", "-j"], { cwd: s.root, env: s.env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).notTurns).toEqual({ "local-command": 4, "no-reply": 3, trivial: 1 });
+    const notes = readdirSync(s.memory)
+      .map((n) => readFileSync(join(s.memory, n), "utf8"))
+      .join("\n");
+    for (const gone of ["asked: /exit", "asked: /clear", "asked: /compact", "asked: /mcp", "Ok nice!", "No response requested", "API Error", "integration tests time out", "port the same change", "implement a timing decorator"]) expect(notes).not.toContain(gone);
+    // The fixture's work turns, a one-word prompt that ran a tool included, are noted.
+    expect(notes).toContain("Rename the retry helper");
+    expect(notes).toContain("- User asked: yes\n- Tools run: Bash");
   });
 
   test("search finds an imported fact", async () => {
@@ -198,7 +224,7 @@ describe("memsearch import", () => {
     const before = readdirSync(s.memory).map((n) => readFileSync(join(s.memory, n), "utf8"));
     const r = await run(["import"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^Imported 0 turns from 0 sessions into 0 daily files \\(${want.uuids.size} already had notes\\)`));
+    expect(r.stdout).toMatch(new RegExp(`^Imported 0 turns from 0 sessions into 0 daily files \\(${want.uuids.size} already had notes; ${NOT_WORK_RE}\\)`));
     expect(readdirSync(s.memory).map((n) => readFileSync(join(s.memory, n), "utf8"))).toEqual(before);
   });
 

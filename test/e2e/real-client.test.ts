@@ -20,7 +20,7 @@ import { anchorsIn } from "../../src/core/anchor.ts";
 import { projectSlug } from "../../src/transcript/claude-files.ts";
 import { InjectionRecordSchema } from "../../src/memory/injections.ts";
 import { startMockApi, type MockApi } from "../helpers/anthropic-mock.ts";
-import { BIN } from "../helpers/cli.ts";
+import { BIN, run } from "../helpers/cli.ts";
 import { assertRealClaude, hookTimings, killLeftovers, leftovers, makeClaudeHome, readTranscript, runPrint, startInteractive, transcriptFiles, type HookTiming, type InteractiveSession } from "../helpers/real-claude.ts";
 
 assertRealClaude();
@@ -516,6 +516,24 @@ describe("memsearch with the real Claude Code", () => {
       for (const t of index.turns) expect(t.userText).not.toContain("Recent memory (memsearch)");
     }
     expect(seen.has("user") && seen.has("assistant")).toBe(true);
+  }, SCENARIO_MS);
+
+  test("every turn accounted for: per session the transcript's turn count, and doctor says every turn has a note (the killed session's included)", async () => {
+    await scenario();
+    await allNoted();
+    const { listTurns } = await import("../../src/transcript/reader.ts");
+    const memsearch = (args: string[]) => run(args, { cwd: project, env: { HOME: home, MEMSEARCH_HOME: join(home, ".memsearch"), CLAUDE_CONFIG_DIR: undefined, MEMSEARCH_DIR: undefined } });
+    const stats = JSON.parse((await memsearch(["stats", "-j"])).stdout);
+    const counted = new Map<string, number>(stats.turns.sessions.map((x: { transcript: string; turns: number }) => [x.transcript, x.turns]));
+    const files = transcriptFiles(home, project);
+    expect(counted.size).toBe(files.length);
+    for (const file of files) expect(counted.get(file)).toBe((await listTurns(file)).turns.length);
+    expect(stats.turns).toMatchObject({ missing: 0, queued: 0, running: 0 });
+    const doctor = await memsearch(["doctor", "-j"]);
+    const check = JSON.parse(doctor.stdout).find((c: { name: string }) => c.name === "turns");
+    expect(check.status).toBe("ok");
+    expect(check.detail).toMatch(/^([\d,]+) of \1 turns since \d{4}-\d{2}-\d{2} have a note/);
+    console.log(`turn accounting: ${check.detail}; not turns to capture: ${JSON.stringify(stats.turns.notTurns)}; ${stats.turns.sessions.length} sessions counted in ${Math.round(stats.turns.ms)} ms`);
   }, SCENARIO_MS);
 
   test("report: counts, duration, and the hook timings Claude Code logged", async () => {

@@ -12,7 +12,8 @@ import { peekIndex } from "../../src/index/format.ts";
 import { appendTurnNote } from "../../src/memory/journal.ts";
 import { handleApi } from "../../src/hub/api.ts";
 import { HubData } from "../../src/hub/data.ts";
-import type { DayPage, NoteView, Overview, SearchPage, TimelinePage, TurnView } from "../../src/hub/types.ts";
+import type { DayPage, NoteView, Overview, SearchPage, TimelinePage, TurnsView, TurnView } from "../../src/hub/types.ts";
+import { accountedSession, SESSION as SESSION_ACC } from "../helpers/accounted-session.ts";
 import { REPO } from "../helpers/cli.ts";
 import { appendTurn } from "../fault/transcript.ts";
 
@@ -340,5 +341,23 @@ describe("nothing the page shows skips redaction or breaks the page", () => {
       [basename(alpha), 520, 500],
       [basename(beta), 2, 2],
     ]);
+  });
+});
+
+describe("every turn accounted for", () => {
+  test("/api/turns: per project and per session the transcript's turns, those with a note, queued and missing, and the days holding a missing turn", async () => {
+    const own = mkdtempSync(join(tmpdir(), "ms-hub-turns-"));
+    mkdirSync(join(own, ".git"));
+    const ownHome = mkdtempSync(join(tmpdir(), "ms-hub-turns-home-"));
+    const s = await accountedSession(own, ownHome);
+    const d = HubData.open({ allProjects: false, cwd: own, env: { ...env, HOME: ownHome, MEMSEARCH_HOME: join(ownHome, ".memsearch"), CLAUDE_CONFIG_DIR: undefined } });
+    const { status, body } = await get<TurnsView>(d, "/api/turns");
+    expect(status).toBe(200);
+    const p = body.projects[0]!;
+    expect(p).toMatchObject({ turns: 5, toCapture: 3, noted: 1, queued: 1, missing: 1, notTurns: { "local-command": 2, "no-reply": 0, trivial: 1 }, since: "2026-02-10T12:00:00.000Z", problem: null });
+    expect(p.line).toStartWith("1 of 3 turns since 2026-02-10 have no note");
+    expect(p.sessions).toEqual([{ sessionId: SESSION_ACC, first: "2026-02-10T12:00:00.000Z", last: "2026-02-10T12:10:00.000Z", turns: 5, noted: 1, queued: 1, running: 0, missing: 1, notTurns: { "local-command": 2, "no-reply": 0, trivial: 1 } }]);
+    expect(p.missingTurns.map((m) => m.turn)).toEqual([s.missing]);
+    expect(body.missingDays).toEqual({ "2026-02-10": 1 });
   });
 });

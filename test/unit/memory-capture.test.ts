@@ -199,6 +199,49 @@ describe("drainPending", () => {
     expect(s.seen).toHaveLength(2);
   });
 
+  test("a /clear the hooks saw leaves the queue at once with no note, counted as a local command", async () => {
+    const p = project();
+    // Claude Code answers nobody for a /clear: the transcript never holds a turn for it.
+    writeFileSync(p.transcript, user("u1", "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>", "p-clear"));
+    recordPrompt(p.dataDir, { sessionId: "s-1", promptId: "p-clear", prompt: "/clear", at: new Date().toISOString() });
+    enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p-clear", prompt: "/clear", transcriptPath: p.transcript, stoppedAt: new Date().toISOString() });
+    const s = fakeSummarizer();
+    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize });
+    expect(report).toMatchObject({ written: 0, failed: 0, notTurns: { "local-command": 1 } });
+    expect(s.seen).toHaveLength(0);
+    expect(listPending(p.dataDir)).toEqual([]);
+    expect(readPrompt(p.dataDir, "s-1", "p-clear")).toBeUndefined();
+    expect(existsSync(p.memoryDir)).toBe(false);
+  });
+
+  test("from the transcript: an /exit answered only by Claude Code's <synthetic> line and an 'Ok nice!' answered with words get no note; a 'yes' that ran a tool does", async () => {
+    const p = project();
+    const synthetic = line({ type: "assistant", uuid: "a2", sessionId: "s-1", message: { model: "<synthetic>", id: "m2", role: "assistant", content: [{ type: "text", text: "No response requested." }] } });
+    writeFileSync(
+      p.transcript,
+      user("u1", "Ok nice!", "p1") + reply("a1", "m1", "Glad it helped.") + user("u2", "<command-name>/exit</command-name>\n<command-message>exit</command-message>\n<command-args></command-args>", "p2") + synthetic + user("u3", "yes", "p3") + tool("a3", "m3", "git push") + reply("a4", "m4", "Pushed."),
+    );
+    enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p1", transcriptPath: p.transcript, stoppedAt: "2026-11-23T10:01:00Z", lastAssistantMessage: "Glad it helped." });
+    await Bun.sleep(5);
+    enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p2", transcriptPath: p.transcript, stoppedAt: "2026-11-23T10:02:00Z", lastAssistantMessage: "No response requested." });
+    await Bun.sleep(5);
+    enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p3", transcriptPath: p.transcript, stoppedAt: "2026-11-23T10:03:00Z", lastAssistantMessage: "Pushed." });
+    const s = fakeSummarizer();
+    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize, transcriptWaitMs: 0 });
+    expect(report).toMatchObject({ written: 1, notTurns: { trivial: 1, "local-command": 1 } });
+    expect(anchors(p.memoryDir).map((a) => a.turn)).toEqual(["u3"]);
+    expect(listPending(p.dataDir)).toEqual([]);
+  });
+
+  test("a trivial prompt whose reply the transcript does not hold yet is written (its tools are unknown)", async () => {
+    const p = project();
+    writeFileSync(p.transcript, user("u1", "ok", "p1"));
+    enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p1", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "Deployed the fix to staging." });
+    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize, transcriptWaitMs: 0 });
+    expect(report.written).toBe(1);
+    expect(report.notTurns).toEqual({});
+  });
+
   test("a drainer killed after the append: the next one finds the note there and writes nothing twice", async () => {
     const p = project();
     const file = enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p1", prompt: "q", stoppedAt: new Date().toISOString(), lastAssistantMessage: "a" });

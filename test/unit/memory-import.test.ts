@@ -131,7 +131,7 @@ describe("finding the project's transcripts", () => {
     const other = join(dir, "other");
     mkdirSync(join(other, ".git"), { recursive: true });
     mkdirSync(join(root, "src"));
-    const t = (u: string): T[] => [{ uuid: u, ts: DAY1, prompt: "hello" }];
+    const t = (u: string): T[] => [{ uuid: u, ts: DAY1, prompt: "hello, fix the build" }];
     const a = session(projectSlug(root), "a", root, t("a1"));
     const b = session(projectSlug(join(root, "src")), "b", join(root, "src"), t("b1"));
     const c = session(projectSlug(wt), "c", wt, t("c1"));
@@ -154,7 +154,7 @@ describe("finding the project's transcripts", () => {
 
   test("a garbage or foreign file is skipped with one warning, an empty one silently, the rest imported", async () => {
     const slug = projectSlug(root);
-    session(slug, "good", root, [{ uuid: "g1", ts: DAY1, prompt: "hello" }]);
+    session(slug, "good", root, [{ uuid: "g1", ts: DAY1, prompt: "hello, fix the build" }]);
     writeFileSync(join(projects, slug, "junk.jsonl"), `{"cwd":${JSON.stringify(root)},"type":"event_msg"}\n{"type":"response_item"}\n`);
     writeFileSync(join(projects, slug, "empty.jsonl"), "");
     const warnings: string[] = [];
@@ -169,9 +169,9 @@ describe("finding the project's transcripts", () => {
 describe("planning", () => {
   test("turns already noted are skipped, by turn uuid and by the prompt id of a hook-written note, in any day's file", async () => {
     session(projectSlug(root), "s1", root, [
-      { uuid: "u1", ts: DAY1, prompt: "one" },
-      { uuid: "u2", ts: at(DAY1, 5), prompt: "two", promptId: "p2" },
-      { uuid: "u3", ts: at(DAY1, 10), prompt: "three", promptId: "p3" },
+      { uuid: "u1", ts: DAY1, prompt: "write step one" },
+      { uuid: "u2", ts: at(DAY1, 5), prompt: "write step two", promptId: "p2" },
+      { uuid: "u3", ts: at(DAY1, 10), prompt: "write step three", promptId: "p3" },
     ]);
     // The Stop hook noted u1 by its uuid; the hooks' own record noted u2 by its prompt id, a day later.
     await appendTurnNote({ memoryDir: memory, sessionId: "s1", turnUuid: "u1", transcriptPath: "x", bullets: ["- one"], now: new Date(DAY1) });
@@ -186,8 +186,8 @@ describe("planning", () => {
 
   test("the last turn of a session written to in the last minutes is left to the Stop hook", async () => {
     const p0 = session(projectSlug(root), "s1", root, [
-      { uuid: "u1", ts: DAY1, prompt: "one" },
-      { uuid: "u2", ts: at(DAY1, 5), prompt: "two" },
+      { uuid: "u1", ts: DAY1, prompt: "write step one" },
+      { uuid: "u2", ts: at(DAY1, 5), prompt: "write step two" },
     ]);
     const now = Date.now();
     utimesSync(p0, new Date(now - 60_000), new Date(now - 60_000));
@@ -198,10 +198,10 @@ describe("planning", () => {
   });
 
   test("a turn copied into a resumed session's file is written once", async () => {
-    session(projectSlug(root), "s1", root, [{ uuid: "u1", ts: DAY1, prompt: "one" }]);
+    session(projectSlug(root), "s1", root, [{ uuid: "u1", ts: DAY1, prompt: "write step one" }]);
     session(projectSlug(root), "s2", root, [
-      { uuid: "u1", ts: DAY1, prompt: "one" },
-      { uuid: "u2", ts: at(DAY1, 5), prompt: "two" },
+      { uuid: "u1", ts: DAY1, prompt: "write step one" },
+      { uuid: "u2", ts: at(DAY1, 5), prompt: "write step two" },
     ]);
     const p = await plan();
     expect(p.todo.map((t) => `${t.sessionId}/${t.uuid}`)).toEqual(["s1/u1", "s2/u2"]);
@@ -211,7 +211,7 @@ describe("planning", () => {
   test("the cost: none for the extract; for a model one call per turn and characters/4 tokens", async () => {
     session(projectSlug(root), "s1", root, [
       { uuid: "u1", ts: DAY1, prompt: "remember the parser ".repeat(250) },
-      { uuid: "u2", ts: at(DAY1, 5), prompt: "two" },
+      { uuid: "u2", ts: at(DAY1, 5), prompt: "write step two" },
     ]);
     const p = await plan();
     expect(await estimateCost(p, "extract")).toEqual({ provider: "extract", calls: 0, inputChars: 0, inputTokens: 0 });
@@ -226,13 +226,13 @@ describe("writing", () => {
   test("notes go oldest first across sessions, each into its own day's file, under the session's heading", async () => {
     const DAY2 = "2026-02-14T12:00:00.000Z";
     session(projectSlug(root), "s1", root, [
-      { uuid: "a1", ts: DAY1, prompt: "alpha one" },
-      { uuid: "a2", ts: at(DAY1, 20), prompt: "alpha two" },
-      { uuid: "a3", ts: DAY2, prompt: "alpha three" },
+      { uuid: "a1", ts: DAY1, prompt: "alpha step one" },
+      { uuid: "a2", ts: at(DAY1, 20), prompt: "alpha step two" },
+      { uuid: "a3", ts: DAY2, prompt: "alpha step three" },
     ]);
     session(projectSlug(root), "s2", root, [
-      { uuid: "b1", ts: at(DAY1, 10), prompt: "beta one" },
-      { uuid: "b2", ts: at(DAY1, 30), prompt: "beta two" },
+      { uuid: "b1", ts: at(DAY1, 10), prompt: "beta step one" },
+      { uuid: "b2", ts: at(DAY1, 30), prompt: "beta step two" },
     ]);
     const p = await plan();
     expect(p.todo.map((t) => t.uuid)).toEqual(["a1", "b1", "a2", "b2", "a3"]);
@@ -245,7 +245,7 @@ describe("writing", () => {
     expect(anchorsOf(localDay(new Date(DAY2))).map((a) => a.turn)).toEqual(["a3"]);
     const text = readFileSync(join(memory, `${localDay(new Date(DAY1))}.md`), "utf8");
     expect(text.match(/^## Session /gm)).toHaveLength(2);
-    expect(text).toContain("- User asked: alpha one");
+    expect(text).toContain("- User asked: alpha step one");
     expect(text).toContain(`transcript:${join(projects, projectSlug(root), "s1.jsonl")}`);
     // A second run finds everything noted.
     const again = await plan();
@@ -274,7 +274,7 @@ describe("writing", () => {
   });
 
   test("earlier turns land after later notes already in a day's file, and the plan says which days", async () => {
-    session(projectSlug(root), "s1", root, [{ uuid: "u1", ts: DAY1, prompt: "one" }]);
+    session(projectSlug(root), "s1", root, [{ uuid: "u1", ts: DAY1, prompt: "write step one" }]);
     await appendTurnNote({ memoryDir: memory, sessionId: "live", turnUuid: "later", transcriptPath: "x", bullets: ["- later"], now: new Date(at(DAY1, 120)) });
     const p = await plan();
     expect(p.laterNotesDays).toEqual([localDay(new Date(DAY1))]);
@@ -286,7 +286,7 @@ describe("writing", () => {
   });
 
   test("summaries run ahead concurrently but notes are written in plan order", async () => {
-    session(projectSlug(root), "s1", root, Array.from({ length: 6 }, (_, i) => ({ uuid: `u${i}`, ts: at(DAY1, i), prompt: `turn ${i}` })));
+    session(projectSlug(root), "s1", root, Array.from({ length: 6 }, (_, i) => ({ uuid: `u${i}`, ts: at(DAY1, i), prompt: `work on turn ${i}` })));
     const p = await plan();
     let running = 0;
     let peak = 0;
@@ -303,7 +303,7 @@ describe("writing", () => {
   });
 
   test("a model failing turn after turn stops the import; the turns before keep their notes", async () => {
-    session(projectSlug(root), "s1", root, Array.from({ length: 8 }, (_, i) => ({ uuid: `u${i}`, ts: at(DAY1, i), prompt: `turn ${i}` })));
+    session(projectSlug(root), "s1", root, Array.from({ length: 8 }, (_, i) => ({ uuid: `u${i}`, ts: at(DAY1, i), prompt: `work on turn ${i}` })));
     const p = await plan();
     const failing = async (t: LastTurn): Promise<Summary> =>
       t.turnUuid === "u0" ? { bullets: ["- fine"], provider: "claude" } : { bullets: extractBullets(t), provider: "extract", fallbackReason: "claude not found on PATH" };
@@ -317,7 +317,7 @@ describe("writing", () => {
   });
 
   test("a disk that fills up mid-import: one StorageError, whole notes only, and a re-run writes the rest exactly once", async () => {
-    session(projectSlug(root), "s1", root, Array.from({ length: 5 }, (_, i) => ({ uuid: `u${i}`, ts: at(DAY1, i), prompt: `turn ${i}` })));
+    session(projectSlug(root), "s1", root, Array.from({ length: 5 }, (_, i) => ({ uuid: `u${i}`, ts: at(DAY1, i), prompt: `work on turn ${i}` })));
     // The daily file may not grow past 4 KiB (the first two notes fit), and the third note is longer than that.
     const limit = 4096;
     const err = await withFileSizeLimit<{ storage: boolean; message: string }>(

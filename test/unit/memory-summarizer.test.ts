@@ -241,6 +241,24 @@ describe("extract", () => {
     ]);
   });
 
+  test("the outcome is the reply's most informative sentence, not its first line", () => {
+    const outcome = (...assistantTexts: string[]) => extractBullets(turn({ assistantTexts })).find((b) => b.startsWith("- Outcome: "));
+    expect(outcome("Done! I renamed `retry` to `withBackoff` in src/net.ts and kept the three call sites compiling.")).toBe("- Outcome: I renamed `retry` to `withBackoff` in src/net.ts and kept the three call sites compiling.");
+    expect(outcome("Perfect! As you can see, the `@repeat(3)` decorator ran the function three times.")).toBe("- Outcome: As you can see, the `@repeat(3)` decorator ran the function three times.");
+    // A filler final message: the message before it says what happened.
+    expect(outcome("The migration failed on the users table because of a NOT NULL column.", "The plan is ready.")).toBe("- Outcome: The migration failed on the users table because of a NOT NULL column.");
+    // Headings and emphasis are markup; code blocks are no outcome; "Let me…" is an intention.
+    expect(outcome("## Beads Created\n\nEpic `spotter-0p7`: Setup Code Quality tools")).toBe("- Outcome: Epic `spotter-0p7`: Setup Code Quality tools");
+    expect(outcome("**Perfect!**\n```ts\nconst retry_with_backoff = 1;\n```\nAll 31 tests passed.")).toBe("- Outcome: All 31 tests passed.");
+    expect(outcome("Let me explore the sync code in lib/sync.ex next. Sync now retries 3 times.")).toBe("- Outcome: Sync now retries 3 times.");
+    expect(outcome("Bumped v1.2.3 in package.json, e.g. the lockfile too. Ok.")).toBe("- Outcome: Bumped v1.2.3 in package.json, e.g. the lockfile too.");
+    // Nothing informative anywhere: the final message's first sentence, as before.
+    expect(outcome("Done!")).toBe("- Outcome: Done!");
+    expect(outcome("The plan is ready.")).toBe("- Outcome: The plan is ready.");
+    // Deterministic: the earlier of two equally informative sentences.
+    expect(outcome("Fixed src/a.ts today. Fixed src/b.ts today.")).toBe("- Outcome: Fixed src/a.ts today.");
+  });
+
   test("a long one-sentence request is clipped, secrets never survive, empty parts are skipped", () => {
     const bullets = extractBullets(turn({ userText: `use ${AWS_KEY} ${"word ".repeat(100)}`, assistantTexts: [] }));
     expect(bullets).toHaveLength(1);

@@ -6,7 +6,7 @@
  * (never as HTML), charts are SVG built here, and the only requests go to this server's /api/
  * with the token `memsearch hub` printed.
  */
-import type { CuratedCard, CuratedView, DayPage, NoteItem, NoteView, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView } from "../types.ts";
+import type { CuratedCard, CuratedView, DayPage, NoteItem, NoteView, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnsView, TurnView } from "../types.ts";
 import { addDays, ago, bars, formatBytes, groupByDay, heatmapLayout, lastDays, longDay, plural } from "./charts.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -430,6 +430,30 @@ async function showOverview(): Promise<void> {
     ),
   );
   heatToRecent();
+  void markMissingTurns(navigation);
+}
+
+/**
+ * Every turn accounted for: a day of the heatmap holding a turn without a note gets a mark, and
+ * the panel says, per project, how many turns have notes (what `memsearch doctor` says). Asked
+ * after the overview is drawn: counting reads every transcript of the project.
+ */
+async function markMissingTurns(asked: number): Promise<void> {
+  let t: TurnsView;
+  try {
+    t = await api<TurnsView>("/api/turns");
+  } catch {
+    return;
+  }
+  if (asked !== navigation) return;
+  for (const r of main.querySelectorAll<SVGElement>("svg.heatmap rect[data-date]")) {
+    const n = t.missingDays[r.getAttribute("data-date")!];
+    if (!n) continue;
+    r.classList.add("missing");
+    r.setAttribute("aria-label", `${r.getAttribute("aria-label")}; ${plural(n, "turn")} without a note`);
+  }
+  const lines = t.projects.filter((p) => p.line).map((p) => h("p", { class: p.missing ? "turns-line warn-text" : "turns-line muted", "data-missing": p.missing }, t.projects.length > 1 ? `${p.projectName}: ${p.line}` : p.line));
+  main.querySelector(".heat-foot")?.after(...lines);
 }
 
 /** Where the heatmap is wider than a narrow window, show its recent end. */

@@ -1,0 +1,262 @@
+/**
+ * Every turn accounted for: for each Claude Code session of the project, the turns its transcript
+ * holds, and for each one whether it has a note (an anchor in a daily file), is still queued (the
+ * write-ahead queue), is still running (the last turn of a session written to in the last minutes),
+ * is no turn to capture (turn-kind.ts: a local command, no reply, a trivial words-only turn), or is
+ * missing: neither a note nor in the queue. `memsearch import` writes exactly the missing ones (it
+ * plans with the same reader, the same anchors and the same decision).
+ *
+ * Read from files memsearch already keeps. What a transcript holds is kept in a cache by its stamp
+ * (`~/.memsearch/turns-cache.json` when the caller names it): only a transcript that changed is
+ * read again.
+ */
+import { existsSync, statSync } from "node:fs";
+import * as v from "valibot";
+import { atomicWrite } from "../core/fsutil.ts";
+import { readJsonFile } from "../core/json-file.ts";
+import { clip, oneLine } from "../core/text.ts";
+import { sanitize } from "../core/redact.ts";
+import { claudeProjectsDir, findProjectTranscripts, isSubagentPath } from "../transcript/claude-files.ts";
+import { EmptyTranscriptError, listTurns } from "../transcript/reader.ts";
+import { describeSkips, NOT_TURN_KINDS, turnKind, type SkipKind } from "../transcript/turn-kind.ts";
+import { ACTIVE_MS, existingNotes, isLineId, turnTimes } from "./import.ts";
+import { localDay } from "./journal.ts";
+import { queuedTurnKeys } from "./pending.ts";
+
+export type TurnState = "noted" | "queued" | "running" | "missing" | SkipKind;
+
+export interface MissingTurn {
+  sessionId: string;
+  /** The turn's id (its user entry's uuid): what a note's anchor would name. */
+  turn: string;
+  /** ISO time of the turn. */
+  at: string;
+  /** The prompt's first words, redacted. */
+  prompt: string;
+  transcript: string;
+}
+
+export interface Counts {
+  /** Turns the transcript holds (what `memsearch transcript` lists). */
+  turns: number;
+  noted: number;
+  queued: number;
+  running: number;
+  missing: number;
+  /** Turns that are not turns to capture, by why; local commands nobody answered (never a turn) are counted with the local commands. */
+  notTurns: Record<SkipKind, number>;
+}
+
+export interface SessionAccount extends Counts {
+  sessionId: string;
+  transcript: string;
+  /** ISO times of its first and last turn. */
+  first?: string;
+  last?: string;
+}
+
+export interface DayAccount {
+  noted: number;
+  missing: number;
+}
+
+export interface TurnAccount extends Counts {
+  sessions: SessionAccount[];
+  /** Turns to capture: noted, queued, running and missing (what "N of N turns" counts). */
+  toCapture: number;
+  /** ISO time of the earliest turn accounted. */
+  since?: string;
+  /** Turns without a note, oldest first. */
+  missingTurns: MissingTurn[];
+  /** Per local day (`YYYY-MM-DD`) of a turn: notes and missing turns. */
+  days: Record<string, DayAccount>;
+  /** Transcripts that could not be read, with why. */
+  unreadable: { path: string; reason: string }[];
+  ms: number;
+}
+
+export interface AccountOptions {
+  /** Where what each transcript holds is kept between runs; none: every transcript is read. */
+  cacheFile?: string;
+  root: string;
+  memoryDir: string;
+  dataDir: string;
+  /** `~/.claude/projects` unless given. */
+  projectsDir?: string;
+  now?: number;
+  activeMs?: number;
+}
+
+const emptySkips = (): Record<SkipKind, number> => ({ "local-command": 0, "no-reply": 0, trivial: 0 });
+
+function add(into: Counts, state: TurnState): void {
+  into.turns++;
+  if (state === "noted" || state === "queued" || state === "running" || state === "missing") into[state]++;
+  else into.notTurns[state]++;
+}
+
+
+/** What the accounting needs of a transcript, kept by its stamp. */
+const CachedTranscript = v.object({
+  stamp: v.string(),
+  sessionId: v.string(),
+  subagent: v.boolean(),
+  /** Slash commands nobody answered (never turns). */
+  unanswered: v.number(),
+  turns: v.array(
+    v.object({
+      uuid: v.string(),
+      promptId: v.optional(v.string()),
+      timestamp: v.optional(v.string()),
+      kind: v.picklist(["work", ...NOT_TURN_KINDS]),
+      /** The prompt's first words, redacted. */
+      prompt: v.string(),
+    }),
+  ),
+});
+type CachedTranscript = v.InferOutput<typeof CachedTranscript>;
+const TurnsCache = v.object({ version: v.literal(1), files: v.record(v.string(), CachedTranscript) });
+type TurnsCache = v.InferOutput<typeof TurnsCache>;
+
+function stampOf(path: string): { stamp: string; mtime: number } | undefined {
+  try {
+    const s = statSync(path);
+    return { stamp: `${s.mtimeMs}:${s.size}:${s.ino}`, mtime: s.mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+async function readTranscriptTurns(path: string, stamp: string): Promise<CachedTranscript> {
+  const index = await listTurns(path);
+  return {
+    stamp,
+    sessionId: index.sessionId,
+    subagent: index.subagent,
+    unanswered: index.stats.skipped["user:local-command"] ?? 0,
+    turns: index.turns.map((t) => ({
+      uuid: t.uuid,
+      ...(t.promptId !== undefined ? { promptId: t.promptId } : {}),
+      ...(t.timestamp !== undefined ? { timestamp: t.timestamp } : {}),
+      kind: turnKind(t),
+      prompt: clip(oneLine(sanitize(t.userText)), 80),
+    })),
+  };
+}
+
+/** Keeps the cache's entries of transcripts that still exist; a cache that cannot be written is only slower next time. */
+function saveCache(file: string, cache: TurnsCache): void {
+  for (const path of Object.keys(cache.files)) if (!existsSync(path)) delete cache.files[path];
+  try {
+    atomicWrite(file, JSON.stringify(cache));
+  } catch {}
+}
+
+export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
+  const started = performance.now();
+  const now = o.now ?? Date.now();
+  const activeMs = o.activeMs ?? ACTIVE_MS;
+  const projectsDir = o.projectsDir ?? claudeProjectsDir();
+  const found = findProjectTranscripts(o.root, projectsDir);
+  const notes = existingNotes(o.memoryDir);
+  const queue = queuedTurnKeys(o.dataDir);
+  const acc: TurnAccount = { turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: emptySkips(), sessions: [], toCapture: 0, missingTurns: [], days: {}, unreadable: [], ms: 0 };
+  // A resumed session's file repeats the turns of the one it resumed: each is counted once.
+  const seen = new Set<string>();
+  const cache: TurnsCache | undefined = o.cacheFile ? (readJsonFile(o.cacheFile, TurnsCache) ?? { version: 1, files: {} }) : undefined;
+  let changed = false;
+  for (const path of found.files) {
+    if (isSubagentPath(path)) continue;
+    const st = stampOf(path);
+    if (!st) continue;
+    let index = cache?.files[path];
+    if (index?.stamp !== st.stamp) {
+      try {
+        index = await readTranscriptTurns(path, st.stamp);
+      } catch (e) {
+        if (!(e instanceof EmptyTranscriptError)) acc.unreadable.push({ path, reason: oneLine(e) });
+        continue;
+      }
+      if (cache) {
+        cache.files[path] = index;
+        changed = true;
+      }
+    }
+    if (index.subagent) continue;
+    const mtime = st.mtime;
+    const sid = index.sessionId;
+    const s: SessionAccount = { sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: emptySkips() };
+    const unanswered = index.unanswered;
+    s.notTurns["local-command"] += unanswered;
+    acc.notTurns["local-command"] += unanswered;
+    const times = turnTimes(index.turns, mtime);
+    const lastRunning = now - mtime < activeMs ? index.turns.length - 1 : -1;
+    let unnamedQueued = queue.unnamed.get(sid) ?? 0;
+    const states: TurnState[] = index.turns.map((turn, i) => {
+      const noted = isLineId(turn.uuid) ? notes.pairs.has(`${sid} ${turn.uuid}`) : notes.turns.has(turn.uuid) || (turn.promptId !== undefined && notes.turns.has(turn.promptId));
+      if (noted) return "noted";
+      const kind = turn.kind;
+      if (kind === "local-command") return kind;
+      if (queue.keys.has(`${sid} ${turn.uuid}`) || (turn.promptId !== undefined && queue.keys.has(`${sid} ${turn.promptId}`))) return "queued";
+      if (i === lastRunning) return "running";
+      if (kind !== "work") return kind;
+      return "missing";
+    });
+    // Queued turns the queue names by neither id (older clients): the session's latest turns without a note.
+    for (let i = states.length - 1; i >= 0 && unnamedQueued > 0; i--) {
+      if (states[i] === "missing" || states[i] === "running") {
+        states[i] = "queued";
+        unnamedQueued--;
+      }
+    }
+    index.turns.forEach((turn, i) => {
+      const key = isLineId(turn.uuid) ? `${sid} ${turn.uuid}` : turn.uuid;
+      if (seen.has(key)) return;
+      seen.add(key);
+      const state = states[i]!;
+      add(s, state);
+      add(acc, state);
+      const at = new Date(times[i]!).toISOString();
+      if (!s.first || at < s.first) s.first = at;
+      if (!s.last || at > s.last) s.last = at;
+      if (state === "noted" || state === "missing") {
+        const day = localDay(new Date(times[i]!));
+        const d = (acc.days[day] ??= { noted: 0, missing: 0 });
+        d[state]++;
+      }
+      if (state === "missing") acc.missingTurns.push({ sessionId: sid, turn: turn.uuid, at, prompt: turn.prompt, transcript: path });
+    });
+    if (s.turns || unanswered) acc.sessions.push(s);
+  }
+  if (cache && o.cacheFile && changed) saveCache(o.cacheFile, cache);
+  acc.sessions.sort((a, b) => (a.first ?? "").localeCompare(b.first ?? ""));
+  acc.missingTurns.sort((a, b) => a.at.localeCompare(b.at));
+  acc.since = acc.sessions.find((s) => s.first)?.first;
+  acc.toCapture = acc.noted + acc.queued + acc.running + acc.missing;
+  acc.ms = performance.now() - started;
+  return acc;
+}
+
+/** Not turns to capture, all kinds together. */
+export function notTurnTotal(c: Pick<Counts, "notTurns">): number {
+  return NOT_TURN_KINDS.reduce((n, k) => n + c.notTurns[k], 0);
+}
+
+const fmt = (n: number) => n.toLocaleString("en-US");
+
+/**
+ * One line for a person: `1,204 of 1,204 turns since 2026-03-01 have a note (not turns: 3 local
+ * commands)`, or which turns have none.
+ */
+export function turnsLine(a: TurnAccount): string {
+  const since = a.since ? ` since ${a.since.slice(0, 10)}` : "";
+  const parts: string[] = [];
+  if (a.queued) parts.push(`${fmt(a.queued)} queued`);
+  if (a.running) parts.push(`${fmt(a.running)} still running`);
+  const skipped = describeSkips(a.notTurns);
+  const tail = `${parts.length ? `; ${parts.join(", ")}` : ""}${skipped ? ` (not turns to capture: ${skipped})` : ""}`;
+  if (!a.missing) return `${fmt(a.noted)} of ${fmt(a.toCapture)} turns${since} have a note${tail}`;
+  const shown = a.missingTurns.slice(0, 3).map((m) => `${m.at.slice(0, 16).replace("T", " ")} session ${m.sessionId.slice(0, 8)} turn ${m.turn.slice(0, 8)} "${clip(m.prompt, 40)}"`);
+  const more = a.missing > shown.length ? `, and ${fmt(a.missing - shown.length)} more` : "";
+  return `${fmt(a.missing)} of ${fmt(a.toCapture)} turns${since} have no note: ${shown.join(", ")}${more}${tail}`;
+}
