@@ -88,6 +88,7 @@ function costLine(c: ImportCost, model: string): string {
 /** Things about the plan worth a line: turns left out and why, and notes landing after later ones. */
 function planNotes(p: ImportPlan): string[] {
   const out: string[] = [];
+  if (p.forgotten) out.push(`Notice: ${plural(p.forgotten, "forgotten turn")} left out (memsearch forget --list; --undo <id> lets one be imported again)`);
   if (p.active) out.push(`Notice: ${plural(p.active, "turn")} of sessions active in the last 10 minutes left to the Stop hook (run import again later if the plugin is not installed)`);
   if (p.laterNotesDays.length) out.push(`Notice: ${plural(p.laterNotesDays.length, "daily file")} already had later notes (${p.laterNotesDays.slice(0, 3).join(", ")}${p.laterNotesDays.length > 3 ? ", …" : ""}); the older turns go after them, since memory files are only ever appended to`);
   return out;
@@ -113,6 +114,7 @@ function planJson(p: ImportPlan) {
     laterNotesDays: p.laterNotesDays,
     skipped: p.skipped,
     otherProjects: p.otherProjects,
+    forgotten: p.forgotten,
   };
 }
 

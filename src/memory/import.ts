@@ -13,7 +13,7 @@
  */
 import { stat } from "node:fs/promises";
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { anchorsIn } from "../core/anchor.ts";
 import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
 import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
@@ -22,6 +22,7 @@ import { EmptyTranscriptError, listTurns, readTurnRange, type TurnIndex } from "
 import type { LastTurn, Turn } from "../transcript/types.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { sanitize } from "../core/redact.ts";
+import { readForgotten } from "./forgotten.ts";
 import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -151,6 +152,8 @@ export interface ImportPlan {
   skipped: { path: string; reason: string }[];
   /** Session files of other projects seen (not imported). */
   otherProjects: number;
+  /** Turns the user forgot (`memsearch forget`): never imported again. */
+  forgotten: number;
 }
 
 export interface PlanOptions {
@@ -200,7 +203,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   const projectsDir = o.projectsDir ?? claudeProjectsDir();
   const now = o.now ?? Date.now();
   const activeMs = o.activeMs ?? ACTIVE_MS;
-  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0 };
+  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0, forgotten: 0 };
 
   const skip = (path: string, reason: string) => {
     plan.skipped.push({ path, reason });
@@ -219,6 +222,9 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   // Never opened: which project they belong to is unknowable without reading them.
   for (const s of special) skip(s.path, `${s.reason}, not a transcript file`);
   const existing = existingNotes(o.memoryDir);
+  // The memory folder is `<dataDir>/memory` (core/project.ts); the list is beside it.
+  const forgotten = readForgotten(dirname(o.memoryDir));
+  if (forgotten.problem) throw new StorageError(`${forgotten.problem}: fix or remove it before importing, or forgotten turns would be written again`);
   const seen = new Set<string>();
   const candidates: PlannedTurn[] = [];
   for (const path of files) {
@@ -251,6 +257,10 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
       const noted = isLineId(turn.uuid) ? existing.pairs.has(`${index.sessionId} ${turn.uuid}`) : existing.turns.has(turn.uuid);
       if (noted || (turn.promptId !== undefined && existing.turns.has(turn.promptId))) {
         plan.already++;
+        return;
+      }
+      if (forgotten.has(turn.uuid) || forgotten.has(turn.promptId)) {
+        plan.forgotten++;
         return;
       }
       if (i === last) {
