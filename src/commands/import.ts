@@ -46,7 +46,7 @@ export const importCommand = command({
       result = await runImport(plan, {
         memoryDir: project.memoryDir,
         concurrency: jobs,
-        summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { provider: a.summarizer })),
+        summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { provider: a.summarizer, ledger: { dataDir: project.dataDir, purpose: "import" } })),
         onProgress: bar.update,
         warn: (m) => bar.interrupt(() => notice(`Warning: ${m}`)),
       });

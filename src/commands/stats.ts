@@ -4,6 +4,7 @@ import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { healNotices } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
+import { costLines, modelCosts } from "./costs.ts";
 
 export const statsCommand = command({
   command: "stats",
@@ -24,13 +25,15 @@ export const statsCommand = command({
       updated_at: meta?.updatedAt ?? null,
       memory_dir: ctx.project.memoryDir,
     };
-    if (a.jsonOutput) return printJson(data);
+    const costs = modelCosts(ctx.project.dataDir);
+    if (a.jsonOutput) return printJson({ ...data, model_calls: costs });
     print(
       [
         `Total indexed chunks: ${data.total_chunks}`,
         `Files: ${data.files}`,
         `Chunks with vectors: ${data.vectors}${data.dimension ? ` (${data.embedding_model}, ${data.dimension}-d)` : ""}`,
         `Index: ${data.index_path} (${(data.index_bytes / 1048576).toFixed(1)} MiB${data.updated_at ? `, updated ${data.updated_at}` : ", not built yet"})`,
+        ...costLines(costs),
       ].join("\n"),
     );
   },
