@@ -5,11 +5,11 @@
  */
 import { join } from "node:path";
 import { NotFoundError, UsageError } from "../core/errors.ts";
+import { readTextQuiet } from "../core/fsutil.ts";
 import { dataFiles } from "../core/project.ts";
 import { sanitize } from "../core/redact.ts";
 import { clip } from "../core/text.ts";
 import { dailyFiles, isDailyFile, notesIn, removeNotes, type JournalNote } from "./journal.ts";
-import { readTextQuiet } from "../core/fsutil.ts";
 import { changeList, readForgotten, type Tombstone } from "./forgotten.ts";
 
 export { undoForget, readForgotten, type Tombstone } from "./forgotten.ts";
