@@ -7,7 +7,7 @@
  */
 import * as v from "valibot";
 import { NotFoundError, StorageError } from "../core/errors.ts";
-import { atomicWrite, readTextQuiet } from "../core/fsutil.ts";
+import { atomicWrite, fileStamp } from "../core/fsutil.ts";
 import { readJson } from "../core/json-file.ts";
 import { withFileLock } from "../core/lock.ts";
 import { dataFiles } from "../core/project.ts";
@@ -49,12 +49,16 @@ export function readForgotten(dataDir: string): Forgotten {
   return { entries, problem, has: (turn) => turn !== undefined && ids.has(turn) };
 }
 
+/** The list as last read, by file stamp: an import appends thousands of notes, each one asks. */
+let lastRead: { path: string; stamp: string; list: Forgotten } | undefined;
+
 /** Whether the turn is on the list, for writers that hold only the memory folder (`<dataDir>/memory`). */
 export function isForgotten(dataDir: string, turn: string): boolean {
-  // A cheap look before parsing: the journal asks this for every note it appends.
-  const text = readTextQuiet(dataFiles(dataDir).forgotten);
-  if (text === undefined || !text.includes(JSON.stringify(turn))) return false;
-  return readForgotten(dataDir).has(turn);
+  const path = dataFiles(dataDir).forgotten;
+  const stamp = fileStamp(path);
+  if (!stamp) return false;
+  if (lastRead?.path !== path || lastRead.stamp !== stamp) lastRead = { path, stamp, list: readForgotten(dataDir) };
+  return lastRead.list.has(turn);
 }
 
 /** Change the list under its lock; a damaged list is refused, never overwritten. */
