@@ -38,7 +38,7 @@ export const forgetCommand = command({
       return print(`Turn ${gone.turn} is no longer forgotten: memsearch import may write its note again.`);
     }
     const target = await targetOf(ctx, String(a.id));
-    const res = await forgetTurn(dataDir, target, { dryRun: a.dryRun });
+    const res = await forgetTurn(dataDir, target, { dryRun: a.dryRun, root: ctx.project.root });
     let indexed = true;
     if (!a.dryRun && res.notes.length) {
       try {

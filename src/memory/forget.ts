@@ -11,6 +11,9 @@ import { sanitize } from "../core/redact.ts";
 import { clip } from "../core/text.ts";
 import { dailyFiles, isDailyFile, notesIn, removeNotes, type JournalNote } from "./journal.ts";
 import { changeList, readForgotten, type Tombstone } from "./forgotten.ts";
+import { isProjectTranscript } from "../transcript/claude-files.ts";
+import { listTurns } from "../transcript/reader.ts";
+import type { Anchor } from "../core/anchor.ts";
 
 export { undoForget, readForgotten, type Tombstone } from "./forgotten.ts";
 
@@ -42,7 +45,7 @@ export interface ForgetResult {
  * Forget a turn: its id on the list first (so a drainer running meanwhile cannot write it back),
  * then its sections out of every daily file. The caller re-indexes.
  */
-export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: { dryRun?: boolean; now?: Date } = {}): Promise<ForgetResult> {
+export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: { dryRun?: boolean; now?: Date; root?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ForgetResult> {
   const { memoryDir } = dataFiles(dataDir);
   const dryRun = opts.dryRun === true;
   let turn: string | undefined;
@@ -63,9 +66,11 @@ export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: { 
   if (dryRun) return { turn, notes, already, dryRun };
   if (turn && !already) {
     const first = notes[0];
+    const promptId = first?.anchor && opts.root ? await promptIdOf(first.anchor, opts.root, opts.env) : undefined;
     const entry: Tombstone = {
       turn: clip(turn, 300),
       ...(first?.anchor?.session ? { session: clip(first.anchor.session, 300) } : {}),
+      ...(promptId && promptId !== turn ? { promptId: clip(promptId, 300) } : {}),
       at: (opts.now ?? new Date()).toISOString(),
       ...(first ? { file: first.file, heading: clip(sanitize(first.heading), 300) } : {}),
       ...(first?.bullets[0] ? { summary: clip(sanitize(first.bullets[0]), 300) } : {}),
@@ -81,3 +86,17 @@ export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: { 
   return { turn, notes: removed, already, dryRun };
 }
 
+
+/**
+ * The prompt id of the anchor's turn, read from its transcript when that is this project's own
+ * (an anchor may come with a clone, and is followed nowhere else); undefined when it cannot be known.
+ */
+async function promptIdOf(anchor: Anchor, root: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (!anchor.transcript || anchor.transcript === "-" || !isProjectTranscript(anchor.transcript, root, { env })) return undefined;
+  try {
+    // By its exact uuid: a near match would put another turn's prompt id on the list.
+    return (await listTurns(anchor.transcript)).turns.find((t) => t.uuid === anchor.turn)?.promptId;
+  } catch {
+    return undefined;
+  }
+}

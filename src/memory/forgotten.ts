@@ -18,6 +18,11 @@ export const TombstoneSchema = v.object({
   /** The anchor's turn id (a transcript turn uuid, or the prompt id of a note the hooks wrote). */
   turn: Text(300),
   session: v.optional(Text(300)),
+  /**
+   * The prompt id Claude Code gave the turn, when the note's transcript named it: a Stop queued
+   * again once that transcript is gone comes back under the prompt id, and is left out too.
+   */
+  promptId: v.optional(Text(300)),
   /** When it was forgotten (ISO). */
   at: Text(40),
   /** The daily file the note was in, its heading and first bullet: what `--list` shows. */
@@ -44,7 +49,7 @@ export function readForgotten(dataDir: string): Forgotten {
   const file = dataFiles(dataDir).forgotten;
   const r = readJson(file, ForgottenFileSchema);
   const entries = "value" in r ? r.value.turns : [];
-  const ids = new Set(entries.map((e) => e.turn));
+  const ids = new Set(entries.flatMap((e) => (e.promptId ? [e.turn, e.promptId] : [e.turn])));
   const problem = "problem" in r ? `${file} ${r.problem.startsWith("cannot") ? r.problem : `is damaged (${r.problem})`}` : undefined;
   return { entries, problem, has: (turn) => turn !== undefined && ids.has(turn) };
 }

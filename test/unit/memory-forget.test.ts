@@ -3,7 +3,7 @@
  * the turn goes on the list, and the journal, the drainer and import's plan all leave it out.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drainPending } from "../../src/memory/capture.ts";
@@ -11,6 +11,7 @@ import { forgetTurn, readForgotten, undoForget } from "../../src/memory/forget.t
 import { appendTurnNote } from "../../src/memory/journal.ts";
 import { enqueueTurn, listPending } from "../../src/memory/pending.ts";
 import type { Summary } from "../../src/memory/summarizer.ts";
+import { appendTurn } from "../fault/transcript.ts";
 
 function project() {
   const dir = mkdtempSync(join(tmpdir(), "ms-forget-"));
@@ -89,5 +90,39 @@ describe("forgetTurn", () => {
     writeFileSync(join(p.dataDir, "forgotten.json"), JSON.stringify({ v: 1, turns: [{ turn: 5 }] }));
     await expect(forgetTurn(p.dataDir, { turn: "t1" })).rejects.toThrow(/forgotten\.json is damaged \(turns\.0\.turn/);
     expect(readFileSync(join(p.memoryDir, "2026-11-20.md"), "utf8")).toContain("a note");
+  });
+});
+
+describe("a forgotten turn's prompt id", () => {
+  test("read from the project's own transcript: a Stop queued again after the transcript is gone is left out too", async () => {
+    const p = project();
+    const root = join(p.dir, "proj");
+    mkdirSync(join(root, ".git"), { recursive: true });
+    const dataDir = join(root, ".memsearch");
+    const memoryDir = join(dataDir, "memory");
+    const dir = join(process.env.HOME!, ".claude", "projects", realpathSync(root).replace(/[^A-Za-z0-9]/g, "-"));
+    mkdirSync(dir, { recursive: true });
+    const transcript = join(dir, "s1.jsonl");
+    appendTurn(transcript, { sessionId: "s1", uuid: "uuid-1", promptId: "prompt-1", prompt: "the question", command: "true", output: "", reply: "the answer", cwd: root }, "all");
+    await appendTurnNote({ memoryDir, sessionId: "s1", turnUuid: "uuid-1", transcriptPath: transcript, bullets: ["a note"], now: at("09:00") });
+    await forgetTurn(dataDir, { turn: "uuid-1" }, { root });
+    expect(readForgotten(dataDir).entries).toMatchObject([{ turn: "uuid-1", promptId: "prompt-1" }]);
+    rmSync(transcript);
+    enqueueTurn(dataDir, { sessionId: "s1", promptId: "prompt-1", prompt: "the question", lastAssistantMessage: "the answer", transcriptPath: transcript, stoppedAt: new Date().toISOString() });
+    const report = await drainPending({ memoryDir, dataDir, summarize: async () => ({ bullets: ["- x"], provider: "claude" }), transcriptWaitMs: 0 });
+    expect(report).toMatchObject({ written: 0, forgotten: 1 });
+    expect(readFileSync(join(memoryDir, "2026-11-20.md"), "utf8")).not.toContain("turn:prompt-1");
+  });
+
+  test("an anchor to a transcript outside the project's own is not followed", async () => {
+    const p = project();
+    const root = join(p.dir, "proj");
+    mkdirSync(join(root, ".git"), { recursive: true });
+    const dataDir = join(root, ".memsearch");
+    const planted = join(p.dir, "elsewhere.jsonl");
+    appendTurn(planted, { sessionId: "s1", uuid: "uuid-2", promptId: "prompt-2", prompt: "q", command: "true", output: "", reply: "a", cwd: root }, "all");
+    await appendTurnNote({ memoryDir: join(dataDir, "memory"), sessionId: "s1", turnUuid: "uuid-2", transcriptPath: planted, bullets: ["a note"], now: at("09:00") });
+    await forgetTurn(dataDir, { turn: "uuid-2" }, { root });
+    expect(readForgotten(dataDir).entries[0]!.promptId).toBeUndefined();
   });
 });
