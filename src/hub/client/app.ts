@@ -292,7 +292,7 @@ function heatmap(o: Overview, span = openingSpan(o.days, o.today)): HTMLElement 
           "aria-pressed": String(sp.key === span.key),
           onclick: () => {
             const next = heatmap(o, sp);
-            wrap.replaceWith(next);
+            section.replaceWith(next);
             (next.querySelector(`[data-span="${sp.key}"]`) as HTMLElement | null)?.focus();
             heatToRecent();
           },
@@ -302,8 +302,7 @@ function heatmap(o: Overview, span = openingSpan(o.days, o.today)): HTMLElement 
     ),
   );
   section.insertBefore(nav, section.querySelector(".heat-scroll"));
-  const wrap = section;
-  return wrap;
+  return section;
 }
 
 function heatmapOf(o: Overview, span: HeatSpan): HTMLElement {
