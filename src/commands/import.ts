@@ -47,7 +47,7 @@ export const importCommand = command({
       result = await runImport(plan, {
         memoryDir: project.memoryDir,
         concurrency: jobs,
-        summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { provider: a.summarizer })),
+        summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { provider: a.summarizer, ledger: { dataDir: project.dataDir, purpose: "import" } })),
         onProgress: bar.update,
         warn: (m) => bar.interrupt(() => notice(`Warning: ${m}`)),
       });
@@ -96,6 +96,7 @@ function costLine(c: ImportCost, model: string): string {
 function planNotes(p: ImportPlan): string[] {
   const out: string[] = [];
   if (p.queued) out.push(`Notice: ${plural(p.queued, "turn")} waiting in the write-ahead queue left to the drainer (memsearch hook drain writes ${p.queued === 1 ? "it" : "them"} now)`);
+  if (p.forgotten) out.push(`Notice: ${plural(p.forgotten, "forgotten turn")} left out (memsearch forget --list; --undo <id> lets one be imported again)`);
   if (p.active) out.push(`Notice: ${plural(p.active, "turn")} of sessions active in the last 10 minutes left to the Stop hook (run import again later if the plugin is not installed)`);
   if (p.laterNotesDays.length) out.push(`Notice: ${plural(p.laterNotesDays.length, "daily file")} already had later notes (${p.laterNotesDays.slice(0, 3).join(", ")}${p.laterNotesDays.length > 3 ? ", …" : ""}); the older turns go after them, since memory files are only ever appended to`);
   return out;
@@ -123,6 +124,7 @@ function planJson(p: ImportPlan) {
     laterNotesDays: p.laterNotesDays,
     skipped: p.skipped,
     otherProjects: p.otherProjects,
+    forgotten: p.forgotten,
   };
 }
 

@@ -15,6 +15,7 @@ import { recallCommand } from "./recall.ts";
 import { hubCommand } from "./hub.ts";
 import { projectsCommand } from "./projects.ts";
 import { debugCommand } from "./debug.ts";
+import { forgetCommand } from "./forget.ts";
 
 /** Every subcommand; one file each. */
-export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, doctorCommand, debugCommand];
+export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, doctorCommand, debugCommand, forgetCommand];

@@ -85,7 +85,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   }
 
   const [{ summarizerOptions }, { answerFrom }] = await Promise.all([import("../memory/summarizer.ts"), import("../recall/prompt.ts")]);
-  const answer = await answerFrom("recall", query, res.results, summarizerOptions(ctx.config));
+  const answer = await answerFrom("recall", query, res.results, summarizerOptions(ctx.config, { ledger: { dataDir: ctx.project.dataDir, purpose: "recall" } }));
   if (a.jsonOutput) {
     if (!answer.ok) notice(`memsearch: no model answered (${answer.reason}); here are the results`);
     printJson(toJson(query, res, answer));

@@ -12,6 +12,7 @@ async function turnCounts(p: Pick<ProjectPaths, "root" | "memoryDir" | "dataDir"
   const a = await accountTurns({ root: p.root, memoryDir: p.memoryDir, dataDir: p.dataDir, cacheFile });
   return a.sessions.length ? a : undefined;
 }
+import { costLines, modelCosts } from "./costs.ts";
 
 export const statsCommand = command({
   command: "stats",
@@ -33,7 +34,8 @@ export const statsCommand = command({
       memory_dir: ctx.project.memoryDir,
       turns: (await turnCounts(ctx.project, userFiles().turnsCache)) ?? null,
     };
-    if (a.jsonOutput) return printJson(data);
+    const costs = modelCosts(ctx.project.dataDir);
+    if (a.jsonOutput) return printJson({ ...data, model_calls: costs });
     const turns = data.turns;
     print(
       [
@@ -43,6 +45,7 @@ export const statsCommand = command({
         `Index: ${data.index_path} (${(data.index_bytes / 1048576).toFixed(1)} MiB${data.updated_at ? `, updated ${data.updated_at}` : ", not built yet"})`,
         `Turns: ${turns ? turnsLine(turns) : "no Claude Code session of this project yet"}`,
         ...(turns?.sessions ?? []).map((s) => `  session ${s.sessionId.slice(0, 8)} (${(s.first ?? "").slice(0, 16).replace("T", " ")}): ${s.turns} turns, ${s.noted} noted${s.queued ? `, ${s.queued} queued` : ""}${s.running ? `, ${s.running} running` : ""}${s.missing ? `, ${s.missing} missing` : ""}${notTurnTotal(s) ? `, ${notTurnTotal(s)} not turns to capture` : ""}`),
+        ...costLines(costs),
       ].join("\n"),
     );
   },

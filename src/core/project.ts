@@ -46,6 +46,14 @@ export interface DataFiles {
   injectionLog: string;
   /** The log's previous part, once the log outgrew its size. */
   injectionLogOld: string;
+  /** Turns the user forgot (`memsearch forget`): never written again by the drainer or import (JSON, schema: src/memory/forget.ts). */
+  forgotten: string;
+  /** Held while the forgotten list changes. */
+  forgottenLock: string;
+  /** Every model call memsearch made, one JSON line each (schema: src/memory/ledger.ts). */
+  modelLedger: string;
+  /** The ledger's previous part, once it outgrew its size. */
+  modelLedgerOld: string;
 }
 
 export function dataFiles(dataDir: string): DataFiles {
@@ -67,6 +75,10 @@ export function dataFiles(dataDir: string): DataFiles {
     drainLock: join(pendingDir, ".drain.lock"),
     injectionLog: join(dataDir, "injections.jsonl"),
     injectionLogOld: join(dataDir, "injections.1.jsonl"),
+    forgotten: join(dataDir, "forgotten.json"),
+    forgottenLock: join(dataDir, ".forgotten.lock"),
+    modelLedger: join(dataDir, "model-calls.jsonl"),
+    modelLedgerOld: join(dataDir, "model-calls.1.jsonl"),
   };
 }
 

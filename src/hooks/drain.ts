@@ -16,7 +16,7 @@ export async function drain(): Promise<HookOutput> {
   const report = await drainPending({
     memoryDir: project.memoryDir,
     dataDir: project.dataDir,
-    summarize: (turn) => summarizeTurn(turn, summarizerOptions(config)),
+    summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { ledger: { dataDir: project.dataDir, purpose: "summary" } })),
   });
   debugLog("drain", report.ran ? "drained" : "another drainer holds the queue", report);
   // The last one wins the status line: the newest problem is the one worth acting on.

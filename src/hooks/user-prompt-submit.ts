@@ -340,7 +340,7 @@ async function synthesize(ctx: Context, query: string, notes: SearchResult[], tu
     notes.map((r) => noteOf(r.chunk, r.score, tokens)),
     turns.map((t) => t.hit),
   ).slice(0, SYNTHESIS_RESULTS);
-  const answer = await answerFrom("synthesis", query, results, summarizerOptions(c, { timeoutMs }));
+  const answer = await answerFrom("synthesis", query, results, summarizerOptions(c, { timeoutMs, ledger: { dataDir: ctx.project.dataDir, purpose: "synthesize" } }));
   if (!answer.ok) {
     debugLog("user-prompt-submit", `synthesize: no model answered (${answer.reason}); plain injection`);
     return undefined;

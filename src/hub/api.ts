@@ -9,6 +9,8 @@ import { ForeignTranscriptError } from "../transcript/claude-files.ts";
 import { isDay } from "../core/since.ts";
 import { isDailyFile } from "../memory/journal.ts";
 import type { HubData, NoteRef } from "./data.ts";
+import * as v from "valibot";
+import { parseJson } from "../core/json-file.ts";
 
 const MAX_QUERY = 500;
 const MAX_PAGE = 200;
@@ -85,6 +87,10 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
       }
       case "/api/curated":
         return json(data.curatedFile(project(q), int(q, "index", 0, 1_000_000)));
+      case "/api/sessions":
+        return json(await data.sessions(project(q)));
+      case "/api/costs":
+        return json(data.costs());
       case "/api/note":
         return json(await data.note(project(q), noteRef(q)));
       case "/api/transcript": {
@@ -104,6 +110,27 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
     const status = e instanceof UsageError ? 400 : e instanceof ForeignTranscriptError ? 403 : e instanceof NotFoundError ? 404 : 500;
     if (status === 500 && !(e instanceof MemsearchError) && process.env.MEMSEARCH_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? e}\n`);
     // Errors echo settings and file names: redacted like everything else the page shows.
+    return json({ error: sanitize(oneLine(e)) }, status);
+  }
+}
+
+/** A forget from the page: the note by its daily file and heading line, and the user's confirmation. */
+const ForgetRequest = v.object({
+  project: v.pipe(v.string(), v.regex(PROJECT_ID)),
+  file: v.pipe(v.string(), v.check(isDailyFile, "a daily file name (YYYY-MM-DD.md)")),
+  line: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000_000)),
+  confirmed: v.literal(true),
+});
+
+/** POST /api/forget (the server checked the token, the origin and the content type). */
+export async function handleForget(data: HubData, body: string): Promise<Response> {
+  const r = parseJson(body, ForgetRequest);
+  if (!("value" in r)) return json({ error: sanitize(`bad forget request: ${r.problem}`) }, 400);
+  const { project: id, file, line } = r.value;
+  try {
+    return json(await data.forget(id, { file, line }));
+  } catch (e) {
+    const status = e instanceof UsageError ? 400 : e instanceof NotFoundError ? 404 : 500;
     return json({ error: sanitize(oneLine(e)) }, status);
   }
 }

@@ -15,7 +15,7 @@ import { resolveOllamaHost } from "../core/ollama-client.ts";
 import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
 import { expandChunk, type Expansion, type SectionRef } from "../index/expand.ts";
 import type { IndexSummary } from "../index/format.ts";
-import { indexStats, LoadedIndexes, readChunk, searchIndex } from "../watch/gateway.ts";
+import { indexStats, LoadedIndexes, readChunk, refreshIndex, searchIndex } from "../watch/gateway.ts";
 import { fileStamp, isDirectory, readTextQuiet } from "../core/fsutil.ts";
 import { projectsFile, readRegistry, type ProjectEntry } from "../memory/projects.ts";
 import { recall } from "../recall/recall.ts";
@@ -25,12 +25,16 @@ import type { StoredChunk } from "../index/types.ts";
 import { dataFiles, userFiles } from "../core/project.ts";
 import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, type JournalNote } from "../memory/journal.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
-import { checkProjectTranscript, claudeProjectsDir, isProjectTranscript, openRegularFile } from "../transcript/claude-files.ts";
+import { checkProjectTranscript, claudeProjectsDir, findProjectTranscripts, isProjectTranscript, openRegularFile } from "../transcript/claude-files.ts";
 import { curatedFromRepository, findCuratedFiles } from "../transcript/claude-memory.ts";
 import { accountTurns, turnsLine } from "../memory/accounting.ts";
+import { forgetTurn } from "../memory/forget.ts";
+import { readInjections, type InjectionRecord } from "../memory/injections.ts";
+import { readModelCalls } from "../memory/ledger.ts";
+import { costReport, formatUsd, type CostRow } from "../memory/prices.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import { clip } from "../core/text.ts";
-import type { CuratedCard, CuratedView, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnView, DayPage, TurnCounts, TurnsView } from "./types.ts";
+import type { CostRowView, CostsPage, CuratedCard, CuratedView, DayPage, ForgetDone, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, PromptReceived, SearchHit, SearchPage, SessionsPage, TimelinePage, TurnCounts, TurnsView, TurnView } from "./types.ts";
 
 export interface HubOptions {
   /** Every project of the registry, not only the one the hub was started in. */
@@ -64,6 +68,9 @@ const OLLAMA_CACHE_MS = 30_000;
 const MAX_CACHED_STORES = 2;
 /** Notes of one project sent for one day; the rest are counted. */
 const DAY_NOTES = 500;
+/** Sessions of the injection log sent at once, newest first; the rest are counted. */
+const SESSIONS_SHOWN = 30;
+const FIRST_WORDS_CHARS = 120;
 
 const redact = (text: string, max: number) => clipRedacted(text, max);
 
@@ -467,6 +474,30 @@ export class HubData {
   }
 
   /**
+   * `memsearch forget` for a note of the timeline (its daily file and heading line): the section
+   * leaves the markdown, its turn goes on the forgotten list, and the index is brought up to date.
+   */
+  async forget(id: string, ref: { file: string; line: number }): Promise<ForgetDone> {
+    const p = this.project(id);
+    const ctx = this.context(p);
+    if (!ctx) throw new MemsearchError(redact(`project ${p.name}: ${p.problem}`, 500));
+    if (!existsSync(ctx.project.dataDir)) throw new NotFoundError(`no memory left for ${p.name}: its folder is gone`);
+    const res = await forgetTurn(p.dataDir, ref, { root: p.root, env: this.env });
+    if (res.notes.length) await refreshIndex(ctx);
+    return { project: p.id, turn: res.turn === undefined ? null : redact(res.turn, 300), removed: res.notes.length, alreadyForgotten: res.already };
+  }
+
+  /** What each prompt received, per session (the injection log). */
+  sessions(id: string): Promise<SessionsPage> {
+    return sessionsOf(this.project(id), this.env);
+  }
+
+  /** What the memory cost, over the projects in view. */
+  costs(): CostsPage {
+    return costsOf(this.list.map((p) => p.dataDir));
+  }
+
+  /**
    * The original turn of a note (`memsearch transcript PATH --turn ID`), redacted like the
    * command's output. The path comes from the note's own anchor, or from a recall hit this hub
    * returned: a request never names an arbitrary file to read.
@@ -513,6 +544,87 @@ export class HubData {
       }),
     };
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What each prompt received, forget, and what the memory cost (HubData's methods below delegate here)
+
+/** The prompts of the newest sessions of a project's injection log, each with its first words from the transcript. */
+export async function sessionsOf(p: { id: string; name: string; root: string; dataDir: string }, env: NodeJS.ProcessEnv): Promise<SessionsPage> {
+  const bySession = new Map<string, InjectionRecord[]>();
+  for (const r of readInjections(p.dataDir)) {
+    const key = r.session ?? "";
+    if (!bySession.has(key)) bySession.set(key, []);
+    bySession.get(key)!.push(r);
+  }
+  const all = [...bySession.entries()].sort((a, b) => b[1].at(-1)!.at.localeCompare(a[1].at(-1)!.at));
+  const shown = all.slice(0, SESSIONS_SHOWN);
+  const words = await promptWords(p.root, new Set(shown.map(([s]) => s)), env);
+  return {
+    project: p.id,
+    projectName: p.name,
+    total: all.length,
+    sessions: shown.map(([session, recs]) => ({
+      session: redact(session || "(no session id)", 300),
+      first: recs[0]!.at,
+      last: recs.at(-1)!.at,
+      injectedChars: recs.reduce((n, r) => n + (r.decision === "injected" ? r.chars : 0), 0),
+      prompts: recs.map((r) => promptReceived(r, r.prompt ? words.get(`${session} ${r.prompt}`) : undefined)),
+    })),
+  };
+}
+
+function promptReceived(r: InjectionRecord, firstWords: string | undefined): PromptReceived {
+  const injected = r.considered.filter((c) => c.outcome === "injected");
+  const best = r.considered.length ? Math.max(...r.considered.map((c) => c.score)) : null;
+  let verdict: string;
+  if (r.decision === "injected") verdict = `injected ${injected.length || ""} ${injected.length === 1 ? "memory" : "memories"}`.replace("  ", " ");
+  else if (r.decision === "skipped" && /not typed by a person/.test(r.reason)) verdict = "skipped: not typed by a person";
+  else if (r.decision === "nothing" && r.reason === "nothing through the gate") verdict = r.considered.length ? "nothing: best candidate below the gate" : "nothing: no candidate found";
+  else verdict = `${r.decision}: ${r.reason}`;
+  return {
+    at: r.at,
+    promptId: r.prompt ?? null,
+    source: r.source ?? null,
+    firstWords: firstWords ?? null,
+    decision: r.decision,
+    verdict: redact(verdict, 300),
+    reason: redact(r.reason, 500),
+    mode: r.mode,
+    chars: r.chars,
+    injected: injected.map((c) => ({ kind: c.kind, id: c.id, score: round(c.score), date: c.date ?? null, fromRepository: c.fromRepository === true, instructionLike: c.instructionLike === true })),
+    bestScore: best === null ? null : round(best),
+    considered: r.considered.length,
+  };
+}
+
+/**
+ * `session promptId` → the prompt's first words, from the project's transcripts of those sessions
+ * (Claude Code names a transcript after its session). Redacted, then clipped.
+ */
+async function promptWords(root: string, sessions: Set<string>, env: NodeJS.ProcessEnv): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const found = findProjectTranscripts(root, claudeProjectsDir(env));
+  for (const path of found.files) {
+    const session = basename(path, ".jsonl");
+    if (!sessions.has(session)) continue;
+    try {
+      for (const t of (await listTurns(path)).turns) if (t.promptId) out.set(`${session} ${t.promptId}`, redact(t.userText.replace(/\s+/g, " ").trim(), FIRST_WORDS_CHARS));
+    } catch {
+      // An unreadable transcript leaves its prompts without words; the log still says what they received.
+    }
+  }
+  return out;
+}
+
+function costRow(r: CostRow): CostRowView {
+  return { period: r.period, calls: r.calls, failed: r.failed, inTokens: r.inTokens, outTokens: r.outTokens, charsOnly: r.charsOnly, usd: Math.round(r.usd * 1e6) / 1e6, unpriced: r.unpriced, shown: formatUsd(r) };
+}
+
+/** The ledgers of the projects in view, added up per month and day. */
+export function costsOf(dataDirs: string[]): CostsPage {
+  const c = costReport(dataDirs.flatMap((d) => readModelCalls(d)));
+  return { pricesAsOf: c.pricesAsOf, total: costRow(c.total), months: c.months.map(costRow), days: c.days.slice(0, 31).map(costRow) };
 }
 
 /**

@@ -14,7 +14,7 @@ import { parseJson } from "../core/json-file.ts";
 import { withFileLock } from "../core/lock.ts";
 import { userFiles } from "../core/project.ts";
 import { isAlive } from "../core/processes.ts";
-import { handleApi, json } from "./api.ts";
+import { handleApi, handleForget, json } from "./api.ts";
 import { asset } from "./assets.ts";
 import type { HubData } from "./data.ts";
 
@@ -64,6 +64,26 @@ function sameSecret(given: string, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/**
+ * A request that changes memory (a forget) must come from the hub's own page: the token in the
+ * `Authorization` header (which no form or link of another site can set) and the hub's own origin
+ * (a page elsewhere, even one that learned the token, is not this page).
+ */
+function fromOwnPage(req: Request, port: number, token: string): { ok: true } | { ok: false; status: number; why: string } {
+  const auth = req.headers.get("authorization");
+  if (!auth?.startsWith("Bearer ") || !sameSecret(auth.slice(7).trim(), token)) return { ok: false, status: 401, why: "missing or wrong token: open the address `memsearch hub` printed" };
+  const origin = req.headers.get("origin");
+  const site = req.headers.get("sec-fetch-site");
+  if ((origin !== `http://${HOST}:${port}` && origin !== `http://localhost:${port}`) || (site !== null && site !== "same-origin")) {
+    return { ok: false, status: 403, why: "a change to memory must come from the hub's own page" };
+  }
+  if (!/^application\/json\b/.test(req.headers.get("content-type") ?? "")) return { ok: false, status: 415, why: "send JSON" };
+  return { ok: true };
+}
+
+/** Larger bodies are not a forget request. */
+const MAX_BODY = 4096;
+
 /** The token, from `Authorization: Bearer …` (the page) or `?token=` (a hand-made request). */
 function authorized(req: Request, url: URL, token: string): boolean {
   const auth = req.headers.get("authorization");
@@ -101,6 +121,15 @@ function startServer(data: HubData, opts: { port?: number } = {}): StartedHub {
         // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) sends its own Host.
         const host = req.headers.get("host");
         if (host !== `${HOST}:${port}` && host !== `localhost:${port}`) return text(403, "Forbidden: open the hub at the address memsearch printed.\n");
+        if (req.method === "POST" && url.pathname === "/api/forget") {
+          const own = fromOwnPage(req, port, token);
+          if (!own.ok) return json({ error: own.why }, own.status, SECURITY_HEADERS);
+          const body = await req.text();
+          if (body.length > MAX_BODY) return json({ error: "request too large" }, 413, SECURITY_HEADERS);
+          const res = await handleForget(data, body);
+          for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
+          return res;
+        }
         if (req.method !== "GET" && req.method !== "HEAD") return text(405, "Method not allowed\n", { allow: "GET, HEAD" });
         if (url.pathname.startsWith("/api/")) {
           if (!authorized(req, url, token)) {

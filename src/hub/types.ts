@@ -188,3 +188,82 @@ export interface TurnsView {
   /** Local days holding a turn without a note, over the projects in view: day → count. */
   missingDays: Record<string, number>;
 }
+
+/** A forget through the page (POST /api/forget): what left the markdown. */
+export interface ForgetDone {
+  project: string;
+  /** The turn put on the forgotten list; null for a section without an anchor (removed only). */
+  turn: string | null;
+  removed: number;
+  alreadyForgotten: boolean;
+}
+
+/** One memory the prompt hook injected. */
+export interface InjectedMemory {
+  kind: "note" | "turn";
+  /** A note's chunk hash (`memsearch expand <id>`) or a conversation turn's uuid. */
+  id: string;
+  score: number;
+  date: string | null;
+  fromRepository: boolean;
+  instructionLike: boolean;
+}
+
+/** One prompt of a session, and what the prompt hook did with it (the injection log). */
+export interface PromptReceived {
+  at: string;
+  promptId: string | null;
+  /** UserPromptSubmit's source; null: typed by a person (or an older Claude Code). */
+  source: string | null;
+  /** The prompt's first words, from the session's transcript, redacted; null when the transcript does not have it. */
+  firstWords: string | null;
+  decision: "injected" | "hint" | "nothing" | "skipped";
+  /** What happened, in words: "injected 2 memories", "nothing: best candidate below the gate", "skipped: not typed by a person"… */
+  verdict: string;
+  reason: string;
+  mode: string;
+  chars: number;
+  injected: InjectedMemory[];
+  /** The best score among the memories considered, when any was. */
+  bestScore: number | null;
+  considered: number;
+}
+
+export interface SessionReceived {
+  session: string;
+  first: string;
+  last: string;
+  prompts: PromptReceived[];
+  injectedChars: number;
+}
+
+/** What each prompt received, per session, newest session first. */
+export interface SessionsPage {
+  project: string;
+  projectName: string;
+  /** Sessions in the log; the newest `sessions.length` are sent. */
+  total: number;
+  sessions: SessionReceived[];
+}
+
+/** One day's or month's model calls, added up (memory/prices.ts). */
+export interface CostRowView {
+  period: string;
+  calls: number;
+  failed: number;
+  inTokens: number;
+  outTokens: number;
+  charsOnly: number;
+  usd: number;
+  unpriced: number;
+  /** `$0.0123`, `unknown`, `$0.01 + 2 unpriced`. */
+  shown: string;
+}
+
+/** What the memory cost, over the projects in view. */
+export interface CostsPage {
+  pricesAsOf: string;
+  total: CostRowView;
+  months: CostRowView[];
+  days: CostRowView[];
+}

@@ -15,6 +15,7 @@ import { isLocalCommand, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote } from "./journal.ts";
 import { DRAIN_LOCK_STALE_MS, drainLockFile, forgetPrompt, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, sweepTempFiles, type PendingTurn, type ResolvedTurn } from "./pending.ts";
 import { sanitize } from "../core/redact.ts";
+import { readForgotten } from "./forgotten.ts";
 import type { Summary } from "./summarizer.ts";
 
 export interface DrainOptions {
@@ -54,6 +55,8 @@ export interface DrainReport {
   tempSwept: number;
   /** Turns taken off the queue without a note because they are not work (turn-kind.ts), by why. */
   notTurns: Partial<Record<SkipKind, number>>;
+  /** Turns the user forgot (`memsearch forget`): taken off the queue, not written. */
+  forgotten: number;
 }
 
 export const TRANSCRIPT_WAIT_MS = 10_000;
@@ -64,7 +67,7 @@ const POLL_MS = 200;
  * the holder looks again after letting go, so a turn queued meanwhile is never left behind.
  */
 export async function drainPending(opts: DrainOptions): Promise<DrainReport> {
-  const report: DrainReport = { written: 0, duplicates: 0, fromHooks: 0, failed: 0, damaged: 0, problems: [], ran: false, tempSwept: 0, notTurns: {} };
+  const report: DrainReport = { written: 0, duplicates: 0, fromHooks: 0, failed: 0, damaged: 0, problems: [], ran: false, tempSwept: 0, notTurns: {}, forgotten: 0 };
   const tried = new Set<string>();
   for (;;) {
     const todo = listPending(opts.dataDir).filter((f) => !tried.has(f));
@@ -110,6 +113,14 @@ async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, 
     if (resolved.kind && resolved.kind !== "work") return notATurn(file, entry, resolved.kind, opts, report);
     saveResolved(file, entry, resolved);
   }
+  // Before the summariser: a forgotten turn costs no model call either.
+  const forgotten = readForgotten(opts.dataDir);
+  if (forgotten.problem) report.problems.push(`${forgotten.problem}; turns on it may be written again`);
+  if (forgotten.has(resolved.turnUuid) || forgotten.has(entry.promptId)) {
+    report.forgotten++;
+    done(file, entry, opts);
+    return;
+  }
   if (resolved.source === "hooks") report.fromHooks++;
   const summary = await opts.summarize(toLastTurn(entry, resolved));
   if (summary.fallbackReason) report.problems.push(`summariser fell back to a plain extract (${summary.fallbackReason})`);
@@ -124,6 +135,7 @@ async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, 
       now: new Date(entry.stoppedAt),
     });
     if (written.appended) report.written++;
+    else if (written.forgotten) report.forgotten++;
     else report.duplicates++;
     done(file, entry, opts);
   } catch (e) {

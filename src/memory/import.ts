@@ -13,7 +13,7 @@
  */
 import { stat } from "node:fs/promises";
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { anchorsIn } from "../core/anchor.ts";
 import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
 import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
@@ -24,6 +24,7 @@ import { turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { queuedTurnKeys } from "./pending.ts";
 import { sanitize } from "../core/redact.ts";
+import { readForgotten } from "./forgotten.ts";
 import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -157,6 +158,8 @@ export interface ImportPlan {
   skipped: { path: string; reason: string }[];
   /** Session files of other projects seen (not imported). */
   otherProjects: number;
+  /** Turns the user forgot (`memsearch forget`): never imported again. */
+  forgotten: number;
 }
 
 export interface PlanOptions {
@@ -208,7 +211,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   const projectsDir = o.projectsDir ?? claudeProjectsDir();
   const now = o.now ?? Date.now();
   const activeMs = o.activeMs ?? ACTIVE_MS;
-  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, queued: 0, notTurns: { "local-command": 0, "no-reply": 0, trivial: 0 }, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0 };
+  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, queued: 0, notTurns: { "local-command": 0, "no-reply": 0, trivial: 0 }, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0, forgotten: 0 };
 
   const skip = (path: string, reason: string) => {
     plan.skipped.push({ path, reason });
@@ -228,6 +231,9 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   for (const s of special) skip(s.path, `${s.reason}, not a transcript file`);
   const existing = existingNotes(o.memoryDir);
   const queue = o.dataDir ? queuedTurnKeys(o.dataDir).keys : new Set<string>();
+  // The memory folder is `<dataDir>/memory` (core/project.ts); the list is beside it.
+  const forgotten = readForgotten(dirname(o.memoryDir));
+  if (forgotten.problem) throw new StorageError(`${forgotten.problem}: fix or remove it before importing, or forgotten turns would be written again`);
   const seen = new Set<string>();
   const candidates: PlannedTurn[] = [];
   for (const path of files) {
@@ -262,6 +268,10 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
       const noted = isLineId(turn.uuid) ? existing.pairs.has(`${index.sessionId} ${turn.uuid}`) : existing.turns.has(turn.uuid);
       if (noted || (turn.promptId !== undefined && existing.turns.has(turn.promptId))) {
         plan.already++;
+        return;
+      }
+      if (forgotten.has(turn.uuid) || forgotten.has(turn.promptId)) {
+        plan.forgotten++;
         return;
       }
       const kind = turnKind(turn);

@@ -5,16 +5,17 @@
  * retry a hook) and all-or-nothing (a full disk leaves the file as it was).
  */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, readdirSync, rmSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { anchorsIn, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { clip, oneLine, stripControls } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
-import { errCode, openOwnFile, readOwnText, readTextQuiet, storageError } from "../core/fsutil.ts";
+import { atomicWrite, errCode, openOwnFile, readOwnText, readTextQuiet, storageError } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
 import { sanitize } from "../core/redact.ts";
 import { originKey, recordSeen, type Provenance } from "./seen.ts";
 import { FROM_REPOSITORY, quote } from "../core/frame.ts";
+import { isForgotten } from "./forgotten.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Appending a turn note
@@ -33,8 +34,10 @@ export interface TurnNote {
 export interface AppendResult {
   file: string;
   wroteSessionHeading: boolean;
-  /** False when this turn's anchor was already in the file (a retried hook): nothing written. */
+  /** False when this turn's anchor was already in the file (a retried hook), or the turn was forgotten: nothing written. */
   appended: boolean;
+  /** The user forgot this turn (`memsearch forget`): it is never written again. */
+  forgotten?: boolean;
 }
 
 const pad = (n: number) => String(n).padStart(2, "0");
@@ -54,7 +57,12 @@ export function dailyFile(memoryDir: string, now = new Date()): string {
 
 /** Dot-prefixed and not `.md`, so scanners and watchers that index markdown ignore it. */
 export function dailyLockFile(memoryDir: string, now = new Date()): string {
-  return join(memoryDir, `.${localDay(now)}.md.lock`);
+  return lockOfDaily(memoryDir, `${localDay(now)}.md`);
+}
+
+/** The lock of the daily file `name` (`YYYY-MM-DD.md`): the one appendTurnNote holds. */
+function lockOfDaily(memoryDir: string, name: string): string {
+  return join(memoryDir, `.${name}.lock`);
 }
 
 const NO_BULLETS = "- (no summary; see the transcript anchor)";
@@ -100,6 +108,8 @@ export async function appendTurnNote(given: TurnNote): Promise<AppendResult> {
 }
 
 function appendLocked(file: string, opts: TurnNote, now: Date): AppendResult {
+  // The memory folder is `<dataDir>/memory` (core/project.ts); the list is beside it.
+  if (isForgotten(dirname(opts.memoryDir), opts.turnUuid)) return { file, wroteSessionHeading: false, appended: false, forgotten: true };
   const before = readIfExists(file);
   const anchors = anchorsIn(before ?? "");
   if (anchors.some((a) => a.turn === opts.turnUuid)) return { file, wroteSessionHeading: false, appended: false };
@@ -418,4 +428,57 @@ export function previousSession(src: DailySource, opts: { exclude?: string; file
   let first = last;
   for (const n of notes) if (n.anchor?.session === session) first = n;
   return { session, last, first };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Removing notes (forget)
+
+/**
+ * Removes the `###` sections of the daily file `name` that `pick` chooses, under the lock appends
+ * hold, and returns them (as they were). A `## Session` heading left with nothing under it goes
+ * too. The file is replaced whole (atomicWrite), so a failed write leaves it as it was. With
+ * `dryRun`, nothing is written.
+ */
+export async function removeNotes(memoryDir: string, name: string, pick: (n: JournalNote) => boolean, opts: { dryRun?: boolean } = {}): Promise<JournalNote[]> {
+  if (!isDailyFile(name)) throw new InputError(`not a daily memory file: ${name}`);
+  const file = join(memoryDir, name);
+  return withFileLock(
+    lockOfDaily(memoryDir, name),
+    () => {
+      const before = readIfExists(file);
+      if (before === undefined) return [];
+      const gone = notesIn(before, name).filter(pick);
+      if (!gone.length || opts.dryRun) return gone;
+      const lines = before.replace(/\r\n?/g, "\n").split("\n");
+      const drop = new Set<number>();
+      for (const n of gone) {
+        let end = n.endLine;
+        // The blank lines after a section belong to it.
+        while (end < lines.length && !lines[end]!.trim()) end++;
+        for (let i = n.line - 1; i < end; i++) drop.add(i);
+      }
+      let kept = lines.filter((_l, i) => !drop.has(i));
+      kept = withoutEmptySessions(kept);
+      atomicWrite(file, kept.join("\n"));
+      return gone;
+    },
+    { timeoutMs: 10_000 },
+  );
+}
+
+/** Lines without the `## Session …` headings that no longer hold anything before the next heading of their level or above. */
+function withoutEmptySessions(lines: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (/^##\s+Session\b/.test(lines[i]!)) {
+      let j = i + 1;
+      while (j < lines.length && !lines[j]!.trim()) j++;
+      if (j >= lines.length || /^#{1,2}\s/.test(lines[j]!)) {
+        i = j - 1;
+        continue;
+      }
+    }
+    out.push(lines[i]!);
+  }
+  return out;
 }

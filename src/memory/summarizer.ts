@@ -10,6 +10,9 @@ import { DEFAULT_OLLAMA_HOST, ollamaClient, ollamaError, ollamaTimeoutMs, resolv
 import { clip, clipMiddle, firstLine, oneLine, seconds } from "../core/text.ts";
 import type { LastTurn, ToolCall } from "../transcript/types.ts";
 import { sanitize } from "../core/redact.ts";
+import * as v from "valibot";
+import { parseJson } from "../core/json-file.ts";
+import { recordModelCall, type LedgerTarget, type ModelCall } from "./ledger.ts";
 
 export type SummarizerProvider = "claude" | "ollama" | "extract";
 
@@ -22,6 +25,8 @@ export interface SummarizeOptions {
   /** Default `claude`, looked up on the PATH of `env`. */
   claudeBin?: string;
   env?: NodeJS.ProcessEnv;
+  /** Record every model call in this project's ledger (memory/ledger.ts), as made for this purpose. */
+  ledger?: LedgerTarget;
 }
 
 export interface Summary {
@@ -43,7 +48,7 @@ const OLLAMA_MAX_INPUT = 12_000;
  * The summariser's options as the configuration gives them: the one place that reads its keys.
  * `provider` overrides the configured one (`import --summarizer`); "off" asks for the extract.
  */
-export function summarizerOptions(config: ResolvedConfig["values"], over: { provider?: SummarizerProvider; timeoutMs?: number } = {}): SummarizeOptions {
+export function summarizerOptions(config: ResolvedConfig["values"], over: { provider?: SummarizerProvider; timeoutMs?: number; ledger?: LedgerTarget } = {}): SummarizeOptions {
   const configured = config["summarizer.provider"];
   let ollamaHost: string;
   try {
@@ -58,11 +63,58 @@ export function summarizerOptions(config: ResolvedConfig["values"], over: { prov
     ollamaHost,
     ollamaModel: config["summarizer.ollama_model"],
     timeoutMs: over.timeoutMs ?? ollamaTimeoutMs(config, "summary"),
+    ...(over.ledger ? { ledger: over.ledger } : {}),
   };
 }
 
 /** Why a provider produced nothing usable; the message becomes `fallbackReason`. */
-class SummarizerFailure extends Error {}
+class SummarizerFailure extends Error {
+  constructor(
+    message: string,
+    readonly timedOut = false,
+  ) {
+    super(message);
+  }
+}
+
+/** A model's answer and what the provider said it used. */
+interface ModelReply {
+  text: string;
+  usage?: Pick<ModelCall, "inTokens" | "outTokens" | "cacheReadTokens" | "cacheWriteTokens" | "reportedUsd">;
+}
+
+/**
+ * Makes one model call and records it in the ledger when asked to: provider, model, sizes,
+ * duration, outcome. The record is one appended line; a ledger that cannot be written changes nothing.
+ */
+async function accounted(provider: "claude" | "ollama", input: string, opts: SummarizeOptions, call: () => Promise<ModelReply>): Promise<string> {
+  const started = performance.now();
+  const record = (outcome: ModelCall["outcome"], reply?: ModelReply) => {
+    if (!opts.ledger) return;
+    recordModelCall(opts.ledger.dataDir, {
+      v: 1,
+      at: new Date().toISOString(),
+      provider,
+      model: provider === "claude" ? opts.claudeModel : opts.ollamaModel,
+      purpose: opts.ledger.purpose,
+      inChars: input.length,
+      outChars: reply?.text.length ?? 0,
+      ...reply?.usage,
+      ms: Math.round(performance.now() - started),
+      outcome,
+    });
+  };
+  let reply: ModelReply;
+  try {
+    reply = await call();
+  } catch (e) {
+    // A provider that is not there (no claude on PATH) was never called: nothing to account for.
+    if (!(e instanceof SummarizerFailure && e.message.includes("not found"))) record(e instanceof SummarizerFailure && e.timedOut ? "timeout" : "failed");
+    throw e;
+  }
+  record("ok", reply);
+  return reply.text;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Prompt
@@ -123,23 +175,66 @@ export function claudeEnv(base: NodeJS.ProcessEnv): Record<string, string> {
 
 export function claudeArgs(model: string): string[] {
   // No tools, no MCP servers, no saved session: a pure text-in, text-out call.
-  return ["-p", "--strict-mcp-config", "--tools", "", "--model", model, "--no-session-persistence"];
+  // JSON out: the answer with the tokens and cost claude reports (a plain-text answer is still read).
+  return ["-p", "--strict-mcp-config", "--tools", "", "--model", model, "--no-session-persistence", "--output-format", "json"];
 }
 
-/** `claude -p` with `prompt` on stdin: its output, or a SummarizerFailure saying why there is none. */
-async function runClaude(prompt: string, opts: SummarizeOptions): Promise<string> {
+const Tokens = v.optional(v.pipe(v.number(), v.finite(), v.minValue(0)));
+
+/** What `claude -p --output-format json` prints: the fields read here, checked. */
+const ClaudeResultSchema = v.object({
+  type: v.literal("result"),
+  is_error: v.optional(v.boolean()),
+  result: v.optional(v.string()),
+  total_cost_usd: Tokens,
+  usage: v.optional(
+    v.object({
+      input_tokens: Tokens,
+      output_tokens: Tokens,
+      cache_creation_input_tokens: Tokens,
+      cache_read_input_tokens: Tokens,
+    }),
+  ),
+});
+
+/** claude's printed answer: its JSON result with the usage it reports, or plain text as it is. */
+export function readClaudeOutput(stdout: string): ModelReply {
+  const trimmed = stdout.trim();
+  if (!trimmed.startsWith("{")) return { text: stdout };
+  const r = parseJson(trimmed, ClaudeResultSchema);
+  if (!("value" in r)) return { text: stdout };
+  const o = r.value;
+  if (o.is_error) throw new SummarizerFailure(`claude reported an error: ${clip(firstLine(o.result ?? ""), 200) || "no detail"}`);
+  const u = o.usage;
+  const read = u?.cache_read_input_tokens ?? 0;
+  const write = u?.cache_creation_input_tokens ?? 0;
+  const usage: ModelReply["usage"] = {};
+  if (u?.input_tokens !== undefined) usage.inTokens = u.input_tokens + read + write;
+  if (u?.output_tokens !== undefined) usage.outTokens = u.output_tokens;
+  if (read) usage.cacheReadTokens = read;
+  if (write) usage.cacheWriteTokens = write;
+  if (o.total_cost_usd !== undefined) usage.reportedUsd = o.total_cost_usd;
+  return { text: o.result ?? "", usage };
+}
+
+/** `claude -p` with `prompt` on stdin: its answer, or a SummarizerFailure saying why there is none. */
+function runClaude(prompt: string, opts: SummarizeOptions): Promise<string> {
+  return accounted("claude", prompt, opts, () => callClaude(prompt, opts));
+}
+
+async function callClaude(prompt: string, opts: SummarizeOptions): Promise<ModelReply> {
   const env = claudeEnv(opts.env ?? process.env);
   const bin = opts.claudeBin ?? "claude";
   const path = Bun.which(bin, { PATH: env.PATH ?? "" });
   if (!path) throw new SummarizerFailure(`${bin.includes("/") ? bin : "claude"} not found${bin.includes("/") ? "" : " on PATH"}`);
   const run = await runWithTimeout([path, ...claudeArgs(opts.claudeModel)], prompt, env, opts.timeoutMs);
-  if (run.timedOut) throw new SummarizerFailure(`claude timed out after ${seconds(opts.timeoutMs)}`);
+  if (run.timedOut) throw new SummarizerFailure(`claude timed out after ${seconds(opts.timeoutMs)}`, true);
   if (run.signal) throw new SummarizerFailure(`claude was killed by ${run.signal}`);
   if (run.exitCode !== 0) {
     const why = firstLine(run.stderr) || firstLine(run.stdout);
     throw new SummarizerFailure(`claude exited with status ${run.exitCode}${why ? `: ${clip(why, 200)}` : ""}`);
   }
-  return run.stdout;
+  return readClaudeOutput(run.stdout);
 }
 
 async function summarizeWithClaude(prompt: string, opts: SummarizeOptions): Promise<string[]> {
@@ -207,7 +302,11 @@ async function runWithTimeout(cmd: string[], input: string, env: Record<string, 
 // Ollama
 
 /** One chat call to the Ollama model: its answer, or a SummarizerFailure saying why there is none. */
-async function runOllama(system: string, user: string, opts: SummarizeOptions): Promise<string> {
+function runOllama(system: string, user: string, opts: SummarizeOptions): Promise<string> {
+  return accounted("ollama", system + user, opts, () => callOllama(system, user, opts));
+}
+
+async function callOllama(system: string, user: string, opts: SummarizeOptions): Promise<ModelReply> {
   const client = ollamaClient(opts.ollamaHost, opts.timeoutMs);
   try {
     const res = await client.chat({
@@ -218,10 +317,14 @@ async function runOllama(system: string, user: string, opts: SummarizeOptions): 
       ],
       stream: false,
     });
-    return String(res?.message?.content ?? "");
+    const count = (n: unknown) => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined);
+    const inTokens = count(res?.prompt_eval_count);
+    const outTokens = count(res?.eval_count);
+    return { text: String(res?.message?.content ?? ""), usage: { ...(inTokens !== undefined ? { inTokens } : {}), ...(outTokens !== undefined ? { outTokens } : {}) } };
   } catch (e) {
     const call = { host: opts.ollamaHost, model: opts.ollamaModel, timeoutMs: opts.timeoutMs };
-    throw new SummarizerFailure(`ollama: ${ollamaError(e, call, "chat").message}`);
+    const err = ollamaError(e, call, "chat");
+    throw new SummarizerFailure(`ollama: ${err.message}`, err.kind === "timeout");
   }
 }
 

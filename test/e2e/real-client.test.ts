@@ -554,5 +554,42 @@ describe("memsearch with the real Claude Code", () => {
     );
     expect(failed.map((t) => t.line)).toEqual([]);
     expect(byEvent.get("Stop")?.length).toBeGreaterThanOrEqual(INTERACTIVE_SESSIONS * TURNS_PER_SESSION + PRINT_SESSIONS);
+    // The model-call ledger: one summary line per summariser request the API received in this run.
+    const ledger = readFileSync(join(project, ".memsearch", "model-calls.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { purpose: string; provider: string; outcome: string });
+    console.log(`ledger: ${ledger.length} model calls, ${ledger.filter((c) => c.purpose === "summary").length} summaries`);
+    expect(ledger.filter((c) => c.purpose === "summary").length).toBe(api.summariser().length);
+    expect(ledger.every((c) => c.provider === "claude")).toBe(true);
   }, SCENARIO_MS);
+
+  test("a turn forgotten through the hub (token, same origin) stays gone after `memsearch index --force` and `memsearch import`", async () => {
+    await scenario();
+    const cli = (args: string[]) => Bun.spawnSync([BIN, ...args], { cwd: project, env: { ...process.env, HOME: home, MEMSEARCH_HOME: undefined, MEMSEARCH_NO_WATCH: "1" }, stdout: "pipe", stderr: "pipe" });
+    const started = cli(["hub", "--detach", "--no-open"]);
+    const url = new URL(/Memory Hub: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(started.stdout.toString())![1]!);
+    const token = url.searchParams.get("token")!;
+    try {
+      const target = notes().find((n) => n.anchor && n.anchor.transcript !== "-" && /zq/.test(n.text))!;
+      expect(target).toBeDefined();
+      const file = readdirSync(memoryDir()).find((f) => readFileSync(join(memoryDir(), f), "utf8").includes(`turn:${target.anchor.turn} `))!;
+      const line = readFileSync(join(memoryDir(), file), "utf8").split("\n").findIndex((l) => l.includes(`turn:${target.anchor.turn} `)) + 1;
+      const o = (await (await fetch(new URL("/api/overview", url.origin), { headers: { authorization: `Bearer ${token}` } })).json()) as { projects: { id: string }[] };
+      const forget = await fetch(new URL("/api/forget", url.origin), {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, origin: url.origin, "content-type": "application/json" },
+        body: JSON.stringify({ project: o.projects[0]!.id, file, line, confirmed: true }),
+      });
+      expect(forget.status).toBe(200);
+      expect(((await forget.json()) as { turn: string }).turn).toBe(target.anchor.turn);
+      const gone = () => !notes().some((n) => n.anchor?.turn === target.anchor.turn);
+      expect(gone()).toBe(true);
+      expect(cli(["index", "--force"]).exitCode).toBe(0);
+      expect(cli(["import"]).exitCode).toBe(0);
+      expect(gone()).toBe(true);
+    } finally {
+      expect(cli(["hub", "--stop"]).stdout.toString()).toContain("Stopped the Memory Hub");
+    }
+  }, SCENARIO_MS + 120_000);
 });

@@ -189,9 +189,11 @@ function handleChat(state: DoubleState, body: any): Response {
   const model = String(body?.model ?? "");
   const base = { model, created_at: new Date().toISOString() };
   const message = { role: "assistant", content: state.chatReply };
+  // As Ollama reports it: the prompt's tokens (here its words) and the answer's.
+  const prompt_eval_count = (Array.isArray(body?.messages) ? body.messages : []).reduce((n: number, m: any) => n + String(m?.content ?? "").split(/\s+/).length, 0);
   return chatLike(
     body,
-    { ...base, message, done: true, done_reason: "stop", total_duration: 1_000_000, eval_count: 12 },
+    { ...base, message, done: true, done_reason: "stop", total_duration: 1_000_000, prompt_eval_count, eval_count: 12 },
     { ...base, message },
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { addDays, ago, bars, formatBytes, groupByDay, heatmapLayout, lastDays, levelOf, longDay, plural, weekday } from "../../src/hub/client/charts.ts";
+import { addDays, ago, bars, formatBytes, groupByDay, heatmapBetween, heatmapLayout, heatSpans, lastDays, levelOf, longDay, notesOutside, openingSpan, plural, weekday } from "../../src/hub/client/charts.ts";
 
 describe("heatmap", () => {
   // 2026-11-23 is a Monday.
@@ -77,5 +77,45 @@ describe("formatting", () => {
     expect(longDay("2026-11-21")).toBe("Sat, Nov 21, 2026");
     const now = Date.parse("2026-11-23T12:00:00Z");
     expect(["2026-11-23T11:59:30Z", "2026-11-23T11:00:00Z", "2026-11-21T12:00:00Z", "2026-05-01T00:00:00Z", "2027-01-01T00:00:00Z"].map((t) => ago(t, now))).toEqual(["just now", "1h ago", "2d ago", "6mo ago", "2027-01-01"]);
+  });
+});
+
+describe("the heatmap across years", () => {
+  const today = "2026-11-23";
+
+  test("a year: columns from the Sunday before January 1, its days only, to December 31 (or today)", () => {
+    const lay = heatmapBetween({ "2025-03-02": 3, "2024-12-31": 9 }, "2025-01-01", "2025-12-31");
+    // 2025-01-01 is a Wednesday: the first column starts on Sunday 2024-12-29, whose first days are not drawn.
+    expect(lay.cells[0]).toMatchObject({ date: "2025-01-01", col: 0, row: 3 });
+    expect(lay.cells.at(-1)).toMatchObject({ date: "2025-12-31", col: 52, row: 3 });
+    expect(lay.cells).toHaveLength(365);
+    expect(lay.weeks).toBe(53);
+    expect([lay.total, lay.activeDays, lay.max, lay.from, lay.to]).toEqual([3, 1, 3, "2025-01-01", "2025-12-31"]);
+    expect(heatmapBetween({}, "2026-01-01", today).cells.at(-1)!.date).toBe(today);
+  });
+
+  test("the spans: the last 6 months, then every year from this one back to the oldest note", () => {
+    const spans = heatSpans({ "2024-06-01": 1, "2025-03-02": 3 }, today);
+    expect(spans.map((s) => [s.key, s.from, s.to])).toEqual([
+      ["recent", "2026-05-31", today],
+      ["2026", "2026-01-01", today],
+      ["2025", "2025-01-01", "2025-12-31"],
+      ["2024", "2024-01-01", "2024-12-31"],
+    ]);
+    expect(heatSpans({}, today).map((s) => s.key)).toEqual(["recent", "2026"]);
+  });
+
+  test("it opens on the last 6 months when they hold a note, else on the year of the newest note", () => {
+    expect(openingSpan({ "2025-03-02": 3, "2026-11-20": 1 }, today).key).toBe("recent");
+    // 1,119 notes imported from ten months ago: the year that holds them, not an empty grid.
+    expect(openingSpan({ "2026-01-20": 1119 }, today).key).toBe("2026");
+    expect(openingSpan({ "2024-06-01": 1, "2025-03-02": 3 }, today).key).toBe("2025");
+    expect(openingSpan({}, today).key).toBe("recent");
+  });
+
+  test("notes outside a view are counted", () => {
+    const days = { "2024-06-01": 1, "2025-03-02": 3, "2026-11-20": 2 };
+    expect(notesOutside(days, "2025-01-01", "2025-12-31")).toBe(3);
+    expect(notesOutside(days, "2024-01-01", today)).toBe(0);
   });
 });

@@ -71,7 +71,7 @@ describe("claude provider", () => {
     expect(call!.argv).toEqual(claudeArgs("haiku"));
     expect(call!.argv).toContain("-p");
     expect(call!.argv.join(" ")).toContain("--model haiku");
-    expect(call!.argv).toEqual(["-p", "--strict-mcp-config", "--tools", "", "--model", "haiku", "--no-session-persistence"]);
+    expect(call!.argv).toEqual(["-p", "--strict-mcp-config", "--tools", "", "--model", "haiku", "--no-session-persistence", "--output-format", "json"]);
     expect(call!.env.MEMSEARCH_DISABLE).toBe("1");
     expect(call!.env.MEMSEARCH_NO_WATCH).toBe("1");
     expect(call!.env.CLAUDECODE).toBeUndefined();

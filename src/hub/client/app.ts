@@ -6,8 +6,8 @@
  * (never as HTML), charts are SVG built here, and the only requests go to this server's /api/
  * with the token `memsearch hub` printed.
  */
-import type { CuratedCard, CuratedView, DayPage, NoteItem, NoteView, Overview, ProjectCard, SearchHit, SearchPage, TimelinePage, TurnsView, TurnView } from "../types.ts";
-import { addDays, ago, bars, formatBytes, groupByDay, heatmapLayout, lastDays, longDay, plural } from "./charts.js";
+import type { CostRowView, CostsPage, CuratedCard, CuratedView, DayPage, ForgetDone, NoteItem, NoteView, Overview, ProjectCard, PromptReceived, SearchHit, SearchPage, SessionReceived, SessionsPage, TimelinePage, TurnsView, TurnView } from "../types.ts";
+import { addDays, ago, bars, formatBytes, groupByDay, heatmapBetween, heatSpans, lastDays, longDay, notesOutside, openingSpan, plural, RECENT_SPAN, type HeatSpan } from "./charts.js";
 
 // ---------------------------------------------------------------------------------------------
 // The token: taken from the address once, then kept for this tab only and out of the address bar.
@@ -47,6 +47,22 @@ async function api<T>(path: string, params: Record<string, string | number> = {}
   const body = (await r.json().catch(() => ({}))) as { error?: string };
   if (!r.ok) throw new ApiError(r.status, body.error ?? r.statusText);
   return body as T;
+}
+
+/**
+ * The one request that changes memory (a forget): a POST with the token in its header, as JSON, so
+ * that the server can tell it came from this page (same origin) and not from a form elsewhere.
+ */
+async function post<T>(path: string, body: unknown): Promise<T> {
+  let r: Response;
+  try {
+    r = await fetch(new URL(path, location.origin), { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, "The hub does not answer: it may have been stopped. Run `memsearch hub` again.");
+  }
+  const out = (await r.json().catch(() => ({}))) as { error?: string };
+  if (!r.ok) throw new ApiError(r.status, out.error ?? r.statusText);
+  return out as T;
 }
 
 /** Counts navigations: a view whose data comes back after the user went elsewhere is dropped. */
@@ -256,8 +272,44 @@ function hideTip(): void {
 const PITCH = 14;
 const CELL = 11;
 
-function heatmap(o: Overview): HTMLElement {
-  const lay = heatmapLayout(o.days, o.today, 26);
+/**
+ * The heatmap of one span, with a button for each span there is (the last 6 months, each year):
+ * it opens on the span that holds notes and says how many notes lie outside the view.
+ */
+function heatmap(o: Overview, span = openingSpan(o.days, o.today)): HTMLElement {
+  const spans = heatSpans(o.days, o.today);
+  const section = heatmapOf(o, span);
+  const nav = h(
+    "div",
+    { class: "heat-spans", role: "group", "aria-label": "Which span of time the heatmap shows" },
+    spans.map((sp) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: "span",
+          "data-span": sp.key,
+          "aria-pressed": String(sp.key === span.key),
+          onclick: () => {
+            const next = heatmap(o, sp);
+            section.replaceWith(next);
+            (next.querySelector(`[data-span="${sp.key}"]`) as HTMLElement | null)?.focus();
+            heatToRecent();
+            if (turnsShown) showTurns(turnsShown);
+          },
+        },
+        sp.label,
+      ),
+    ),
+  );
+  section.insertBefore(nav, section.querySelector(".heat-scroll"));
+  return section;
+}
+
+function heatmapOf(o: Overview, span: HeatSpan): HTMLElement {
+  const lay = heatmapBetween(o.days, span.from, span.to);
+  const outside = notesOutside(o.days, span.from, span.to);
+  const spanWords = span.key === RECENT_SPAN ? "the last 6 months" : span.label;
   const left = 30;
   const top = 18;
   const width = left + lay.weeks * PITCH;
@@ -265,7 +317,7 @@ function heatmap(o: Overview): HTMLElement {
   const rects: SVGElement[] = [];
   const svg = s(
     "svg",
-    { viewBox: `0 0 ${width} ${height}`, class: "heatmap", role: "group", "aria-label": `Notes per day over the last 6 months: ${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")}. Arrow keys move between days, Enter opens one.` },
+    { viewBox: `0 0 ${width} ${height}`, class: "heatmap", role: "group", "aria-label": `Notes per day over ${spanWords}: ${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")}. Arrow keys move between days, Enter opens one.` },
     lay.months.map((m) => s("text", { x: left + m.col * PITCH, y: 11, class: "axis" }, m.label)),
     [1, 3, 5].map((row) => s("text", { x: 0, y: top + row * PITCH + 9, class: "axis" }, ["", "Mon", "", "Wed", "", "Fri", ""][row])),
   );
@@ -315,9 +367,19 @@ function heatmap(o: Overview): HTMLElement {
   return h(
     "section",
     { class: "panel", "aria-labelledby": "heat-title" },
-    h("h2", { id: "heat-title" }, "Activity, last 6 months"),
+    h("h2", { id: "heat-title" }, `Activity, ${span.key === RECENT_SPAN ? "last 6 months" : span.label}`),
     h("div", { class: "heat-scroll" }, svg),
-    h("div", { class: "heat-foot" }, h("p", { class: "muted", "data-heat-total": lay.total }, `${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")} since ${longDay(lay.from)}`), legend),
+    h(
+      "div",
+      { class: "heat-foot" },
+      h(
+        "p",
+        { class: "muted", "data-heat-total": lay.total, "data-heat-outside": outside },
+        `${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")} ${span.key === RECENT_SPAN ? `since ${longDay(lay.from)}` : `in ${span.label}`}`,
+        outside ? `; ${plural(outside, "note")} outside this view` : "",
+      ),
+      legend,
+    ),
   );
 }
 
@@ -414,7 +476,7 @@ async function openCurated(project: string, index: number): Promise<void> {
 
 async function showOverview(): Promise<void> {
   setMain(loading("Loading your memory…"));
-  const o = await viewData<Overview>("/api/overview");
+  const [o, costs] = await Promise.all([viewData<Overview>("/api/overview"), viewData<CostsPage>("/api/costs")]);
   $("scope").textContent = o.scope === "all" ? `all projects · v${o.version}` : `${o.projects[0]?.name ?? ""} · v${o.version}`;
   document.title = "Memory Hub · memsearch";
   setMain(
@@ -428,6 +490,7 @@ async function showOverview(): Promise<void> {
       h("h2", { id: "projects-title" }, o.scope === "all" ? "Projects" : "Project"),
       o.projects.length ? h("ul", { class: "projects" }, o.projects.map(projectCard)) : h("p", { class: "muted" }, "No project yet."),
     ),
+    costPanel(costs),
   );
   heatToRecent();
   void markMissingTurns(navigation);
@@ -446,12 +509,21 @@ async function markMissingTurns(asked: number): Promise<void> {
     return;
   }
   if (asked !== navigation) return;
+  turnsShown = t;
+  showTurns(t);
+}
+
+/** The turn counts of the overview, kept so that a heatmap redrawn for another span is marked again. */
+let turnsShown: TurnsView | undefined;
+
+function showTurns(t: TurnsView): void {
   for (const r of main.querySelectorAll<SVGElement>("svg.heatmap rect[data-date]")) {
     const n = t.missingDays[r.getAttribute("data-date")!];
-    if (!n) continue;
+    if (!n || r.classList.contains("missing")) continue;
     r.classList.add("missing");
     r.setAttribute("aria-label", `${r.getAttribute("aria-label")}; ${plural(n, "turn")} without a note`);
   }
+  if (main.querySelector(".turns-line")) return;
   const lines = t.projects.filter((p) => p.line).map((p) => h("p", { class: p.missing ? "turns-line warn-text" : "turns-line muted", "data-missing": p.missing }, t.projects.length > 1 ? `${p.projectName}: ${p.line}` : p.line));
   main.querySelector(".heat-foot")?.after(...lines);
 }
@@ -516,6 +588,7 @@ async function showProject(id: string): Promise<void> {
     h("p", { class: "crumbs" }, h("a", { href: "#/" }, "← Overview")),
     h("h1", {}, p.name, p.exists ? null : h("span", { class: "badge warn" }, "folder gone")),
     h("p", { class: "muted path" }, p.path),
+    h("p", {}, h("a", { href: `#/sessions/${encodeURIComponent(p.id)}`, "data-sessions-link": p.id }, "What each prompt received →")),
     h("p", { class: "muted" }, `${plural(p.notes, "note")} · ${p.chunks.toLocaleString("en-US")} chunks indexed · last active ${p.lastActive ? ago(p.lastActive) : "never"}`),
     notes.length ? list : h("p", { class: "empty" }, "No notes yet: they appear after Claude Code turns in this project."),
     more,
@@ -699,6 +772,156 @@ async function openNote(ref: NoteRef): Promise<void> {
     a ? h("p", { class: "muted anchor" }, `Session ${a.session} · turn ${a.turn}`) : null,
     button,
     turnBox,
+    day ? forgetBox(n.project, `${day}.md`, n.startLine, !!a) : null,
+  );
+}
+
+/**
+ * Forget, from a note: a first button asks, a second one (in a box that says what will happen)
+ * does it. The only change the page can make to memory.
+ */
+function forgetBox(project: string, file: string, line: number, anchored: boolean): HTMLElement {
+  const box = h("div", { class: "forget" });
+  const ask = h("button", { type: "button", class: "secondary", id: "forget-ask" }, "Forget this note…");
+  const askAgain = () => {
+    const yes = h("button", { type: "button", class: "danger", id: "forget-yes" }, "Forget it for good");
+    const no = h("button", { type: "button", class: "secondary", id: "forget-no" }, "Keep it");
+    const confirm = h(
+      "div",
+      { class: "confirm", role: "alertdialog", "aria-labelledby": "forget-q" },
+      h("p", { id: "forget-q" }, anchored ? "Remove this note from the memory files, and never write this turn again (the hooks, memsearch import and a rebuild leave it out)? memsearch forget --undo can let import write it again." : "Remove this note from the memory file? It has no turn anchor, so only the section goes."),
+      h("p", { class: "actions" }, yes, no),
+    );
+    no.addEventListener("click", () => {
+      box.replaceChildren(ask);
+      ask.focus();
+    });
+    yes.addEventListener("click", async () => {
+      yes.disabled = true;
+      no.disabled = true;
+      try {
+        const done = await post<ForgetDone>("/api/forget", { project, file, line, confirmed: true });
+        box.replaceChildren(
+          h("p", { class: "ok-line", role: "status", id: "forget-done" }, done.removed ? `Forgotten: ${plural(done.removed, "note")} removed${done.turn ? `; turn ${done.turn} will not be written again` : ""}.` : "Nothing left to remove: it was forgotten already."),
+        );
+        // What the views show changed: they read again when the dialog closes.
+        dialog.addEventListener("close", () => void route(), { once: true });
+      } catch (e) {
+        box.replaceChildren(errorBox(e), ask);
+      }
+    });
+    box.replaceChildren(confirm);
+    yes.focus();
+  };
+  ask.addEventListener("click", askAgain);
+  box.appendChild(ask);
+  return box;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What each prompt received (the injection log), per session
+
+async function showSessions(id: string): Promise<void> {
+  setMain(loading("Reading the injection log…"));
+  const page = await viewData<SessionsPage>("/api/sessions", { project: id });
+  document.title = `What each prompt received · ${page.projectName} · Memory Hub`;
+  setMain(
+    h("p", { class: "crumbs" }, h("a", { href: `#/project/${encodeURIComponent(id)}` }, `← ${page.projectName}`)),
+    h("h1", {}, "What each prompt received"),
+    h("p", { class: "muted" }, `${plural(page.total, "session")} in the prompt hook's log${page.total > page.sessions.length ? `, the newest ${page.sessions.length} shown` : ""}. The same records as memsearch debug --injections.`),
+    page.sessions.length ? h("div", { class: "timeline" }, page.sessions.map(sessionBlock)) : h("p", { class: "empty" }, "No prompt recorded yet: the log fills as prompts are typed in Claude Code."),
+  );
+  focusHeading();
+}
+
+function sessionBlock(s: SessionReceived): HTMLElement {
+  const injected = s.prompts.filter((p) => p.decision === "injected").length;
+  return h(
+    "section",
+    { class: "day", "data-session": s.session },
+    h("h2", {}, `Session ${s.session.slice(0, 8)}`, h("span", { class: "count" }, `${plural(s.prompts.length, "prompt")} · ${injected} with memory · ${plural(s.injectedChars, "character")} injected`)),
+    h("p", { class: "muted" }, `${new Date(s.first).toLocaleString()} – ${new Date(s.last).toLocaleString()} · ${s.session}`),
+    h("ol", { class: "prompts" }, s.prompts.map(promptItem)),
+  );
+}
+
+function promptItem(p: PromptReceived): HTMLElement {
+  return h(
+    "li",
+    { class: "prompt", "data-decision": p.decision, "data-prompt": p.promptId ?? "" },
+    h(
+      "p",
+      { class: "prompt-head" },
+      h("time", { datetime: p.at }, new Date(p.at).toLocaleTimeString()),
+      h("span", { class: "prompt-words" }, p.firstWords ? `“${p.firstWords}”` : "(prompt text not in the transcript)"),
+      h("span", { class: "badge" }, p.source ?? "typed"),
+      h("span", { class: "muted" }, `${plural(p.chars, "character")}`),
+    ),
+    h("p", { class: `verdict ${p.decision}`, "data-verdict": p.verdict }, p.verdict, p.bestScore !== null && p.decision === "nothing" ? h("span", { class: "muted" }, ` (best score ${p.bestScore.toFixed(2)} of ${plural(p.considered, "candidate")})`) : null),
+    p.injected.length
+      ? h(
+          "ul",
+          { class: "injected-list" },
+          p.injected.map((m) =>
+            h(
+              "li",
+              { "data-injected": m.id },
+              `${m.kind === "note" ? "note" : "past turn"} · score ${m.score.toFixed(2)}${m.date ? ` · ${m.date}` : ""} · `,
+              h("code", {}, m.kind === "note" ? `memsearch expand ${m.id}` : m.id),
+              m.fromRepository ? h("span", { class: "badge warn" }, "from the repository") : null,
+              m.instructionLike ? h("span", { class: "badge warn" }, "instruction-like") : null,
+            ),
+          ),
+        )
+      : null,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the memory cost (the model-call ledger)
+
+function costTable(caption: string, rows: CostRowView[], first: string): HTMLElement {
+  return h(
+    "div",
+    { class: "costs-scroll" },
+    h(
+      "table",
+      { class: "costs" },
+      h("caption", { class: "sr" }, caption),
+      h("thead", {}, h("tr", {}, [first, "Calls", "Tokens in", "Tokens out", "Estimate"].map((t) => h("th", { scope: "col" }, t)))),
+      h(
+        "tbody",
+        {},
+        rows.map((r) =>
+          h(
+            "tr",
+            { "data-period": r.period },
+            h("th", { scope: "row" }, r.period),
+            h("td", {}, r.calls.toLocaleString("en-US"), r.failed ? ` (${r.failed} failed)` : ""),
+            h("td", {}, r.inTokens.toLocaleString("en-US")),
+            h("td", {}, r.outTokens.toLocaleString("en-US")),
+            h("td", {}, r.shown),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function costPanel(c: CostsPage): HTMLElement {
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "cost-title", id: "costs" },
+    h("h2", { id: "cost-title" }, "What the memory cost"),
+    c.total.calls
+      ? [
+          h("p", { class: "muted", "data-cost-total": c.total.calls }, `${plural(c.total.calls, "model call")}, ${c.total.shown}: claude list prices as of ${c.pricesAsOf}; Ollama and the extract cost nothing.`),
+          h("h3", {}, "Per month"),
+          costTable("Model calls per month", c.months, "Month"),
+          h("h3", {}, "Per day"),
+          costTable("Model calls per day", c.days.slice(0, 7), "Day"),
+        ]
+      : h("p", { class: "muted" }, "No model call recorded: notes written by the extract, and keyword search, cost nothing."),
   );
 }
 
@@ -749,6 +972,7 @@ async function route(): Promise<void> {
   try {
     if (hash.startsWith("/project/")) await showProject(decodeURIComponent(hash.slice("/project/".length)));
     else if (hash.startsWith("/day/")) await showDay(decodeURIComponent(hash.slice("/day/".length)));
+    else if (hash.startsWith("/sessions/")) await showSessions(decodeURIComponent(hash.slice("/sessions/".length)));
     else if (hash.startsWith("/search")) {
       const q = new URLSearchParams(hash.slice(hash.indexOf("?") + 1));
       await showSearch(q.get("q") ?? "", q.get("mode") === "recall" ? "recall" : "notes");

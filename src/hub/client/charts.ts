@@ -58,14 +58,24 @@ export function levelOf(count: number, max: number): 0 | 1 | 2 | 3 | 4 {
  * columns in all (26 ≈ 6 months). Days after today are not drawn.
  */
 export function heatmapLayout(days: Record<string, number>, today: string, weeks = 26): HeatmapLayout {
-  const start = addDays(today, -weekday(today) - (weeks - 1) * 7);
+  return heatmapBetween(days, addDays(today, -weekday(today) - (weeks - 1) * 7), today);
+}
+
+/**
+ * The same layout for any span of days, `from` to `to` inclusive: columns start on the Sunday on or
+ * before `from`; the days of that first week before `from` are not drawn.
+ */
+export function heatmapBetween(days: Record<string, number>, from: string, to: string): HeatmapLayout {
+  const start = addDays(from, -weekday(from));
+  const weeks = Math.floor(daysBetween(start, to) / 7) + 1;
   const cells: HeatCell[] = [];
   let max = 0;
-  for (let d = start; d <= today; d = addDays(d, 1)) max = Math.max(max, days[d] ?? 0);
+  for (let d = from; d <= to; d = addDays(d, 1)) max = Math.max(max, days[d] ?? 0);
   let total = 0;
   let active = 0;
   let i = 0;
-  for (let d = start; d <= today; d = addDays(d, 1), i++) {
+  for (let d = start; d <= to; d = addDays(d, 1), i++) {
+    if (d < from) continue;
     const count = days[d] ?? 0;
     total += count;
     if (count > 0) active++;
@@ -80,7 +90,59 @@ export function heatmapLayout(days: Record<string, number>, today: string, weeks
   }
   // The first label, for the few days of a month cut at the left edge, would collide with the next.
   if (months.length > 1 && months[1]!.col - months[0]!.col < 3) months.shift();
-  return { cells, weeks, months, max, total, activeDays: active, from: start, to: today };
+  return { cells, weeks, months, max, total, activeDays: active, from: cells[0]?.date ?? from, to };
+}
+
+function daysBetween(a: string, b: string): number {
+  return Math.round((parseDay(b).getTime() - parseDay(a).getTime()) / 86_400_000);
+}
+
+/** A span the heatmap can show. */
+export interface HeatSpan {
+  key: string;
+  label: string;
+  from: string;
+  to: string;
+}
+
+export const RECENT_SPAN = "recent";
+
+/**
+ * What the heatmap can show, as GitHub's contribution graph does: the last 6 months, then every
+ * calendar year from the newest one with notes (or this one) back to the oldest, newest first.
+ */
+export function heatSpans(days: Record<string, number>, today: string): HeatSpan[] {
+  const recent = heatmapLayout({}, today, 26);
+  const spans: HeatSpan[] = [{ key: RECENT_SPAN, label: "Last 6 months", from: recent.from, to: today }];
+  const noted = Object.keys(days).filter((d) => (days[d] ?? 0) > 0);
+  const thisYear = Number(today.slice(0, 4));
+  const years = noted.map((d) => Number(d.slice(0, 4))).filter((y) => Number.isInteger(y));
+  const oldest = Math.min(thisYear, ...years);
+  const newest = Math.max(thisYear, ...years);
+  for (let y = newest; y >= oldest; y--) {
+    const end = `${y}-12-31`;
+    spans.push({ key: String(y), label: String(y), from: `${y}-01-01`, to: end < today ? end : today < `${y}-01-01` ? end : today });
+  }
+  return spans;
+}
+
+/** The span to open on: the last 6 months when they hold a note, else the year of the newest note. */
+export function openingSpan(days: Record<string, number>, today: string): HeatSpan {
+  const spans = heatSpans(days, today);
+  const recent = spans[0]!;
+  const noted = Object.keys(days)
+    .filter((d) => (days[d] ?? 0) > 0)
+    .sort();
+  const newest = noted.at(-1);
+  if (!newest || (newest >= recent.from && newest <= recent.to)) return recent;
+  return spans.find((s) => s.key === newest.slice(0, 4)) ?? recent;
+}
+
+/** Notes on days outside `from`..`to`. */
+export function notesOutside(days: Record<string, number>, from: string, to: string): number {
+  let n = 0;
+  for (const [d, c] of Object.entries(days)) if (d < from || d > to) n += c;
+  return n;
 }
 
 export interface DayCount {
