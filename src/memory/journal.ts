@@ -6,7 +6,7 @@
  */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { anchorsIn, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
+import { anchorsIn, DEFAULT_AGENT, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { clip, oneLine } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
@@ -27,6 +27,8 @@ export interface TurnNote {
   bullets: string[];
   /** Who sent the prompt, when not a person at the composer (`loop_wakeup`, `sdk`…): written in the heading. */
   source?: string;
+  /** The agent the turn was with (its adapter's name); absent: Claude Code. Written in the anchor and the heading. */
+  agent?: string;
   now?: Date;
 }
 
@@ -111,8 +113,9 @@ function buildBlock(before: string | undefined, opts: TurnNote, now: Date, needH
   // Exactly one blank line before the new heading, whatever a hand edit left at the end.
   let block = !before ? `# ${localDay(now)}\n\n` : before.endsWith("\n\n") ? "" : before.endsWith("\n") ? "\n" : "\n\n";
   if (needHeading) block += `## Session ${hm}\n\n`;
-  block += `### ${hm}${sourceLabel(opts.source)}\n`;
-  block += `${formatAnchor({ session: opts.sessionId, turn: opts.turnUuid, transcript: opts.transcriptPath })}\n`;
+  const agent = opts.agent && opts.agent !== DEFAULT_AGENT ? opts.agent : undefined;
+  block += `### ${hm}${agent ? ` (agent: ${agent})` : ""}${sourceLabel(opts.source)}\n`;
+  block += `${formatAnchor({ session: opts.sessionId, turn: opts.turnUuid, transcript: opts.transcriptPath, agent })}\n`;
   block += normaliseBullets(opts.bullets).join("\n");
   return `${block}\n\n`;
 }

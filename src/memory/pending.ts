@@ -34,6 +34,8 @@ export interface ResolvedTurn {
 
 export interface PendingTurn {
   sessionId: string;
+  /** The agent the turn was with (its adapter's name); absent in entries queued before agents were named: Claude Code. */
+  agent?: string;
   promptId?: string;
   /** UserPromptSubmit's `source` when a person did not type the prompt (`loop_wakeup`…): the note says so. */
   promptSource?: string;
@@ -83,6 +85,8 @@ function keyOf(sessionId: string, promptId: string): string {
 
 export const redactText = (s: string | undefined): string | undefined => (s === undefined ? undefined : clip(sanitize(s), TEXT_LIMIT));
 
+/** An agent's name as written on a note's anchor (core/anchor.ts); anything else is dropped. */
+const agentName = (v: unknown): string | undefined => (typeof v === "string" && /^[a-z][a-z0-9-]{0,31}$/.test(v) ? v : undefined);
 const str = (v: unknown, max = TEXT_LIMIT): string | undefined => (typeof v === "string" && v.length > 0 ? v.slice(0, max) : undefined);
 const strList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 const toolList = (v: unknown): { name: string; input: string }[] =>
@@ -216,6 +220,7 @@ export function readPending(file: string): PendingTurn | undefined {
   const turn: PendingTurn = {
     sessionId,
     stoppedAt,
+    agent: agentName(o.agent),
     promptId: str(o.promptId, ID_LIMIT),
     promptSource: str(o.promptSource, SOURCE_LIMIT),
     transcriptPath: str(o.transcriptPath, 4096),

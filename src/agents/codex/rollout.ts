@@ -1,0 +1,181 @@
+/**
+ * Codex CLI rollouts (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`, lines of
+ * `{timestamp, type, payload}`) read into the neutral turn. Two layouts are in use:
+ *   - paginated (0.169's default): `event_msg` `item_completed` with a UserMessage, AgentMessage or
+ *     CommandExecution item, each carrying the `turn_id` the hooks get;
+ *   - legacy: `event_msg` `user_message` / `agent_message`, turns opened by `task_started`.
+ * Either way the model's own input (`response_item`) is read only when a file holds neither: it
+ * also carries the developer messages (skills, our injected memory), AGENTS.md and the
+ * environment, which are never the user's words and are dropped.
+ */
+import { readOwnText } from "../../core/fsutil.ts";
+import { clip, oneLine } from "../../core/text.ts";
+import { TurnSegmenter } from "../../transcript/turns.ts";
+import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
+import type { LastTurn, ToolCall } from "../../transcript/types.ts";
+import { isObj, type Obj } from "../../transcript/entries.ts";
+
+/** Tool output kept per call, as for Claude Code's last turn. */
+const OUTPUT_CHARS = 1000;
+
+export interface RolloutTurn {
+  /** Codex's turn id (the hooks' `turn_id`), else `line-N` of the line that opened it. */
+  id: string;
+  timestamp?: string;
+  userText: string;
+  assistantTexts: string[];
+  tools: ToolCall[];
+  /** Codex reported the turn finished (`task_complete`). */
+  complete: boolean;
+}
+
+export interface Rollout {
+  sessionId?: string;
+  cwd?: string;
+  turns: RolloutTurn[];
+}
+
+/** Scaffolding Codex sends as user messages: never a prompt. */
+export function isCodexScaffolding(text: string): boolean {
+  const t = text.trimStart();
+  return t.startsWith("<environment_context>") || t.startsWith("# AGENTS.md instructions") || t.startsWith("<user_instructions>") || t.startsWith("<turn_aborted>");
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter(isObj)
+    .map((c) => str(c.text) ?? "")
+    .filter(Boolean)
+    .join("\n");
+}
+
+type Kind = { user: string } | { assistant: string } | { tool: ToolCall } | { output: { id: string; text: string } } | undefined;
+
+/** What a line says, in the layout `events` chooses (rollout events, or the model input). */
+function readLine(o: Obj, events: boolean, redact: (s: string) => string): Kind {
+  const p = isObj(o.payload) ? o.payload : undefined;
+  if (!p) return undefined;
+  if (events && o.type === "event_msg") {
+    if (p.type === "user_message") return { user: str(p.message) ?? "" };
+    if (p.type === "agent_message") return { assistant: str(p.message) ?? "" };
+    if (p.type !== "item_completed" || !isObj(p.item)) return undefined;
+    const item = p.item;
+    if (item.type === "UserMessage") return { user: textOf(item.content) };
+    if (item.type === "AgentMessage") return { assistant: textOf(item.content) };
+    if (item.type === "CommandExecution") {
+      const out = redact(str(item.aggregated_output) ?? "");
+      const cmd = Array.isArray(item.command) ? item.command.filter((x) => typeof x === "string").join(" ") : (str(item.command) ?? "");
+      return { tool: { id: str(item.id) ?? "", name: "exec_command", input: oneLine(redact(cmd)), output: clip(out, OUTPUT_CHARS), outputChars: out.length, isError: typeof item.exit_code === "number" && item.exit_code !== 0 } };
+    }
+    return undefined;
+  }
+  if (!events && o.type === "response_item") {
+    if (p.type === "message" && p.role === "user") return { user: textOf(p.content) };
+    if (p.type === "message" && p.role === "assistant") return { assistant: textOf(p.content) };
+    if (p.type === "function_call") {
+      let input = str(p.arguments) ?? "";
+      try {
+        const a = JSON.parse(input);
+        if (isObj(a) && typeof a.cmd === "string") input = a.cmd;
+      } catch {}
+      return { tool: { id: str(p.call_id) ?? "", name: str(p.name) ?? "tool", input: oneLine(redact(input)), unpaired: true } };
+    }
+    if (p.type === "function_call_output") return { output: { id: str(p.call_id) ?? "", text: redact(textOf(p.output) || (str(p.output) ?? "")) } };
+  }
+  return undefined;
+}
+
+/** Parse a rollout's text. Lines that are not JSON objects (a line cut by a crash) are skipped. */
+export function parseRollout(text: string, opts: { redact?: (s: string) => string } = {}): Rollout {
+  const redact = opts.redact ?? ((s: string) => s);
+  const lines: Obj[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const o = JSON.parse(line);
+      lines.push(isObj(o) ? o : {});
+    } catch {
+      lines.push({});
+    }
+  }
+  const out: Rollout = { turns: [] };
+  // The events say the turn as the user saw it; the model input only when there are none.
+  const events = lines.some((o) => o.type === "event_msg" && isObj(o.payload) && (o.payload.type === "user_message" || (o.payload.type === "item_completed" && isObj(o.payload.item) && o.payload.item.type === "UserMessage")));
+  const seg = new TurnSegmenter<RolloutTurn>();
+  const add = (t?: RolloutTurn) => t && out.turns.push(t);
+  let pendingId: string | undefined;
+  let openId: string | undefined;
+  lines.forEach((o, i) => {
+    const p = isObj(o.payload) ? o.payload : {};
+    if (o.type === "session_meta") {
+      out.sessionId ??= str(p.id) ?? str(p.session_id);
+      out.cwd ??= str(p.cwd);
+      return;
+    }
+    if (o.type === "event_msg" && p.type === "task_started") pendingId = str(p.turn_id);
+    if (o.type === "turn_context") pendingId ??= str(p.turn_id);
+    if (o.type === "event_msg" && p.type === "task_complete") {
+      const open = seg.open?.turn;
+      if (open && (!str(p.turn_id) || p.turn_id === open.id)) open.complete = true;
+      return;
+    }
+    const k = readLine(o, events, redact);
+    if (!k) return;
+    if ("user" in k) {
+      if (!k.user.trim() || isCodexScaffolding(k.user)) return;
+      const id = str(p.turn_id) ?? (isObj(p.internal_chat_message_metadata_passthrough) ? str(p.internal_chat_message_metadata_passthrough.turn_id) : undefined) ?? pendingId ?? `line-${i + 1}`;
+      // A second user message of the same turn (typed while Codex worked) stays in that turn.
+      if (seg.open && openId === id) {
+        seg.open.turn.userText += `\n\n${redact(k.user)}`;
+        return;
+      }
+      add(seg.start({ id, timestamp: str(o.timestamp), userText: redact(k.user), assistantTexts: [], tools: [], complete: false }, false).closed);
+      openId = id;
+      pendingId = undefined;
+      return;
+    }
+    const a = seg.answer();
+    if (!a) return;
+    if ("assistant" in k) {
+      if (k.assistant.trim()) a.turn.assistantTexts.push(redact(k.assistant));
+    } else if ("tool" in k) a.turn.tools.push(k.tool);
+    else {
+      const call = a.turn.tools.find((t) => t.id === k.output.id && t.unpaired);
+      if (call) Object.assign(call, { output: clip(k.output.text, OUTPUT_CHARS), outputChars: k.output.text.length, unpaired: false });
+    }
+  });
+  add(seg.finish().closed);
+  return out;
+}
+
+/** A rollout turn labelled for a summariser, as Claude Code's are (`[User]`, the agent's name, tools). */
+export function renderRolloutTurn(t: RolloutTurn): string {
+  const out = [`[User]: ${t.userText}`];
+  for (const c of t.tools) {
+    out.push(`[Codex calls tool]: ${c.name}${c.input ? " " + c.input : ""}`);
+    out.push(c.output === undefined ? "[Tool output]: (no result in the transcript)" : `${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output || "(empty)"}`);
+  }
+  for (const a of t.assistantTexts) out.push(`[Codex]: ${a}`);
+  return out.join("\n");
+}
+
+function toLastTurn(r: Rollout, t: RolloutTurn, sessionId: string): LastTurn {
+  return { sessionId, turnUuid: t.id, timestamp: t.timestamp, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools, text: renderRolloutTurn(t) };
+}
+
+/**
+ * The turn a Codex Stop hook fired for: by its `turn_id`, else the last turn when its prompt is
+ * the recorded one. Throws when the file cannot be read (the drainer then uses what the hooks saw).
+ */
+export async function findStoppedRolloutTurn(path: string, q: TurnQuery): Promise<FoundTurn | undefined> {
+  const r = parseRollout(readOwnText(path), { redact: q.redact });
+  const last = r.turns.at(-1);
+  const t = q.promptId ? r.turns.find((x) => x.id === q.promptId) : last && q.prompt !== undefined && last.userText.trim() === q.prompt.trim() ? last : undefined;
+  if (!t) return undefined;
+  const complete = t.complete || (q.lastAssistantMessage !== undefined && t.assistantTexts.at(-1)?.trim() === q.lastAssistantMessage.trim());
+  return { turn: toLastTurn(r, t, r.sessionId ?? ""), complete };
+}
