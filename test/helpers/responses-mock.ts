@@ -26,7 +26,11 @@ export interface ResponsesRequest {
 
 export interface ResponsesRule {
   match: string | RegExp;
-  text: string;
+  /** A plain assistant reply. */
+  text?: string;
+  /** A shell command the model asks Codex to run (`exec_command`); the request carrying its output gets `after` (default: a text quoting it). */
+  command?: string;
+  after?: (output: string) => string;
 }
 
 export interface ResponsesMock {
@@ -49,6 +53,18 @@ function promptOf(input: any[]): string {
 
 function sse(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify({ type: event, ...(data as object) })}\n\n`;
+}
+
+function toolEvents(command: string, seq: number): string {
+  const id = `resp_${seq}`;
+  const item = { id: `fc_${seq}`, type: "function_call", status: "completed", name: "exec_command", call_id: `call_${seq}`, arguments: JSON.stringify({ cmd: command }) };
+  const usage = { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 110 };
+  return [
+    sse("response.created", { response: { id, status: "in_progress", output: [] } }),
+    sse("response.output_item.added", { output_index: 0, item }),
+    sse("response.output_item.done", { output_index: 0, item }),
+    sse("response.completed", { response: { id, status: "completed", output: [item], usage } }),
+  ].join("");
 }
 
 function replyEvents(text: string, seq: number): string {
@@ -85,8 +101,16 @@ export async function startResponsesMock(opts: { rules?: ResponsesRule[]; defaul
       const developer = input.filter((i) => i?.type === "message" && i.role === "developer").map((i) => textsOf(i).join("\n"));
       requests.push({ seq, method: req.method, path, body, prompt, developer, raw });
       const rule = opts.rules?.find((r) => (typeof r.match === "string" ? prompt.toLowerCase().includes(r.match.toLowerCase()) : r.match.test(prompt)));
+      const headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+      // The tool's output comes back as the last input item: the turn goes on with a text.
+      const last = input.at(-1);
+      if (rule?.command && last?.type === "function_call_output") {
+        const out = typeof last.output === "string" ? last.output : JSON.stringify(last.output);
+        return new Response(replyEvents(rule.after ? rule.after(out) : `The command printed: ${out.slice(0, 200)}`, seq), { headers });
+      }
+      if (rule?.command) return new Response(toolEvents(rule.command, seq), { headers });
       const text = rule?.text ?? opts.defaultText ?? "OK.";
-      return new Response(replyEvents(text, seq), { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+      return new Response(replyEvents(text, seq), { headers });
     },
   });
   return { url: `http://127.0.0.1:${server.port}/v1`, requests, stop: () => server.stop(true) };
