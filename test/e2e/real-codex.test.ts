@@ -8,7 +8,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { anchorsIn } from "../../src/core/anchor.ts";
 import { parseRollout } from "../../src/agents/codex/rollout.ts";
 import { notesIn } from "../../src/memory/journal.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";

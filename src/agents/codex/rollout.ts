@@ -55,8 +55,35 @@ function textOf(content: unknown): string {
 
 type Kind = { user: string } | { assistant: string } | { tool: ToolCall } | { output: { id: string; text: string } } | undefined;
 
-/** What a line says, in the layout `events` chooses (rollout events, or the model input). */
-function readLine(o: Obj, events: boolean, redact: (s: string) => string): Kind {
+/** A shell call's command line: `{cmd}` (0.169's exec_command), `{command: [...]}` (older `shell`: `bash -lc X` is X). */
+function commandOf(args: string): string {
+  try {
+    const a = JSON.parse(args);
+    if (isObj(a) && typeof a.cmd === "string") return a.cmd;
+    if (isObj(a) && Array.isArray(a.command)) {
+      const c = a.command.filter((x): x is string => typeof x === "string");
+      return c.length === 3 && /(^|\/)(ba|z)?sh$/.test(c[0]!) && c[1]!.startsWith("-") ? c[2]! : c.join(" ");
+    }
+  } catch {}
+  return args;
+}
+
+/** A tool's output as the model got it: older rollouts wrap it in `{"output": …}`. */
+function outputOf(v: unknown): string {
+  const text = typeof v === "string" ? v : textOf(v);
+  try {
+    const o = JSON.parse(text);
+    if (isObj(o) && typeof o.output === "string") return o.output;
+  } catch {}
+  return text;
+}
+
+/**
+ * What a line says. `events`: the user's and agent's words come from the rollout's events, else
+ * from the model input; `items`: tool calls from the model input (older rollouts have no
+ * CommandExecution events).
+ */
+function readLine(o: Obj, events: boolean, items: boolean, redact: (s: string) => string): Kind {
   const p = isObj(o.payload) ? o.payload : undefined;
   if (!p) return undefined;
   if (events && o.type === "event_msg") {
@@ -73,19 +100,12 @@ function readLine(o: Obj, events: boolean, redact: (s: string) => string): Kind 
     }
     return undefined;
   }
-  if (!events && o.type === "response_item") {
-    if (p.type === "message" && p.role === "user") return { user: textOf(p.content) };
-    if (p.type === "message" && p.role === "assistant") return { assistant: textOf(p.content) };
-    if (p.type === "function_call") {
-      let input = str(p.arguments) ?? "";
-      try {
-        const a = JSON.parse(input);
-        if (isObj(a) && typeof a.cmd === "string") input = a.cmd;
-      } catch {}
-      return { tool: { id: str(p.call_id) ?? "", name: str(p.name) ?? "tool", input: oneLine(redact(input)), unpaired: true } };
-    }
-    if (p.type === "function_call_output") return { output: { id: str(p.call_id) ?? "", text: redact(textOf(p.output) || (str(p.output) ?? "")) } };
-  }
+  if (o.type !== "response_item") return undefined;
+  if (!events && p.type === "message" && p.role === "user") return { user: textOf(p.content) };
+  if (!events && p.type === "message" && p.role === "assistant") return { assistant: textOf(p.content) };
+  if (!items) return undefined;
+  if (p.type === "function_call") return { tool: { id: str(p.call_id) ?? "", name: str(p.name) ?? "tool", input: oneLine(redact(commandOf(str(p.arguments) ?? ""))), unpaired: true } };
+  if (p.type === "function_call_output") return { output: { id: str(p.call_id) ?? "", text: redact(outputOf(p.output)) } };
   return undefined;
 }
 
@@ -105,6 +125,7 @@ export function parseRollout(text: string, opts: { redact?: (s: string) => strin
   const out: Rollout = { turns: [] };
   // The events say the turn as the user saw it; the model input only when there are none.
   const events = lines.some((o) => o.type === "event_msg" && isObj(o.payload) && (o.payload.type === "user_message" || (o.payload.type === "item_completed" && isObj(o.payload.item) && o.payload.item.type === "UserMessage")));
+  const items = !lines.some((o) => o.type === "event_msg" && isObj(o.payload) && o.payload.type === "item_completed" && isObj(o.payload.item) && o.payload.item.type === "CommandExecution");
   const seg = new TurnSegmenter<RolloutTurn>();
   const add = (t?: RolloutTurn) => t && out.turns.push(t);
   let pendingId: string | undefined;
@@ -123,7 +144,7 @@ export function parseRollout(text: string, opts: { redact?: (s: string) => strin
       if (open && (!str(p.turn_id) || p.turn_id === open.id)) open.complete = true;
       return;
     }
-    const k = readLine(o, events, redact);
+    const k = readLine(o, events, events ? items : true, redact);
     if (!k) return;
     if ("user" in k) {
       if (!k.user.trim() || isCodexScaffolding(k.user)) return;
