@@ -93,4 +93,6 @@ export interface AgentAdapter {
   /** The changes that wire (or, `uninstall`, unwire) memsearch into the agent's configuration. */
   planInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan;
   wired(opts: InstallOptions): WiredState;
+  /** The agent has been set up on this machine (its own home folder exists). */
+  present(env?: NodeJS.ProcessEnv): boolean;
 }

@@ -9,6 +9,7 @@ import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
 import { listPending } from "../memory/pending.ts";
+import { AGENTS } from "../agents/registry.ts";
 
 const STALE_QUEUE_MS = 10 * 60_000;
 
@@ -36,6 +37,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
   const { config, project } = ctx;
 
   checks.push(pluginCheck(env));
+  checks.push(...agentChecks(env));
 
   const embedder = embedderFor(config, "query");
   let ollamaDim: number | undefined;
@@ -93,6 +95,23 @@ function queueCheck(dataDir: string): Check {
   const stale = oldest !== undefined && Date.now() - oldest.getTime() > STALE_QUEUE_MS;
   const detail = `${queued.length} turn(s) waiting for their note${oldest ? ` since ${oldest.toISOString()}` : ""}`;
   return stale ? { name: "turn queue", status: "warn", detail, fix: "memsearch hook drain (writes them now; MEMSEARCH_DEBUG=1 logs why they waited)" } : { name: "turn queue", status: "ok", detail };
+}
+
+/**
+ * Every other agent memsearch can serve: wired (its hooks in place and trusted), or not, with the
+ * command that wires it. Claude Code's plugin is the check above. An agent that is not installed
+ * (no home of its own) is only named.
+ */
+function agentChecks(env: NodeJS.ProcessEnv): Check[] {
+  const out: Check[] = [];
+  for (const agent of Object.values(AGENTS)) {
+    if (agent.name === "claude") continue;
+    const w = agent.wired({ exe: [process.execPath], env });
+    if (w.wired) out.push({ name: agent.name, status: "ok", detail: `${agent.label}: ${w.detail}` });
+    else if (!agent.present(env)) out.push({ name: agent.name, status: "ok", detail: `${agent.label} not set up on this machine (nothing to wire)` });
+    else out.push({ name: agent.name, status: "warn", detail: `${agent.label} is not wired: ${w.detail}`, fix: `memsearch install ${agent.name}` });
+  }
+  return out;
 }
 
 /** Is the plugin installed and enabled in Claude Code, with hooks that will find a binary? */

@@ -4,6 +4,7 @@
  * Claude Code's own plugin manager installs.
  */
 import * as v from "valibot";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { findStoppedTurn } from "../../transcript/last-turn.ts";
@@ -48,6 +49,7 @@ export const claude: AgentAdapter = {
         : ["Claude Code's plugin manager installs the plugin (scripts/install.sh put it in ~/.memsearch/plugin):", "  claude plugin marketplace add ~/.memsearch", `  claude plugin ${verb} memsearch@memsearch`],
     };
   },
+  present: (env = process.env) => existsSync(join(env.HOME || homedir(), ".claude")),
   wired(opts): WiredState {
     const env = opts.env ?? process.env;
     const path = settingsPath(env);

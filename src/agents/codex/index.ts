@@ -1,7 +1,8 @@
 /** Codex CLI (`@openai/codex`): Claude-style hooks through hooks.json, JSONL rollouts. */
 import type { AgentAdapter } from "../types.ts";
 import { parseCodexHookInput } from "./hook.ts";
-import { codexWired, planCodexInstall } from "./install.ts";
+import { existsSync } from "node:fs";
+import { codexHome, codexWired, planCodexInstall } from "./install.ts";
 import { findStoppedRolloutTurn } from "./rollout.ts";
 
 export const codex: AgentAdapter = {
@@ -13,4 +14,5 @@ export const codex: AgentAdapter = {
   findStoppedTurn: findStoppedRolloutTurn,
   planInstall: planCodexInstall,
   wired: codexWired,
+  present: (env) => existsSync(codexHome(env)),
 };
