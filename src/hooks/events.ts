@@ -1,4 +1,4 @@
-import { AGENT_NAMES, AGENTS } from "../agents/registry.ts";
+import { adapterOf, AGENT_NAMES } from "../agents/registry.ts";
 import { PROMPT_HOOK_BUDGET_MS, runHook, type HookInput, type HookOutput } from "./runtime.ts";
 
 type Handler = (input: HookInput) => Promise<HookOutput>;
@@ -22,7 +22,7 @@ export const HOOK_EVENTS: Record<string, { load: () => Promise<Handler>; budgetM
  */
 export async function runHookEvent(event: string, agentName = "claude"): Promise<never> {
   const e = HOOK_EVENTS[event];
-  const agent = AGENTS[agentName];
+  const agent = adapterOf(agentName);
   if (!e || !agent) {
     // The agent only reads stdout; an unknown event or agent still answers with valid JSON.
     const what = !e ? `hook event "${event}" (one of ${Object.keys(HOOK_EVENTS).join(", ")})` : `agent "${agentName}" (one of ${AGENT_NAMES.join(", ")})`;

@@ -6,7 +6,7 @@
  */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { anchorsIn, DEFAULT_AGENT, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
+import { agentOf, anchorsIn, DEFAULT_AGENT, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { clip, oneLine } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
@@ -244,11 +244,14 @@ export function outline(content: string): string[] {
   return out.reverse();
 }
 
-/** The last `linesPerFile` outline lines of the `files` newest daily files, newest file first. */
-export function recentMemory(src: DailySource, opts: { files?: number; linesPerFile?: number } = {}): RecentMemory[] {
+/**
+ * The last `linesPerFile` outline lines of the `files` newest daily files, newest file first.
+ * With `agent`, only the notes of turns with that agent (their headings and bullets).
+ */
+export function recentMemory(src: DailySource, opts: { files?: number; linesPerFile?: number; agent?: string } = {}): RecentMemory[] {
   const perFile = opts.linesPerFile ?? 30;
   return textsOf(src, opts.files ?? 2).map(({ name, content }) => {
-    const lines = outline(content);
+    const lines = opts.agent === undefined ? outline(content) : notesIn(content, name).filter((n) => agentOf(n.anchor) === opts.agent).flatMap((n) => [`### ${n.heading}`, ...n.bullets.map((b) => `- ${b}`)]);
     return { file: name, lines: perFile > 0 ? lines.slice(-perFile) : [] };
   });
 }

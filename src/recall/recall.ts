@@ -13,8 +13,8 @@
 import type { Database } from "bun:sqlite";
 import { basename } from "node:path";
 import { localMinute } from "../core/text.ts";
-import { anchorsIn, type Anchor } from "../core/anchor.ts";
-import { expandChunk } from "../index/expand.ts";
+import { agentOf, DEFAULT_AGENT, type Anchor } from "../core/anchor.ts";
+import { chunkAnchor } from "../index/expand.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { TranscriptIndexBlocked, transcriptDbPath, withTranscriptIndex, type TranscriptHeal } from "../conversations/db.ts";
@@ -38,6 +38,8 @@ export interface RecallRequest {
   project: string;
   allProjects?: boolean;
   source?: RecallSource;
+  /** Only turns with this agent (a note's anchor names it; see agentOf). */
+  agent?: string;
 }
 
 /** The notes' search (the existing hybrid index: warm process or index file), given by the caller. */
@@ -91,6 +93,8 @@ export interface RecallResult {
   time?: number;
   session?: string;
   turn?: string;
+  /** The agent the turn was with: the note's anchor says; the conversation index holds the default agent's. */
+  agent: string;
   from: ("note" | "transcript")[];
   note?: RecallNote;
   transcript?: RecallTranscript;
@@ -129,13 +133,17 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
     else {
       res.notes.mode = r.mode;
       if (r.warning) res.notes.warning = r.warning;
-      notes = r.results.map((x) => noteOf(x.chunk, x.score, tokens)).filter((n) => req.sinceMs === undefined || noteTime(n) >= req.sinceMs);
+      notes = r.results
+        .map((x) => noteOf(x.chunk, x.score, tokens))
+        .filter((n) => (req.sinceMs === undefined || noteTime(n) >= req.sinceMs) && (req.agent === undefined || agentOf(n.anchor) === req.agent));
       res.notes.hits = notes.length;
     }
   }
 
   let hits: TranscriptHit[] = [];
-  if (source !== "notes") {
+  // The conversation index holds the default agent's transcripts only (so far): asked for another
+  // agent's turns, it has none to give.
+  if (source !== "notes" && (req.agent === undefined || req.agent === DEFAULT_AGENT)) {
     res.transcripts.searched = true;
     const run = async (db: Database) => {
       if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress });
@@ -180,6 +188,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
           time: h.ts || undefined,
           session: h.session,
           turn: h.turnUuid,
+          agent: DEFAULT_AGENT,
           from: ["transcript"],
           transcript: { path: h.path, session: h.session, turnUuid: h.turnUuid, ...(h.promptId ? { promptId: h.promptId } : {}), matches: 0, role: h.role, snippet: h.snippet, score: h.score, tools: h.tools, paths: h.paths },
         },
@@ -211,6 +220,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
         score: 0,
         time: noteTime(n, false),
         ...(n.anchor ? { session: n.anchor.session, turn: n.anchor.turn } : {}),
+        agent: agentOf(n.anchor),
         from: ["note"],
         note: n,
         ...(n.anchor && n.anchor.transcript && n.anchor.transcript !== "-" ? { anchorTranscript: { path: n.anchor.transcript, turn: n.anchor.turn } } : {}),
@@ -228,15 +238,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
 
 /** A note search result as a recall result's note: its anchor (from its section when split) and a snippet around the query. */
 export function noteOf(chunk: StoredChunk, score: number, tokens: string[]): RecallNote {
-  let anchor: Anchor | undefined = anchorsIn(chunk.content)[0];
-  if (!anchor) {
-    // A piece of a split section: the anchor sits at the top of its section.
-    try {
-      anchor = expandChunk(chunk).anchor;
-    } catch {
-      anchor = undefined;
-    }
-  }
+  const anchor = chunkAnchor(chunk);
   const body = chunk.content
     .split("\n")
     .filter((l) => !l.includes("<!--") && !/^#{1,6}\s/.test(l))

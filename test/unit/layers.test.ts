@@ -20,7 +20,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   recall: ["core", "index", "conversations"],
   doctor: ["core", "index", "memory", "watch", "agents"],
   hooks: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "agents"],
-  hub: ["core", "transcript", "index", "conversations", "memory", "watch", "recall"],
+  hub: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "agents"],
   commands: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "doctor", "hooks", "hub", "agents"],
   ".": ["commands", "hooks"],
 };
