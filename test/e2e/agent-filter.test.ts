@@ -55,6 +55,11 @@ describe("--agent", () => {
     const res = JSON.parse(r.stdout) as { results: { agent: string; note: { snippet: string } }[] };
     expect(res.results.length).toBe(1);
     expect(res.results[0]!.agent).toBe("codex");
+    // `transcript` does not read Codex rollouts yet: no drill-down that would be refused.
+    const first = res.results[0] as unknown as { open: string | null; transcript: unknown; expand: string | null };
+    expect(first.open).toBeNull();
+    expect(first.transcript).toBeNull();
+    expect(first.expand).toContain("memsearch expand");
     const text = await p.ms(["recall", "heronbolt cache", "--raw", "--source", "notes"]);
     expect(text.stdout).toMatch(/\[note\]\s+codex/);
     expect(text.stdout).toMatch(/\[note\]\s+claude/);
