@@ -163,7 +163,7 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
     expect(dev.some((d) => d.startsWith("# Recent memory (memsearch)"))).toBe(true);
     // The injection log names the decision.
     const log = readFileSync(join(p.root, ".memsearch", "injections.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    expect(log.some((e) => e.decision === "injected")).toBe(true);
+    expect(log.some((e) => e.decision === "injected" && e.agent === "codex")).toBe(true);
   }, 60_000);
 
   test("no process is left once Codex has exited and the drainers are done", async () => {
