@@ -7,7 +7,6 @@ import * as v from "valibot";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { findStoppedTurn } from "../../transcript/last-turn.ts";
 import { readJsonFile } from "../../core/json-file.ts";
 import { field, Id, Path, type AgentAdapter, type InstallPlan, type NeutralHookInput, type WiredState } from "../types.ts";
 
@@ -37,7 +36,8 @@ export const claude: AgentAdapter = {
   label: "Claude Code",
   parseHookInput: (raw): NeutralHookInput => ({ agent: "claude", ...v.parse(ClaudeHookInput, raw) }),
   formatOutput: (out) => ({ ...out }),
-  findStoppedTurn,
+  // Loaded when the drainer needs it: a prompt hook must not pay for the transcript reader.
+  findStoppedTurn: async (path, q) => (await import("../../transcript/last-turn.ts")).findStoppedTurn(path, q),
   planInstall(opts): InstallPlan {
     // Claude Code installs plugins itself (and keeps their trust); memsearch edits none of its files.
     const verb = opts.uninstall ? "uninstall" : "install";

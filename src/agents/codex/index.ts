@@ -3,7 +3,6 @@ import type { AgentAdapter } from "../types.ts";
 import { parseCodexHookInput } from "./hook.ts";
 import { existsSync } from "node:fs";
 import { codexHome, codexWired, planCodexInstall } from "./install.ts";
-import { findStoppedRolloutTurn } from "./rollout.ts";
 
 export const codex: AgentAdapter = {
   name: "codex",
@@ -11,7 +10,7 @@ export const codex: AgentAdapter = {
   parseHookInput: parseCodexHookInput,
   // Codex reads Claude Code's output shape: `hookSpecificOutput.additionalContext` becomes a developer message.
   formatOutput: (out) => ({ ...out }),
-  findStoppedTurn: findStoppedRolloutTurn,
+  findStoppedTurn: async (path, q) => (await import("./rollout.ts")).findStoppedRolloutTurn(path, q),
   planInstall: planCodexInstall,
   wired: codexWired,
   present: (env) => existsSync(codexHome(env)),
