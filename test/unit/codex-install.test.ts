@@ -120,7 +120,8 @@ describe("memsearch install codex", () => {
   test("refusals write nothing: hooks turned off, an inline features table, invalid TOML, a linked config", () => {
     for (const [text, msg] of [
       ["[features]\nhooks = false\n", "turns Codex hooks off"],
-      ["features = { web_search = true }\n", "is not valid TOML"],
+      ["features = { web_search = true }\n", "could not edit"],
+      ["features.web_search = true\n", "could not edit"],
       ["model = \n", "is not valid TOML"],
     ] as const) {
       const h = home({ "config.toml": text });

@@ -14,7 +14,7 @@ import { InputError } from "../../core/errors.ts";
 import { errCode, readOwnText } from "../../core/fsutil.ts";
 import { parseJson } from "../../core/json-file.ts";
 import type { FileChange, InstallOptions, InstallPlan, WiredState } from "../types.ts";
-import { checkEdit, MARK, parseToml, removeMarked, setKey, setTable, valueAt } from "./toml.ts";
+import { checkEdit, MARK, parseEdited, parseToml, removeMarked, setKey, setTable, valueAt } from "./toml.ts";
 
 /** Codex's event, its snake_case name in trust keys, our hook, its timeout (s; Codex clamps SessionEnd to 3). */
 export const CODEX_HOOKS = [
@@ -154,7 +154,7 @@ export function planCodexInstall(opts: InstallOptions & { uninstall?: boolean })
     let after = removeMarked(configText, (p) => !(stateOf(p) || (p.length === 1 && p[0] === "features")));
     after = removeUnmarkedTrust(after, hooksPath);
     if (after !== configText) {
-      const parsed = parseToml(after, configPath);
+      const parsed = parseEdited(after, configPath);
       checkEdit(before, parsed, [["features", "hooks"], ...trustPaths(before, hooksPath)], configPath);
       changes.push({ path: configPath, before: configText, after });
     }
@@ -176,7 +176,7 @@ export function planCodexInstall(opts: InstallOptions & { uninstall?: boolean })
     if (valueAt(before, ["hooks", "state", key, "trusted_hash"]) !== hash) config = setTable(config, ["hooks", "state", key], "trusted_hash", JSON.stringify(hash));
   }
   if (config !== configText) {
-    const parsed = parseToml(config, configPath);
+    const parsed = parseEdited(config, configPath);
     checkEdit(before, parsed, ours, configPath);
     if (valueAt(parsed, ["features", "hooks"]) !== true) throw new InputError(`memsearch could not turn Codex hooks on in ${configPath}; nothing was written`);
     changes.push({ path: configPath, before: configText || undefined, after: config });

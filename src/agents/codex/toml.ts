@@ -27,6 +27,15 @@ export function parseToml(text: string, what: string): Tree {
   }
 }
 
+/** An edited text parsed back: if our edit broke it, the edit is refused (the user's file was valid). */
+export function parseEdited(text: string, what: string): Tree {
+  try {
+    return Bun.TOML.parse(text) as Tree;
+  } catch (e) {
+    throw new InputError(`memsearch could not edit ${what} without breaking it (${(e as Error).message}); nothing was written: set the keys by hand`);
+  }
+}
+
 /** The dotted path of a standard table header line, as the TOML parser reads it; undefined for other lines. */
 function headerPath(line: string): string[] | undefined {
   if (!/^\s*\[[^[]/.test(line)) return undefined;
