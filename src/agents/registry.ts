@@ -24,3 +24,8 @@ export function agentNamed(name: string): AgentAdapter {
 export function agentOrDefault(name: string | undefined): AgentAdapter {
   return (name && adapterOf(name)) || claude;
 }
+
+/** The agent whose transcripts hold this path, when it is not Claude Code (whose files the transcript views read themselves). */
+export function transcriptAgent(path: string, env: NodeJS.ProcessEnv = process.env): AgentAdapter | undefined {
+  return Object.values(AGENTS).find((a) => a.transcripts?.claims(path, env));
+}

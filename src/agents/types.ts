@@ -11,6 +11,7 @@
  */
 import * as v from "valibot";
 import type { FoundTurn, TurnQuery } from "../transcript/last-turn.ts";
+import type { Turn } from "../transcript/types.ts";
 
 const ID_MAX = 200;
 const PATH_MAX = 4096;
@@ -95,4 +96,13 @@ export interface AgentAdapter {
   wired(opts: InstallOptions): WiredState;
   /** The agent has been set up on this machine (its own home folder exists). */
   present(env?: NodeJS.ProcessEnv): boolean;
+  /**
+   * Its transcripts for `memsearch transcript`, when they are not Claude Code's (which the
+   * transcript views read themselves): whether a path is one, the project check, its turns (redacted).
+   */
+  transcripts?: {
+    claims(path: string, env?: NodeJS.ProcessEnv): boolean;
+    check(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean }): void;
+    read(path: string): Promise<{ sessionId?: string; turns: Turn[] }>;
+  };
 }

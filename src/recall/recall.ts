@@ -223,8 +223,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
         agent: agentOf(n.anchor),
         from: ["note"],
         note: n,
-        // `transcript` opens the default agent's transcripts only (so far): another agent's turn is opened from its note.
-        ...(n.anchor && n.anchor.transcript && n.anchor.transcript !== "-" && agentOf(n.anchor) === DEFAULT_AGENT ? { anchorTranscript: { path: n.anchor.transcript, turn: n.anchor.turn } } : {}),
+        ...(n.anchor && n.anchor.transcript && n.anchor.transcript !== "-" ? { anchorTranscript: { path: n.anchor.transcript, turn: n.anchor.turn } } : {}),
       },
     };
     groups.push(ng);

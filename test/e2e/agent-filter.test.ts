@@ -55,10 +55,9 @@ describe("--agent", () => {
     const res = JSON.parse(r.stdout) as { results: { agent: string; note: { snippet: string } }[] };
     expect(res.results.length).toBe(1);
     expect(res.results[0]!.agent).toBe("codex");
-    // `transcript` does not read Codex rollouts yet: no drill-down that would be refused.
-    const first = res.results[0] as unknown as { open: string | null; transcript: unknown; expand: string | null };
-    expect(first.open).toBeNull();
-    expect(first.transcript).toBeNull();
+    // The drill-down opens the Codex turn from its rollout (`transcript` reads them).
+    const first = res.results[0] as unknown as { open: string | null; expand: string | null };
+    expect(first.open).toBe("memsearch transcript /home/u/.codex/sessions/2026/11/24/rollout-x.jsonl --turn codex-t1");
     expect(first.expand).toContain("memsearch expand");
     const text = await p.ms(["recall", "heronbolt cache", "--raw", "--source", "notes"]);
     expect(text.stdout).toMatch(/\[note\]\s+codex/);

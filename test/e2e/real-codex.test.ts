@@ -123,6 +123,30 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
     expect(tool.output).toContain("checklist-item-marmalade");
   });
 
+  test("transcript opens a turn of a Codex rollout of this project, and refuses another project's", async () => {
+    const file = scenario[0]!;
+    const id = parseRollout(readFileSync(file, "utf8")).turns[0]!.id;
+    const list = await run(["transcript", file], { cwd: p.root, env });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain("Codex CLI session");
+    expect(list.stdout).toContain(id.slice(0, 8));
+    const one = await run(["transcript", file, "--turn", id.slice(0, 13), "-c", "0"], { cwd: p.root, env });
+    expect(one.code).toBe(0);
+    expect(one.stdout).toContain(TURNS[0]!.prompt);
+    expect(one.stdout).toContain(`**Assistant**: ${TURNS[0]!.reply}`);
+    // The same rollout, as if Codex had run in another folder: another project's.
+    const other = join(codexHome, "sessions", "2026", "01", "01", "rollout-other.jsonl");
+    mkdirSync(join(other, ".."), { recursive: true });
+    writeFileSync(other, readFileSync(file, "utf8").replaceAll(JSON.stringify(p.root).slice(1, -1), "/somewhere/else"));
+    const refused = await run(["transcript", other], { cwd: p.root, env });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("another project's rollout");
+    rmSync(other);
+    // Not a rollout folder at all: Claude Code's rule applies, and refuses it.
+    const outside = await run(["transcript", join(p.root, "x.jsonl")], { cwd: p.root, env });
+    expect(outside.code).not.toBe(0);
+  });
+
   test("a fact captured with Claude Code is recalled into Codex's request", async () => {
     // The Claude Code side through its own hooks: a transcript as Claude Code writes it, the prompt
     // and stop hooks, the drainer.

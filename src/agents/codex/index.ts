@@ -1,6 +1,9 @@
 /** Codex CLI (`@openai/codex`): Claude-style hooks through hooks.json, JSONL rollouts. */
 import type { AgentAdapter } from "../types.ts";
 import { parseCodexHookInput } from "./hook.ts";
+import { checkProjectRollout, isCodexRolloutPath } from "./files.ts";
+import { readOwnText } from "../../core/fsutil.ts";
+import { sanitize } from "../../core/redact.ts";
 import { existsSync } from "node:fs";
 import { codexHome, codexWired, planCodexInstall } from "./install.ts";
 
@@ -14,4 +17,13 @@ export const codex: AgentAdapter = {
   planInstall: planCodexInstall,
   wired: codexWired,
   present: (env) => existsSync(codexHome(env)),
+  transcripts: {
+    claims: isCodexRolloutPath,
+    check: checkProjectRollout,
+    async read(path) {
+      const { parseRollout, rolloutTurns } = await import("./rollout.ts");
+      const r = parseRollout(readOwnText(path), { redact: sanitize });
+      return { sessionId: r.sessionId, turns: rolloutTurns(r) };
+    },
+  },
 };

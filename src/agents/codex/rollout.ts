@@ -12,7 +12,7 @@ import { readOwnText } from "../../core/fsutil.ts";
 import { clip, oneLine } from "../../core/text.ts";
 import { TurnSegmenter } from "../../transcript/turns.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
-import type { LastTurn, ToolCall } from "../../transcript/types.ts";
+import type { LastTurn, ToolCall, Turn, TurnItem } from "../../transcript/types.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
 
 /** Tool output kept per call, as for Claude Code's last turn. */
@@ -25,8 +25,12 @@ export interface RolloutTurn {
   userText: string;
   assistantTexts: string[];
   tools: ToolCall[];
+  /** Assistant texts and tool calls in the order Codex wrote them. */
+  items: TurnItem[];
   /** Codex reported the turn finished (`task_complete`). */
   complete: boolean;
+  /** 1-based line of the rollout that opened the turn. */
+  line: number;
 }
 
 export interface Rollout {
@@ -154,7 +158,7 @@ export function parseRollout(text: string, opts: { redact?: (s: string) => strin
         seg.open.turn.userText += `\n\n${redact(k.user)}`;
         return;
       }
-      add(seg.start({ id, timestamp: str(o.timestamp), userText: redact(k.user), assistantTexts: [], tools: [], complete: false }, false).closed);
+      add(seg.start({ id, timestamp: str(o.timestamp), userText: redact(k.user), assistantTexts: [], tools: [], items: [], complete: false, line: i + 1 }, false).closed);
       openId = id;
       pendingId = undefined;
       return;
@@ -162,8 +166,14 @@ export function parseRollout(text: string, opts: { redact?: (s: string) => strin
     const a = seg.answer();
     if (!a) return;
     if ("assistant" in k) {
-      if (k.assistant.trim()) a.turn.assistantTexts.push(redact(k.assistant));
-    } else if ("tool" in k) a.turn.tools.push(k.tool);
+      if (k.assistant.trim()) {
+        a.turn.assistantTexts.push(redact(k.assistant));
+        a.turn.items.push({ kind: "assistant", text: redact(k.assistant) });
+      }
+    } else if ("tool" in k) {
+      a.turn.tools.push(k.tool);
+      a.turn.items.push({ kind: "tool", call: k.tool });
+    }
     else {
       const call = a.turn.tools.find((t) => t.id === k.output.id && t.unpaired);
       if (call) Object.assign(call, { output: clip(k.output.text, OUTPUT_CHARS), outputChars: k.output.text.length, unpaired: false });
@@ -199,4 +209,23 @@ export async function findStoppedRolloutTurn(path: string, q: TurnQuery): Promis
   if (!t) return undefined;
   const complete = t.complete || (q.lastAssistantMessage !== undefined && t.assistantTexts.at(-1)?.trim() === q.lastAssistantMessage.trim());
   return { turn: toLastTurn(r, t, r.sessionId ?? ""), complete };
+}
+
+/** A rollout's turns in the shape the transcript views print (`memsearch transcript`). */
+export function rolloutTurns(r: Rollout): Turn[] {
+  return r.turns.map((t, index) => ({
+    index,
+    uuid: t.id,
+    timestamp: t.timestamp,
+    promptId: t.id,
+    kind: "prompt",
+    userText: t.userText,
+    assistantTexts: t.assistantTexts,
+    tools: t.tools,
+    items: t.items,
+    toolCount: t.tools.length,
+    line: t.line,
+    start: 0,
+    end: 0,
+  }));
 }
