@@ -3,11 +3,12 @@
  * older one) into the neutral turn, its hook input into the neutral one, and the agent on a note.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agentOf, formatAnchor, parseAnchor } from "../../src/core/anchor.ts";
 import { findStoppedRolloutTurn, parseRollout } from "../../src/agents/codex/rollout.ts";
+import { checkProjectRollout, isCodexRolloutPath } from "../../src/agents/codex/files.ts";
 import { AGENTS, agentNamed, agentOrDefault } from "../../src/agents/registry.ts";
 import { appendTurnNote, notesIn } from "../../src/memory/journal.ts";
 import { REPO } from "../helpers/cli.ts";
@@ -116,5 +117,40 @@ describe("the agent on a note", () => {
     const notes = notesIn(text, "2026-11-26.md");
     expect(notes.map((n) => agentOf(n.anchor))).toEqual(["codex", "claude"]);
     expect(notes[0]!.time).toBe("09:30");
+  });
+});
+
+describe("which rollouts a project may open", () => {
+  const setup = () => {
+    const home = mkdtempSync(join(tmpdir(), "codex-files-"));
+    const codexHome = join(home, ".codex");
+    const day = join(codexHome, "sessions", "2026", "11", "26");
+    mkdirSync(day, { recursive: true });
+    const project = join(home, "proj");
+    mkdirSync(join(project, ".git"), { recursive: true });
+    const text = fixture("paginated-0.169.jsonl").replaceAll("/tmp/h12-cx/proj", project);
+    const mine = join(day, "rollout-mine.jsonl");
+    writeFileSync(mine, text);
+    return { home, codexHome, day, project, mine, text, env: { HOME: home, CODEX_HOME: codexHome } };
+  };
+
+  test("a plain rollout started in this project: yes; in another project: only with anyProject", () => {
+    const s = setup();
+    expect(() => checkProjectRollout(s.mine, s.project, { env: s.env })).not.toThrow();
+    const other = join(s.day, "rollout-other.jsonl");
+    writeFileSync(other, s.text.replaceAll(s.project, "/elsewhere"));
+    expect(() => checkProjectRollout(other, s.project, { env: s.env })).toThrow("another project's rollout");
+    expect(() => checkProjectRollout(other, s.project, { env: s.env, anyProject: true })).not.toThrow();
+  });
+
+  test("a link in the sessions folder, a file outside it, a path climbing out of it: refused", () => {
+    const s = setup();
+    const outside = join(s.home, "rollout-planted.jsonl");
+    writeFileSync(outside, s.text);
+    symlinkSync(outside, join(s.day, "rollout-link.jsonl"));
+    expect(() => checkProjectRollout(join(s.day, "rollout-link.jsonl"), s.project, { env: s.env })).toThrow("not a plain file");
+    expect(() => checkProjectRollout(outside, s.project, { env: s.env })).toThrow("not a Codex rollout");
+    expect(() => checkProjectRollout(join(s.day, "..", "..", "..", "..", "..", "rollout-planted.jsonl"), s.project, { env: s.env })).toThrow("not a Codex rollout");
+    expect(isCodexRolloutPath(s.mine, s.env)).toBe(true);
   });
 });

@@ -4,26 +4,15 @@
  * the project (its `session_meta` cwd, by the project rule every agent shares: the git top level).
  * A note's anchor may come with a cloned repository: this is what stops it from opening any file.
  */
-import { closeSync, lstatSync, openSync, readSync, realpathSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { closeSync, lstatSync, openSync, readSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { isInside, realOr } from "../../core/project.ts";
 import { InputError, NotFoundError } from "../../core/errors.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
 import { codexHome } from "./install.ts";
 
 const HEAD_BYTES = 256 * 1024;
 
-const inside = (path: string, dir: string) => {
-  const rel = relative(dir, path);
-  return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
-};
-
-function realOr(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return resolve(p);
-  }
-}
 
 /** The folders Codex keeps rollouts in. */
 export function rolloutDirs(env: NodeJS.ProcessEnv = process.env): string[] {
@@ -31,10 +20,14 @@ export function rolloutDirs(env: NodeJS.ProcessEnv = process.env): string[] {
   return [join(home, "sessions"), join(home, "archived_sessions")];
 }
 
-/** True when the path lies in Codex's rollout folders (whether or not it exists). */
+/**
+ * True when the path lies in Codex's rollout folders, as written or with its links resolved (a
+ * home reached through a link); whether it is a plain file is checkProjectRollout's to say.
+ */
 export function isCodexRolloutPath(path: string, env: NodeJS.ProcessEnv = process.env): boolean {
   const abs = resolve(path);
-  return rolloutDirs(env).some((d) => inside(abs, d) || inside(abs, realOr(d)));
+  const real = realOr(abs);
+  return rolloutDirs(env).some((d) => isInside(abs, d) || isInside(real, d));
 }
 
 /** The working folder the rollout's session started in (its first line), undefined when it has none. */
