@@ -104,5 +104,9 @@ export interface AgentAdapter {
     claims(path: string, env?: NodeJS.ProcessEnv): boolean;
     check(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean }): void;
     read(path: string): Promise<{ sessionId?: string; turns: Turn[] }>;
+    /** A turn labelled for a summariser (`import` writes its note from it). */
+    render(t: Turn): string;
+    /** This project's transcripts (for `import`). */
+    projectFiles(root: string, env?: NodeJS.ProcessEnv): string[];
   };
 }

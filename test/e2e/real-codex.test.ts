@@ -6,7 +6,7 @@
  * the processes left. One project lives through the file, as a user's would.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseRollout } from "../../src/agents/codex/rollout.ts";
 import { notesIn } from "../../src/memory/journal.ts";
@@ -145,6 +145,31 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
     // Not a rollout folder at all: Claude Code's rule applies, and refuses it.
     const outside = await run(["transcript", join(p.root, "x.jsonl")], { cwd: p.root, env });
     expect(outside.code).not.toBe(0);
+  });
+
+  test("import writes the notes of past Codex sessions, with their agent, once", async () => {
+    // As if the memory had been lost and the sessions were an hour old (a running session's last turn is left to its Stop hook).
+    const aside = `${p.memory}-aside`;
+    renameSync(p.memory, aside);
+    try {
+      const hourAgo = new Date(Date.now() - 3600_000);
+      for (const f of scenario) utimesSync(f, hourAgo, hourAgo);
+      const r = await run(["import", "-j"], { cwd: p.root, env: { ...env, MEMSEARCH_NO_WATCH: "1" } });
+      expect(r.code).toBe(0);
+      const turnIds = scenario.flatMap((f) => parseRollout(readFileSync(f, "utf8")).turns.map((t) => t.id));
+      const imported = notes().filter((n) => turnIds.includes(n.anchor?.turn ?? ""));
+      expect(imported.length).toBe(TURNS.length);
+      for (const n of imported) {
+        expect(n.anchor?.agent).toBe("codex");
+        expect(n.heading).toContain("(agent: codex)");
+      }
+      expect(imported.map((n) => n.bullets.join(" ")).join("\n")).toContain("Quillfeather");
+      const again = JSON.parse((await run(["import", "-j"], { cwd: p.root, env: { ...env, MEMSEARCH_NO_WATCH: "1" } })).stdout);
+      expect(again.written ?? 0).toBe(0);
+    } finally {
+      rmSync(p.memory, { recursive: true, force: true });
+      renameSync(aside, p.memory);
+    }
   });
 
   test("a fact captured with Claude Code is recalled into Codex's request", async () => {

@@ -4,7 +4,7 @@
  * the project (its `session_meta` cwd, by the project rule every agent shares: the git top level).
  * A note's anchor may come with a cloned repository: this is what stops it from opening any file.
  */
-import { closeSync, lstatSync, openSync, readSync } from "node:fs";
+import { closeSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isInside, realOr } from "../../core/project.ts";
 import { InputError, NotFoundError } from "../../core/errors.ts";
@@ -64,4 +64,29 @@ export function checkProjectRollout(path: string, root: string, o: { env?: NodeJ
   if (o.anyProject) return;
   const cwd = rolloutCwd(abs);
   if (!cwd || !sameProject(projectOfCwd(cwd), root)) throw new ForeignTranscriptError(`refused: ${path} is another project's rollout (this project: ${root})`, true);
+}
+
+/** Every rollout of this project, oldest folder first (`YYYY/MM/DD` under each rollout folder). */
+export function projectRollouts(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const p = join(dir, name);
+      if (depth < 3) walk(p, depth + 1);
+      else if (/^rollout-.*\.jsonl$/.test(name)) {
+        try {
+          checkProjectRollout(p, root, { env });
+          out.push(p);
+        } catch {}
+      }
+    }
+  };
+  for (const d of rolloutDirs(env)) walk(d, 0);
+  return out;
 }

@@ -1,7 +1,8 @@
 /** Codex CLI (`@openai/codex`): Claude-style hooks through hooks.json, JSONL rollouts. */
 import type { AgentAdapter } from "../types.ts";
 import { parseCodexHookInput } from "./hook.ts";
-import { checkProjectRollout, isCodexRolloutPath } from "./files.ts";
+import { checkProjectRollout, isCodexRolloutPath, projectRollouts } from "./files.ts";
+import { findStoppedRolloutTurn, parseRollout, renderRolloutTurn, rolloutTurns } from "./rollout.ts";
 import { readOwnText } from "../../core/fsutil.ts";
 import { sanitize } from "../../core/redact.ts";
 import { existsSync } from "node:fs";
@@ -13,7 +14,7 @@ export const codex: AgentAdapter = {
   parseHookInput: parseCodexHookInput,
   // Codex reads Claude Code's output shape: `hookSpecificOutput.additionalContext` becomes a developer message.
   formatOutput: (out) => ({ ...out }),
-  findStoppedTurn: async (path, q) => (await import("./rollout.ts")).findStoppedRolloutTurn(path, q),
+  findStoppedTurn: findStoppedRolloutTurn,
   planInstall: planCodexInstall,
   wired: codexWired,
   present: (env) => existsSync(codexHome(env)),
@@ -21,9 +22,10 @@ export const codex: AgentAdapter = {
     claims: isCodexRolloutPath,
     check: checkProjectRollout,
     async read(path) {
-      const { parseRollout, rolloutTurns } = await import("./rollout.ts");
       const r = parseRollout(readOwnText(path), { redact: sanitize });
       return { sessionId: r.sessionId, turns: rolloutTurns(r) };
     },
+    render: (t) => renderRolloutTurn(t),
+    projectFiles: projectRollouts,
   },
 };

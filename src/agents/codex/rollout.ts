@@ -183,14 +183,17 @@ export function parseRollout(text: string, opts: { redact?: (s: string) => strin
   return out;
 }
 
-/** A rollout turn labelled for a summariser, as Claude Code's are (`[User]`, the agent's name, tools). */
-export function renderRolloutTurn(t: RolloutTurn): string {
+/** A turn labelled for a summariser, as Claude Code's are (`[User]`, the agent's name, tools), in the order Codex wrote it. */
+export function renderRolloutTurn(t: Pick<RolloutTurn, "userText" | "items">): string {
   const out = [`[User]: ${t.userText}`];
-  for (const c of t.tools) {
-    out.push(`[Codex calls tool]: ${c.name}${c.input ? " " + c.input : ""}`);
-    out.push(c.output === undefined ? "[Tool output]: (no result in the transcript)" : `${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output || "(empty)"}`);
+  for (const it of t.items) {
+    if (it.kind === "assistant") out.push(`[Codex]: ${it.text}`);
+    else if (it.kind === "tool") {
+      const c = it.call;
+      out.push(`[Codex calls tool]: ${c.name}${c.input ? " " + c.input : ""}`);
+      out.push(c.output === undefined ? "[Tool output]: (no result in the transcript)" : `${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output || "(empty)"}`);
+    }
   }
-  for (const a of t.assistantTexts) out.push(`[Codex]: ${a}`);
   return out.join("\n");
 }
 
