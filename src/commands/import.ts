@@ -4,6 +4,7 @@ import { estimateCost, planImport, runImport, type ImportCost, type ImportPlan, 
 import { summarizeTurn, summarizerOptions, type SummarizerProvider } from "../memory/summarizer.ts";
 import { describeSkips } from "../transcript/turn-kind.ts";
 import { jsonFlag } from "./common.ts";
+import { AGENTS } from "../agents/registry.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJson } from "./output.ts";
 
@@ -12,7 +13,7 @@ const DEFAULT_JOBS: Record<SummarizerProvider, number> = { extract: 1, claude: 4
 
 export const importCommand = command({
   command: "import [paths..]",
-  describe: "Write notes for the project's past Claude Code sessions (from ~/.claude/projects), as the Stop hook would have",
+  describe: "Write notes for the project's past Claude Code and Codex CLI sessions, as the Stop hook would have",
   flags: {
     ...jsonFlag,
     paths: { positional: true, type: "string", array: true, default: [], describe: "Transcript files (or folders of them) to import instead of the project's" },
@@ -26,7 +27,11 @@ export const importCommand = command({
     if (!Number.isInteger(jobs) || jobs < 1 || jobs > 32) throw new UsageError("--jobs must be a whole number from 1 to 32");
     const ctx = loadContext();
     const { project, config } = ctx;
-    const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, paths: a.paths, warn: (m) => notice(`Warning: ${m}`) });
+    // Other agents' sessions of the project (Codex rollouts) beside Claude Code's, unless files are named.
+    const others = a.paths.length
+      ? []
+      : Object.values(AGENTS).flatMap((ag) => (ag.transcripts ? [{ agent: ag.name, files: ag.transcripts.projectFiles(project.root), read: ag.transcripts.read, render: ag.transcripts.render }] : []));
+    const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, paths: a.paths, others, warn: (m) => notice(`Warning: ${m}`) });
 
     if (a.paths.length && plan.transcripts.length === 0 && plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
     if (plan.transcripts.length === 0) {

@@ -5,6 +5,7 @@ import { expandCommand } from "./expand.ts";
 import { hookCommand } from "./hook.ts";
 import { importCommand } from "./import.ts";
 import { indexCommand } from "./index-cmd.ts";
+import { installCommand } from "./install.ts";
 import { recentCommand, rememberCommand } from "./remember.ts";
 import { resetCommand } from "./reset.ts";
 import { searchCommand } from "./search.ts";
@@ -18,4 +19,4 @@ import { debugCommand } from "./debug.ts";
 import { forgetCommand } from "./forget.ts";
 
 /** Every subcommand; one file each. */
-export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, doctorCommand, debugCommand, forgetCommand];
+export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, installCommand, doctorCommand, debugCommand, forgetCommand];

@@ -1,4 +1,5 @@
 import { loadContext } from "../core/context.ts";
+import { AGENT_NAMES } from "../agents/names.ts";
 import { UsageError } from "../core/errors.ts";
 import { DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, RECALL_SOURCES, type RecallResponse, type RecallResult, type RecallSource } from "../recall/recall.ts";
 import { parseSince } from "../core/since.ts";
@@ -20,6 +21,7 @@ const recallFlags = flags({
   "all-projects": { type: "boolean", describe: "Search the conversations of every project, not only this one" },
   source: { type: "string", describe: "notes, transcripts or all (default all)" },
   reindex: { type: "boolean", describe: "Rebuild the conversation index from the transcripts first" },
+  agent: { type: "string", choices: AGENT_NAMES, describe: "Only turns with this agent" },
 });
 
 export const recallCommand = command({
@@ -59,7 +61,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
     process.stderr.write(`\rmemsearch: indexing conversations ${p.filesDone}/${p.filesTotal} files, ${Math.round(p.bytesDone / 1048576)}/${Math.round(p.bytesTotal / 1048576)} MB`);
   };
   const res = await recall(
-    { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source },
+    { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source, agent: a.agent },
     { ctx, reindex: a.reindex === true, onProgress },
   );
   if (shown) process.stderr.write("\n");
@@ -116,7 +118,7 @@ export function formatResults(query: string, results: RecallResult[]): string {
   const parts = [`Recall: ${results.length} result${results.length === 1 ? "" : "s"} for "${query}"`];
   results.forEach((r, i) => {
     const d = drill(r);
-    parts.push("", out.bold(out.cyan(`--- ${i + 1}. ${r.date ?? "date unknown"}  [${r.from.join(" + ")}]  score ${out.yellow(r.score.toFixed(4))}`)));
+    parts.push("", out.bold(out.cyan(`--- ${i + 1}. ${r.date ?? "date unknown"}  [${r.from.join(" + ")}]  ${r.agent}  score ${out.yellow(r.score.toFixed(4))}`)));
     if (r.note) {
       parts.push(`${r.note.curated ? "Curated" : "Note"}: ${r.note.source}:${r.note.startLine}${r.note.heading ? ` (${r.note.heading})` : ""}`, `  ${r.note.snippet}`);
     }
@@ -160,6 +162,7 @@ export function toJson(query: string, res: RecallResponse, answer: { ok: true; t
         from: r.from,
         session: r.session ?? null,
         turn: r.turn ?? null,
+        agent: r.agent,
         note: r.note
           ? { chunk_hash: r.note.chunkHash, source: r.note.source, heading: r.note.heading, start_line: r.note.startLine, end_line: r.note.endLine, score: round(r.note.score), snippet: r.note.snippet, kind: r.note.curated ? "curated" : "note" }
           : null,

@@ -2,6 +2,7 @@ import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
 import { appendTurnNote, recentMemory } from "../memory/journal.ts";
 import { jsonFlag } from "./common.ts";
+import { AGENT_NAMES } from "../agents/names.ts";
 import { command } from "./declare.ts";
 import { print, printJson } from "./output.ts";
 
@@ -35,10 +36,11 @@ export const recentCommand = command({
     ...jsonFlag,
     files: { type: "number", default: 2, describe: "How many daily files" },
     lines: { type: "number", default: 30, describe: "Lines per file" },
+    agent: { type: "string", choices: AGENT_NAMES, describe: "Only notes of turns with this agent" },
   },
   run: (a) => {
     const ctx = loadContext();
-    const recent = recentMemory(ctx.project.memoryDir, { files: a.files, linesPerFile: a.lines });
+    const recent = recentMemory(ctx.project.memoryDir, { files: a.files, linesPerFile: a.lines, agent: a.agent });
     if (a.jsonOutput) return printJson(recent);
     if (!recent.length) return print(`No memory yet in ${ctx.project.memoryDir}.`);
     print(recent.map((r) => `## ${r.file}\n${r.lines.join("\n")}`).join("\n\n"));

@@ -1,4 +1,6 @@
-import { anchorsIn } from "../core/anchor.ts";
+import { agentOf, anchorsIn } from "../core/anchor.ts";
+import { AGENT_NAMES } from "../agents/names.ts";
+import { chunkAnchor } from "../index/expand.ts";
 import { instructionLike } from "../core/frame.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
 import { curatedFromRepository } from "../transcript/claude-memory.ts";
@@ -23,12 +25,16 @@ const PREVIEW = 500;
 /** Results a search may return: each costs memory up front (a billion took gigabytes before failing). */
 export const MAX_TOP_K = 1000;
 
+/** How many results per one asked for a search filtered by agent ranks before filtering. */
+const AGENT_POOL = 10;
+
 export const searchFlags = flags({
   ...embeddingFlags,
   ...jsonFlag,
   query: { positional: true, type: "string", demandOption: true },
   "top-k": { alias: "k", type: "number", describe: `Number of results, 1 to ${MAX_TOP_K} (default 5)` },
   "source-prefix": { type: "string", describe: "Only chunks whose source path starts with this" },
+  agent: { type: "string", choices: AGENT_NAMES, describe: "Only notes of turns with this agent" },
 });
 
 export type SearchArgs = Args<typeof searchFlags>;
@@ -46,11 +52,14 @@ export async function runSearch(a: SearchArgs): Promise<void> {
     checkTopK(a.topK);
     const overrides = embeddingOverrides(a);
     const ctx = loadContext({ ...overrides, "search.top_k": a.topK });
-    const request = { query: String(a.query), topK: ctx.config["search.top_k"], sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined };
+    const topK = ctx.config["search.top_k"];
+    // Filtered by agent after ranking: asked for more, so that the top k of that agent's are there.
+    const request = { query: String(a.query), topK: a.agent ? Math.min(MAX_TOP_K, topK * AGENT_POOL) : topK, sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined };
     // The warm process answers in milliseconds; it runs with the project's own settings, so
     // embedding flags on the command line mean a cold search.
     const found = await searchIndex(ctx, request, { useWatch: Object.values(overrides).every((v) => v === undefined) });
-    const res = notesOrNothing(found, ctx.config["embedding.model"]);
+    const found2 = notesOrNothing(found, ctx.config["embedding.model"]);
+    const res = found2 !== "nothing indexed" && a.agent ? { ...found2, results: found2.results.filter((r) => agentOf(chunkAnchor(r.chunk)) === a.agent).slice(0, topK) } : found2;
     if (res === "nothing indexed") {
       // No index and no markdown to build one from: not an error, and not "no results" either.
       if (a.jsonOutput) {
@@ -92,6 +101,7 @@ export function toJson(res: SearchResponse, ours: Provenance = provenance()) {
     vector_score: r.cosine === undefined ? null : round(r.cosine),
     mode: res.mode,
     kind: r.kind,
+    agent: agentOf(chunkAnchor(r.chunk)),
     from_repository: r.kind === "curated" ? curatedFromRepository(r.chunk.source) : !ours(anchorsIn(r.chunk.content)[0]),
     instruction_like: instructionLike(r.chunk.content),
   }));

@@ -10,6 +10,8 @@ import type { SubagentFile, ToolCall, Turn } from "../transcript/types.ts";
 import { jsonFlag } from "./common.ts";
 import { command, flags, type Args } from "./declare.ts";
 import { print, printJson } from "./output.ts";
+import { transcriptAgent } from "../agents/registry.ts";
+import type { AgentAdapter } from "../agents/types.ts";
 
 /** The whole `--turn` output is capped at this many chars. */
 export const OUTPUT_CAP = 12000;
@@ -41,6 +43,8 @@ export const transcriptCommand = command({
   flags: transcriptFlags,
   run: async (a) => {
     const path = String(a.path);
+    const other = transcriptAgent(path);
+    if (other?.transcripts) return otherAgent(other, path, a);
     // The path usually comes from a note's anchor, and notes may come with a cloned repository.
     if (!a.anyFile) refuseForeign(path, a.allProjects === true);
     if (a.lastTurn) return lastTurn(path, a);
@@ -56,6 +60,35 @@ export const transcriptCommand = command({
     print(formatListing(index, subagents));
   },
 });
+
+/** Another agent's transcript (a Codex rollout): listed, or turns around one, from its adapter's reading. */
+async function otherAgent(agent: AgentAdapter, path: string, a: Args<typeof transcriptFlags>): Promise<void> {
+  const t = agent.transcripts!;
+  if (!a.anyFile) {
+    try {
+      t.check(path, resolveProjectRoot(), { anyProject: a.allProjects === true });
+    } catch (e) {
+      if (!(e instanceof ForeignTranscriptError)) throw e;
+      throw new InputError(`${e.message}; pass ${e.anotherProject ? "--all-projects" : "--any-file"} to read it anyway`);
+    }
+  }
+  if (a.lastTurn) throw new UsageError(`--last-turn reads Claude Code transcripts only; this is a ${agent.label} transcript`);
+  if (!Number.isInteger(a.context) || a.context < 0) throw new UsageError("--context must be a whole number ≥ 0");
+  const { sessionId, turns } = await t.read(path);
+  if (a.turn === undefined) {
+    if (a.jsonOutput) return printJson({ path, agent: agent.name, sessionId: sessionId ?? null, turns: turns.map((x) => ({ uuid: x.uuid, timestamp: x.timestamp ?? null, line: x.line, userText: clip(x.userText, PREVIEW_CHARS), toolCount: x.toolCount })) });
+    const lines = turns.map((x) => `[${clock(x.timestamp)}] ${x.uuid.slice(0, 8)}  ${clip(oneLine(x.userText), PREVIEW_CHARS)}${x.toolCount ? `  (${x.toolCount} tool call${x.toolCount === 1 ? "" : "s"})` : ""}`);
+    return print([`${agent.label} session ${sessionId ?? "?"}: ${turns.length} turn${turns.length === 1 ? "" : "s"}`, ...lines].join("\n"));
+  }
+  const id = String(a.turn).trim().toLowerCase();
+  if (!id) throw new UsageError("--turn needs a turn uuid (or a prefix of one)");
+  const target = turns.findIndex((x) => x.uuid.toLowerCase().startsWith(id));
+  if (target < 0) throw new NotFoundError(`turn not found: ${a.turn} (${turns.length} turns in ${path}; run 'memsearch transcript ${path}' to list them)`);
+  const from = Math.max(0, target - a.context);
+  const shown = turns.slice(from, Math.min(turns.length, target + a.context + 1));
+  if (a.jsonOutput) return printJson({ path, agent: agent.name, sessionId: sessionId ?? null, target: turns[target]!.uuid, turnCount: turns.length, turns: shown.map((x, i) => turnJson(x, from + i === target)) });
+  print(formatTurns(shown, target - from, String(a.turn)));
+}
 
 /** This project's Claude Code transcripts only, unless the user says otherwise (the message says how). */
 function refuseForeign(path: string, anyProject: boolean): void {

@@ -1,13 +1,25 @@
 /**
  * The anchor comment that ties a memory note to its conversation:
- * `<!-- session:ID turn:UUID transcript:PATH -->` (the reference's format, fields percent-encoded).
+ * `<!-- session:ID turn:UUID transcript:PATH -->` (the reference's format, fields percent-encoded),
+ * with ` agent:NAME` before the close when the turn was with another agent than Claude Code. A
+ * Claude Code note keeps the reference's exact format, so every older reader still reads it.
  */
-const ANCHOR_RE = /<!--\s*session:(\S+)\s+turn:(\S+)\s+transcript:(\S+)\s*-->/;
+const ANCHOR_RE = /<!--\s*session:(\S+)\s+turn:(\S+)\s+transcript:(\S+?)(?:\s+agent:([a-z][a-z0-9-]{0,31}))?\s*-->/;
+
+/** The agent of an anchor without one: every note written before agents were named was Claude Code's. */
+export const DEFAULT_AGENT = "claude";
 
 export interface Anchor {
   session: string;
   turn: string;
   transcript: string;
+  /** Absent: Claude Code (see agentOf). */
+  agent?: string;
+}
+
+/** Which agent a note's turn was with; a note without an anchor (`memsearch remember`, hand-written) counts as the default. */
+export function agentOf(a: Anchor | undefined): string {
+  return a?.agent ?? DEFAULT_AGENT;
 }
 
 // Readers split the anchor on whitespace, so a path with spaces must not contain any; `>` could
@@ -33,11 +45,14 @@ function decodeField(value: string): string {
 export function parseAnchor(line: string): Anchor | undefined {
   const m = ANCHOR_RE.exec(line);
   if (!m) return undefined;
-  return { session: decodeField(m[1]!), turn: decodeField(m[2]!), transcript: decodeField(m[3]!) };
+  const a: Anchor = { session: decodeField(m[1]!), turn: decodeField(m[2]!), transcript: decodeField(m[3]!) };
+  if (m[4]) a.agent = m[4];
+  return a;
 }
 
 export function formatAnchor(a: Anchor): string {
-  return `<!-- session:${encodeField(a.session)} turn:${encodeField(a.turn)} transcript:${encodeField(a.transcript || "-")} -->`;
+  const agent = a.agent && a.agent !== DEFAULT_AGENT ? ` agent:${a.agent}` : "";
+  return `<!-- session:${encodeField(a.session)} turn:${encodeField(a.turn)} transcript:${encodeField(a.transcript || "-")}${agent} -->`;
 }
 
 export function anchorsIn(content: string): Anchor[] {

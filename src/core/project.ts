@@ -149,7 +149,8 @@ export function checkDataFolder(paths: ProjectPaths, opts: { chosen: boolean }):
   }
 }
 
-function realOr(p: string): string {
+/** The path with links resolved, or as given (made absolute) when it cannot be resolved. */
+export function realOr(p: string): string {
   try {
     return realpathSync(p);
   } catch {
@@ -157,7 +158,8 @@ function realOr(p: string): string {
   }
 }
 
-function isInside(p: string, dir: string): boolean {
+/** Strictly below `dir` (both absolute and normalised). */
+export function isInside(p: string, dir: string): boolean {
   return p.startsWith(dir.endsWith(sep) ? dir : dir + sep);
 }
 

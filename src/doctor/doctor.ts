@@ -16,6 +16,7 @@ import { peekIndexFiles } from "../index/format.ts";
 import { basename, relative } from "node:path";
 import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { userFiles } from "../core/project.ts";
+import { AGENTS } from "../agents/registry.ts";
 
 const STALE_QUEUE_MS = 10 * 60_000;
 
@@ -43,6 +44,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
   const { config, project } = ctx;
 
   checks.push(pluginCheck(env));
+  checks.push(...agentChecks(env));
 
   const embedder = embedderFor(config, "query");
   let ollamaDim: number | undefined;
@@ -163,6 +165,23 @@ async function turnsCheck(root: string, memoryDir: string, dataDir: string, cach
   }
   if (!a.sessions.length) return { name: "turns", status: "ok", detail: "no Claude Code session of this project yet" };
   return a.missing ? { name: "turns", status: "warn", detail: turnsLine(a), fix: `memsearch import (writes exactly ${a.missing === 1 ? "that turn" : `those ${a.missing.toLocaleString("en-US")}`})` } : { name: "turns", status: "ok", detail: turnsLine(a) };
+}
+
+/**
+ * Every other agent memsearch can serve: wired (its hooks in place and trusted), or not, with the
+ * command that wires it. Claude Code's plugin is the check above. An agent that is not installed
+ * (no home of its own) is only named.
+ */
+function agentChecks(env: NodeJS.ProcessEnv): Check[] {
+  const out: Check[] = [];
+  for (const agent of Object.values(AGENTS)) {
+    if (agent.name === "claude") continue;
+    const w = agent.wired({ exe: [process.execPath], env });
+    if (w.wired) out.push({ name: agent.name, status: "ok", detail: `${agent.label}: ${w.detail}` });
+    else if (!agent.present(env)) out.push({ name: agent.name, status: "ok", detail: `${agent.label} not set up on this machine (nothing to wire)` });
+    else out.push({ name: agent.name, status: "warn", detail: `${agent.label} is not wired: ${w.detail}`, fix: `memsearch install ${agent.name}` });
+  }
+  return out;
 }
 
 /** Is the plugin installed and enabled in Claude Code, with hooks that will find a binary? */

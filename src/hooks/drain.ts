@@ -2,6 +2,7 @@ import { loadContext, type Context } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
 import { refreshIndex } from "../watch/gateway.ts";
 import { drainPending } from "../memory/capture.ts";
+import { agentOrDefault } from "../agents/registry.ts";
 import { summarizeTurn, summarizerOptions } from "../memory/summarizer.ts";
 import { debugLog, recordProblem, type HookOutput } from "./runtime.ts";
 
@@ -16,6 +17,7 @@ export async function drain(): Promise<HookOutput> {
   const report = await drainPending({
     memoryDir: project.memoryDir,
     dataDir: project.dataDir,
+    readerFor: (name) => agentOrDefault(name),
     summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { ledger: { dataDir: project.dataDir, purpose: "summary" } })),
   });
   debugLog("drain", report.ran ? "drained" : "another drainer holds the queue", report);

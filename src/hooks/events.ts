@@ -1,3 +1,4 @@
+import { adapterOf, AGENT_NAMES } from "../agents/registry.ts";
 import { PROMPT_HOOK_BUDGET_MS, runHook, type HookInput, type HookOutput } from "./runtime.ts";
 
 type Handler = (input: HookInput) => Promise<HookOutput>;
@@ -15,16 +16,21 @@ export const HOOK_EVENTS: Record<string, { load: () => Promise<Handler>; budgetM
   drain: { load: () => import("./drain.ts").then((m) => m.drain), budgetMs: 30 * 60_000 },
 };
 
-/** Run one hook and leave: a stray handle (a socket, a timer) must not keep Claude Code waiting. */
-export async function runHookEvent(event: string): Promise<never> {
+/**
+ * Run one hook and leave: a stray handle (a socket, a timer) must not keep the agent waiting.
+ * `agent` names the adapter that reads the input and writes the output (Claude Code's by default).
+ */
+export async function runHookEvent(event: string, agentName = "claude"): Promise<never> {
   const e = HOOK_EVENTS[event];
-  if (!e) {
-    // Claude Code only reads stdout; an unknown event still answers with valid JSON.
-    process.stderr.write(`Error: unknown hook event "${event}" (one of ${Object.keys(HOOK_EVENTS).join(", ")})\n`);
+  const agent = adapterOf(agentName);
+  if (!e || !agent) {
+    // The agent only reads stdout; an unknown event or agent still answers with valid JSON.
+    const what = !e ? `hook event "${event}" (one of ${Object.keys(HOOK_EVENTS).join(", ")})` : `agent "${agentName}" (one of ${AGENT_NAMES.join(", ")})`;
+    process.stderr.write(`Error: unknown ${what}\n`);
     process.stdout.write("{}\n");
     process.exit(0);
   }
-  await runHook(event, e.budgetMs, async (input) => (await e.load())(input));
+  await runHook(event, e.budgetMs, async (input) => (await e.load())(input), agent);
   await new Promise((r) => process.stdout.write("", r));
   process.exit(0);
 }

@@ -1,6 +1,8 @@
 import pkg from "../../package.json" with { type: "json" };
 import { spawn } from "node:child_process";
 import * as v from "valibot";
+import { claude } from "../agents/claude/index.ts";
+import type { AgentAdapter, NeutralHookInput, NeutralHookOutput } from "../agents/types.ts";
 import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { oneLine, UnsafeDataError } from "../core/errors.ts";
@@ -12,44 +14,12 @@ import { readWatchInfo } from "../watch/client.ts";
 import { appendOwnFile, atomicWrite, freshFile } from "../core/fsutil.ts";
 import { claimStart, markStarting, releaseStart } from "../watch/starting.ts";
 
-const ID_MAX = 200;
-const PATH_MAX = 4096;
+/** The neutral hook input (agents/types.ts): each agent's adapter reads its own JSON into it. */
+export type HookInput = NeutralHookInput;
 
-/**
- * An id longer than any Claude Code writes is hashed rather than cut (two long ids must stay
- * two ids).
- */
-const Id = v.pipe(
-  v.string(),
-  v.minLength(1),
-  v.transform((x) => (x.length <= ID_MAX ? x : `${x.slice(0, 40)}-${Bun.hash(x).toString(16)}`)),
-);
-/** A path of a size and content the OS could take; anything else is dropped, not cut. */
-const Path = v.pipe(v.string(), v.minLength(1), v.maxLength(PATH_MAX), v.check((x) => !x.includes("\0")));
-
-/** A field of the wrong type or size is dropped on its own; the rest of the input still counts. */
-const field = <S extends v.GenericSchema<unknown, unknown>>(s: S) => v.fallback(v.optional(s), undefined);
-
-/** The JSON Claude Code sends every hook on stdin: the fields we use, each checked. */
-const HookInputShape = v.object({
-  session_id: field(Id),
-  /** Since Claude Code 2.1.196: the same id at UserPromptSubmit and Stop, and on the transcript's user entry. */
-  prompt_id: field(Id),
-  hook_event_name: field(Id),
-  source: field(Id),
-  reason: field(Id),
-  transcript_path: field(Path),
-  cwd: field(Path),
-  prompt: field(v.string()),
-  last_assistant_message: field(v.string()),
-  stop_hook_active: field(v.boolean()),
-});
-
-export type HookInput = v.InferOutput<typeof HookInputShape>;
-
-/** Keep only fields of the expected type and size. */
-export function parseHookInput(raw: Record<string, unknown>): HookInput {
-  return v.parse(HookInputShape, raw);
+/** Keep only fields of the expected type and size (Claude Code's input, unless another agent's adapter is given). */
+export function parseHookInput(raw: Record<string, unknown>, agent: AgentAdapter = claude): HookInput {
+  return agent.parseHookInput(raw);
 }
 
 /** The session's folder: the input's `cwd` when it is an existing folder (a hook never creates one), else ours. */
@@ -62,10 +32,7 @@ export function hookCwd(input: HookInput): string {
   return process.cwd();
 }
 
-export interface HookOutput {
-  systemMessage?: string;
-  hookSpecificOutput?: { hookEventName: string; additionalContext?: string };
-}
+export type HookOutput = NeutralHookOutput;
 
 /** UserPromptSubmit's budget (hooks.json gives it 5 s); the synthesize mode gives its model what is left of it. */
 export const PROMPT_HOOK_BUDGET_MS = 4_500;
@@ -75,8 +42,9 @@ export const CONTEXT_LIMIT = 9_500;
 const STDIN_LIMIT = 16 * 1024 * 1024;
 
 /** Read stdin as JSON; empty, garbage, huge or a never-closing stdin all give {}. */
-export async function readHookInput(timeoutMs = 2_000): Promise<{ input: HookInput; problem?: string }> {
-  if (process.stdin.isTTY) return { input: {}, problem: "no hook input on stdin" };
+export async function readHookInput(timeoutMs = 2_000, agent: AgentAdapter = claude): Promise<{ input: HookInput; problem?: string }> {
+  const none = { agent: agent.name };
+  if (process.stdin.isTTY) return { input: none, problem: "no hook input on stdin" };
   const chunks: Buffer[] = [];
   let size = 0;
   const done = new Promise<void>((resolve) => {
@@ -89,15 +57,15 @@ export async function readHookInput(timeoutMs = 2_000): Promise<{ input: HookInp
   });
   const timedOut = await Promise.race([done.then(() => false), Bun.sleep(timeoutMs).then(() => true)]);
   process.stdin.pause();
-  if (size > STDIN_LIMIT) return { input: {}, problem: `hook input larger than ${STDIN_LIMIT} bytes` };
+  if (size > STDIN_LIMIT) return { input: none, problem: `hook input larger than ${STDIN_LIMIT} bytes` };
   const text = Buffer.concat(chunks).toString("utf8").trim();
-  if (!text) return { input: {}, problem: timedOut ? "hook input did not arrive in time" : "empty hook input" };
+  if (!text) return { input: none, problem: timedOut ? "hook input did not arrive in time" : "empty hook input" };
   try {
     const v = JSON.parse(text);
-    if (v && typeof v === "object" && !Array.isArray(v)) return { input: parseHookInput(v) };
-    return { input: {}, problem: "hook input is not a JSON object" };
+    if (v && typeof v === "object" && !Array.isArray(v)) return { input: parseHookInput(v, agent) };
+    return { input: none, problem: "hook input is not a JSON object" };
   } catch {
-    return { input: {}, problem: "hook input is not valid JSON" };
+    return { input: none, problem: "hook input is not valid JSON" };
   }
 }
 
@@ -130,13 +98,14 @@ export function debugLog(event: string, what: string, data?: unknown): void {
  * Run a hook: whatever happens (exception, hang past the budget) print exactly one JSON
  * object and exit 0, so Claude Code never shows a hook error.
  */
-export async function runHook(event: string, budgetMs: number, body: (input: HookInput) => Promise<HookOutput>): Promise<void> {
+export async function runHook(event: string, budgetMs: number, body: (input: HookInput) => Promise<HookOutput>, agent: AgentAdapter = claude): Promise<void> {
   let written = false;
   const emit = (out: HookOutput, why: string) => {
     if (written) return;
     written = true;
-    debugLog(event, `output (${why})`, out);
-    process.stdout.write(JSON.stringify(out) + "\n");
+    const shaped = agent.formatOutput(out);
+    debugLog(event, `output (${why})`, shaped);
+    process.stdout.write(JSON.stringify(shaped) + "\n");
   };
   const timer = setTimeout(() => {
     emit({}, "budget exceeded");
@@ -147,7 +116,7 @@ export async function runHook(event: string, budgetMs: number, body: (input: Hoo
       emit({}, "MEMSEARCH_DISABLE=1");
       return;
     }
-    const { input, problem } = await readHookInput(Math.min(2_000, budgetMs / 2));
+    const { input, problem } = await readHookInput(Math.min(2_000, budgetMs / 2), agent);
     debugLog(event, "input", problem ? { problem } : input);
     const out = await body(input);
     emit(out, "ok");

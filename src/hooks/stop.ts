@@ -21,6 +21,7 @@ export async function stop(input: HookInput): Promise<HookOutput> {
   try {
     const file = enqueueTurn(project.dataDir, {
       sessionId,
+      agent: input.agent,
       promptId,
       promptSource: recorded?.source,
       transcriptPath: input.transcript_path,

@@ -262,6 +262,7 @@ class DecisionLog {
         session: this.input.session_id,
         prompt: this.input.prompt_id,
         source: this.input.source,
+        agent: this.input.agent,
         mode: this.mode,
         search: this.search,
         decision,

@@ -3,6 +3,7 @@
  * and every failure is one JSON `{error}` with a status a page can act on.
  */
 import pkg from "../../package.json" with { type: "json" };
+import { AGENT_NAMES } from "../agents/names.ts";
 import { MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
 import { sanitize } from "../core/redact.ts";
 import { ForeignTranscriptError } from "../transcript/claude-files.ts";
@@ -63,6 +64,14 @@ export function json(body: unknown, status = 200, headers: Record<string, string
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers } });
 }
 
+/** `agent`: one of the agents' names, or absent. */
+function agentParam(q: Params): string | undefined {
+  const a = one(q, "agent");
+  if (a === undefined) return undefined;
+  if (!(AGENT_NAMES as readonly string[]).includes(a)) throw new UsageError(`agent must be one of ${AGENT_NAMES.join(", ")}`);
+  return a;
+}
+
 /** Answer one `/api/…` request (the token was checked by the server). */
 export async function handleApi(data: HubData, path: string, q: Params): Promise<Response> {
   try {
@@ -72,7 +81,7 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
       case "/api/overview":
         return json(await data.overview());
       case "/api/timeline":
-        return json(await data.timeline(project(q), int(q, "offset", 0, 100_000_000, 0), int(q, "limit", 1, MAX_PAGE, 40)));
+        return json(await data.timeline(project(q), int(q, "offset", 0, 100_000_000, 0), int(q, "limit", 1, MAX_PAGE, 40), agentParam(q)));
       case "/api/turns":
         return json(await data.turns());
       case "/api/day":

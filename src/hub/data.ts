@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { agentOf } from "../core/anchor.ts";
 import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { resolveOllamaHost } from "../core/ollama-client.ts";
@@ -258,9 +259,10 @@ export class HubData {
     return status;
   }
 
-  async timeline(id: string, offset: number, limit: number): Promise<TimelinePage> {
+  /** A project's notes, newest first; with `agent`, only those of turns with that agent. */
+  async timeline(id: string, offset: number, limit: number, agent?: string): Promise<TimelinePage> {
     const p = this.project(id);
-    const notes = this.notes(p);
+    const notes = agent === undefined ? this.notes(p) : this.notes(p).filter((n) => agentOf(n.anchor) === agent);
     let summary: IndexSummary | undefined;
     try {
       summary = await this.indexSummary(p);
@@ -648,6 +650,7 @@ function noteItem(project: string, n: JournalNote): NoteItem {
     heading: redact(n.heading, 200),
     bullets: n.bullets.map((b) => redact(b, BULLET_CHARS)),
     session: n.anchor?.session ?? null,
+    agent: agentOf(n.anchor),
   };
 }
 

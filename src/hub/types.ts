@@ -83,6 +83,8 @@ export interface NoteItem {
   heading: string;
   bullets: string[];
   session: string | null;
+  /** The agent the turn was with (`claude` for notes whose anchor names none). */
+  agent: string;
 }
 
 export interface TimelinePage {

@@ -1,4 +1,4 @@
-import { parseAnchor, type Anchor } from "../core/anchor.ts";
+import { anchorsIn, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { readOwnBytes } from "../core/fsutil.ts";
 import { headingsOf } from "./chunker.ts";
 import { isMarkdownPath, markdownText } from "./scanner.ts";
@@ -64,4 +64,15 @@ export function expandChunk<C extends SectionRef>(chunk: C, lines?: number): Exp
   while (end > start && all[end - 1]!.trim() === "") end--;
   const content = all.slice(start - 1, end).join("\n");
   return { chunk, startLine: start, endLine: end, content, anchor: parseAnchor(content) };
+}
+
+/** The anchor of a chunk's note: in the chunk, else (a piece of a split section) at the top of its section. */
+export function chunkAnchor<C extends SectionRef & { content: string }>(chunk: C): Anchor | undefined {
+  const own = anchorsIn(chunk.content)[0];
+  if (own) return own;
+  try {
+    return expandChunk(chunk).anchor;
+  } catch {
+    return undefined;
+  }
 }

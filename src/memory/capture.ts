@@ -9,7 +9,7 @@
  */
 import { LockTimeoutError, withFileLock } from "../core/lock.ts";
 import { oneLine } from "../core/errors.ts";
-import { findStoppedTurn, type FoundTurn } from "../transcript/last-turn.ts";
+import { findStoppedTurn, type FoundTurn, type TurnQuery } from "../transcript/last-turn.ts";
 import type { LastTurn } from "../transcript/types.ts";
 import { isLocalCommand, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote } from "./journal.ts";
@@ -18,9 +18,21 @@ import { sanitize } from "../core/redact.ts";
 import { readForgotten } from "./forgotten.ts";
 import type { Summary } from "./summarizer.ts";
 
+/** How the drainer reads one agent's transcripts, given by that agent's adapter (src/agents/). */
+export interface AgentReader {
+  /** Its name as people call it, for the lines of a turn written from what the hooks saw. */
+  label: string;
+  findStoppedTurn: (path: string, q: TurnQuery) => Promise<FoundTurn | undefined>;
+}
+
+/** Without readers (tests, older callers) every turn is read as Claude Code's. */
+const CLAUDE_READER: AgentReader = { label: "Claude Code", findStoppedTurn };
+
 export interface DrainOptions {
   memoryDir: string;
   dataDir: string;
+  /** The reader of a queued turn's agent (its name, absent for entries queued before agents were named). */
+  readerFor?: (agent: string | undefined) => AgentReader;
   summarize: (turn: LastTurn) => Promise<Summary>;
   /** How long after its Stop a lagging transcript is waited for before the hooks' own record is used. */
   transcriptWaitMs?: number;
@@ -130,6 +142,7 @@ async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, 
       sessionId: entry.sessionId,
       turnUuid: resolved.turnUuid,
       transcriptPath: entry.transcriptPath ?? "",
+      agent: entry.agent,
       bullets: summary.bullets,
       source: entry.promptSource,
       now: new Date(entry.stoppedAt),
@@ -166,15 +179,16 @@ function done(file: string, entry: PendingTurn, opts: DrainOptions): void {
  * turns the transcript never gets costs one wait, not N), and a turn queued long ago is not
  * waited for at all. Never longer than one wait from now (a Stop time in the future).
  */
-export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "transcriptWaitMs" | "pollMs" | "clock"> = {}): Promise<ResolvedTurn | undefined> {
+export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "transcriptWaitMs" | "pollMs" | "clock" | "readerFor"> = {}): Promise<ResolvedTurn | undefined> {
   const clock = opts.clock ?? realClock;
+  const reader = opts.readerFor?.(entry.agent) ?? CLAUDE_READER;
   const wait = opts.transcriptWaitMs ?? TRANSCRIPT_WAIT_MS;
   const stopped = Date.parse(entry.stoppedAt);
   const now = clock.now();
   const deadline = Math.min(now + wait, (Number.isFinite(stopped) ? stopped : now) + wait);
   let found: FoundTurn | undefined;
   for (;;) {
-    found = entry.transcriptPath ? await lookUp(entry) : undefined;
+    found = entry.transcriptPath ? await lookUp(entry, reader) : undefined;
     if (found?.complete || clock.now() >= deadline || !entry.transcriptPath) break;
     await clock.sleep(opts.pollMs ?? POLL_MS);
   }
@@ -185,12 +199,12 @@ export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "
     if (kind === "local-command" || (found.complete && kind)) r.kind = kind;
     return r;
   }
-  return fromHooks(entry);
+  return fromHooks(entry, reader.label);
 }
 
-async function lookUp(entry: PendingTurn): Promise<FoundTurn | undefined> {
+async function lookUp(entry: PendingTurn, reader: AgentReader): Promise<FoundTurn | undefined> {
   try {
-    return await findStoppedTurn(entry.transcriptPath!, {
+    return await reader.findStoppedTurn(entry.transcriptPath!, {
       promptId: entry.promptId,
       prompt: entry.prompt,
       lastAssistantMessage: entry.lastAssistantMessage,
@@ -214,11 +228,11 @@ function fromTranscript(t: LastTurn): ResolvedTurn {
   };
 }
 
-function fromHooks(entry: PendingTurn): ResolvedTurn | undefined {
+function fromHooks(entry: PendingTurn, label: string): ResolvedTurn | undefined {
   if (!entry.prompt && !entry.lastAssistantMessage) return undefined;
   const userText = entry.prompt ?? "";
   const assistantTexts = entry.lastAssistantMessage ? [entry.lastAssistantMessage] : [];
-  const text = [`[User]: ${userText || "(prompt not recorded)"}`, ...assistantTexts.map((a) => `[Claude Code]: ${a}`)].join("\n");
+  const text = [`[User]: ${userText || "(prompt not recorded)"}`, ...assistantTexts.map((a) => `[${label}]: ${a}`)].join("\n");
   // The prompt id is what Claude Code writes on the turn's user entry: `transcript --turn` finds it.
   const turnUuid = entry.promptId ?? `stop-${Date.parse(entry.stoppedAt).toString(36)}`;
   return { turnUuid, source: "hooks", userText, assistantTexts, tools: [], text };

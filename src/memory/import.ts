@@ -36,7 +36,7 @@ import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer
  * `redact` (readPlanned) is redacted already, its tool parts before their clip; a turn read
  * without it would have pieces of a clipped secret left (redacting again is cheap and changes nothing).
  */
-export function turnToLastTurn(sessionId: string, turn: Turn): LastTurn {
+export function turnToLastTurn(sessionId: string, turn: Turn, render: (t: Turn) => string = renderTurnForSummary): LastTurn {
   return {
     sessionId,
     turnUuid: turn.uuid,
@@ -44,7 +44,7 @@ export function turnToLastTurn(sessionId: string, turn: Turn): LastTurn {
     userText: sanitize(turn.userText),
     assistantTexts: turn.assistantTexts.map(sanitize),
     tools: turn.tools.map((c) => ({ id: c.id, name: c.name, input: sanitize(c.input) })),
-    text: sanitize(renderTurnForSummary(turn)),
+    text: sanitize(render(turn)),
   };
 }
 
@@ -129,7 +129,20 @@ export interface PlannedTurn {
 export interface PlannedTranscript {
   path: string;
   sessionId: string;
-  index: TurnIndex;
+  /** Claude Code's transcripts: read by range when their turns are written. */
+  index?: TurnIndex;
+  /** Another agent's transcript, read whole by its adapter: its agent, its turns, how a summariser reads one. */
+  agent?: string;
+  turns?: Turn[];
+  render?: (t: Turn) => string;
+}
+
+/** Another agent's transcripts of the project, with the reading its adapter gives (src/agents/). */
+export interface OtherTranscripts {
+  agent: string;
+  files: string[];
+  read(path: string): Promise<{ sessionId?: string; turns: Turn[] }>;
+  render(t: Turn): string;
 }
 
 export interface ImportPlan {
@@ -176,6 +189,8 @@ export interface PlanOptions {
   activeMs?: number;
   now?: number;
   warn?: (msg: string) => void;
+  /** Other agents' transcripts of the project, planned beside Claude Code's. */
+  others?: OtherTranscripts[];
 }
 
 export const ACTIVE_MS = 10 * 60_000;
@@ -236,6 +251,47 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   if (forgotten.problem) throw new StorageError(`${forgotten.problem}: fix or remove it before importing, or forgotten turns would be written again`);
   const seen = new Set<string>();
   const candidates: PlannedTurn[] = [];
+  /**
+   * One transcript's turns: noted already, forgotten, queued for the drainer, mid-turn, not a turn
+   * to capture (`kindOf`, where the agent's reader gives the facts), or to import.
+   */
+  const consider = <T extends Pick<Turn, "uuid" | "timestamp" | "promptId">>(tr: PlannedTranscript, turns: T[], mtime: number, kindOf?: (turn: T) => ReturnType<typeof turnKind>) => {
+    const t = plan.transcripts.length;
+    plan.transcripts.push(tr);
+    const times = turnTimes(turns, mtime);
+    // A session written to in the last minutes may be mid-turn: its last turn is the Stop hook's.
+    const last = now - mtime < activeMs ? turns.length - 1 : -1;
+    turns.forEach((turn, i) => {
+      const noted = isLineId(turn.uuid) ? existing.pairs.has(`${tr.sessionId} ${turn.uuid}`) : existing.turns.has(turn.uuid);
+      if (noted || (turn.promptId !== undefined && existing.turns.has(turn.promptId))) {
+        plan.already++;
+        return;
+      }
+      if (forgotten.has(turn.uuid) || forgotten.has(turn.promptId)) {
+        plan.forgotten++;
+        return;
+      }
+      const kind = kindOf?.(turn) ?? "work";
+      if (kind === "local-command") {
+        plan.notTurns[kind]++;
+        return;
+      }
+      if (queue.has(`${tr.sessionId} ${turn.uuid}`) || (turn.promptId !== undefined && queue.has(`${tr.sessionId} ${turn.promptId}`))) {
+        plan.queued++;
+        return;
+      }
+      // Its reply may still be coming.
+      if (i === last) {
+        plan.active++;
+        return;
+      }
+      if (kind !== "work") {
+        plan.notTurns[kind]++;
+        return;
+      }
+      candidates.push({ transcript: t, turn: i, uuid: turn.uuid, sessionId: tr.sessionId, time: times[i]!, day: localDay(new Date(times[i]!)) });
+    });
+  };
   for (const path of files) {
     if (isSubagentPath(path)) {
       skip(path, SUBAGENT_REASON);
@@ -257,43 +313,20 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
       skip(path, SUBAGENT_REASON);
       continue;
     }
-    const t = plan.transcripts.length;
-    plan.transcripts.push({ path, sessionId: index.sessionId, index });
     // Commands nobody answered never became turns; they are counted with the local commands.
     plan.notTurns["local-command"] += index.stats.skipped["user:local-command"] ?? 0;
-    const times = turnTimes(index.turns, mtime);
-    // A session written to in the last minutes may be mid-turn: its last turn is the Stop hook's.
-    const last = now - mtime < activeMs ? index.turns.length - 1 : -1;
-    index.turns.forEach((turn, i) => {
-      const noted = isLineId(turn.uuid) ? existing.pairs.has(`${index.sessionId} ${turn.uuid}`) : existing.turns.has(turn.uuid);
-      if (noted || (turn.promptId !== undefined && existing.turns.has(turn.promptId))) {
-        plan.already++;
-        return;
+    consider({ path, sessionId: index.sessionId, index }, index.turns, mtime, turnKind);
+  }
+  for (const other of o.others ?? []) {
+    for (const path of other.files) {
+      try {
+        const r = await other.read(path);
+        const mtime = (await stat(path)).mtimeMs;
+        if (r.turns.length) consider({ path, sessionId: r.sessionId ?? path, agent: other.agent, turns: r.turns, render: other.render }, r.turns, mtime);
+      } catch (e) {
+        skip(path, oneLine(e));
       }
-      if (forgotten.has(turn.uuid) || forgotten.has(turn.promptId)) {
-        plan.forgotten++;
-        return;
-      }
-      const kind = turnKind(turn);
-      if (kind === "local-command") {
-        plan.notTurns[kind]++;
-        return;
-      }
-      if (queue.has(`${index.sessionId} ${turn.uuid}`) || (turn.promptId !== undefined && queue.has(`${index.sessionId} ${turn.promptId}`))) {
-        plan.queued++;
-        return;
-      }
-      // Its reply may still be coming.
-      if (i === last) {
-        plan.active++;
-        return;
-      }
-      if (kind !== "work") {
-        plan.notTurns[kind]++;
-        return;
-      }
-      candidates.push({ transcript: t, turn: i, uuid: turn.uuid, sessionId: index.sessionId, time: times[i]!, day: localDay(new Date(times[i]!)) });
-    });
+    }
   }
   // Oldest first across sessions, so days read in order; a turn copied into a resumed session's
   // file is written once, under the session where it happened first.
@@ -349,13 +382,13 @@ async function* readPlanned(plan: ImportPlan, from = 0): AsyncGenerator<{ planne
     while (j + 1 < todo.length && j + 1 - i < READ_BATCH && todo[j + 1]!.transcript === first.transcript && todo[j + 1]!.turn > todo[j]!.turn) j++;
     const tr = plan.transcripts[first.transcript]!;
     // Redacted by the reader, tool inputs and outputs before they are clipped.
-    const turns = await readTurnRange(tr.index, first.turn, todo[j]!.turn, { maxOutput: LAST_TURN_OUTPUT_CHARS, redact: sanitize });
+    const turns = tr.index ? await readTurnRange(tr.index, first.turn, todo[j]!.turn, { maxOutput: LAST_TURN_OUTPUT_CHARS, redact: sanitize }) : (tr.turns ?? []).slice(first.turn, todo[j]!.turn + 1);
     for (let k = i; k <= j; k++) {
       const p = todo[k]!;
       const turn = turns[p.turn - first.turn];
       // The file changed under us (rewritten, truncated): the index no longer matches it.
       if (!turn || turn.uuid !== p.uuid) throw new TranscriptChangedError(tr.path);
-      yield { planned: p, turn: turnToLastTurn(tr.sessionId, turn) };
+      yield { planned: p, turn: turnToLastTurn(tr.sessionId, turn, tr.render) };
     }
     i = j + 1;
   }
@@ -487,6 +520,7 @@ export async function runImport(plan: ImportPlan, o: RunOptions): Promise<Import
           sessionId: p.sessionId,
           turnUuid: p.uuid,
           transcriptPath: plan.transcripts[p.transcript]!.path,
+          agent: plan.transcripts[p.transcript]!.agent,
           bullets: summary.bullets,
           now: new Date(p.time),
         });

@@ -60,6 +60,8 @@ export const InjectionRecordSchema = v.object({
   prompt: v.optional(v.pipe(v.string(), v.maxLength(300))),
   /** UserPromptSubmit's `source` (absent: an older Claude Code, a person typing). */
   source: v.optional(v.pipe(v.string(), v.maxLength(60))),
+  /** The agent whose prompt it was (absent: written before agents were named, Claude Code). */
+  agent: v.optional(v.pipe(v.string(), v.maxLength(32))),
   /** `hooks.recall`. */
   mode: v.picklist(["inject", "synthesize", "hint", "off"]),
   /** Whether vectors took part in the notes' search; absent when no search ran. */

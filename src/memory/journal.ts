@@ -6,7 +6,7 @@
  */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { anchorsIn, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
+import { agentOf, anchorsIn, DEFAULT_AGENT, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { clip, oneLine, stripControls } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
@@ -28,6 +28,8 @@ export interface TurnNote {
   bullets: string[];
   /** Who sent the prompt, when not a person at the composer (`loop_wakeup`, `sdk`…): written in the heading. */
   source?: string;
+  /** The agent the turn was with (its adapter's name); absent: Claude Code. Written in the anchor and the heading. */
+  agent?: string;
   now?: Date;
 }
 
@@ -123,8 +125,9 @@ function buildBlock(before: string | undefined, opts: TurnNote, now: Date, needH
   // Exactly one blank line before the new heading, whatever a hand edit left at the end.
   let block = !before ? `# ${localDay(now)}\n\n` : before.endsWith("\n\n") ? "" : before.endsWith("\n") ? "\n" : "\n\n";
   if (needHeading) block += `## Session ${hm}\n\n`;
-  block += `### ${hm}${sourceLabel(opts.source)}\n`;
-  block += `${formatAnchor({ session: opts.sessionId, turn: opts.turnUuid, transcript: opts.transcriptPath })}\n`;
+  const agent = opts.agent && opts.agent !== DEFAULT_AGENT ? opts.agent : undefined;
+  block += `### ${hm}${agent ? ` (agent: ${agent})` : ""}${sourceLabel(opts.source)}\n`;
+  block += `${formatAnchor({ session: opts.sessionId, turn: opts.turnUuid, transcript: opts.transcriptPath, agent })}\n`;
   block += normaliseBullets(opts.bullets).join("\n");
   return `${block}\n\n`;
 }
@@ -257,11 +260,14 @@ export function outline(content: string): string[] {
   return out.reverse();
 }
 
-/** The last `linesPerFile` outline lines of the `files` newest daily files, newest file first. */
-export function recentMemory(src: DailySource, opts: { files?: number; linesPerFile?: number } = {}): RecentMemory[] {
+/**
+ * The last `linesPerFile` outline lines of the `files` newest daily files, newest file first.
+ * With `agent`, only the notes of turns with that agent (their headings and bullets).
+ */
+export function recentMemory(src: DailySource, opts: { files?: number; linesPerFile?: number; agent?: string } = {}): RecentMemory[] {
   const perFile = opts.linesPerFile ?? 30;
   return textsOf(src, opts.files ?? 2).map(({ name, content }) => {
-    const lines = outline(content);
+    const lines = opts.agent === undefined ? outline(content) : notesIn(content, name).filter((n) => agentOf(n.anchor) === opts.agent).flatMap((n) => [`### ${n.heading}`, ...n.bullets.map((b) => `- ${b}`)]);
     return { file: name, lines: perFile > 0 ? lines.slice(-perFile) : [] };
   });
 }

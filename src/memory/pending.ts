@@ -39,6 +39,8 @@ export interface ResolvedTurn {
 
 export interface PendingTurn {
   sessionId: string;
+  /** The agent the turn was with (its adapter's name); absent in entries queued before agents were named: Claude Code. */
+  agent?: string;
   promptId?: string;
   /** UserPromptSubmit's `source` when a person did not type the prompt (`loop_wakeup`…): the note says so. */
   promptSource?: string;
@@ -113,8 +115,12 @@ const ResolvedShape = v.object({
   text: v.pipe(v.string(), v.minLength(1), v.transform((x) => x.slice(0, 1_000_000))),
 });
 
+/** An agent's name as written on a note's anchor (core/anchor.ts); anything else is dropped. */
+const AgentName = v.optional(v.pipe(v.unknown(), v.transform((x) => (typeof x === "string" && /^[a-z][a-z0-9-]{0,31}$/.test(x) ? x : undefined))));
+
 const PendingShape = v.object({
   sessionId: Required(ID_LIMIT),
+  agent: AgentName,
   stoppedAt: v.pipe(Required(64), v.check((x) => !Number.isNaN(Date.parse(x)))),
   promptId: Text(ID_LIMIT),
   promptSource: Text(SOURCE_LIMIT),
@@ -236,7 +242,7 @@ export function readPending(file: string): PendingTurn | undefined {
   const o = readJsonFile(file, PendingShape);
   if (!o) return undefined;
   const turn: PendingTurn = { sessionId: o.sessionId, stoppedAt: o.stoppedAt };
-  for (const k of ["promptId", "promptSource", "transcriptPath", "prompt", "lastAssistantMessage"] as const) if (o[k] !== undefined) turn[k] = o[k];
+  for (const k of ["agent", "promptId", "promptSource", "transcriptPath", "prompt", "lastAssistantMessage"] as const) if (o[k] !== undefined) turn[k] = o[k];
   if (o.resolved) turn.resolved = o.resolved;
   return turn;
 }

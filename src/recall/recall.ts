@@ -15,8 +15,8 @@ import { basename } from "node:path";
 import type { Context } from "../core/context.ts";
 import { MemsearchError } from "../core/errors.ts";
 import { localMinute } from "../core/text.ts";
-import { anchorsIn, type Anchor } from "../core/anchor.ts";
-import { expandChunk } from "../index/expand.ts";
+import { agentOf, DEFAULT_AGENT, type Anchor } from "../core/anchor.ts";
+import { chunkAnchor } from "../index/expand.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { TranscriptIndexBlocked, transcriptDbPath, withTranscriptIndex, type TranscriptHeal } from "../conversations/db.ts";
@@ -41,6 +41,8 @@ export interface RecallRequest {
   project: string;
   allProjects?: boolean;
   source?: RecallSource;
+  /** Only turns with this agent (a note's anchor names it; see agentOf). */
+  agent?: string;
 }
 
 /** A notes' search other than the project's own (the hub searches several projects' indexes at once). */
@@ -99,6 +101,8 @@ export interface RecallResult {
   time?: number;
   session?: string;
   turn?: string;
+  /** The agent the turn was with: the note's anchor says; the conversation index holds the default agent's. */
+  agent: string;
   /** `curated`: a piece of Claude Code's curated memory (MEMORY.md, a topic file, a CLAUDE.md). */
   from: ("note" | "curated" | "transcript")[];
   note?: RecallNote;
@@ -143,13 +147,15 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
       // Curated files have no date: a time window leaves them out.
       notes = r.results
         .map((x) => noteOf(x.chunk, x.score, tokens, x.kind === "curated"))
-        .filter((n) => req.sinceMs === undefined || (!n.curated && noteTime(n) >= req.sinceMs));
+        .filter((n) => (req.sinceMs === undefined || (!n.curated && noteTime(n) >= req.sinceMs)) && (req.agent === undefined || agentOf(n.anchor) === req.agent));
       res.notes.hits = notes.length;
     }
   }
 
   let hits: TranscriptHit[] = [];
-  if (source !== "notes") {
+  // The conversation index holds the default agent's transcripts only (so far): asked for another
+  // agent's turns, it has none to give.
+  if (source !== "notes" && (req.agent === undefined || req.agent === DEFAULT_AGENT)) {
     res.transcripts.searched = true;
     const run = async (db: Database) => {
       if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress });
@@ -206,6 +212,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
           time: h.ts || undefined,
           session: h.session,
           turn: h.turnUuid,
+          agent: DEFAULT_AGENT,
           from: ["transcript"],
           transcript: { path: h.path, session: h.session, turnUuid: h.turnUuid, ...(h.promptId ? { promptId: h.promptId } : {}), matches: 0, role: h.role, snippet: h.snippet, score: h.score, tools: h.tools, paths: h.paths },
         },
@@ -237,6 +244,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
         score: 0,
         time: noteTime(n, false),
         ...(n.anchor ? { session: n.anchor.session, turn: n.anchor.turn } : {}),
+        agent: agentOf(n.anchor),
         from: [n.curated ? "curated" : "note"],
         note: n,
         ...(n.anchor && n.anchor.transcript && n.anchor.transcript !== "-" ? { anchorTranscript: { path: n.anchor.transcript, turn: n.anchor.turn } } : {}),
@@ -257,15 +265,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
 /** A note search result as a recall result's note: its anchor (from its section when split) and a snippet around the query. */
 export function noteOf(chunk: StoredChunk, score: number, tokens: string[], curated = false): RecallNote {
   // A curated file's anchor-like comment is not memsearch's: it names no turn of ours.
-  let anchor: Anchor | undefined = curated ? undefined : anchorsIn(chunk.content)[0];
-  if (!anchor && !curated) {
-    // A piece of a split section: the anchor sits at the top of its section.
-    try {
-      anchor = expandChunk(chunk).anchor;
-    } catch {
-      anchor = undefined;
-    }
-  }
+  const anchor = curated ? undefined : chunkAnchor(chunk);
   const body = chunk.content
     .split("\n")
     .filter((l) => !l.includes("<!--") && !/^#{1,6}\s/.test(l))

@@ -15,12 +15,13 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   index: ["core"],
   conversations: ["core", "transcript"],
   memory: ["core", "transcript"],
+  agents: ["core", "transcript"],
   watch: ["core", "index"],
   recall: ["core", "index", "conversations", "memory", "watch"],
-  doctor: ["core", "transcript", "index", "memory", "watch"],
-  hooks: ["core", "transcript", "index", "conversations", "memory", "watch", "recall"],
-  hub: ["core", "transcript", "index", "conversations", "memory", "watch", "recall"],
-  commands: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "doctor", "hooks", "hub"],
+  doctor: ["core", "transcript", "index", "memory", "watch", "agents"],
+  hooks: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "agents"],
+  hub: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "agents"],
+  commands: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "doctor", "hooks", "hub", "agents"],
   ".": ["commands", "hooks"],
 };
 

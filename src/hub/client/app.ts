@@ -605,6 +605,8 @@ function noteRow(n: NoteItem, idx: number): HTMLElement {
       "button",
       { type: "button", class: "note", "data-index": idx, "data-file": n.file, "data-line": n.line, onclick: () => openNote({ project: n.project, file: n.file, line: n.line }) },
       h("time", {}, n.time || "—"),
+      // Which agent the turn was with, when it was not the default one (Claude Code).
+      n.agent !== "claude" ? h("span", { class: "badge agent" }, n.agent) : null,
       h(
         "span",
         { class: "note-text" },

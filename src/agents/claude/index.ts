@@ -1,0 +1,60 @@
+/**
+ * Claude Code: the agent memsearch was built for. Its hook input is the neutral input's model, its
+ * transcripts are read by src/transcript/, and it is wired through the plugin (plugin/), which
+ * Claude Code's own plugin manager installs.
+ */
+import * as v from "valibot";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { readJsonFile } from "../../core/json-file.ts";
+import { field, Id, Path, type AgentAdapter, type InstallPlan, type NeutralHookInput, type WiredState } from "../types.ts";
+
+/** The JSON Claude Code sends every hook on stdin: the fields we use, each checked. */
+const ClaudeHookInput = v.object({
+  session_id: field(Id),
+  /** Since Claude Code 2.1.196: the same id at UserPromptSubmit and Stop, and on the transcript's user entry. */
+  prompt_id: field(Id),
+  hook_event_name: field(Id),
+  source: field(Id),
+  reason: field(Id),
+  transcript_path: field(Path),
+  cwd: field(Path),
+  prompt: field(v.string()),
+  last_assistant_message: field(v.string()),
+  stop_hook_active: field(v.boolean()),
+});
+
+const Settings = v.object({ enabledPlugins: v.fallback(v.optional(v.record(v.string(), v.unknown())), undefined) });
+
+function settingsPath(env: NodeJS.ProcessEnv): string {
+  return join(env.HOME || homedir(), ".claude", "settings.json");
+}
+
+export const claude: AgentAdapter = {
+  name: "claude",
+  label: "Claude Code",
+  parseHookInput: (raw): NeutralHookInput => ({ agent: "claude", ...v.parse(ClaudeHookInput, raw) }),
+  formatOutput: (out) => ({ ...out }),
+  // Loaded when the drainer needs it: a prompt hook must not pay for the transcript reader.
+  findStoppedTurn: async (path, q) => (await import("../../transcript/last-turn.ts")).findStoppedTurn(path, q),
+  planInstall(opts): InstallPlan {
+    // Claude Code installs plugins itself (and keeps their trust); memsearch edits none of its files.
+    const verb = opts.uninstall ? "uninstall" : "install";
+    return {
+      agent: "claude",
+      changes: [],
+      notes: opts.uninstall
+        ? [`Claude Code's plugin manager removes the plugin: claude plugin ${verb} memsearch@memsearch`]
+        : ["Claude Code's plugin manager installs the plugin (scripts/install.sh put it in ~/.memsearch/plugin):", "  claude plugin marketplace add ~/.memsearch", `  claude plugin ${verb} memsearch@memsearch`],
+    };
+  },
+  present: (env = process.env) => existsSync(join(env.HOME || homedir(), ".claude")),
+  wired(opts): WiredState {
+    const env = opts.env ?? process.env;
+    const path = settingsPath(env);
+    const s = readJsonFile(path, Settings);
+    const enabled = Object.entries(s?.enabledPlugins ?? {}).find(([k, on]) => k.startsWith("memsearch@") && on === true)?.[0];
+    return enabled ? { wired: true, detail: `plugin ${enabled} enabled in ${path}` } : { wired: false, detail: `no memsearch plugin enabled in ${path}` };
+  },
+};

@@ -1,0 +1,31 @@
+/** Codex CLI (`@openai/codex`): Claude-style hooks through hooks.json, JSONL rollouts. */
+import type { AgentAdapter } from "../types.ts";
+import { parseCodexHookInput } from "./hook.ts";
+import { checkProjectRollout, isCodexRolloutPath, projectRollouts } from "./files.ts";
+import { findStoppedRolloutTurn, parseRollout, renderRolloutTurn, rolloutTurns } from "./rollout.ts";
+import { readOwnText } from "../../core/fsutil.ts";
+import { sanitize } from "../../core/redact.ts";
+import { existsSync } from "node:fs";
+import { codexHome, codexWired, planCodexInstall } from "./install.ts";
+
+export const codex: AgentAdapter = {
+  name: "codex",
+  label: "Codex CLI",
+  parseHookInput: parseCodexHookInput,
+  // Codex reads Claude Code's output shape: `hookSpecificOutput.additionalContext` becomes a developer message.
+  formatOutput: (out) => ({ ...out }),
+  findStoppedTurn: findStoppedRolloutTurn,
+  planInstall: planCodexInstall,
+  wired: codexWired,
+  present: (env) => existsSync(codexHome(env)),
+  transcripts: {
+    claims: isCodexRolloutPath,
+    check: checkProjectRollout,
+    async read(path) {
+      const r = parseRollout(readOwnText(path), { redact: sanitize });
+      return { sessionId: r.sessionId, turns: rolloutTurns(r) };
+    },
+    render: (t) => renderRolloutTurn(t),
+    projectFiles: projectRollouts,
+  },
+};

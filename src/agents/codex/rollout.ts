@@ -1,0 +1,234 @@
+/**
+ * Codex CLI rollouts (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`, lines of
+ * `{timestamp, type, payload}`) read into the neutral turn. Two layouts are in use:
+ *   - paginated (0.169's default): `event_msg` `item_completed` with a UserMessage, AgentMessage or
+ *     CommandExecution item, each carrying the `turn_id` the hooks get;
+ *   - legacy: `event_msg` `user_message` / `agent_message`, turns opened by `task_started`.
+ * Either way the model's own input (`response_item`) is read only when a file holds neither: it
+ * also carries the developer messages (skills, our injected memory), AGENTS.md and the
+ * environment, which are never the user's words and are dropped.
+ */
+import { readOwnText } from "../../core/fsutil.ts";
+import { clip, oneLine } from "../../core/text.ts";
+import { TurnSegmenter } from "../../transcript/turns.ts";
+import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
+import type { LastTurn, ToolCall, Turn, TurnItem } from "../../transcript/types.ts";
+import { isObj, type Obj } from "../../transcript/entries.ts";
+
+/** Tool output kept per call, as for Claude Code's last turn. */
+const OUTPUT_CHARS = 1000;
+
+export interface RolloutTurn {
+  /** Codex's turn id (the hooks' `turn_id`), else `line-N` of the line that opened it. */
+  id: string;
+  timestamp?: string;
+  userText: string;
+  assistantTexts: string[];
+  tools: ToolCall[];
+  /** Assistant texts and tool calls in the order Codex wrote them. */
+  items: TurnItem[];
+  /** Codex reported the turn finished (`task_complete`). */
+  complete: boolean;
+  /** 1-based line of the rollout that opened the turn. */
+  line: number;
+}
+
+export interface Rollout {
+  sessionId?: string;
+  cwd?: string;
+  turns: RolloutTurn[];
+}
+
+/** Scaffolding Codex sends as user messages: never a prompt. */
+export function isCodexScaffolding(text: string): boolean {
+  const t = text.trimStart();
+  return t.startsWith("<environment_context>") || t.startsWith("# AGENTS.md instructions") || t.startsWith("<user_instructions>") || t.startsWith("<turn_aborted>");
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter(isObj)
+    .map((c) => str(c.text) ?? "")
+    .filter(Boolean)
+    .join("\n");
+}
+
+type Kind = { user: string } | { assistant: string } | { tool: ToolCall } | { output: { id: string; text: string } } | undefined;
+
+/** A shell call's command line: `{cmd}` (0.169's exec_command), `{command: [...]}` (older `shell`: `bash -lc X` is X). */
+function commandOf(args: string): string {
+  try {
+    const a = JSON.parse(args);
+    if (isObj(a) && typeof a.cmd === "string") return a.cmd;
+    if (isObj(a) && Array.isArray(a.command)) {
+      const c = a.command.filter((x): x is string => typeof x === "string");
+      return c.length === 3 && /(^|\/)(ba|z)?sh$/.test(c[0]!) && c[1]!.startsWith("-") ? c[2]! : c.join(" ");
+    }
+  } catch {}
+  return args;
+}
+
+/** A tool's output as the model got it: older rollouts wrap it in `{"output": …}`. */
+function outputOf(v: unknown): string {
+  const text = typeof v === "string" ? v : textOf(v);
+  try {
+    const o = JSON.parse(text);
+    if (isObj(o) && typeof o.output === "string") return o.output;
+  } catch {}
+  return text;
+}
+
+/**
+ * What a line says. `events`: the user's and agent's words come from the rollout's events, else
+ * from the model input; `items`: tool calls from the model input (older rollouts have no
+ * CommandExecution events).
+ */
+function readLine(o: Obj, events: boolean, items: boolean, redact: (s: string) => string): Kind {
+  const p = isObj(o.payload) ? o.payload : undefined;
+  if (!p) return undefined;
+  if (events && o.type === "event_msg") {
+    if (p.type === "user_message") return { user: str(p.message) ?? "" };
+    if (p.type === "agent_message") return { assistant: str(p.message) ?? "" };
+    if (p.type !== "item_completed" || !isObj(p.item)) return undefined;
+    const item = p.item;
+    if (item.type === "UserMessage") return { user: textOf(item.content) };
+    if (item.type === "AgentMessage") return { assistant: textOf(item.content) };
+    if (item.type === "CommandExecution") {
+      const out = redact(str(item.aggregated_output) ?? "");
+      const cmd = Array.isArray(item.command) ? item.command.filter((x) => typeof x === "string").join(" ") : (str(item.command) ?? "");
+      return { tool: { id: str(item.id) ?? "", name: "exec_command", input: oneLine(redact(cmd)), output: clip(out, OUTPUT_CHARS), outputChars: out.length, isError: typeof item.exit_code === "number" && item.exit_code !== 0 } };
+    }
+    return undefined;
+  }
+  if (o.type !== "response_item") return undefined;
+  if (!events && p.type === "message" && p.role === "user") return { user: textOf(p.content) };
+  if (!events && p.type === "message" && p.role === "assistant") return { assistant: textOf(p.content) };
+  if (!items) return undefined;
+  if (p.type === "function_call") return { tool: { id: str(p.call_id) ?? "", name: str(p.name) ?? "tool", input: oneLine(redact(commandOf(str(p.arguments) ?? ""))), unpaired: true } };
+  if (p.type === "function_call_output") return { output: { id: str(p.call_id) ?? "", text: redact(outputOf(p.output)) } };
+  return undefined;
+}
+
+/** Parse a rollout's text. Lines that are not JSON objects (a line cut by a crash) are skipped. */
+export function parseRollout(text: string, opts: { redact?: (s: string) => string } = {}): Rollout {
+  const redact = opts.redact ?? ((s: string) => s);
+  const lines: Obj[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const o = JSON.parse(line);
+      lines.push(isObj(o) ? o : {});
+    } catch {
+      lines.push({});
+    }
+  }
+  const out: Rollout = { turns: [] };
+  // The events say the turn as the user saw it; the model input only when there are none.
+  const events = lines.some((o) => o.type === "event_msg" && isObj(o.payload) && (o.payload.type === "user_message" || (o.payload.type === "item_completed" && isObj(o.payload.item) && o.payload.item.type === "UserMessage")));
+  const items = !lines.some((o) => o.type === "event_msg" && isObj(o.payload) && o.payload.type === "item_completed" && isObj(o.payload.item) && o.payload.item.type === "CommandExecution");
+  const seg = new TurnSegmenter<RolloutTurn>();
+  const add = (t?: RolloutTurn) => t && out.turns.push(t);
+  let pendingId: string | undefined;
+  let openId: string | undefined;
+  lines.forEach((o, i) => {
+    const p = isObj(o.payload) ? o.payload : {};
+    if (o.type === "session_meta") {
+      out.sessionId ??= str(p.id) ?? str(p.session_id);
+      out.cwd ??= str(p.cwd);
+      return;
+    }
+    if (o.type === "event_msg" && p.type === "task_started") pendingId = str(p.turn_id);
+    if (o.type === "turn_context") pendingId ??= str(p.turn_id);
+    if (o.type === "event_msg" && p.type === "task_complete") {
+      const open = seg.open?.turn;
+      if (open && (!str(p.turn_id) || p.turn_id === open.id)) open.complete = true;
+      return;
+    }
+    const k = readLine(o, events, events ? items : true, redact);
+    if (!k) return;
+    if ("user" in k) {
+      if (!k.user.trim() || isCodexScaffolding(k.user)) return;
+      const id = str(p.turn_id) ?? (isObj(p.internal_chat_message_metadata_passthrough) ? str(p.internal_chat_message_metadata_passthrough.turn_id) : undefined) ?? pendingId ?? `line-${i + 1}`;
+      // A second user message of the same turn (typed while Codex worked) stays in that turn.
+      if (seg.open && openId === id) {
+        seg.open.turn.userText += `\n\n${redact(k.user)}`;
+        return;
+      }
+      add(seg.start({ id, timestamp: str(o.timestamp), userText: redact(k.user), assistantTexts: [], tools: [], items: [], complete: false, line: i + 1 }, false).closed);
+      openId = id;
+      pendingId = undefined;
+      return;
+    }
+    const a = seg.answer();
+    if (!a) return;
+    if ("assistant" in k) {
+      if (k.assistant.trim()) {
+        a.turn.assistantTexts.push(redact(k.assistant));
+        a.turn.items.push({ kind: "assistant", text: redact(k.assistant) });
+      }
+    } else if ("tool" in k) {
+      a.turn.tools.push(k.tool);
+      a.turn.items.push({ kind: "tool", call: k.tool });
+    }
+    else {
+      const call = a.turn.tools.find((t) => t.id === k.output.id && t.unpaired);
+      if (call) Object.assign(call, { output: clip(k.output.text, OUTPUT_CHARS), outputChars: k.output.text.length, unpaired: false });
+    }
+  });
+  add(seg.finish().closed);
+  return out;
+}
+
+/** A turn labelled for a summariser, as Claude Code's are (`[User]`, the agent's name, tools), in the order Codex wrote it. */
+export function renderRolloutTurn(t: Pick<RolloutTurn, "userText" | "items">): string {
+  const out = [`[User]: ${t.userText}`];
+  for (const it of t.items) {
+    if (it.kind === "assistant") out.push(`[Codex]: ${it.text}`);
+    else if (it.kind === "tool") {
+      const c = it.call;
+      out.push(`[Codex calls tool]: ${c.name}${c.input ? " " + c.input : ""}`);
+      out.push(c.output === undefined ? "[Tool output]: (no result in the transcript)" : `${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output || "(empty)"}`);
+    }
+  }
+  return out.join("\n");
+}
+
+function toLastTurn(r: Rollout, t: RolloutTurn, sessionId: string): LastTurn {
+  return { sessionId, turnUuid: t.id, timestamp: t.timestamp, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools, text: renderRolloutTurn(t) };
+}
+
+/**
+ * The turn a Codex Stop hook fired for: by its `turn_id`, else the last turn when its prompt is
+ * the recorded one. Throws when the file cannot be read (the drainer then uses what the hooks saw).
+ */
+export async function findStoppedRolloutTurn(path: string, q: TurnQuery): Promise<FoundTurn | undefined> {
+  const r = parseRollout(readOwnText(path), { redact: q.redact });
+  const last = r.turns.at(-1);
+  const t = q.promptId ? r.turns.find((x) => x.id === q.promptId) : last && q.prompt !== undefined && last.userText.trim() === q.prompt.trim() ? last : undefined;
+  if (!t) return undefined;
+  const complete = t.complete || (q.lastAssistantMessage !== undefined && t.assistantTexts.at(-1)?.trim() === q.lastAssistantMessage.trim());
+  return { turn: toLastTurn(r, t, r.sessionId ?? ""), complete };
+}
+
+/** A rollout's turns in the shape the transcript views print (`memsearch transcript`). */
+export function rolloutTurns(r: Rollout): Turn[] {
+  return r.turns.map((t, index) => ({
+    index,
+    uuid: t.id,
+    timestamp: t.timestamp,
+    promptId: t.id,
+    kind: "prompt",
+    userText: t.userText,
+    assistantTexts: t.assistantTexts,
+    tools: t.tools,
+    items: t.items,
+    toolCount: t.tools.length,
+    line: t.line,
+    start: 0,
+    end: 0,
+  }));
+}

@@ -1,0 +1,5 @@
+/**
+ * The agents' names alone, for the flags that take one (`--agent`): `search`'s fast path must not
+ * load the adapters to know them. registry.ts holds the adapters under the same names.
+ */
+export const AGENT_NAMES = ["claude", "codex"] as const;

@@ -1,0 +1,31 @@
+import { InputError } from "../core/errors.ts";
+import { claude } from "./claude/index.ts";
+import { codex } from "./codex/index.ts";
+import type { AgentAdapter } from "./types.ts";
+import { AGENT_NAMES } from "./names.ts";
+
+/** Every agent memsearch serves, by the name written on notes and given to `--agent`. */
+export const AGENTS: Readonly<Record<(typeof AGENT_NAMES)[number], AgentAdapter>> = { claude, codex };
+
+/** The adapter of a name, undefined for any other. */
+export function adapterOf(name: string): AgentAdapter | undefined {
+  return Object.hasOwn(AGENTS, name) ? AGENTS[name as keyof typeof AGENTS] : undefined;
+}
+export { AGENT_NAMES };
+
+/** The adapter of a name given by a person or a hook command; a clear error for any other. */
+export function agentNamed(name: string): AgentAdapter {
+  const a = adapterOf(name);
+  if (!a) throw new InputError(`unknown agent "${name}" (one of ${AGENT_NAMES.join(", ")})`);
+  return a;
+}
+
+/** The adapter of a name read back from a file (a queue entry, a note): Claude Code's for a name this version does not know. */
+export function agentOrDefault(name: string | undefined): AgentAdapter {
+  return (name && adapterOf(name)) || claude;
+}
+
+/** The agent whose transcripts hold this path, when it is not Claude Code (whose files the transcript views read themselves). */
+export function transcriptAgent(path: string, env: NodeJS.ProcessEnv = process.env): AgentAdapter | undefined {
+  return Object.values(AGENTS).find((a) => a.transcripts?.claims(path, env));
+}

@@ -1,0 +1,112 @@
+/**
+ * What memsearch needs from each coding agent it serves, one adapter per agent (claude/, codex/):
+ * its hook input read into the neutral one, its hook output written in its own shape, its
+ * transcripts read into the neutral turn (transcript/types.ts: LastTurn), and its wiring into the
+ * agent's own configuration. The core (memory/, index/, recall/, conversations/) never learns
+ * agent names: it gets an agent's name as a plain string and the reader the adapter gives.
+ *
+ * Planned beside Claude Code and Codex (docs/reference: other-agents.md): Gemini CLI (settings.json
+ * hooks, JSONL chats with upserts), OpenCode (a generated JS plugin, SQLite sessions) and Copilot
+ * CLI (Claude-style hooks, but only a top-level `additionalContext` is honoured: formatOutput).
+ */
+import * as v from "valibot";
+import type { FoundTurn, TurnQuery } from "../transcript/last-turn.ts";
+import type { Turn } from "../transcript/types.ts";
+
+const ID_MAX = 200;
+const PATH_MAX = 4096;
+
+/** An id longer than any agent writes is hashed rather than cut (two long ids must stay two ids). */
+export const Id = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.transform((x) => (x.length <= ID_MAX ? x : `${x.slice(0, 40)}-${Bun.hash(x).toString(16)}`)),
+);
+/** A path of a size and content the OS could take; anything else is dropped, not cut. */
+export const Path = v.pipe(v.string(), v.minLength(1), v.maxLength(PATH_MAX), v.check((x) => !x.includes("\0")));
+
+/** A field of the wrong type or size is dropped on its own; the rest of the input still counts. */
+export const field = <S extends v.GenericSchema<unknown, unknown>>(s: S) => v.fallback(v.optional(s), undefined);
+
+/** The hook input every handler reads, whichever agent sent it. */
+export interface NeutralHookInput {
+  /** The adapter's name (`claude`, `codex`): written on notes, chooses the transcript reader. */
+  agent: string;
+  session_id?: string;
+  /** The id shared by a turn's prompt and stop hooks (Claude Code's `prompt_id`, Codex's `turn_id`). */
+  prompt_id?: string;
+  hook_event_name?: string;
+  /** SessionStart: startup/resume/clear; UserPromptSubmit (Claude Code): who sent the prompt. */
+  source?: string;
+  reason?: string;
+  transcript_path?: string;
+  cwd?: string;
+  prompt?: string;
+  last_assistant_message?: string;
+  stop_hook_active?: boolean;
+}
+
+/** What a handler answers, in Claude Code's shape; each adapter writes it in its agent's. */
+export interface NeutralHookOutput {
+  systemMessage?: string;
+  hookSpecificOutput?: { hookEventName: string; additionalContext?: string };
+}
+
+/** Finds the turn a stop hook fired for in the agent's transcript, as far as the file holds it yet. */
+export type TurnFinder = (path: string, q: TurnQuery) => Promise<FoundTurn | undefined>;
+
+/** A change `install` makes to one file: shown by --dry-run, applied otherwise. */
+export interface FileChange {
+  path: string;
+  /** undefined: the file does not exist (before) or is to be removed (after). */
+  before?: string;
+  after?: string;
+}
+
+export interface InstallPlan {
+  agent: string;
+  changes: FileChange[];
+  /** One line each: what the plan does, for the command's output. */
+  notes: string[];
+}
+
+export interface WiredState {
+  /** Every hook memsearch needs is in the agent's configuration (and trusted, where the agent asks for it). */
+  wired: boolean;
+  detail: string;
+}
+
+export interface InstallOptions {
+  /** How the hooks run memsearch: the executable (absolute), then any arguments before `hook` (bun + script in development). */
+  exe: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface AgentAdapter {
+  name: string;
+  /** As people call it: `Claude Code`, `Codex CLI`. */
+  label: string;
+  /** The hook JSON on stdin, each field checked, into the neutral input. */
+  parseHookInput(raw: Record<string, unknown>): NeutralHookInput;
+  /** The handler's answer as this agent reads it. */
+  formatOutput(out: NeutralHookOutput): Record<string, unknown>;
+  findStoppedTurn: TurnFinder;
+  /** The changes that wire (or, `uninstall`, unwire) memsearch into the agent's configuration. */
+  planInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan;
+  wired(opts: InstallOptions): WiredState;
+  /** The agent has been set up on this machine (its own home folder exists). */
+  present(env?: NodeJS.ProcessEnv): boolean;
+  /**
+   * Its transcripts for `memsearch transcript`, when they are not Claude Code's (which the
+   * transcript views read themselves): whether a path is one, the project check, its turns (redacted).
+   */
+  transcripts?: {
+    claims(path: string, env?: NodeJS.ProcessEnv): boolean;
+    check(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean }): void;
+    read(path: string): Promise<{ sessionId?: string; turns: Turn[] }>;
+    /** A turn labelled for a summariser (`import` writes its note from it). */
+    render(t: Turn): string;
+    /** This project's transcripts (for `import`). */
+    projectFiles(root: string, env?: NodeJS.ProcessEnv): string[];
+  };
+}

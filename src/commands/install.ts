@@ -1,0 +1,64 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { rmSync } from "node:fs";
+import { AGENT_NAMES, agentNamed } from "../agents/registry.ts";
+import type { FileChange } from "../agents/types.ts";
+import { atomicWrite, storageError } from "../core/fsutil.ts";
+import { selfCommand } from "../hooks/runtime.ts";
+import { jsonFlag } from "./common.ts";
+import { command } from "./declare.ts";
+import { print, printJson } from "./output.ts";
+
+/**
+ * `memsearch install <agent>`: wire memsearch into the agent's own configuration, merging with
+ * what is there (idempotent: a second run changes nothing). `--dry-run` shows the change,
+ * `--uninstall` removes exactly what install added.
+ */
+export const installCommand = command({
+  command: "install <agent>",
+  describe: "Wire memsearch's hooks into a coding agent's configuration (codex; claude through its plugin)",
+  flags: {
+    ...jsonFlag,
+    agent: { positional: true, type: "string", choices: AGENT_NAMES, demandOption: true },
+    "dry-run": { type: "boolean", default: false, describe: "Show the change, write nothing" },
+    uninstall: { type: "boolean", default: false, describe: "Remove what install added" },
+  },
+  run: (a) => {
+    const agent = agentNamed(a.agent);
+    const plan = agent.planInstall({ exe: selfCommand(), uninstall: a.uninstall });
+    if (!a.dryRun) for (const c of plan.changes) apply(c);
+    if (a.jsonOutput) return printJson({ agent: plan.agent, dry_run: a.dryRun, changes: plan.changes.map((c) => ({ path: c.path, action: action(c) })), notes: plan.notes });
+    const out = [...plan.notes];
+    for (const c of plan.changes) out.push(a.dryRun ? diff(c) : `${action(c)} ${c.path}`);
+    if (a.dryRun && plan.changes.length) out.push("(dry run: nothing written)");
+    print(out.join("\n"));
+  },
+});
+
+const action = (c: FileChange) => (c.before === undefined ? "created" : c.after === undefined ? "removed" : "updated");
+
+function apply(c: FileChange): void {
+  try {
+    if (c.after === undefined) rmSync(c.path, { force: true });
+    else {
+      mkdirSync(dirname(c.path), { recursive: true });
+      atomicWrite(c.path, c.after);
+    }
+  } catch (e) {
+    throw storageError(c.path, e);
+  }
+}
+
+/** The changed lines, between what both versions share at the start and at the end. */
+function diff(c: FileChange): string {
+  const a = c.before === undefined ? [] : c.before.split("\n");
+  const b = c.after === undefined ? [] : c.after.split("\n");
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const lines = [`--- ${c.path} (${action(c)})`];
+  for (const l of a.slice(head, a.length - tail)) lines.push(`- ${l}`);
+  for (const l of b.slice(head, b.length - tail)) lines.push(`+ ${l}`);
+  return lines.join("\n");
+}
