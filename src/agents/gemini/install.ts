@@ -58,7 +58,8 @@ function readSettings(path: string): { doc: SettingsDoc; text?: string } {
   const r = parseJson(text, Settings);
   // Gemini CLI also reads comments in this file; rewriting it would lose them.
   if ("problem" in r) throw new InputError(`${path}: ${r.problem} (memsearch edits only plain JSON, without comments); add memsearch's hooks by hand or fix the file, then run this again`);
-  return { doc: r.value, text };
+  // Checked above; the file as written is what is merged into, its keys in the user's order.
+  return { doc: JSON.parse(text) as SettingsDoc, text };
 }
 
 /** Why Gemini CLI would not run our hooks whatever the `hooks` object says, if it would not. */
