@@ -13,7 +13,7 @@ import { run, tempProject, type Project } from "../helpers/cli.ts";
 import { killLeftovers, leftovers } from "../helpers/real-claude.ts";
 import type { ExecResult } from "../helpers/real-codex.ts";
 import { startGeminiMock, type GeminiMock } from "../helpers/gemini-mock.ts";
-import { assertRealGemini, chats, geminiEnv, geminiRun, makeGeminiHome, USER_SETTINGS } from "../helpers/real-gemini.ts";
+import { assertRealGemini, chats, geminiEnv, geminiRun, hookCalls, makeGeminiHome, USER_SETTINGS } from "../helpers/real-gemini.ts";
 
 assertRealGemini();
 
@@ -29,6 +29,8 @@ let mock: GeminiMock;
 let p: Project;
 let env: Record<string, string>;
 let geminiHome: string;
+let telemetry: string;
+let started = 0;
 const runs: ExecResult[] = [];
 /** The chats of the scenario's turns (the tests run in any order; later ones add their own). */
 let scenario: string[] = [];
@@ -54,8 +56,10 @@ beforeAll(async () => {
       { match: "invoice", text: "Checking the notes on invoices." },
     ],
   });
+  started = performance.now();
   const h = makeGeminiHome();
   geminiHome = h.geminiHome;
+  telemetry = h.telemetry;
   p = tempProject({ notes: "none" });
   env = geminiEnv({ home: h.home, apiUrl: mock.url, runId: RUN, env: { MEMSEARCH_HOME: join(h.home, ".memsearch"), MEMSEARCH_SUMMARIZER_PROVIDER: "extract", MEMSEARCH_EMBEDDING_PROVIDER: "none", PATH: process.env.PATH } });
   const inst = await run(["install", "gemini"], { cwd: p.root, env });
@@ -186,6 +190,24 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
     const note = notes().find((n) => n.anchor?.agent === "gemini" && n.bullets.join(" ").includes("renders the invoice PDFs"))!;
     expect(note.bullets.join(" ")).not.toContain("Memories from earlier sessions");
   }, 60_000);
+
+  test("report: turns noted of turns run, duration, and the hook calls Gemini CLI logged (each of ours succeeded)", async () => {
+    const calls = hookCalls(telemetry).filter((c) => c.name === "memsearch");
+    const runsSoFar = chats(geminiHome).length;
+    const byEvent = new Map<string, number[]>();
+    for (const c of calls) byEvent.set(c.event, [...(byEvent.get(c.event) ?? []), c.durationMs]);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const gemini = notes().filter((n) => n.anchor?.agent === "gemini").length;
+    console.log(
+      [
+        `real Gemini CLI suite: ${gemini} turns noted of ${runsSoFar} run, ${mock.requests.length} model requests, ${Math.round((performance.now() - started) / 1000)} s so far`,
+        ...[...byEvent].map(([e, xs]) => `${e}: n=${xs.length} median ${median(xs)} ms, max ${Math.max(...xs)} ms`),
+      ].join("\n"),
+    );
+    expect(calls.filter((c) => !c.ok)).toEqual([]);
+    for (const e of ["SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"]) expect(byEvent.get(e)?.length ?? 0).toBeGreaterThanOrEqual(TURNS.length);
+    expect(gemini).toBeGreaterThanOrEqual(TURNS.length);
+  });
 
   test("no process is left once Gemini CLI has exited and the drainers are done", async () => {
     const gone = await until(() => leftovers(RUN).length === 0, 20_000);

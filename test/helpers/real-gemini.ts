@@ -5,7 +5,7 @@
  * user settings that turn off what would reach the network (usage statistics, auto-update) and
  * the folder-trust prompt.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { codexEnv, type ExecResult } from "./real-codex.ts";
@@ -27,14 +27,32 @@ export const USER_SETTINGS = {
   ui: { theme: "GitHub" },
 };
 
-/** A temp HOME whose `.gemini/settings.json` holds USER_SETTINGS. */
-export function makeGeminiHome(): { home: string; geminiHome: string } {
+/**
+ * A temp HOME whose `.gemini/settings.json` holds USER_SETTINGS, and Gemini CLI's telemetry
+ * written to a local file (`telemetry`; no exporter, no traffic), where it logs each hook call.
+ */
+export function makeGeminiHome(): { home: string; geminiHome: string; telemetry: string } {
   const home = mkdtempSync(join(tmpdir(), "rgm-home-"));
   if (resolve(home) === resolve(userInfo().homedir)) throw new Error(`refusing to use the real home ${home}`);
   const geminiHome = join(home, ".gemini");
   mkdirSync(geminiHome, { recursive: true });
-  writeFileSync(join(geminiHome, "settings.json"), `${JSON.stringify(USER_SETTINGS, null, 2)}\n`);
-  return { home, geminiHome };
+  const telemetry = join(home, "telemetry.log");
+  const settings = { ...USER_SETTINGS, telemetry: { enabled: true, target: "local", outfile: telemetry, logPrompts: false } };
+  writeFileSync(join(geminiHome, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
+  return { home, geminiHome, telemetry };
+}
+
+export interface HookCall {
+  event: string;
+  name: string;
+  ok: boolean;
+  durationMs: number;
+}
+
+/** The hook calls Gemini CLI logged in its telemetry file (`Hook call BeforeAgent.memsearch succeeded in 61ms`). */
+export function hookCalls(telemetry: string): HookCall[] {
+  const text = existsSync(telemetry) ? readFileSync(telemetry, "utf8") : "";
+  return [...text.matchAll(/"_body": "Hook call (\w+)\.([^ "]+) (succeeded|failed) in (\d+)ms"/g)].map((m) => ({ event: m[1]!, name: m[2]!, ok: m[3] === "succeeded", durationMs: Number(m[4]) }));
 }
 
 /** Codex's harness environment (the surrounding session's variables dropped, the run id, no Ollama), with Gemini CLI's own. */
