@@ -13,6 +13,7 @@ import { checkProjectChat, isGeminiChatPath } from "../../src/agents/gemini/file
 import { formatGeminiOutput, parseGeminiHookInput } from "../../src/agents/gemini/hook.ts";
 import { agentNamed, transcriptAgent } from "../../src/agents/registry.ts";
 import { ForeignTranscriptError } from "../../src/transcript/claude-files.ts";
+import { redactText } from "../../src/memory/pending.ts";
 import { REPO } from "../helpers/cli.ts";
 
 const FIX = join(REPO, "test/fixtures/gemini");
@@ -75,6 +76,11 @@ describe("Gemini CLI chats → the neutral turn", () => {
     expect(done?.complete).toBe(true);
     expect(done?.turn.text).toContain("[Gemini CLI]: new answer");
     expect(chatTurns(parseChat(readFileSync(f, "utf8"))).map((t) => t.uuid)).toEqual(["u1", "u2"]);
+    // A long prompt comes back from the queue clipped: still this turn, not another's.
+    const long = `explain the Larkspur migration ${"in detail ".repeat(2000)}`;
+    writeFileSync(f, [META, user("u1", "old question"), model("g1", "old answer"), user("u3", long), model("g3", "done")].join("\n"));
+    expect((await findStoppedChatTurn(f, { prompt: redactText(long) }))?.turn.turnUuid).toBe("u3");
+    expect(await findStoppedChatTurn(f, { prompt: redactText(`explain something else ${"in detail ".repeat(2000)}`) })).toBeUndefined();
   });
 });
 

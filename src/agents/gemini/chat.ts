@@ -173,6 +173,15 @@ function toLastTurn(t: ChatTurn, sessionId: string): LastTurn {
   return { sessionId, turnUuid: t.id, timestamp: t.timestamp, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools, text: renderChatTurn(t) };
 }
 
+/** The chat's prompt is the one recorded, which the queue may have clipped (with an ellipsis). */
+function samePrompt(have: string, recorded: string): boolean {
+  const h = oneLine(have);
+  const r = oneLine(recorded);
+  if (h === r) return true;
+  const head = r.endsWith("…") ? r.slice(0, -1) : undefined;
+  return head !== undefined && head.length > 0 && h.startsWith(head);
+}
+
 /**
  * The turn an AfterAgent hook fired for: the last turn, when its prompt is the one the hook gave
  * (Gemini CLI has no prompt id; an older turn must never be taken for one not written yet). Throws
@@ -182,7 +191,7 @@ export async function findStoppedChatTurn(path: string, q: TurnQuery): Promise<F
   const chat = parseChat(readOwnText(path), { redact: q.redact });
   const last = chat.turns.at(-1);
   if (!last) return undefined;
-  if (q.prompt !== undefined && oneLine(last.userText) !== oneLine(q.prompt)) return undefined;
+  if (q.prompt !== undefined && !samePrompt(last.userText, q.prompt)) return undefined;
   const complete = last.complete || (q.lastAssistantMessage !== undefined && last.assistantTexts.at(-1)?.trim() === q.lastAssistantMessage.trim());
   return { turn: toLastTurn(last, chat.sessionId ?? ""), complete };
 }
