@@ -1,13 +1,12 @@
 /**
- * What memsearch needs from each coding agent it serves, one adapter per agent (claude/, codex/):
+ * What memsearch needs from each coding agent it serves, one adapter per agent (claude/, codex/, gemini/):
  * its hook input read into the neutral one, its hook output written in its own shape, its
  * transcripts read into the neutral turn (transcript/types.ts: LastTurn), and its wiring into the
  * agent's own configuration. The core (memory/, index/, recall/, conversations/) never learns
  * agent names: it gets an agent's name as a plain string and the reader the adapter gives.
  *
- * Planned beside Claude Code and Codex (docs/reference: other-agents.md): Gemini CLI (settings.json
- * hooks, JSONL chats with upserts), OpenCode (a generated JS plugin, SQLite sessions) and Copilot
- * CLI (Claude-style hooks, but only a top-level `additionalContext` is honoured: formatOutput).
+ * Planned beside Claude Code, Codex and Gemini CLI (docs/reference: other-agents.md): OpenCode (a
+ * generated JS plugin, SQLite sessions) and Copilot CLI (Claude-style hooks, but only a top-level `additionalContext` is honoured: formatOutput).
  */
 import * as v from "valibot";
 import type { FoundTurn, TurnQuery } from "../transcript/last-turn.ts";

@@ -26,7 +26,8 @@ export async function stop(input: HookInput): Promise<HookOutput> {
       promptSource: recorded?.source,
       transcriptPath: input.transcript_path,
       stoppedAt: new Date().toISOString(),
-      prompt: recorded?.prompt,
+      // An agent without prompt ids (Gemini CLI) gives the prompt to its stop hook itself.
+      prompt: recorded?.prompt ?? input.prompt,
       lastAssistantMessage: input.last_assistant_message,
     });
     debugLog("stop", `queued ${file}`);

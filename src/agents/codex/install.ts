@@ -38,7 +38,7 @@ export function codexHome(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** POSIX shell quoting: Codex runs a hook's command through the user's shell. */
-function shellQuote(s: string): string {
+export function shellQuote(s: string): string {
   return /^[A-Za-z0-9_/.:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -79,7 +79,7 @@ const isOurGroup = (g: unknown): boolean => {
 };
 
 /** A file of the agent's, read as it is; a link is refused (writing would replace it with a file). */
-function readAgentFile(path: string): string | undefined {
+export function readAgentFile(path: string): string | undefined {
   try {
     if (lstatSync(path).isSymbolicLink()) throw new InputError(`${path} is a symbolic link; memsearch edits only a plain file (edit it by hand, or replace the link with the file)`);
   } catch (e) {

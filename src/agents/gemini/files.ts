@@ -1,0 +1,85 @@
+/**
+ * Which Gemini CLI chats memsearch reads for a project: `.jsonl` files under
+ * `<gemini home>/tmp/<project>/chats/`, plain files (a link could point anywhere), of a project
+ * folder that is this project (by the rule every agent shares: the git top level). Gemini CLI
+ * writes the folder a project slot belongs to in `<slot>/.project_root`; the chat's first line
+ * carries the sha256 of it too.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, lstatSync, openSync, readSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { InputError, NotFoundError } from "../../core/errors.ts";
+import { readTextQuiet } from "../../core/fsutil.ts";
+import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
+
+const HEAD_BYTES = 64 * 1024;
+
+/** The folder Gemini CLI keeps its settings and chats in (`GEMINI_CLI_HOME` stands for the home that holds it). */
+export function geminiHome(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.GEMINI_CLI_HOME || env.HOME || homedir(), ".gemini");
+}
+
+function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+/** The path below Gemini CLI's `tmp` folder, when it lies there. */
+function underTmp(path: string, env?: NodeJS.ProcessEnv): string[] | undefined {
+  const abs = resolve(path);
+  for (const d of new Set([join(geminiHome(env), "tmp"), join(realOr(geminiHome(env)), "tmp")])) {
+    const rel = relative(d, abs);
+    if (rel && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel)) return rel.split(sep);
+  }
+  return undefined;
+}
+
+/** True when the path lies in a project's chats folder of Gemini CLI (whether or not it exists). */
+export function isGeminiChatPath(path: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const parts = underTmp(path, env);
+  return parts !== undefined && parts.length >= 3 && parts[1] === "chats";
+}
+
+function firstLine(path: string): string {
+  const buf = Buffer.alloc(HEAD_BYTES);
+  const fd = openSync(path, "r");
+  try {
+    return buf.subarray(0, readSync(fd, buf, 0, HEAD_BYTES, 0)).toString("utf8").split("\n")[0] ?? "";
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The chat belongs to the project at `root`: its slot's `.project_root`, else its first line's hash. */
+function ofProject(path: string, slot: string, root: string): boolean {
+  const recorded = readTextQuiet(join(slot, ".project_root"))?.trim();
+  if (recorded && isAbsolute(recorded)) return sameProject(projectOfCwd(recorded), root);
+  try {
+    const hash = JSON.parse(firstLine(path))?.projectHash;
+    return typeof hash === "string" && hash === createHash("sha256").update(root).digest("hex");
+  } catch {
+    return false;
+  }
+}
+
+/** Throws unless `path` is a Gemini CLI chat of this project (of any project with `anyProject`). */
+export function checkProjectChat(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean } = {}): void {
+  const abs = resolve(path);
+  if (!abs.endsWith(".jsonl")) throw new InputError(`not a transcript (.jsonl): ${path}`);
+  const parts = underTmp(abs, o.env);
+  if (!parts || !isGeminiChatPath(abs, o.env)) throw new ForeignTranscriptError(`refused: ${path} is not a Gemini CLI chat (not under ${join(geminiHome(o.env), "tmp")})`);
+  let st;
+  try {
+    st = lstatSync(abs);
+  } catch {
+    throw new NotFoundError(`transcript not found: ${path}`);
+  }
+  if (!st.isFile()) throw new ForeignTranscriptError(`refused: ${path} is not a plain file`);
+  if (o.anyProject) return;
+  const slot = join(abs.slice(0, abs.length - join(...parts).length), parts[0]!);
+  if (!ofProject(abs, slot, root)) throw new ForeignTranscriptError(`refused: ${path} is another project's chat (this project: ${root})`, true);
+}

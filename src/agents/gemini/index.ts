@@ -1,0 +1,29 @@
+/** Gemini CLI (`@google/gemini-cli`): hooks in its settings.json, JSONL chats replayed from upserts. */
+import { existsSync } from "node:fs";
+import { readOwnText } from "../../core/fsutil.ts";
+import { sanitize } from "../../core/redact.ts";
+import type { AgentAdapter } from "../types.ts";
+import { checkProjectChat, geminiHome, isGeminiChatPath } from "./files.ts";
+import { formatGeminiOutput, parseGeminiHookInput } from "./hook.ts";
+import { geminiWired, planGeminiInstall } from "./install.ts";
+
+export const gemini: AgentAdapter = {
+  name: "gemini",
+  label: "Gemini CLI",
+  parseHookInput: parseGeminiHookInput,
+  formatOutput: formatGeminiOutput,
+  // Loaded when the drainer needs it: a prompt hook must not pay for the chat reader.
+  findStoppedTurn: async (path, q) => (await import("./chat.ts")).findStoppedChatTurn(path, q),
+  planInstall: planGeminiInstall,
+  wired: geminiWired,
+  present: (env) => existsSync(geminiHome(env)),
+  transcripts: {
+    claims: isGeminiChatPath,
+    check: checkProjectChat,
+    async read(path) {
+      const { parseChat, chatTurns } = await import("./chat.ts");
+      const chat = parseChat(readOwnText(path), { redact: sanitize });
+      return { sessionId: chat.sessionId, turns: chatTurns(chat) };
+    },
+  },
+};
