@@ -140,6 +140,23 @@ describe("the generated plugin, run with a stand-in memsearch", () => {
     expect(by("stop")[0].input.transcript_path).toEndWith(join("opencode", "opencode.db"));
   });
 
+  test("a subagent's session (it has a parent) gets no recall and no note of its own", async () => {
+    const d = temp("oc-plugin-");
+    const calls = join(d, "calls.txt");
+    const fake = join(d, "fake-memsearch.sh");
+    writeFileSync(fake, `#!/bin/sh\necho "$*" >> ${JSON.stringify(calls)}\necho '{}'\n`);
+    chmodSync(fake, 0o755);
+    const file = join(d, "memsearch.js");
+    writeFileSync(file, pluginSource(["/bin/sh", fake]));
+    const hooks = await (await import(file)).MemsearchPlugin({ directory: d, client: {} });
+    await hooks.event({ event: { type: "session.created", properties: { info: { id: "ses_child", parentID: "ses_parent" } } } });
+    await hooks["chat.message"]({ sessionID: "ses_child" }, { message: { id: "msg_c1" }, parts: [{ type: "text", text: "Search the code for the broker" }] });
+    await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_child" } } });
+    expect(existsSync(calls)).toBe(false);
+    await hooks["chat.message"]({ sessionID: "ses_parent" }, { message: { id: "msg_p1" }, parts: [{ type: "text", text: "Which broker did we pick?" }] });
+    expect(readFileSync(calls, "utf8")).toContain("hook user-prompt-submit --agent opencode");
+  });
+
   test("a memsearch that is missing gives no context and no error", async () => {
     const d = temp("oc-plugin-");
     const file = join(d, "memsearch.js");

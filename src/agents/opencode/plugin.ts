@@ -8,6 +8,8 @@
  *     session's requests (OpenCode does not store it; the title generator's request is skipped);
  *   - `session.idle` (the turn is over, the database written): the stop hook queues the turn and
  *     memsearch's detached drainer writes the note, so OpenCode exiting loses nothing.
+ * A subagent's session (one with a parent, announced by `session.created` before its first
+ * prompt) gets none of it: its prompts are the model's, and its work is its parent's turn.
  * It imports nothing (OpenCode would install its dependencies at start) and fails quietly: a
  * hook that cannot run gives no context, never an error in the session.
  */
@@ -67,6 +69,7 @@ export const MemsearchPlugin = async ({ client, directory }) => {
   const recalled = new Map();
   const turns = new Map();
   const replies = new Map();
+  const children = new Set();
   const say = (o) => {
     if (!o || typeof o.systemMessage !== "string") return;
     try { client.app.log({ body: { service: "memsearch", level: "info", message: o.systemMessage } }).catch(() => {}); } catch {}
@@ -78,7 +81,7 @@ export const MemsearchPlugin = async ({ client, directory }) => {
   return {
     "chat.message": async (input, output) => {
       const session = input && input.sessionID;
-      if (!session) return;
+      if (!session || children.has(session)) return;
       const parts = Array.isArray(output && output.parts) ? output.parts : [];
       const prompt = parts.filter((p) => p && p.type === "text" && !p.synthetic && !p.ignored && typeof p.text === "string").map((p) => p.text).join("\\n");
       const promptId = (output && output.message && output.message.id) || input.messageID;
@@ -101,6 +104,11 @@ export const MemsearchPlugin = async ({ client, directory }) => {
     },
     event: async ({ event }) => {
       const props = (event && event.properties) || {};
+      if (event.type === "session.created" || event.type === "session.updated") {
+        const info = props.info;
+        if (info && typeof info.id === "string" && info.parentID) children.add(info.id);
+        return;
+      }
       if (event.type === "message.part.updated") {
         const part = props.part;
         if (!part || part.type !== "text" || part.synthetic || typeof part.text !== "string") return;
