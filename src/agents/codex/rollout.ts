@@ -14,6 +14,7 @@ import { TurnSegmenter } from "../../transcript/turns.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
 import type { LastTurn, ToolCall, Turn, TurnItem } from "../../transcript/types.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
+import { renderAgentTurn } from "../render.ts";
 
 /** Tool output kept per call, as for Claude Code's last turn. */
 const OUTPUT_CHARS = 1000;
@@ -183,18 +184,9 @@ export function parseRollout(text: string, opts: { redact?: (s: string) => strin
   return out;
 }
 
-/** A turn labelled for a summariser, as Claude Code's are (`[User]`, the agent's name, tools), in the order Codex wrote it. */
+/** A turn labelled for a summariser, in the order Codex wrote it. */
 export function renderRolloutTurn(t: Pick<RolloutTurn, "userText" | "items">): string {
-  const out = [`[User]: ${t.userText}`];
-  for (const it of t.items) {
-    if (it.kind === "assistant") out.push(`[Codex]: ${it.text}`);
-    else if (it.kind === "tool") {
-      const c = it.call;
-      out.push(`[Codex calls tool]: ${c.name}${c.input ? " " + c.input : ""}`);
-      out.push(c.output === undefined ? "[Tool output]: (no result in the transcript)" : `${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output || "(empty)"}`);
-    }
-  }
-  return out.join("\n");
+  return renderAgentTurn(t, "Codex");
 }
 
 function toLastTurn(r: Rollout, t: RolloutTurn, sessionId: string): LastTurn {

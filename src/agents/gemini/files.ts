@@ -6,7 +6,7 @@
  * carries the sha256 of it too.
  */
 import { createHash } from "node:crypto";
-import { closeSync, lstatSync, openSync, readSync, realpathSync } from "node:fs";
+import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { InputError, NotFoundError } from "../../core/errors.ts";
@@ -82,4 +82,33 @@ export function checkProjectChat(path: string, root: string, o: { env?: NodeJS.P
   if (o.anyProject) return;
   const slot = join(abs.slice(0, abs.length - join(...parts).length), parts[0]!);
   if (!ofProject(abs, slot, root)) throw new ForeignTranscriptError(`refused: ${path} is another project's chat (this project: ${root})`, true);
+}
+
+/** This project's chats (for `import`): every chat of Gemini CLI's project slots that checkProjectChat lets through. */
+export function projectChats(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const tmp = join(geminiHome(env), "tmp");
+  const out: string[] = [];
+  let slots: string[];
+  try {
+    slots = readdirSync(tmp).sort();
+  } catch {
+    return out;
+  }
+  for (const slot of slots) {
+    let names: string[];
+    try {
+      names = readdirSync(join(tmp, slot, "chats")).sort();
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (!name.endsWith(".jsonl")) continue;
+      const p = join(tmp, slot, "chats", name);
+      try {
+        checkProjectChat(p, root, { env });
+        out.push(p);
+      } catch {}
+    }
+  }
+  return out;
 }

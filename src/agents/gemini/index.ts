@@ -3,7 +3,8 @@ import { existsSync } from "node:fs";
 import { readOwnText } from "../../core/fsutil.ts";
 import { sanitize } from "../../core/redact.ts";
 import type { AgentAdapter } from "../types.ts";
-import { checkProjectChat, geminiHome, isGeminiChatPath } from "./files.ts";
+import { checkProjectChat, geminiHome, isGeminiChatPath, projectChats } from "./files.ts";
+import { renderAgentTurn } from "../render.ts";
 import { formatGeminiOutput, parseGeminiHookInput } from "./hook.ts";
 import { geminiWired, planGeminiInstall } from "./install.ts";
 
@@ -25,5 +26,7 @@ export const gemini: AgentAdapter = {
       const chat = parseChat(readOwnText(path), { redact: sanitize });
       return { sessionId: chat.sessionId, turns: chatTurns(chat) };
     },
+    render: (t) => renderAgentTurn(t, "Gemini CLI"),
+    projectFiles: projectChats,
   },
 };

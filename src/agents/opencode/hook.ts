@@ -1,0 +1,31 @@
+import * as v from "valibot";
+import { field, Id, Path, type NeutralHookInput } from "../types.ts";
+
+/**
+ * The JSON memsearch's OpenCode plugin (plugin.ts) sends each hook on stdin. OpenCode itself has
+ * no shell hooks: the plugin runs inside it, so these are OpenCode's ids as the plugin saw them
+ * (`ses_…`, the user message's `msg_…` as the prompt id) and the path of OpenCode's database as
+ * the transcript. Checked all the same: the plugin file lives in the user's config and could be
+ * edited or stale.
+ */
+const OpencodeHookInput = v.object({
+  session_id: field(Id),
+  prompt_id: field(Id),
+  hook_event_name: field(Id),
+  source: field(Id),
+  transcript_path: field(Path),
+  cwd: field(Path),
+  prompt: field(v.string()),
+  last_assistant_message: field(v.string()),
+});
+
+export function parseOpencodeHookInput(raw: Record<string, unknown>): NeutralHookInput {
+  const { source, hook_event_name, ...rest } = v.parse(OpencodeHookInput, raw);
+  return {
+    agent: "opencode",
+    ...rest,
+    hook_event_name,
+    // Prompts reach the plugin through `chat.message`, typed or piped to `opencode run`: they count as typed.
+    ...(hook_event_name === "SessionStart" && source ? { source } : {}),
+  };
+}

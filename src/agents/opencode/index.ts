@@ -1,0 +1,17 @@
+/** OpenCode (`opencode-ai` 1.x): a generated JS plugin that runs memsearch's hooks, sessions in SQLite. */
+import { existsSync } from "node:fs";
+import type { AgentAdapter } from "../types.ts";
+import { parseOpencodeHookInput } from "./hook.ts";
+import { opencodeConfigDir, opencodeDataDir, opencodeWired, planOpencodeInstall } from "./install.ts";
+
+export const opencode: AgentAdapter = {
+  name: "opencode",
+  label: "OpenCode",
+  parseHookInput: parseOpencodeHookInput,
+  // The plugin reads the neutral shape itself (plugin.ts): `hookSpecificOutput.additionalContext` goes onto the system prompt.
+  formatOutput: (out) => ({ ...out }),
+  findStoppedTurn: async (path, q) => (await import("./db.ts")).findStoppedOpencodeTurn(path, q),
+  planInstall: planOpencodeInstall,
+  wired: opencodeWired,
+  present: (env) => existsSync(opencodeConfigDir(env)) || existsSync(opencodeDataDir(env)),
+};
