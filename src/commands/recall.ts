@@ -4,6 +4,8 @@ import { DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, RECALL_SOURCES, type RecallResp
 import { parseSince } from "../core/since.ts";
 import type { UpdateProgress, UpdateReport } from "../conversations/ingest.ts";
 import { transcriptHealLine } from "../conversations/db.ts";
+import type { SessionKind } from "../conversations/extract.ts";
+import { localMinute } from "../core/text.ts";
 import { out } from "./color.ts";
 import { jsonFlag } from "./common.ts";
 import { command, flags, type Args } from "./declare.ts";
@@ -58,7 +60,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   };
   const res = await recall(
     { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source },
-    { searchNotes: (q, topK) => searchNotes(ctx, { query: q, topK }), reindex: a.reindex === true, onProgress },
+    { searchNotes: (q, topK) => searchNotes(ctx, { query: q, topK }), reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"] },
   );
   if (shown) process.stderr.write("\n");
   if (res.transcripts.healed) notice(transcriptHealLine(res.transcripts.healed));
@@ -112,9 +114,17 @@ export function updateNotices(u: UpdateReport | undefined, healed = false): stri
 function drill(r: RecallResult): { expand?: string; transcript?: string } {
   const out: { expand?: string; transcript?: string } = {};
   if (r.note) out.expand = `memsearch expand ${r.note.chunkHash}`;
-  const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : r.anchorTranscript;
+  const c = r.sessionContent;
+  const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : (r.anchorTranscript ?? (c?.turnUuid ? { path: c.path, turn: c.turnUuid } : undefined));
   if (t) out.transcript = `memsearch transcript ${shellQuote(t.path)} --turn ${t.turn}`;
   return out;
+}
+
+export const SESSION_LABELS: Record<SessionKind, string> = { plan: "Plan", summary: "Compaction summary", todos: "Final todo list", first_prompt: "First prompt" };
+
+/** `; archived: transcript deleted YYYY-MM-DD` for a hit whose transcript Claude Code deleted. */
+function archivedLabel(at: number | undefined): string {
+  return at === undefined ? "" : `; archived: transcript deleted ${localMinute(at).slice(0, 10)}`;
 }
 
 function shellQuote(s: string): string {
@@ -131,8 +141,13 @@ export function formatResults(query: string, results: RecallResult[]): string {
     }
     if (r.transcript) {
       const t = r.transcript;
-      parts.push(`Conversation (${t.role}, ${t.matches} matching message${t.matches === 1 ? "" : "s"}): ${t.snippet}`);
+      parts.push(`Conversation [messages table${archivedLabel(t.archivedAt)}] (${t.role}, ${t.matches} matching message${t.matches === 1 ? "" : "s"}): ${t.snippet}`);
       if (t.paths.length) parts.push(`  files: ${t.paths.slice(0, 6).join(", ")}${t.paths.length > 6 ? ` (+${t.paths.length - 6})` : ""}`);
+    }
+    if (r.sessionContent) {
+      const c = r.sessionContent;
+      parts.push(`${SESSION_LABELS[c.kind]} [session table${archivedLabel(c.archivedAt)}] of session ${c.session}${c.kind === "plan" && c.title ? `: ${c.title}` : ""}`, `  ${c.snippet}`);
+      if (c.planFile) parts.push(`  plan file: ${c.planFile}`);
     }
     if (d.expand) parts.push(out.dim(`  → ${d.expand}`));
     if (d.transcript) parts.push(out.dim(`  → ${d.transcript}`));
@@ -160,7 +175,7 @@ export function toJson(query: string, res: RecallResponse, answer: { ok: true; t
     model: answer?.ok ? answer.provider : null,
     ...(answer && !answer.ok ? { fallback_reason: answer.reason } : {}),
     notes: { searched: res.notes.searched, hits: res.notes.hits, ...(res.notes.mode ? { mode: res.notes.mode } : {}), ...(res.notes.nothingIndexed ? { nothing_indexed: true } : {}) },
-    transcripts: { searched: res.transcripts.searched, hits: res.transcripts.hits },
+    transcripts: { searched: res.transcripts.searched, hits: res.transcripts.hits, session_hits: res.transcripts.sessionHits ?? 0 },
     results: res.results.map((r) => {
       const d = drill(r);
       return {
@@ -184,10 +199,26 @@ export function toJson(query: string, res: RecallResponse, answer: { ok: true; t
               snippet: r.transcript.snippet,
               tools: r.transcript.tools,
               paths: r.transcript.paths,
+              table: "messages",
+              archived_at: r.transcript.archivedAt !== undefined ? new Date(r.transcript.archivedAt).toISOString() : null,
             }
           : r.anchorTranscript
             ? { path: r.anchorTranscript.path, turn_uuid: r.anchorTranscript.turn }
             : null,
+        session_content: r.sessionContent
+          ? {
+              table: "session",
+              kind: r.sessionContent.kind,
+              title: r.sessionContent.title,
+              session: r.sessionContent.session,
+              path: r.sessionContent.path,
+              turn_uuid: r.sessionContent.turnUuid || null,
+              plan_file: r.sessionContent.planFile || null,
+              score: round(r.sessionContent.score),
+              snippet: r.sessionContent.snippet,
+              archived_at: r.sessionContent.archivedAt !== undefined ? new Date(r.sessionContent.archivedAt).toISOString() : null,
+            }
+          : null,
         expand: d.expand ?? null,
         open: d.transcript ?? null,
       };

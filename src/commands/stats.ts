@@ -1,3 +1,5 @@
+import { archiveStats, type ArchiveStats } from "../conversations/archive.ts";
+import { transcriptDbPath } from "../conversations/db.ts";
 import { loadContext } from "../core/context.ts";
 import { indexStats } from "../watch/gateway.ts";
 import { jsonFlag } from "./common.ts";
@@ -12,6 +14,8 @@ export const statsCommand = command({
   run: async (a) => {
     const ctx = loadContext();
     const { head: meta, heal } = await indexStats(ctx);
+    const archive = archiveStats(transcriptDbPath());
+    const keepDays = ctx.config["conversations.archive_days"];
     for (const line of healNotices(heal, ctx.config["embedding.model"])) notice(line);
     const data = {
       total_chunks: meta?.chunks ?? 0,
@@ -23,6 +27,16 @@ export const statsCommand = command({
       index_bytes: meta?.bytes ?? 0,
       updated_at: meta?.updatedAt ?? null,
       memory_dir: ctx.project.memoryDir,
+      conversation_archive: archive
+        ? {
+            transcripts: archive.transcripts,
+            messages: archive.messages,
+            session_rows: archive.sessionRows,
+            chars: archive.chars,
+            oldest_deleted_at: archive.oldestGoneAt !== undefined ? new Date(archive.oldestGoneAt).toISOString() : null,
+            keep_days: keepDays || null,
+          }
+        : null,
     };
     if (a.jsonOutput) return printJson(data);
     print(
@@ -31,7 +45,17 @@ export const statsCommand = command({
         `Files: ${data.files}`,
         `Chunks with vectors: ${data.vectors}${data.dimension ? ` (${data.embedding_model}, ${data.dimension}-d)` : ""}`,
         `Index: ${data.index_path} (${(data.index_bytes / 1048576).toFixed(1)} MiB${data.updated_at ? `, updated ${data.updated_at}` : ", not built yet"})`,
+        archiveLine(archive, keepDays),
       ].join("\n"),
     );
   },
 });
+
+/** What the conversation index keeps of transcripts Claude Code deleted (all projects: the index is the user's). */
+function archiveLine(a: ArchiveStats | undefined, keepDays: number): string {
+  const keep = keepDays > 0 ? `kept ${keepDays} days after their last activity` : "kept without limit (conversations.archive_days)";
+  if (!a) return "Conversation archive: no conversation index yet";
+  if (a.transcripts === 0) return `Conversation archive: empty (deleted transcripts are ${keep})`;
+  const since = a.oldestGoneAt !== undefined ? `, oldest deleted ${new Date(a.oldestGoneAt).toISOString().slice(0, 10)}` : "";
+  return `Conversation archive: ${a.transcripts} deleted transcript${a.transcripts === 1 ? "" : "s"}, ${a.messages} messages, ${a.sessionRows} session rows, ${(a.chars / 1048576).toFixed(1)} MiB of text${since}; ${keep}`;
+}

@@ -92,7 +92,8 @@ export interface SearchHit {
   score: number;
   /** `YYYY-MM-DD HH:MM` when known. */
   date: string | null;
-  from: ("note" | "transcript")[];
+  /** Where it was found: notes, the conversations' messages table, their session table (plans, summaries, todos, first prompts). */
+  from: ("note" | "transcript" | "session")[];
   note: { chunk: string; source: string; line: number; heading: string; snippet: string } | null;
   transcript: { path: string; turn: string; role: string; snippet: string } | null;
 }
