@@ -57,5 +57,9 @@ function archiveLine(a: ArchiveStats | undefined, keepDays: number): string {
   if (!a) return "Conversation archive: no conversation index yet";
   if (a.transcripts === 0) return `Conversation archive: empty (deleted transcripts are ${keep})`;
   const since = a.oldestGoneAt !== undefined ? `, oldest deleted ${new Date(a.oldestGoneAt).toISOString().slice(0, 10)}` : "";
-  return `Conversation archive: ${a.transcripts} deleted transcript${a.transcripts === 1 ? "" : "s"}, ${a.messages} messages, ${a.sessionRows} session rows, ${(a.chars / 1048576).toFixed(1)} MiB of text${since}; ${keep}`;
+  return `Conversation archive: ${a.transcripts} deleted transcript${a.transcripts === 1 ? "" : "s"}, ${a.messages} message${a.messages === 1 ? "" : "s"}, ${a.sessionRows} session row${a.sessionRows === 1 ? "" : "s"}, ${size(a.chars)} of text${since}; ${keep}`;
+}
+
+function size(chars: number): string {
+  return chars < 1048576 ? `${(chars / 1024).toFixed(1)} KiB` : `${(chars / 1048576).toFixed(1)} MiB`;
 }
