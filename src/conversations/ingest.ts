@@ -481,8 +481,9 @@ async function ingestFile(db: Database, path: string, st: Stats, cwdCache: Map<s
     const cur = db.query("SELECT id, path, dev, ino, size, mtime, consumed, project, state, gone_at FROM files WHERE path = ?").get(path);
     let row = isFileRow(cur) ? cur : undefined;
     let reread = false;
-    if (row && (row.dev !== st.dev || row.ino !== st.ino || st.size < row.consumed)) {
-      // Replaced or cut: what we indexed may no longer be in it.
+    if (row && (row.dev !== st.dev || row.ino !== st.ino || st.size < row.consumed || row.gone_at != null)) {
+      // Replaced or cut: what we indexed may no longer be in it. An archived file back on disk is
+      // another file (its inode may have been reused): read from the start.
       deleteFileRows(db, row.id);
       db.query("UPDATE files SET consumed = 0, state = '{}', project = NULL WHERE id = ?").run(row.id);
       row = { ...row, consumed: 0, state: "{}", project: null };
