@@ -110,12 +110,18 @@ export interface TranscriptHeal {
   reason: string;
   /** The damaged file's archive (conversations whose transcripts are gone) could not be read back. */
   archiveLost?: boolean;
+  /** Archived transcripts read back from the damaged file into the new one. */
+  archiveKept?: number;
 }
 
 /** The one line a healed conversation index is worth (status line, CLI, watch log). */
 export function transcriptHealLine(h: TranscriptHeal, rebuilt = true): string {
   const done = rebuilt ? "removed it and rebuilt it from the transcripts" : "removed it; the watch process or the next recall rebuilds it from the transcripts";
-  const lost = h.archiveLost ? "; its archive of deleted transcripts could not be read back and is lost" : "";
+  const lost = h.archiveLost
+    ? "; its archive of deleted transcripts could not be read back and is lost"
+    : h.archiveKept
+      ? `; its archive of ${h.archiveKept} deleted transcript${h.archiveKept === 1 ? "" : "s"} was read back and kept`
+      : "";
   return `memsearch: the conversation index ${h.path} was damaged (${h.reason}); ${done}${lost}`;
 }
 
@@ -351,7 +357,7 @@ export async function healTranscriptIndex(path: string, reason: string, seen: st
         }
       }
       const r = rebuildIndex(path, open);
-      return { db: r.db, healed: { path, reason, ...(r.archiveLost ? { archiveLost: true } : {}) } };
+      return { db: r.db, healed: { path, reason, ...(r.archiveLost ? { archiveLost: true } : {}), ...(r.carried ? { archiveKept: r.carried } : {}) } };
     },
     { timeoutMs: opts.lockTimeoutMs ?? 10_000 },
   );

@@ -4,10 +4,10 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, closeSync, rmSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openTranscriptDb, openTranscriptIndex, SCHEMA_VERSION } from "../../src/conversations/db.ts";
+import { openTranscriptDb, openTranscriptIndex, SCHEMA_VERSION, transcriptHealLine, withTranscriptIndex } from "../../src/conversations/db.ts";
 import { archivedTurns, archiveStats, readArchivedTranscript } from "../../src/conversations/archive.ts";
 import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
 import { searchSessions, searchTranscripts } from "../../src/conversations/search.ts";
@@ -169,6 +169,54 @@ describe("the archive", () => {
     const healed = await openTranscriptIndex(bad);
     expect(healed.healed?.archiveLost).toBeUndefined();
     healed.db.close();
+  });
+
+  /** An index with an archived transcript and one on disk, closed, and the pages of `table` overwritten. */
+  async function damaged(table: string) {
+    const { slug, projects, dbPath, db, update } = setup();
+    const words = (i: number) => Array.from({ length: 40 }, (_, k) => `w${i}x${k}`).join(" ");
+    let text = "";
+    for (let i = 0; i < 200; i++) text += user(`k${i}`, `archived talk about ptarmigans ${words(i)}`, "GONE");
+    writeFileSync(join(slug, "GONE.jsonl"), text);
+    writeFileSync(join(slug, "HERE.jsonl"), user("h1", "still here, about puffins", "HERE"));
+    await update();
+    rmSync(join(slug, "GONE.jsonl"));
+    expect((await update()).archived).toBe(1);
+    db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    const pages = (db.query("SELECT pageno FROM dbstat WHERE name = ? AND pageno > 1").all(table) as { pageno: number }[]).map((r) => r.pageno);
+    const size = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+    db.close();
+    expect(pages.length).toBeGreaterThan(1);
+    const fd = openSync(dbPath, "r+");
+    for (const p of pages) writeSync(fd, Buffer.alloc(size, 0x5a), 0, size, (p - 1) * size);
+    closeSync(fd);
+    return { dbPath, projects };
+  }
+
+  test("a damaged index is healed with its archive when the archive's pages still read (damage in the FTS pages)", async () => {
+    const { dbPath, projects } = await damaged("msg_fts_data");
+    const r = await withTranscriptIndex(dbPath, {}, async (db) => {
+      await updateTranscriptIndex(db, { projectsDir: projects });
+      return searchTranscripts(db, { query: "ptarmigans", limit: 500 });
+    });
+    expect(r.healed).toBeDefined();
+    expect(r.healed!.archiveLost).toBeUndefined();
+    expect(r.value).toHaveLength(200);
+    expect(r.value.every((h) => h.archivedAt !== undefined)).toBe(true);
+    expect(r.healed!.archiveKept).toBe(1);
+    expect(transcriptHealLine(r.healed!)).toEndWith("; its archive of 1 deleted transcript was read back and kept");
+  });
+
+  test("a damaged index whose archived messages cannot be read back: healed, and the line says the archive is lost", async () => {
+    const { dbPath, projects } = await damaged("messages");
+    const r = await withTranscriptIndex(dbPath, {}, async (db) => {
+      await updateTranscriptIndex(db, { projectsDir: projects, full: true });
+      return searchTranscripts(db, { query: "ptarmigans OR puffins", limit: 500 });
+    });
+    expect(r.healed?.archiveLost).toBe(true);
+    expect(transcriptHealLine(r.healed!)).toEndWith("; its archive of deleted transcripts could not be read back and is lost");
+    // What is on disk is indexed again.
+    expect(r.value.map((h) => h.session)).toEqual(["HERE"]);
   });
 
   test("archive_days prunes by last activity; stats and the archived turns read without writing", async () => {
