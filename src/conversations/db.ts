@@ -27,7 +27,7 @@
  */
 import { Database } from "bun:sqlite";
 import { mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { MemsearchError, StorageError } from "../core/errors.ts";
 import { errCode } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
@@ -53,6 +53,8 @@ export interface OpenOptions {
   /** Drop everything but the archive first (`recall --reindex`). */
   reset?: boolean;
   busyTimeoutMs?: number;
+  /** A file of another version is not rebuilt here: OtherVersion is thrown (openTranscriptIndex rebuilds under a lock). */
+  rebuildElsewhere?: boolean;
 }
 
 export function openTranscriptDb(path = transcriptDbPath(), opts: OpenOptions = {}): Database {
@@ -71,6 +73,7 @@ export function openTranscriptDb(path = transcriptDbPath(), opts: OpenOptions = 
     if (version !== SCHEMA_VERSION && version !== 0) {
       // Another version's file: rebuilt from the transcripts, its archive carried over.
       db.close();
+      if (opts.rebuildElsewhere) throw new OtherVersion();
       return rebuildIndex(path, opts).db;
     }
     // Only a new file takes the write lock to create the schema: a recall must not queue behind a writer.
@@ -162,6 +165,14 @@ export function checkTranscriptPath(path: string): void {
   throw new TranscriptIndexBlocked(`${path} is not a regular file; move it elsewhere and memsearch rebuilds the conversation index there`);
 }
 
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
 /** Unreadable counts as not empty: what cannot be seen is not removed. */
 function isEmptyDir(path: string): boolean {
   try {
@@ -196,7 +207,10 @@ function removeDbFiles(path: string): void {
  * read back (a damaged one), so what only it held is gone.
  */
 export function rebuildIndex(path: string, opts: OpenOptions = {}): { db: Database; carried: number; archiveLost: boolean } {
-  const aside = `${path}.rebuild`;
+  const aside = `${path}.rebuild-${process.pid}`;
+  // Rebuilds run under the index's lock: an old file moved aside by another is one a crash left.
+  const prefix = `${basename(path)}.rebuild-`;
+  for (const name of safeList(dirname(path))) if (name.startsWith(prefix)) removeDbFiles(join(dirname(path), name.replace(/-(wal|shm)$/, "")));
   removeDbFiles(aside);
   let haveOld = false;
   if (fileIdentity(path) !== undefined && statSync(path).isFile()) {
@@ -330,11 +344,43 @@ export interface HealOptions extends OpenOptions {
 export async function openTranscriptIndex(path = transcriptDbPath(), opts: HealOptions = {}): Promise<OpenedTranscriptIndex> {
   const seen = fileIdentity(path);
   try {
-    return { db: openTranscriptDb(path, opts) };
+    if (opts.reset) return await rebuildLocked(path, opts, true);
+    try {
+      return { db: openTranscriptDb(path, { ...opts, rebuildElsewhere: true }) };
+    } catch (e) {
+      if (!(e instanceof OtherVersion)) throw e;
+      return await rebuildLocked(path, opts, false);
+    }
   } catch (e) {
     if (!isDamage(e)) throw e;
     return healTranscriptIndex(path, damageReason(e), seen, opts);
   }
+}
+
+/** The index file is of another schema version: to be rebuilt (its archive carried over) under the lock. */
+class OtherVersion extends Error {}
+
+/**
+ * A rebuild (another version's file, or `reset`) under the heal's lock, so two processes meeting
+ * the same old file (the watch process and a recall, right after an upgrade) do not move each
+ * other's new file aside: whoever comes second finds the new version and opens it.
+ */
+function rebuildLocked(path: string, opts: HealOptions, force: boolean): Promise<OpenedTranscriptIndex> {
+  mkdirSync(dirname(path), { recursive: true });
+  return withFileLock(
+    `${path}.lock`,
+    () => {
+      if (!force) {
+        try {
+          return { db: openTranscriptDb(path, { ...opts, reset: false, rebuildElsewhere: true }) };
+        } catch (e) {
+          if (!(e instanceof OtherVersion)) throw e;
+        }
+      }
+      return { db: rebuildIndex(path, { ...opts, reset: false }).db };
+    },
+    { timeoutMs: opts.lockTimeoutMs ?? 10_000 },
+  );
 }
 
 /**

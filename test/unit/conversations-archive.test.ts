@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, mkdtempSync, openSync, closeSync, rmSync, utimesSync, writeFileSync, writeSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, closeSync, readdirSync, rmSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openTranscriptDb, openTranscriptIndex, SCHEMA_VERSION, transcriptHealLine, withTranscriptIndex } from "../../src/conversations/db.ts";
@@ -151,6 +151,24 @@ describe("the archive", () => {
     expect(searchTranscripts(bumped, { query: "ibexstore", limit: 5 })[0]!.archivedAt).toBeNumber();
     expect(searchTranscripts(bumped, { query: "condors", limit: 5 })).toEqual([]);
     bumped.close();
+  });
+
+  test("two processes meeting another version's file at once: one rebuilds (archive carried once), the other opens the new file; a stale aside file is swept", async () => {
+    const { dir, slug, dbPath, db, update } = setup();
+    writeFileSync(join(slug, "S1.jsonl"), user("u1", "the narwhal decision"));
+    await update();
+    rmSync(join(slug, "S1.jsonl"));
+    await update();
+    db.run(`PRAGMA user_version = ${SCHEMA_VERSION - 1}`);
+    db.close();
+    writeFileSync(`${dbPath}.rebuild-999999`, "left by a crash");
+    const [a, b] = await Promise.all([openTranscriptIndex(dbPath), openTranscriptIndex(dbPath)]);
+    for (const x of [a, b]) {
+      expect(x.healed).toBeUndefined();
+      expect(searchTranscripts(x.db, { query: "narwhal", limit: 5 })).toHaveLength(1);
+      x.db.close();
+    }
+    expect(readdirSync(dir).filter((n) => n.includes(".rebuild-"))).toEqual([]);
   });
 
   test("a file of an older version with no archive is rebuilt empty; a damaged one is healed, saying nothing of an archive it never showed", async () => {
