@@ -486,6 +486,8 @@ function createSchema(db: Database, tokenizer: string): void {
     )`);
     // The hot files of an update: those whose mtime was recent when last seen.
     db.run("CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime)");
+    // The archive (pruning, stats) without a scan of every file.
+    db.run("CREATE INDEX IF NOT EXISTS files_gone ON files(gone_at) WHERE gone_at IS NOT NULL");
     db.run(`CREATE TABLE IF NOT EXISTS dirs (
       path TEXT PRIMARY KEY,
       mtime REAL NOT NULL,

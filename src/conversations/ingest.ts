@@ -403,7 +403,7 @@ function archiveGone(db: Database, gone: Map<number, KnownFile>, report: UpdateR
 
 /** Drop the archived files whose last activity (their mtime when last read) is before `beforeMs`; returns how many. */
 export function pruneArchive(db: Database, beforeMs: number): number {
-  const old = db.query("SELECT id FROM files WHERE gone_at IS NOT NULL AND mtime < ?").all(beforeMs) as { id: unknown }[];
+  const old = db.query("SELECT id FROM files WHERE gone_at IS NOT NULL AND +mtime < ?").all(beforeMs) as { id: unknown }[];
   if (!old.length) return 0;
   return inWrite(db, () => {
     const del = db.query("DELETE FROM files WHERE id = ?");
