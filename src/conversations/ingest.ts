@@ -328,7 +328,10 @@ function scanChanged(db: Database, projectsDir: string, now: number): Scan {
     const p = withSlash(dir);
     for (const r of knownUnder(db, dir)) {
       if (r.path.includes("/", p.length)) continue;
-      if (listedFiles.has(r.path)) listedFiles.delete(r.path); // known: checked when hot, else by the full scan
+      if (listedFiles.has(r.path)) {
+        listedFiles.delete(r.path); // known: checked when hot, else by the full scan
+        if (r.gone_at != null) check.set(r.path, r); // archived and back on disk: read now
+      }
       else gone.set(r.id, r);
     }
   }
