@@ -6,6 +6,8 @@ import { parseSince } from "../core/since.ts";
 import type { UpdateProgress, UpdateReport } from "../conversations/ingest.ts";
 import { transcriptHealLine } from "../conversations/db.ts";
 import { drill } from "../recall/drill.ts";
+import type { SessionKind } from "../conversations/extract.ts";
+import { localMinute } from "../core/text.ts";
 import { out } from "./color.ts";
 import { jsonFlag } from "./common.ts";
 import { command, flags, type Args } from "./declare.ts";
@@ -62,7 +64,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   };
   const res = await recall(
     { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source, agent: a.agent },
-    { ctx, reindex: a.reindex === true, onProgress },
+    { ctx, reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"] },
   );
   if (shown) process.stderr.write("\n");
   if (res.notes.heal) for (const line of healNotices(res.notes.heal, ctx.config["embedding.model"])) notice(line);
@@ -114,6 +116,13 @@ export function updateNotices(u: UpdateReport | undefined, healed = false): stri
   return out;
 }
 
+export const SESSION_LABELS: Record<SessionKind, string> = { plan: "Plan", summary: "Compaction summary", todos: "Final todo list", first_prompt: "First prompt" };
+
+/** `; archived: transcript deleted YYYY-MM-DD` for a hit whose transcript Claude Code deleted. */
+function archivedLabel(at: number | undefined): string {
+  return at === undefined ? "" : `; archived: transcript deleted ${localMinute(at).slice(0, 10)}`;
+}
+
 export function formatResults(query: string, results: RecallResult[]): string {
   const parts = [`Recall: ${results.length} result${results.length === 1 ? "" : "s"} for "${query}"`];
   results.forEach((r, i) => {
@@ -124,8 +133,13 @@ export function formatResults(query: string, results: RecallResult[]): string {
     }
     if (r.transcript) {
       const t = r.transcript;
-      parts.push(`Conversation (${t.role}, ${t.matches} matching message${t.matches === 1 ? "" : "s"}): ${t.snippet}`);
+      parts.push(`Conversation [messages table${archivedLabel(t.archivedAt)}] (${t.role}, ${t.matches} matching message${t.matches === 1 ? "" : "s"}): ${t.snippet}`);
       if (t.paths.length) parts.push(`  files: ${t.paths.slice(0, 6).join(", ")}${t.paths.length > 6 ? ` (+${t.paths.length - 6})` : ""}`);
+    }
+    if (r.sessionContent) {
+      const c = r.sessionContent;
+      parts.push(`${SESSION_LABELS[c.kind]} [session table${archivedLabel(c.archivedAt)}] of session ${c.session}${c.kind === "plan" && c.title ? `: ${c.title}` : ""}`, `  ${c.snippet}`);
+      if (c.planFile) parts.push(`  plan file: ${c.planFile}`);
     }
     if (d.expand) parts.push(out.dim(`  → ${d.expand}`));
     if (d.transcript) parts.push(out.dim(`  → ${d.transcript}`));
@@ -153,7 +167,7 @@ export function toJson(query: string, res: RecallResponse, answer: { ok: true; t
     model: answer?.ok ? answer.provider : null,
     ...(answer && !answer.ok ? { fallback_reason: answer.reason } : {}),
     notes: { searched: res.notes.searched, hits: res.notes.hits, ...(res.notes.mode ? { mode: res.notes.mode } : {}), ...(res.notes.nothingIndexed ? { nothing_indexed: true } : {}) },
-    transcripts: { searched: res.transcripts.searched, hits: res.transcripts.hits },
+    transcripts: { searched: res.transcripts.searched, hits: res.transcripts.hits, session_hits: res.transcripts.sessionHits ?? 0 },
     results: res.results.map((r) => {
       const d = drill(r);
       return {
@@ -178,10 +192,26 @@ export function toJson(query: string, res: RecallResponse, answer: { ok: true; t
               snippet: r.transcript.snippet,
               tools: r.transcript.tools,
               paths: r.transcript.paths,
+              table: "messages",
+              archived_at: r.transcript.archivedAt !== undefined ? new Date(r.transcript.archivedAt).toISOString() : null,
             }
           : r.anchorTranscript
             ? { path: r.anchorTranscript.path, turn_uuid: r.anchorTranscript.turn }
             : null,
+        session_content: r.sessionContent
+          ? {
+              table: "session",
+              kind: r.sessionContent.kind,
+              title: r.sessionContent.title,
+              session: r.sessionContent.session,
+              path: r.sessionContent.path,
+              turn_uuid: r.sessionContent.turnUuid || null,
+              plan_file: r.sessionContent.planFile || null,
+              score: round(r.sessionContent.score),
+              snippet: r.sessionContent.snippet,
+              archived_at: r.sessionContent.archivedAt !== undefined ? new Date(r.sessionContent.archivedAt).toISOString() : null,
+            }
+          : null,
         expand: d.expand ?? null,
         open: d.transcript ?? null,
       };

@@ -1,3 +1,5 @@
+import { archiveStats, type ArchiveStats } from "../conversations/archive.ts";
+import { transcriptDbPath } from "../conversations/db.ts";
 import { loadContext } from "../core/context.ts";
 import { indexStats } from "../watch/gateway.ts";
 import { jsonFlag } from "./common.ts";
@@ -21,6 +23,8 @@ export const statsCommand = command({
   run: async (a) => {
     const ctx = loadContext();
     const { head: meta, heal } = await indexStats(ctx);
+    const archive = archiveStats(transcriptDbPath());
+    const keepDays = ctx.config["conversations.archive_days"];
     for (const line of healNotices(heal, ctx.config["embedding.model"])) notice(line);
     const data = {
       total_chunks: meta?.chunks ?? 0,
@@ -33,6 +37,16 @@ export const statsCommand = command({
       updated_at: meta?.updatedAt ?? null,
       memory_dir: ctx.project.memoryDir,
       turns: (await turnCounts(ctx.project, userFiles().turnsCache)) ?? null,
+      conversation_archive: archive
+        ? {
+            transcripts: archive.transcripts,
+            messages: archive.messages,
+            session_rows: archive.sessionRows,
+            chars: archive.chars,
+            oldest_deleted_at: archive.oldestGoneAt !== undefined ? new Date(archive.oldestGoneAt).toISOString() : null,
+            keep_days: keepDays || null,
+          }
+        : null,
     };
     const costs = modelCosts(ctx.project.dataDir);
     if (a.jsonOutput) return printJson({ ...data, model_calls: costs });
@@ -46,7 +60,21 @@ export const statsCommand = command({
         `Turns: ${turns ? turnsLine(turns) : "no Claude Code session of this project yet"}`,
         ...(turns?.sessions ?? []).map((s) => `  session ${s.sessionId.slice(0, 8)} (${(s.first ?? "").slice(0, 16).replace("T", " ")}): ${s.turns} turns, ${s.noted} noted${s.queued ? `, ${s.queued} queued` : ""}${s.running ? `, ${s.running} running` : ""}${s.missing ? `, ${s.missing} missing` : ""}${notTurnTotal(s) ? `, ${notTurnTotal(s)} not turns to capture` : ""}`),
         ...costLines(costs),
+        archiveLine(archive, keepDays),
       ].join("\n"),
     );
   },
 });
+
+/** What the conversation index keeps of transcripts Claude Code deleted (all projects: the index is the user's). */
+function archiveLine(a: ArchiveStats | undefined, keepDays: number): string {
+  const keep = keepDays > 0 ? `kept ${keepDays} days after their last activity` : "kept without limit (conversations.archive_days)";
+  if (!a) return "Conversation archive: no conversation index yet";
+  if (a.transcripts === 0) return `Conversation archive: empty (deleted transcripts are ${keep})`;
+  const since = a.oldestGoneAt !== undefined ? `, oldest deleted ${new Date(a.oldestGoneAt).toISOString().slice(0, 10)}` : "";
+  return `Conversation archive: ${a.transcripts} deleted transcript${a.transcripts === 1 ? "" : "s"}, ${a.messages} message${a.messages === 1 ? "" : "s"}, ${a.sessionRows} session row${a.sessionRows === 1 ? "" : "s"}, ${size(a.chars)} of text${since}; ${keep}`;
+}
+
+function size(chars: number): string {
+  return chars < 1048576 ? `${(chars / 1024).toFixed(1)} KiB` : `${(chars / 1048576).toFixed(1)} MiB`;
+}

@@ -1,4 +1,6 @@
+import { lstatSync } from "node:fs";
 import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
+import type { ArchivedFile } from "../conversations/archive.ts";
 import { resolveProjectRoot } from "../core/project.ts";
 import { checkProjectTranscript, ForeignTranscriptError } from "../transcript/claude-files.ts";
 import { clip, clipMarked, oneLine } from "../core/text.ts";
@@ -45,6 +47,12 @@ export const transcriptCommand = command({
     const path = String(a.path);
     const other = transcriptAgent(path);
     if (other?.transcripts) return otherAgent(other, path, a);
+    // Claude Code deleted it (cleanupPeriodDays): the conversation index may keep its turns.
+    if (a.turn !== undefined && !a.lastTurn && !lexists(path)) {
+      const [{ readArchivedTranscript }, { transcriptDbPath }] = await Promise.all([import("../conversations/archive.ts"), import("../conversations/db.ts")]);
+      const archived = readArchivedTranscript(transcriptDbPath(), path);
+      if (archived) return showArchived(archived, String(a.turn).trim(), a);
+    }
     // The path usually comes from a note's anchor, and notes may come with a cloned repository.
     if (!a.anyFile) refuseForeign(path, a.allProjects === true);
     if (a.lastTurn) return lastTurn(path, a);
@@ -126,6 +134,56 @@ async function showTurns(path: string, id: string, context: number, json: boolea
     });
   }
   print(formatTurns(turns, target - from, id));
+}
+
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Turns of a transcript Claude Code deleted, from the conversation index's archive: only this
+ * project's unless --all-projects (the same rule as for a file on disk), marked as from the archive.
+ */
+function showArchived(archived: { file: ArchivedFile; turns: Turn[] }, id: string, a: Args<typeof transcriptFlags>): void {
+  const { file, turns } = archived;
+  if (!id) throw new UsageError("--turn needs a turn uuid (or a prefix of one)");
+  if (!Number.isInteger(a.context) || a.context < 0) throw new UsageError("--context must be a whole number ≥ 0");
+  if (!a.allProjects && !a.anyFile) {
+    const root = resolveProjectRoot();
+    if (file.project !== root) throw new InputError(`refused: ${file.path} is another project's transcript (this project: ${root}); pass --all-projects to read it anyway`);
+  }
+  const target = findTurn(turns, id);
+  if (target === undefined) throw new NotFoundError(`turn not found: ${id} (${turns.length} turns archived from ${file.path})`);
+  const from = Math.max(0, target - a.context);
+  const to = Math.min(turns.length - 1, target + a.context);
+  // Stored redacted; redacted again as every text this command prints.
+  const shown = turns.slice(from, to + 1).map((t) => ({
+    ...t,
+    userText: sanitize(t.userText),
+    assistantTexts: t.assistantTexts.map(sanitize),
+    items: t.items.map((i) => (i.kind === "assistant" ? { ...i, text: sanitize(i.text) } : i.kind === "tool" ? { ...i, call: { ...i.call, input: sanitize(i.call.input), output: i.call.output === undefined ? undefined : sanitize(i.call.output) } } : i)),
+    tools: t.tools.map((c) => ({ ...c, input: sanitize(c.input), output: c.output === undefined ? undefined : sanitize(c.output) })),
+  }));
+  const gone = new Date(file.goneAt).toISOString();
+  if (a.jsonOutput) {
+    return printJson({
+      path: file.path,
+      sessionId: file.session,
+      archived: true,
+      archivedAt: gone,
+      target: turns[target]!.uuid,
+      turnCount: turns.length,
+      turns: shown.map((t, i) => turnJson(t, from + i === target)),
+    });
+  }
+  print(`[from the archive: Claude Code deleted this transcript; found gone ${gone.slice(0, 10)}. Thinking and full tool output were not kept.]
+
+${formatTurns(shown, target - from, id)}`);
 }
 
 /** `HH:MM:SS` in local time (the journal headings are local too); `--:--:--` when unknown. */

@@ -14,7 +14,24 @@ import { cleanText, mediaPlaceholder, summarizeToolInput } from "../transcript/s
 export type LineEvent =
   | { kind: "skip" }
   | { kind: "prompt"; uuid: string; promptId?: string; ts?: string; text: string; command: boolean; cwd?: string; sessionId?: string; sidechain: boolean }
-  | { kind: "assistant"; uuid: string; msgKey: string; ts?: string; texts: string[]; tools: ToolUse[]; results: ToolResult[]; cwd?: string; sessionId?: string; sidechain: boolean }
+  | {
+      kind: "assistant";
+      uuid: string;
+      msgKey: string;
+      ts?: string;
+      texts: string[];
+      tools: ToolUse[];
+      results: ToolResult[];
+      /** Plans and todo lists this message passed to Claude Code's tools (session-level record). */
+      session: SessionPart[];
+      /** The session's plan slug (Claude Code names its plan file after it). */
+      slug?: string;
+      cwd?: string;
+      sessionId?: string;
+      sidechain: boolean;
+    }
+  /** The summary that continues a compacted conversation: session-level record, no message of its own. */
+  | { kind: "summary"; uuid: string; ts?: string; text: string; sidechain: boolean; cwd?: string; sessionId?: string }
   | { kind: "results"; results: ToolResult[]; sidechain: boolean; cwd?: string; sessionId?: string }
   /** Any other user or assistant entry: nothing to index, but its thread counts (see TurnSegmenter). */
   | { kind: "other"; sidechain: boolean; cwd?: string; sessionId?: string };
@@ -25,6 +42,23 @@ export interface ToolUse {
   /** One-line summary of the input (command, pattern…), redacted before it was clipped. */
   input: string;
   paths: string[];
+}
+
+/** Kinds of the session table's rows (seed 004's content table). */
+export type SessionKind = "plan" | "summary" | "todos" | "first_prompt";
+
+/**
+ * A piece of a session's own record as a message carries it, not yet redacted: a plan (the text
+ * passed to ExitPlanMode, or a plan file written with Write), or a todo list (TodoWrite's input).
+ */
+export interface SessionPart {
+  kind: "plan" | "todos";
+  text: string;
+  /** The plan file it names (ExitPlanMode's planFilePath, or the file Write wrote). */
+  file?: string;
+  /** Written with Write (kept only when the file is in Claude Code's plans folder). */
+  viaWrite?: boolean;
+  toolId: string;
 }
 
 export interface ToolResult {
@@ -87,6 +121,7 @@ function userEvent(o: Obj, common: Common, lineNo: number): LineEvent {
     for (const b of u.results) if (typeof b.tool_use_id === "string") results.push({ toolUseId: b.tool_use_id, text: resultText(b) });
     return { kind: "results", results, ...common };
   }
+  if (u.kind === "compact-summary") return u.text ? { kind: "summary", uuid: turnId(o, lineNo), ts: str(o.timestamp), text: u.text, ...common } : { kind: "other", ...common };
   if (u.kind === "prompt" || u.kind === "command") return { kind: "prompt", uuid: turnId(o, lineNo), promptId: str(o.promptId), ts: str(o.timestamp), text: u.text, command: u.kind === "command", ...common };
   // Meta entries, interruptions, local command output…: no text to index, but still a user line of this thread or a subagent's.
   return { kind: "other", ...common };
@@ -100,6 +135,7 @@ function assistantEvent(o: Obj, common: Common): LineEvent {
   const texts: string[] = [];
   const tools: ToolUse[] = [];
   const results: ToolResult[] = [];
+  const session: SessionPart[] = [];
   for (const b of content) {
     if (!isObj(b)) continue;
     if (b.type === "text" && typeof b.text === "string") {
@@ -108,11 +144,34 @@ function assistantEvent(o: Obj, common: Common): LineEvent {
     } else if (b.type === "tool_use" || b.type === "server_tool_use") {
       const name = str(b.name) ?? "?";
       tools.push({ id: str(b.id) ?? "", name, input: summarizeToolInput(name, b.input, 300, sanitize), paths: pathsOfInput(b.input) });
+      const part = sessionPart(name, str(b.id) ?? "", b.input);
+      if (part) session.push(part);
     } else if (typeof b.type === "string" && b.type.endsWith("_tool_result") && typeof b.tool_use_id === "string") {
       results.push({ toolUseId: b.tool_use_id, text: resultText(b) });
     }
     // thinking / redacted_thinking: never indexed.
   }
   const uuid = str(o.uuid) ?? "";
-  return { kind: "assistant", uuid, msgKey: str(msg.id) ?? uuid, ts: str(o.timestamp), texts, tools, results, ...common };
+  return { kind: "assistant", uuid, msgKey: str(msg.id) ?? uuid, ts: str(o.timestamp), texts, tools, results, session, slug: str(o.slug), ...common };
+}
+
+/** What a tool call adds to its session's record: ExitPlanMode's plan, a plan file written, TodoWrite's list. */
+function sessionPart(name: string, toolId: string, input: unknown): SessionPart | undefined {
+  if (!isObj(input)) return undefined;
+  if (name === "ExitPlanMode" && typeof input.plan === "string" && input.plan.trim()) {
+    return { kind: "plan", text: input.plan, toolId, ...(str(input.planFilePath) ? { file: str(input.planFilePath) } : {}) };
+  }
+  if (name === "Write" && typeof input.content === "string" && input.content.trim()) {
+    const file = str(input.file_path);
+    if (file && file.endsWith(".md")) return { kind: "plan", text: input.content, toolId, file, viaWrite: true };
+  }
+  if (name === "TodoWrite" && Array.isArray(input.todos)) {
+    const lines: string[] = [];
+    for (const t of input.todos) {
+      if (!isObj(t) || typeof t.content !== "string" || !t.content.trim()) continue;
+      lines.push(`- [${typeof t.status === "string" ? t.status : "?"}] ${t.content.trim()}`);
+    }
+    return { kind: "todos", text: lines.join("\n"), toolId };
+  }
+  return undefined;
 }

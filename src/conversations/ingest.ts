@@ -3,12 +3,15 @@
  * Transcripts are append-only JSONL, so each file is read from where the last read stopped: the
  * byte after its last complete line. A last line still being written is left for the next read;
  * a file that shrank or was replaced (another inode) is re-read from the start; a file gone from
- * disk loses its rows. Checking an unchanged file costs one stat, and only files that may have
- * changed are checked (hot files, new ones; see HOT_MS). Never prints.
+ * disk (Claude Code deletes transcripts after `cleanupPeriodDays`) keeps its rows, marked archived
+ * with the time it disappeared, until `archiveDays` prunes them. Checking an unchanged file costs
+ * one stat, and only files that may have changed are checked (hot files, new ones; see HOT_MS).
+ * Besides the messages, each session's own record goes into the session table: its plans,
+ * compaction summaries, final todo list and first prompt (redacted like every row). Never prints.
  */
 import type { Database } from "bun:sqlite";
 import { existsSync, lstatSync, readdirSync, statSync, type Stats } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import * as v from "valibot";
 import { parseJson } from "../core/json-file.ts";
 import { clip } from "../core/text.ts";
@@ -16,7 +19,7 @@ import { clipRedacted, sanitize } from "../core/redact.ts";
 import { parseLine, scanLines } from "../transcript/lines.ts";
 import { claudeProjectsDir, isSubagentPath, notRegularTranscript, projectOfCwd, slugDirOf } from "../transcript/claude-files.ts";
 import { isDamage } from "./db.ts";
-import { lineEvent, type LineEvent, type ToolResult } from "./extract.ts";
+import { lineEvent, type LineEvent, type SessionKind, type SessionPart, type ToolResult } from "./extract.ts";
 import { TurnSegmenter } from "../transcript/turns.ts";
 import { ftsText } from "./fts.ts";
 import { isDirRow, isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
@@ -27,6 +30,8 @@ export const TEXT_MAX = 20_000;
 export const INPUTS_MAX = 2_000;
 /** Excerpt of the tool results of one message. */
 export const RESULTS_MAX = 2_000;
+/** Title of a session table row (a plan's first line). */
+const TITLE_MAX = 160;
 /** Unresolved tool calls remembered per file between reads (results come within a turn). */
 const PENDING_MAX = 200;
 
@@ -53,6 +58,10 @@ export interface FileState {
   sessionId?: string;
   /** Lines consumed: a turn whose entry has no uuid is named by its line number (`line-N`), as the reader names it. */
   lines?: number;
+  /** The session's first prompt is in the session table. */
+  firstPrompt?: boolean;
+  /** Plan slug of the session (Claude Code's plan file is `<config>/plans/<slug>.md`). */
+  slug?: string;
 }
 
 /** A field of the state column: what is not of its shape is dropped, never the whole state (the file is a cache). */
@@ -75,6 +84,8 @@ const StateShape = v.object({
   cwd: Maybe(v.string()),
   sessionId: Maybe(v.string()),
   lines: Maybe(v.pipe(Count, v.minValue(0))),
+  firstPrompt: Maybe(v.literal(true)),
+  slug: Maybe(v.string()),
 });
 
 /** The state column as stored, checked against its shape. */
@@ -106,6 +117,11 @@ export interface UpdateOptions {
   progressEveryMs?: number;
   /** Stat every file and list every folder, whenever the last full scan was (see HOT_MS). */
   full?: boolean;
+  /**
+   * Archived conversations (transcripts deleted from disk) whose last activity is older than this
+   * many days are dropped; 0 or undefined keeps them all (`conversations.archive_days`).
+   */
+  archiveDays?: number;
 }
 
 export interface UpdateReport {
@@ -117,8 +133,10 @@ export interface UpdateReport {
   read: number;
   /** Files re-read from the start (shrunk or replaced). */
   reread: number;
-  /** Files gone from disk whose rows were removed. */
-  removed: number;
+  /** Files gone from disk whose rows were kept as archived by this update. */
+  archived: number;
+  /** Archived files dropped for their age (`archiveDays`). */
+  pruned: number;
   /** Message rows added or updated. */
   messages: number;
   bytes: number;
@@ -157,7 +175,7 @@ interface DirMark {
   settled: boolean;
 }
 
-const KNOWN_COLS = "id, path, dev, ino, size, mtime";
+const KNOWN_COLS = "id, path, dev, ino, size, mtime, gone_at";
 
 /** Rows whose path starts with `prefix` (which ends in "/"): a range on the path index. */
 function underArgs(prefix: string): [string, string] {
@@ -252,9 +270,10 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
   const full = opts.full === true || firstBuild || last === undefined || now - last >= FULL_SCAN_MS || last > now + 60_000;
 
   const scan = full ? scanAll(db, projectsDir, now) : scanChanged(db, projectsDir, now);
-  const report: UpdateReport = { files: scan.check.size, full, read: 0, reread: 0, removed: 0, messages: 0, bytes: 0, ms: 0, firstBuild, errors: [] };
-  await ingestAll(db, changedFiles(scan.check, projectsDir), report, opts);
-  removeGone(db, scan.gone, report);
+  const report: UpdateReport = { files: scan.check.size, full, read: 0, reread: 0, archived: 0, pruned: 0, messages: 0, bytes: 0, ms: 0, firstBuild, errors: [] };
+  await ingestAll(db, changedFiles(scan.check, projectsDir), report, { ...opts, projectsDir });
+  archiveGone(db, scan.gone, report, now);
+  if (opts.archiveDays && opts.archiveDays > 0) report.pruned = pruneArchive(db, now - opts.archiveDays * 86_400_000);
   saveListing(db, scan, report, projectsDir, full, now);
   report.ms = performance.now() - t0;
   return report;
@@ -304,7 +323,7 @@ function scanChanged(db: Database, projectsDir: string, now: number): Scan {
     const depth = dir === projectsDir ? 0 : dir.slice(prefix.length).split("/").length;
     if (depth === 1 || (depth >= 2 && (m.mtime >= now - HOT_MS || !m.settled))) walker.visit(dir, depth);
   }
-  for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE mtime >= ? AND +path >= ? AND +path < ?`).all(now - HOT_MS, ...underArgs(prefix))) if (isKnownFile(r)) check.set(r.path, r);
+  for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE mtime >= ? AND +path >= ? AND +path < ? AND gone_at IS NULL`).all(now - HOT_MS, ...underArgs(prefix))) if (isKnownFile(r)) check.set(r.path, r);
   // The listed folders: their new files, and the rows of files no longer in them.
   const listedFiles = new Set(walker.files);
   for (const dir of walker.listed.keys()) {
@@ -312,7 +331,10 @@ function scanChanged(db: Database, projectsDir: string, now: number): Scan {
     const p = withSlash(dir);
     for (const r of knownUnder(db, dir)) {
       if (r.path.includes("/", p.length)) continue;
-      if (listedFiles.has(r.path)) listedFiles.delete(r.path); // known: checked when hot, else by the full scan
+      if (listedFiles.has(r.path)) {
+        listedFiles.delete(r.path); // known: checked when hot, else by the full scan
+        if (r.gone_at != null) check.set(r.path, r); // archived and back on disk: read now
+      }
       else gone.set(r.id, r);
     }
   }
@@ -337,7 +359,8 @@ function changedFiles(check: Map<string, KnownFile | undefined>, projectsDir: st
       continue;
     }
     if (!st.isFile()) continue;
-    if (k && k.dev === st.dev && k.ino === st.ino && k.size === st.size && k.mtime === st.mtimeMs) continue;
+    // An archived file back on disk is read again whatever its stat says: it is no longer archived.
+    if (k && k.gone_at == null && k.dev === st.dev && k.ino === st.ino && k.size === st.size && k.mtime === st.mtimeMs) continue;
     todo.push({ path, st });
   }
   return todo.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -346,12 +369,13 @@ function changedFiles(check: Map<string, KnownFile | undefined>, projectsDir: st
 async function ingestAll(db: Database, todo: { path: string; st: Stats }[], report: UpdateReport, opts: UpdateOptions): Promise<void> {
   const bytesTotal = todo.reduce((n, t) => n + t.st.size, 0);
   const cwdCache = new Map<string, string>();
+  const plansDir = join(dirname(resolve(opts.projectsDir ?? claudeProjectsDir(opts.env))), "plans");
   let lastProgress = 0;
   let bytesDone = 0;
   for (let i = 0; i < todo.length; i++) {
     const { path, st } = todo[i]!;
     try {
-      const r = await ingestFile(db, path, st, cwdCache);
+      const r = await ingestFile(db, path, st, cwdCache, plansDir);
       if (r.read) report.read++;
       if (r.reread) report.reread++;
       report.messages += r.messages;
@@ -370,16 +394,31 @@ async function ingestAll(db: Database, todo: { path: string; st: Stats }[], repo
   }
 }
 
-/** Rows of files gone from disk (only those under this projects folder: another CLAUDE_CONFIG_DIR's stay). */
-function removeGone(db: Database, gone: Map<number, KnownFile>, report: UpdateReport): void {
-  for (const row of gone.values()) {
-    if (existsSync(row.path)) continue;
-    inWrite(db, () => {
-      deleteFileRows(db, row.id);
-      db.query("DELETE FROM files WHERE id = ?").run(row.id);
-    });
-    report.removed++;
-  }
+/**
+ * Files gone from disk (only those under this projects folder: another CLAUDE_CONFIG_DIR's are not
+ * looked at) keep their rows, marked archived with the time they were found gone.
+ */
+function archiveGone(db: Database, gone: Map<number, KnownFile>, report: UpdateReport, now: number): void {
+  const todo = [...gone.values()].filter((row) => row.gone_at == null && !existsSync(row.path));
+  if (!todo.length) return;
+  inWrite(db, () => {
+    const mark = db.query("UPDATE files SET gone_at = ? WHERE id = ? AND gone_at IS NULL");
+    for (const row of todo) report.archived += mark.run(now, row.id).changes;
+  });
+}
+
+/** Drop the archived files whose last activity (their mtime when last read) is before `beforeMs`; returns how many. */
+export function pruneArchive(db: Database, beforeMs: number): number {
+  const old = db.query("SELECT id FROM files WHERE gone_at IS NOT NULL AND +mtime < ?").all(beforeMs) as { id: unknown }[];
+  if (!old.length) return 0;
+  return inWrite(db, () => {
+    const del = db.query("DELETE FROM files WHERE id = ?");
+    for (const r of old) {
+      deleteFileRows(db, Number(r.id));
+      del.run(Number(r.id));
+    }
+    return old.length;
+  });
 }
 
 /**
@@ -434,37 +473,40 @@ function rollback(db: Database): void {
 function deleteFileRows(db: Database, fileId: number): void {
   db.query("DELETE FROM msg_fts WHERE rowid IN (SELECT id FROM messages WHERE file_id = ?)").run(fileId);
   db.query("DELETE FROM messages WHERE file_id = ?").run(fileId);
+  db.query("DELETE FROM session_fts WHERE rowid IN (SELECT id FROM session_content WHERE file_id = ?)").run(fileId);
+  db.query("DELETE FROM session_content WHERE file_id = ?").run(fileId);
 }
 
 /**
  * Read what is new in one file and write its rows, in one write transaction: the file's state
  * is read again inside it, so two processes updating at once never index the same bytes twice.
  */
-async function ingestFile(db: Database, path: string, st: Stats, cwdCache: Map<string, string>): Promise<{ read: boolean; reread: boolean; messages: number; bytes: number }> {
+async function ingestFile(db: Database, path: string, st: Stats, cwdCache: Map<string, string>, plansDir: string): Promise<{ read: boolean; reread: boolean; messages: number; bytes: number }> {
   db.run("BEGIN IMMEDIATE");
   try {
-    const cur = db.query("SELECT id, path, dev, ino, size, mtime, consumed, project, state FROM files WHERE path = ?").get(path);
+    const cur = db.query("SELECT id, path, dev, ino, size, mtime, consumed, project, state, gone_at FROM files WHERE path = ?").get(path);
     let row = isFileRow(cur) ? cur : undefined;
     let reread = false;
-    if (row && (row.dev !== st.dev || row.ino !== st.ino || st.size < row.consumed)) {
-      // Replaced or cut: what we indexed may no longer be in it.
+    if (row && (row.dev !== st.dev || row.ino !== st.ino || st.size < row.consumed || row.gone_at != null)) {
+      // Replaced or cut: what we indexed may no longer be in it. An archived file back on disk is
+      // another file (its inode may have been reused): read from the start.
       deleteFileRows(db, row.id);
       db.query("UPDATE files SET consumed = 0, state = '{}', project = NULL WHERE id = ?").run(row.id);
       row = { ...row, consumed: 0, state: "{}", project: null };
       reread = true;
     }
-    if (row && row.dev === st.dev && row.ino === st.ino && row.size === st.size && row.mtime === st.mtimeMs) {
+    if (row && row.gone_at == null && row.dev === st.dev && row.ino === st.ino && row.size === st.size && row.mtime === st.mtimeMs) {
       db.run("COMMIT"); // another process got there first
       return { read: false, reread: false, messages: 0, bytes: 0 };
     }
     if (!row) {
       const ins = db.query("INSERT INTO files (path, dev, ino, size, mtime, consumed, state) VALUES (?, ?, ?, 0, 0, 0, '{}') RETURNING id").get(path, st.dev, st.ino) as { id: number };
-      row = { id: ins.id, path, dev: st.dev, ino: st.ino, size: 0, mtime: 0, consumed: 0, project: null, state: "{}" };
+      row = { id: ins.id, path, dev: st.dev, ino: st.ino, size: 0, mtime: 0, consumed: 0, project: null, state: "{}", gone_at: null };
     }
-    const r = new FileReader(db, row, parseState(row.state), path, cwdCache);
+    const r = new FileReader(db, row, parseState(row.state), path, cwdCache, plansDir);
     const consumed = await r.read(st.size);
     const written = r.flush();
-    db.query("UPDATE files SET dev = ?, ino = ?, size = ?, mtime = ?, consumed = ?, project = ?, session = ?, state = ? WHERE id = ?").run(
+    db.query("UPDATE files SET dev = ?, ino = ?, size = ?, mtime = ?, consumed = ?, project = ?, session = ?, state = ?, gone_at = NULL WHERE id = ?").run(
       st.dev,
       st.ino,
       st.size,
@@ -504,6 +546,8 @@ class FileReader {
    * read stopped was a real one (a slash command still waiting for Claude is read again, below).
    */
   private seg: TurnSegmenter<OpenedBy>;
+  /** Session table rows of this read, by key (a later todo list replaces an earlier one). */
+  private session = new Map<string, SessionRow>();
   project?: string;
 
   constructor(
@@ -512,6 +556,7 @@ class FileReader {
     readonly state: FileState,
     private path: string,
     private cwdCache: Map<string, string>,
+    private plansDir: string,
   ) {
     this.project = file.project ?? undefined;
     if (state.subagent === undefined && isSubagentPath(path)) state.subagent = true;
@@ -569,7 +614,13 @@ class FileReader {
         row.text = clip(sanitize(ev.text), TEXT_MAX);
         // A command nobody acted on (a local one) is dropped by the segmenter: its row is never added.
         this.seg.start({ row, offset, lines: lineNo - 1 }, ev.command);
-        if (!ev.command) this.openTurn(row);
+        if (!ev.command) {
+          this.openTurn(row);
+          if (!this.state.firstPrompt && !this.state.subagent && row.text) {
+            this.state.firstPrompt = true;
+            this.addSession("first_prompt", "first_prompt", "First prompt", row.text, "", row.turnUuid, ev.ts);
+          }
+        }
         return;
       }
       case "assistant": {
@@ -598,14 +649,45 @@ class FileReader {
           row.dirty = true;
         }
         this.results(ev.results);
+        if (ev.slug && !this.state.slug && /^[\w-]{1,100}$/.test(ev.slug)) this.state.slug = ev.slug;
+        for (const p of ev.session) this.sessionPart(p, ev.ts);
         return;
       }
+      case "summary":
+        this.addSession("summary", `summary:${ev.uuid}`, "Compaction summary", clip(sanitize(ev.text), TEXT_MAX), "", this.state.turnUuid ?? "", ev.ts);
+        return;
       case "results":
         this.results(ev.results);
         return;
       case "other":
         return;
     }
+  }
+
+  /** A plan or todo list a tool call carried (subagents' own are left to their session's). */
+  private sessionPart(p: SessionPart, ts: string | undefined): void {
+    if (this.state.subagent) return;
+    const turn = this.state.turnUuid ?? "";
+    const text = clip(sanitize(p.text), TEXT_MAX);
+    if (p.kind === "todos") {
+      this.addSession("todos", "todos", "Todo list", text, "", turn, ts);
+      return;
+    }
+    // A file written counts as a plan only in Claude Code's plans folder.
+    if (p.viaWrite && dirname(resolve(p.file ?? "")) !== this.plansDir) return;
+    const file = p.file ?? (this.state.slug ? join(this.plansDir, `${this.state.slug}.md`) : "");
+    const title = clip(
+      oneLineTitle(text),
+      TITLE_MAX,
+    );
+    // One row per plan file: the plan revised and approved again replaces the earlier text.
+    this.addSession("plan", `plan:${file || p.toolId}`, title || "Plan", text, sanitize(file), turn, ts);
+  }
+
+  private addSession(kind: SessionKind, key: string, title: string, text: string, ref: string, turnUuid: string, ts: string | undefined): void {
+    if (this.state.subagent || !text.trim()) return;
+    const t = ts ? Date.parse(ts) : NaN;
+    this.session.set(key, { kind, key, title, text, ref, turnUuid, ts: Number.isFinite(t) ? t : 0 });
   }
 
   private openTurn(row: Row): void {
@@ -686,6 +768,20 @@ class FileReader {
     const ftsDelete = this.db.query("DELETE FROM msg_fts WHERE rowid = ?");
     const ftsInsert = this.db.query("INSERT INTO msg_fts (rowid, content, paths, tools, detail) VALUES (?, ?, ?, ?, ?)");
     let n = 0;
+    if (this.session.size) {
+      const put = this.db.query(
+        `INSERT INTO session_content (file_id, project, session, kind, key, turn_uuid, ts, title, text, ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(file_id, key) DO UPDATE SET project = excluded.project, session = excluded.session, turn_uuid = excluded.turn_uuid, ts = excluded.ts, title = excluded.title, text = excluded.text, ref = excluded.ref
+         RETURNING id`,
+      );
+      const del = this.db.query("DELETE FROM session_fts WHERE rowid = ?");
+      const add = this.db.query("INSERT INTO session_fts (rowid, title, content) VALUES (?, ?, ?)");
+      for (const c of this.session.values()) {
+        const r = put.get(this.file.id, project, session, c.kind, c.key, c.turnUuid, c.ts || fileTs, c.title, c.text, c.ref) as { id: number };
+        del.run(r.id);
+        add.run(r.id, ftsText(c.title), ftsText(c.text));
+      }
+    }
     for (const row of this.rows) {
       if (!row.dirty) continue;
       if (!row.text && !row.tools.length && !row.results) continue; // a thinking-only line: nothing to find
@@ -731,4 +827,25 @@ class FileReader {
       return Date.now();
     }
   }
+}
+
+/** A row of the session table being written by one read. */
+interface SessionRow {
+  kind: SessionKind;
+  key: string;
+  title: string;
+  text: string;
+  /** The plan file, for a plan. */
+  ref: string;
+  turnUuid: string;
+  ts: number;
+}
+
+/** A plan's title: its first non-empty line, heading marks left out. */
+function oneLineTitle(text: string): string {
+  for (const line of text.split("\n")) {
+    const t = line.replace(/^#+\s*/, "").trim();
+    if (t) return t;
+  }
+  return "";
 }

@@ -7,13 +7,13 @@ import { oneLine } from "../core/errors.ts";
 import { transcriptDbPath, transcriptHealLine, withTranscriptIndex } from "./db.ts";
 import { updateTranscriptIndex } from "./ingest.ts";
 
-export function keepTranscriptsIndexed(everyMs: number, onError: (message: string) => void, onNotice: (line: string) => void = () => {}): () => void {
+export function keepTranscriptsIndexed(everyMs: number, onError: (message: string) => void, onNotice: (line: string) => void = () => {}, archiveDays = 0): () => void {
   let running = false;
   const tick = async () => {
     if (running) return;
     running = true;
     try {
-      const { healed } = await withTranscriptIndex(transcriptDbPath(), {}, (db) => updateTranscriptIndex(db));
+      const { healed } = await withTranscriptIndex(transcriptDbPath(), {}, (db) => updateTranscriptIndex(db, { archiveDays }));
       if (healed) onNotice(transcriptHealLine(healed));
     } catch (e) {
       onError(oneLine(e));

@@ -17,6 +17,8 @@ export interface KnownFile {
   ino: number;
   size: number;
   mtime: number;
+  /** When the file was found gone from disk (ms), null while it is there. */
+  gone_at?: number | null;
 }
 
 /** A `files` row as a read of the file needs it (selected inside its transaction). */
@@ -27,7 +29,16 @@ export interface FileRow extends KnownFile {
 }
 
 export function isKnownFile(v: unknown): v is KnownFile {
-  return isRecord(v) && isNumber(v.id) && typeof v.path === "string" && isNumber(v.dev) && isNumber(v.ino) && isNumber(v.size) && isNumber(v.mtime);
+  return (
+    isRecord(v) &&
+    isNumber(v.id) &&
+    typeof v.path === "string" &&
+    isNumber(v.dev) &&
+    isNumber(v.ino) &&
+    isNumber(v.size) &&
+    isNumber(v.mtime) &&
+    (v.gone_at === undefined || v.gone_at === null || isNumber(v.gone_at))
+  );
 }
 
 export function isFileRow(v: unknown): v is FileRow {

@@ -4,7 +4,8 @@
  */
 import type { Database } from "bun:sqlite";
 import { oneLine } from "../core/text.ts";
-import { BM25_WEIGHTS } from "./db.ts";
+import { BM25_WEIGHTS, SESSION_BM25_WEIGHTS } from "./db.ts";
+import type { SessionKind } from "./extract.ts";
 import { ftsText, matchExpression, queryTokens } from "./fts.ts";
 import { isRecord, MESSAGE_COLS, messageColumns } from "./rows.ts";
 
@@ -37,6 +38,8 @@ export interface TranscriptHit {
   score: number;
   /** The query's tokens (stop words left out) this message holds, in its text, paths, tools or detail. */
   terms?: string[];
+  /** When Claude Code deleted its transcript (ms): the message is kept in the archive. */
+  archivedAt?: number;
 }
 
 const SNIPPET = 240;
@@ -56,7 +59,7 @@ export function searchTranscripts(db: Database, q: TranscriptQuery): TranscriptH
   }
   args.push(Math.max(1, Math.floor(q.limit)));
   const sql = `SELECT m.id AS rowid, m.project, ${MESSAGE_COLS.split(", ").map((c) => `m.${c}`).join(", ")}, f.path,
-      bm25(msg_fts, ${BM25_WEIGHTS.join(", ")}) AS rank
+      f.gone_at, bm25(msg_fts, ${BM25_WEIGHTS.join(", ")}) AS rank
     FROM msg_fts JOIN messages m ON m.id = msg_fts.rowid JOIN files f ON f.id = m.file_id
     WHERE ${where.join(" AND ")} ORDER BY rank LIMIT ?`;
   const tokens = queryTokens(q.query);
@@ -81,6 +84,70 @@ export function searchTranscripts(db: Database, q: TranscriptQuery): TranscriptH
       snippet: snippetOf(body, tokens),
       score: -Number(r.rank),
       terms: tokens.filter((t) => words.has(t)),
+      ...(typeof r.gone_at === "number" ? { archivedAt: r.gone_at } : {}),
+    });
+  }
+  return out;
+}
+
+/** A row of the session table matching a query. */
+export interface SessionHit {
+  id: number;
+  project: string;
+  session: string;
+  kind: SessionKind;
+  title: string;
+  /** The turn it came from (the plan's, the todo list's last), empty when none. */
+  turnUuid: string;
+  ts: number;
+  /** The transcript it came from. */
+  path: string;
+  /** A plan's file (Claude Code's plans folder), else empty. */
+  planFile: string;
+  snippet: string;
+  /** −bm25 (title 2, content 10): higher is better, only comparable within one query. */
+  score: number;
+  archivedAt?: number;
+}
+
+const SESSION_KINDS: readonly string[] = ["plan", "summary", "todos", "first_prompt"];
+
+/** Seed 004's second table: plans, compaction summaries, final todo lists and first prompts, best first. */
+export function searchSessions(db: Database, q: TranscriptQuery): SessionHit[] {
+  const match = matchExpression(q.query);
+  if (!match) return [];
+  const where = ["session_fts MATCH ?"];
+  const args: (string | number)[] = [match];
+  if (q.project !== undefined) {
+    where.push("c.project = ?");
+    args.push(q.project);
+  }
+  if (q.sinceMs !== undefined) {
+    where.push("c.ts >= ?");
+    args.push(q.sinceMs);
+  }
+  args.push(Math.max(1, Math.floor(q.limit)));
+  const sql = `SELECT c.id, c.project, c.session, c.kind, c.title, c.turn_uuid, c.ts, c.text, c.ref, f.path, f.gone_at,
+      bm25(session_fts, ${SESSION_BM25_WEIGHTS.join(", ")}) AS rank
+    FROM session_fts JOIN session_content c ON c.id = session_fts.rowid JOIN files f ON f.id = c.file_id
+    WHERE ${where.join(" AND ")} ORDER BY rank LIMIT ?`;
+  const tokens = queryTokens(q.query);
+  const out: SessionHit[] = [];
+  for (const r of db.query(sql).all(...args)) {
+    if (!isRecord(r) || typeof r.text !== "string" || typeof r.path !== "string" || typeof r.kind !== "string" || !SESSION_KINDS.includes(r.kind)) continue;
+    out.push({
+      id: Number(r.id),
+      project: String(r.project),
+      session: String(r.session),
+      kind: r.kind as SessionKind,
+      title: String(r.title ?? ""),
+      turnUuid: typeof r.turn_uuid === "string" ? r.turn_uuid : "",
+      ts: Number(r.ts) || 0,
+      path: r.path,
+      planFile: typeof r.ref === "string" ? r.ref : "",
+      snippet: snippetOf(r.text, tokens),
+      score: -Number(r.rank),
+      ...(typeof r.gone_at === "number" ? { archivedAt: r.gone_at } : {}),
     });
   }
   return out;

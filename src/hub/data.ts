@@ -391,7 +391,8 @@ export class HubData {
     );
     const hits: SearchHit[] = res.results.map((r) => {
       const p = r.note ? owner.get(r.note.chunkHash) : undefined;
-      const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : r.anchorTranscript;
+      const c = r.sessionContent;
+      const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : (r.anchorTranscript ?? (c?.turnUuid ? { path: c.path, turn: c.turnUuid } : undefined));
       if (t) this.knownTranscripts.add(t.path);
       return {
         project: p?.id ?? null,
@@ -401,7 +402,7 @@ export class HubData {
         date: r.date ?? null,
         from: r.from,
         note: r.note ? { chunk: r.note.chunkHash, source: r.note.source, line: r.note.startLine, heading: redact(r.note.heading, 200), snippet: redact(r.note.snippet, SNIPPET_CHARS) } : null,
-        transcript: t ? { path: t.path, turn: t.turn, role: r.transcript?.role ?? "user", snippet: r.transcript ? redact(r.transcript.snippet, SNIPPET_CHARS) : "" } : null,
+        transcript: t ? { path: t.path, turn: t.turn, role: r.transcript?.role ?? "user", snippet: redact(r.transcript?.snippet ?? c?.snippet ?? "", SNIPPET_CHARS) } : null,
       };
     });
     const healed = res.transcripts.healed ? transcriptHealLine(res.transcripts.healed) : undefined;

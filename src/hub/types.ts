@@ -114,8 +114,8 @@ export interface SearchHit {
   score: number;
   /** `YYYY-MM-DD HH:MM` when known. */
   date: string | null;
-  /** `curated`: Claude Code's curated memory (its memory folder, a CLAUDE.md), opened like a note by its chunk. */
-  from: ("note" | "curated" | "transcript")[];
+  /** Where it was found: notes, Claude Code's curated memory (opened like a note by its chunk), the conversations' messages table, their session table (plans, summaries, todos, first prompts). */
+  from: ("note" | "curated" | "transcript" | "session")[];
   note: { chunk: string; source: string; line: number; heading: string; snippet: string } | null;
   transcript: { path: string; turn: string; role: string; snippet: string } | null;
 }

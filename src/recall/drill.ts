@@ -19,11 +19,12 @@ export function transcriptCommand(path: string, turn: string): string {
   return `memsearch transcript ${shellQuote(path)} --turn ${turn}`;
 }
 
-/** A result's way down: its note's section, and its turn (its own hit, or the note's anchor). */
+/** A result's way down: its note's section, and its turn (its own hit, the note's anchor, or the session row's turn). */
 export function drill(r: RecallResult): { expand?: string; transcript?: string } {
   const out: { expand?: string; transcript?: string } = {};
   if (r.note) out.expand = expandCommand(r.note.chunkHash);
-  const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : r.anchorTranscript;
+  const c = r.sessionContent;
+  const t = r.transcript ? { path: r.transcript.path, turn: r.transcript.turnUuid } : (r.anchorTranscript ?? (c?.turnUuid ? { path: c.path, turn: c.turnUuid } : undefined));
   if (t) out.transcript = transcriptCommand(t.path, t.turn);
   return out;
 }

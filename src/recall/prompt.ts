@@ -28,6 +28,7 @@ export function recallInput(question: string, results: RecallResult[]): string {
     const where: string[] = [];
     if (r.note) where.push(`note ${r.note.source}:${r.note.startLine}`);
     if (r.transcript) where.push(`conversation ${r.transcript.path} turn ${r.transcript.turnUuid}`);
+    if (r.sessionContent) where.push(`session ${r.sessionContent.session} ${r.sessionContent.kind.replace("_", " ")}${r.sessionContent.planFile ? ` (plan file ${r.sessionContent.planFile})` : ""}`);
     parts.push("", `[result ${i + 1}] ${r.date ?? "date unknown"} — ${where.join("; ")}`);
     // Tags in a note or a turn must not pass for the structure of this prompt.
     if (r.note) parts.push(`Note: ${neutralise(r.note.snippet)}`);
@@ -35,6 +36,7 @@ export function recallInput(question: string, results: RecallResult[]): string {
       parts.push(`Conversation (${r.transcript.role}): ${neutralise(r.transcript.snippet)}`);
       if (r.transcript.paths.length) parts.push(`Files: ${r.transcript.paths.slice(0, 10).join(", ")}`);
     }
+    if (r.sessionContent) parts.push(`Session ${r.sessionContent.kind.replace("_", " ")}: ${neutralise(r.sessionContent.snippet)}`);
   });
   return parts.join("\n");
 }

@@ -1,7 +1,8 @@
 /**
- * `recall`: notes and raw transcripts searched together, one result per session turn.
+ * `recall`: notes, raw transcripts and the session table (plans, compaction summaries, final todo
+ * lists, first prompts) searched together, one result per session turn.
  *
- * The two rankings are merged by reciprocal-rank fusion (score = Σ 1/(60 + rank) over the lists a
+ * The three rankings are merged by reciprocal-rank fusion (score = Σ 1/(60 + rank) over the lists a
  * turn appears in). The notes' scores are a calibrated [0, 1] fusion of BM25 and cosine; the
  * transcripts' are raw FTS5 bm25 values whose scale depends on the corpus and the query. Putting
  * those on one scale would need a calibration we cannot make per query; ranks need none, and a
@@ -21,7 +22,8 @@ import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { TranscriptIndexBlocked, transcriptDbPath, withTranscriptIndex, type TranscriptHeal } from "../conversations/db.ts";
 import { updateTranscriptIndex, type UpdateProgress, type UpdateReport } from "../conversations/ingest.ts";
-import { searchTranscripts, snippetOf, type TranscriptHit } from "../conversations/search.ts";
+import { searchSessions, searchTranscripts, snippetOf, type SessionHit, type TranscriptHit } from "../conversations/search.ts";
+import type { SessionKind } from "../conversations/extract.ts";
 import { queryTokens } from "../conversations/fts.ts";
 import { searchIndex, type Heal } from "../watch/gateway.ts";
 
@@ -63,6 +65,8 @@ export interface RecallDeps {
   projectsDir?: string;
   env?: NodeJS.ProcessEnv;
   onProgress?: (p: UpdateProgress) => void;
+  /** Archived conversations older than this many days are pruned by the update (0: keep all). */
+  archiveDays?: number;
 }
 
 export interface RecallNote {
@@ -90,6 +94,23 @@ export interface RecallTranscript {
   score: number;
   tools: string[];
   paths: string[];
+  /** Its transcript was deleted by Claude Code at this time (ms): the messages come from the archive. */
+  archivedAt?: number;
+}
+
+/** A hit of the session table. */
+export interface RecallSessionContent {
+  kind: SessionKind;
+  title: string;
+  session: string;
+  /** The transcript it came from, and its turn when known. */
+  path: string;
+  turnUuid: string;
+  /** A plan's file, else empty. */
+  planFile: string;
+  snippet: string;
+  score: number;
+  archivedAt?: number;
 }
 
 export interface RecallResult {
@@ -103,10 +124,11 @@ export interface RecallResult {
   turn?: string;
   /** The agent the turn was with: the note's anchor says; the conversation index holds the default agent's. */
   agent: string;
-  /** `curated`: a piece of Claude Code's curated memory (MEMORY.md, a topic file, a CLAUDE.md). */
-  from: ("note" | "curated" | "transcript")[];
+  /** Which tables it was found in: the notes' index (`curated`: Claude Code's curated memory), the messages table, the session table. */
+  from: ("note" | "curated" | "transcript" | "session")[];
   note?: RecallNote;
   transcript?: RecallTranscript;
+  sessionContent?: RecallSessionContent;
   /** The transcript of a note's turn when the turn itself was not among the hits (from its anchor). */
   anchorTranscript?: { path: string; turn: string };
 }
@@ -119,6 +141,8 @@ export interface RecallResponse {
     searched: boolean;
     update?: UpdateReport;
     hits: number;
+    /** Hits in the session table. */
+    sessionHits?: number;
     messages?: number;
     /** The index was damaged and rebuilt by this call (one notice). */
     healed?: TranscriptHeal;
@@ -153,19 +177,21 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
   }
 
   let hits: TranscriptHit[] = [];
+  let sessions: SessionHit[] = [];
   // The conversation index holds the default agent's transcripts only (so far): asked for another
   // agent's turns, it has none to give.
   if (source !== "notes" && (req.agent === undefined || req.agent === DEFAULT_AGENT)) {
     res.transcripts.searched = true;
     const run = async (db: Database) => {
-      if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress });
-      return searchTranscripts(db, { query: req.query, project: req.allProjects ? undefined : req.project, sinceMs: req.sinceMs, limit: pool });
+      if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress, archiveDays: deps.archiveDays });
+      const q = { query: req.query, project: req.allProjects ? undefined : req.project, sinceMs: req.sinceMs, limit: pool };
+      return { hits: searchTranscripts(db, q), sessions: searchSessions(db, q) };
     };
-    if (deps.db) hits = await run(deps.db);
+    if (deps.db) ({ hits, sessions } = await run(deps.db));
     else {
       try {
         const r = await withTranscriptIndex(deps.dbPath ?? transcriptDbPath(deps.env), { reset: deps.reindex }, run);
-        hits = r.value;
+        ({ hits, sessions } = r.value);
         if (r.healed) res.transcripts.healed = r.healed;
       } catch (e) {
         // Notes can still answer; asked for conversations only, the line is the answer.
@@ -175,9 +201,10 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
       }
     }
     res.transcripts.hits = hits.length;
+    res.transcripts.sessionHits = sessions.length;
   }
 
-  res.results = mergeRankings(notes, hits).slice(0, limit);
+  res.results = mergeRankings(notes, hits, sessions).slice(0, limit);
   return res;
 }
 
@@ -193,12 +220,13 @@ function projectNotes(ctx: Context, res: RecallResponse): NotesSearch {
   };
 }
 
-/** Both rankings fused, one result per turn, best first. */
-export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): RecallResult[] {
+/** The rankings fused, one result per turn, best first. */
+export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[], sessions: SessionHit[] = []): RecallResult[] {
   interface Group {
     result: RecallResult;
     noteRank?: number;
     hitRank?: number;
+    sessionRank?: number;
   }
   const byId = new Map<string, Group>();
   const groups: Group[] = [];
@@ -214,7 +242,19 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
           turn: h.turnUuid,
           agent: DEFAULT_AGENT,
           from: ["transcript"],
-          transcript: { path: h.path, session: h.session, turnUuid: h.turnUuid, ...(h.promptId ? { promptId: h.promptId } : {}), matches: 0, role: h.role, snippet: h.snippet, score: h.score, tools: h.tools, paths: h.paths },
+          transcript: {
+            path: h.path,
+            session: h.session,
+            turnUuid: h.turnUuid,
+            ...(h.promptId ? { promptId: h.promptId } : {}),
+            matches: 0,
+            role: h.role,
+            snippet: h.snippet,
+            score: h.score,
+            tools: h.tools,
+            paths: h.paths,
+            ...(h.archivedAt !== undefined ? { archivedAt: h.archivedAt } : {}),
+          },
         },
       };
       groups.push(g);
@@ -253,8 +293,38 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[]): Recal
     groups.push(ng);
     if (turn && turn !== "-") byId.set(turn, ng);
   });
+  // A session-table hit joins the result of its turn (a plan and the messages that made it are one
+  // result); one with no turn, or whose turn was not found, is a result of its own.
+  sessions.forEach((c, i) => {
+    const content: RecallSessionContent = {
+      kind: c.kind,
+      title: c.title,
+      session: c.session,
+      path: c.path,
+      turnUuid: c.turnUuid,
+      planFile: c.planFile,
+      snippet: c.snippet,
+      score: c.score,
+      ...(c.archivedAt !== undefined ? { archivedAt: c.archivedAt } : {}),
+    };
+    const g = c.turnUuid ? byId.get(c.turnUuid) : undefined;
+    if (g && g.sessionRank === undefined) {
+      g.sessionRank = i + 1;
+      g.result.sessionContent = content;
+      g.result.from.push("session");
+      return;
+    }
+    if (g) return; // a second row of a turn already counted (a plan and the todo list of one turn)
+    const sg: Group = {
+      sessionRank: i + 1,
+      // The session table holds the default agent's sessions (the conversation index reads only its transcripts).
+      result: { score: 0, time: c.ts || undefined, session: c.session, ...(c.turnUuid ? { turn: c.turnUuid } : {}), agent: DEFAULT_AGENT, from: ["session"], sessionContent: content },
+    };
+    groups.push(sg);
+    if (c.turnUuid) byId.set(c.turnUuid, sg);
+  });
   for (const g of groups) {
-    g.result.score = (g.noteRank ? 1 / (RRF_K + g.noteRank) : 0) + (g.hitRank ? 1 / (RRF_K + g.hitRank) : 0);
+    g.result.score = (g.noteRank ? 1 / (RRF_K + g.noteRank) : 0) + (g.hitRank ? 1 / (RRF_K + g.hitRank) : 0) + (g.sessionRank ? 1 / (RRF_K + g.sessionRank) : 0);
     if (g.result.time) g.result.date = localMinute(g.result.time);
   }
   // On a tie the curated record comes first: it is what the user or Claude chose to keep.

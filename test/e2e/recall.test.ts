@@ -53,7 +53,9 @@ describe("memsearch recall", () => {
     const out = JSON.parse(r.stdout);
     expect(out.answer).toBeNull();
     const top = out.results[0];
-    expect(top.from).toEqual(["note", "transcript"]);
+    // The turn's prompt is also the session's first prompt: the session table finds it too.
+    expect(top.from).toEqual(["note", "transcript", "session"]);
+    expect(top.session_content.kind).toBe("first_prompt");
     expect(top.turn).toBe(TURN);
     expect(top.note.chunk_hash).toMatch(/^[0-9a-f]{16}$/);
     expect(top.expand).toBe(`memsearch expand ${top.note.chunk_hash}`);
@@ -79,7 +81,7 @@ describe("memsearch recall", () => {
     expect(notes.results.every((x: { from: string[] }) => x.from.join() === "note")).toBe(true);
     const tx = JSON.parse((await ms(["redis pool", "--raw", "-j", "--source", "transcripts"])).stdout);
     expect(tx.notes.searched).toBe(false);
-    expect(tx.results.every((x: { from: string[] }) => x.from.join() === "transcript")).toBe(true);
+    expect(tx.results.every((x: { from: string[] }) => !x.from.includes("note"))).toBe(true);
   });
 
   test("nothing found says so, exit 0; bad flags are usage errors (exit 2)", async () => {

@@ -138,16 +138,25 @@ describe("ingest", () => {
     expect(find(db, "gamma")).toEqual([]);
   });
 
-  test("a deleted transcript loses its rows", async () => {
+  test("a deleted transcript keeps its rows, marked archived with the time it disappeared", async () => {
     const { slug, db, update } = setup();
     writeFileSync(join(slug, "S1.jsonl"), user("u1", "keep this"));
     writeFileSync(join(slug, "S2.jsonl"), user("v1", "drop that", { sessionId: "S2" }));
     await update();
+    expect(find(db, "drop")[0]!.archivedAt).toBeUndefined();
     rmSync(join(slug, "S2.jsonl"));
+    const before = Date.now();
     const r = await update();
-    expect(r.removed).toBe(1);
-    expect(rows(db).map((x) => x.text)).toEqual(["keep this"]);
-    expect(find(db, "drop")).toEqual([]);
+    expect(r.archived).toBe(1);
+    expect(rows(db).map((x) => x.text)).toEqual(["keep this", "drop that"]);
+    const hit = find(db, "drop")[0]!;
+    expect(hit.archivedAt).toBeGreaterThanOrEqual(before);
+    // Archived once: later updates leave it alone.
+    expect((await update({ full: true })).archived).toBe(0);
+    // Back on disk: read again, no longer archived.
+    writeFileSync(join(slug, "S2.jsonl"), user("v1", "drop that again", { sessionId: "S2" }));
+    expect((await update()).full).toBe(false);
+    expect(find(db, "again")[0]!.archivedAt).toBeUndefined();
   });
 
   test("secrets are redacted before they enter the index", async () => {
@@ -338,31 +347,31 @@ describe("freshness: hot files, changed folders, full scans", () => {
     again.close();
   });
 
-  test("a deleted file's rows go at the next full scan, or at the next update when its folder changed", async () => {
+  test("a deleted file is archived at the next full scan, or at the next update when its folder changed", async () => {
     const { db, slug, cold, subs, update } = await quietSetup();
-    // Deleting changes the folder's mtime: the next update lists it and drops the rows.
+    // Deleting changes the folder's mtime: the next update lists it and archives the rows.
     rmSync(cold);
     const r = await update();
-    expect(r.removed).toBe(1);
-    expect(find(db, "parquet")).toEqual([]);
+    expect(r.archived).toBe(1);
+    expect(find(db, "parquet")[0]!.archivedAt).toBeNumber();
     // A folder whose mtime says nothing (set back, as a copy tool might): the full scan finds it gone.
     rmSync(join(subs, "agent-old.jsonl"));
     age(DAY, subs, slug);
-    expect((await update()).removed).toBe(0);
+    expect((await update()).archived).toBe(0);
+    expect(find(db, "avro")[0]!.archivedAt).toBeUndefined();
     const full = await update({ full: true });
-    expect(full.removed).toBe(1);
-    expect(find(db, "avro")).toEqual([]);
-    expect(rows(db).map((x) => x.text)).toEqual(["a running session about protobuf"]);
+    expect(full.archived).toBe(1);
+    expect(find(db, "avro")[0]!.archivedAt).toBeNumber();
   });
 
-  test("a removed session folder and project folder lose their transcripts' rows at the next update", async () => {
+  test("a removed session folder and project folder archive their transcripts at the next update", async () => {
     const { db, slug, sess, update } = await quietSetup();
     rmSync(sess, { recursive: true });
-    expect((await update()).removed).toBe(1);
-    expect(find(db, "avro")).toEqual([]);
+    expect((await update()).archived).toBe(1);
+    expect(find(db, "avro")[0]!.archivedAt).toBeNumber();
     rmSync(slug, { recursive: true });
-    expect((await update()).removed).toBe(2);
-    expect(rows(db)).toEqual([]);
+    expect((await update()).archived).toBe(2);
+    expect(find(db, "protobuf")[0]!.archivedAt).toBeNumber();
   });
 });
 
