@@ -38,8 +38,12 @@ const hook = (event: string, async = false, timeout = 10) => [
   { hooks: [{ type: "command", command: "${CLAUDE_PLUGIN_ROOT}/bin/memsearch", args: ["hook", event], timeout, ...(async ? { async: true } : {}) }] },
 ];
 
-/** A scratch plugin in a temp dir: exec-form hooks.json calling the logging bin/memsearch. */
-function scratchPlugin(): { dir: string; log: string } {
+/**
+ * A scratch plugin in a temp dir: exec-form hooks.json calling the logging bin/memsearch. Its Stop
+ * is async unless `syncStop` (as the real plugin's is): claude -p ends an async one at teardown,
+ * on a loaded machine before it has logged its input.
+ */
+function scratchPlugin(o: { syncStop?: boolean } = {}): { dir: string; log: string } {
   const dir = mkdtempSync(join(tmpdir(), "rc-plugin-"));
   mkdirSync(join(dir, ".claude-plugin"));
   mkdirSync(join(dir, "hooks"));
@@ -48,7 +52,7 @@ function scratchPlugin(): { dir: string; log: string } {
   writeFileSync(
     join(dir, "hooks", "hooks.json"),
     JSON.stringify({
-      hooks: { SessionStart: hook("session-start"), UserPromptSubmit: hook("user-prompt-submit", false, 5), Stop: hook("stop", true, 120), SessionEnd: hook("session-end", false, 2) },
+      hooks: { SessionStart: hook("session-start"), UserPromptSubmit: hook("user-prompt-submit", false, 5), Stop: o.syncStop ? hook("stop") : hook("stop", true, 120), SessionEnd: hook("session-end", false, 2) },
     }),
   );
   writeFileSync(join(dir, "bin", "memsearch"), LOGGER);
@@ -193,7 +197,8 @@ describe("real Claude Code against the mock API", () => {
   }, 120_000);
 
   test("a Bash tool call runs for real and its output comes back to the model", async () => {
-    const plugin = scratchPlugin();
+    // What Stop saw is read below: the Stop must not be ended before it logs.
+    const plugin = scratchPlugin({ syncStop: true });
     const api = await startMockApi({
       rules: [{ match: "count", reply: { type: "bash", command: "echo HARNESS-$((6*7)); command -v memsearch", description: "Print a number" } }],
     });
