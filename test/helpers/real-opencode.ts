@@ -1,5 +1,5 @@
 /**
- * Running the real OpenCode CLI (`opencode-ai` 1.18.33, a pinned dev dependency) offline, as
+ * Running the real OpenCode CLI (1.18.33: its Linux x64 binary package, `opencode-linux-x64`, an optional dependency pinned in package.json) offline, as
  * real-codex.ts does for Codex: its native binary exec'd directly, temp HOME and XDG folders, an
  * `@ai-sdk/openai-compatible` provider at the local Chat Completions mock (chat-mock.ts), the
  * switches that leave no traffic but the loopback one, and the prompt on stdin.
