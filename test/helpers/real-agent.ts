@@ -1,13 +1,55 @@
 /**
- * What the real-agent suites (real-codex, real-gemini, real-opencode) share: the scenario's turns
- * and the fact Claude Code captures for them, the memsearch settings they run under, reading the
- * project's notes, waiting for a condition, and the processes left after a run.
+ * What the real-agent suites (real-codex, real-gemini, real-opencode) and their harnesses share: a
+ * temp HOME, the environment of a run, running the client, the scenario's turns and the fact Claude
+ * Code captures for them, the memsearch settings they run under, reading the project's notes,
+ * waiting for a condition, and the processes left after a run.
  */
-import { readFileSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
+import { join, resolve } from "node:path";
 import { notesIn } from "../../src/memory/journal.ts";
 import type { ModelRule } from "./model-mock.ts";
 import { killLeftovers, leftovers } from "./real-claude.ts";
+
+export interface AgentRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** A temp HOME for a client under test; never the user's own. */
+export function tempHome(prefix: string): string {
+  const home = mkdtempSync(join(tmpdir(), prefix));
+  if (resolve(home) === resolve(userInfo().homedir)) throw new Error(`refusing to use the real home ${home}`);
+  return home;
+}
+
+/** `env` with `overrides` applied: a value set, undefined removes the variable. */
+export function withOverrides(env: Record<string, string>, overrides: Record<string, string | undefined> = {}): Record<string, string> {
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+/** This process's environment without the variables `drop` matches (the surrounding session's), then `set`, then `overrides`. */
+export function harnessEnv(drop: RegExp, set: Record<string, string>, overrides?: Record<string, string | undefined>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !drop.test(k)) env[k] = v;
+  return withOverrides(Object.assign(env, set), overrides);
+}
+
+/** Runs a client to its end (killed after `timeoutMs`), its output collected. */
+export async function runAgent(argv: string[], opts: { cwd: string; env: Record<string, string>; stdin?: Uint8Array; timeoutMs: number }): Promise<AgentRun> {
+  const t = performance.now();
+  const p = Bun.spawn(argv, { cwd: opts.cwd, env: opts.env, stdin: opts.stdin ?? "ignore", stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => p.kill(9), opts.timeoutMs);
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  clearTimeout(timer);
+  return { code, stdout, stderr, ms: performance.now() - t };
+}
 
 export interface ScenarioTurn {
   prompt: string;
