@@ -27,6 +27,24 @@ export const Path = v.pipe(v.string(), v.minLength(1), v.maxLength(PATH_MAX), v.
 /** A field of the wrong type or size is dropped on its own; the rest of the input still counts. */
 export const field = <S extends v.GenericSchema<unknown, unknown>>(s: S) => v.fallback(v.optional(s), undefined);
 
+/** The hook input's fields as Claude Code names them, each checked; another agent's input takes those it sends. */
+export const HookFields = v.object({
+  session_id: field(Id),
+  hook_event_name: field(Id),
+  source: field(Id),
+  reason: field(Id),
+  transcript_path: field(Path),
+  cwd: field(Path),
+  prompt: field(v.string()),
+  last_assistant_message: field(v.string()),
+  stop_hook_active: field(v.boolean()),
+});
+
+/** The source an agent's hook input carries, kept only at SessionStart (startup, resume, clear): another agent's prompts all count as typed. */
+export function sessionStartSource(event: string | undefined, source: string | undefined): { source?: string } {
+  return event === "SessionStart" && source ? { source } : {};
+}
+
 /** The hook input every handler reads, whichever agent sent it. */
 export interface NeutralHookInput {
   /** The adapter's name (`claude`, `codex`): written on notes, chooses the transcript reader. */

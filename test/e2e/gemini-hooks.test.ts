@@ -3,20 +3,17 @@
  * (dry run, install, doctor, uninstall, a settings file it must not rewrite) and the AfterAgent
  * hook's write-ahead capture when the chat never shows the turn. Always a temp HOME.
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { notesIn } from "../../src/memory/journal.ts";
-import { BIN, tempProject } from "../helpers/cli.ts";
+import { BIN } from "../helpers/cli.ts";
+import { doctorCheck, projectsRemovedAfterAll } from "../helpers/install-suite.ts";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const newProject = projectsRemovedAfterAll();
 
 function setup() {
-  const p = tempProject({ notes: "none" });
-  dirs.push(p.root, p.home);
+  const p = newProject();
   const dir = join(p.home, ".gemini");
   mkdirSync(dir);
   const settings = `${JSON.stringify({ ui: { theme: "GitHub" }, hooks: { AfterTool: [{ hooks: [{ type: "command", command: "audit.sh" }] }] } }, null, 2)}\n`;
@@ -26,13 +23,13 @@ function setup() {
   return { p, path, settings, ms: (args: string[], stdin?: string) => p.ms(args, env, stdin) };
 }
 
-const doctorCheck = async (ms: (a: string[]) => Promise<{ stdout: string }>) => JSON.parse((await ms(["doctor", "-j"])).stdout).find((c: { name: string }) => c.name === "gemini");
+const agentCheck = (ms: (a: string[]) => Promise<{ stdout: string }>) => doctorCheck(ms, "gemini");
 
 describe("memsearch install gemini", () => {
   test("dry run, install, doctor, a second install, uninstall back to the user's file byte for byte", async () => {
     const { path, settings, ms } = setup();
-    expect((await doctorCheck(ms)).status).toBe("warn");
-    expect((await doctorCheck(ms)).fix).toBe("memsearch install gemini");
+    expect((await agentCheck(ms)).status).toBe("warn");
+    expect((await agentCheck(ms)).fix).toBe("memsearch install gemini");
 
     const dry = await ms(["install", "gemini", "--dry-run"]);
     expect(dry.code).toBe(0);
@@ -47,7 +44,7 @@ describe("memsearch install gemini", () => {
     expect(doc.ui).toEqual({ theme: "GitHub" });
     expect(doc.hooks.AfterTool).toEqual([{ hooks: [{ type: "command", command: "audit.sh" }] }]);
     expect(doc.hooks.AfterAgent[0].hooks[0].command).toBe(`${BIN} hook stop --agent gemini`);
-    const check = await doctorCheck(ms);
+    const check = await agentCheck(ms);
     expect(check.status).toBe("ok");
     expect(check.detail).toContain("Gemini CLI: 4 hooks in");
     expect((await ms(["install", "gemini"])).stdout).toContain("already wired");
@@ -55,7 +52,7 @@ describe("memsearch install gemini", () => {
     const un = await ms(["install", "gemini", "--uninstall"]);
     expect(un.code).toBe(0);
     expect(readFileSync(path, "utf8")).toBe(settings);
-    expect((await doctorCheck(ms)).status).toBe("warn");
+    expect((await agentCheck(ms)).status).toBe("warn");
   });
 
   test("settings with comments: one clear line, exit 1, nothing written", async () => {

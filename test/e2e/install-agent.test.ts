@@ -3,19 +3,16 @@
  * nothing, install wires Codex and doctor says so, --uninstall takes it all back, an unknown agent
  * is a clear error. Always a temp HOME and CODEX_HOME.
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, tempProject } from "../helpers/cli.ts";
+import { BIN } from "../helpers/cli.ts";
+import { doctorCheck, projectsRemovedAfterAll } from "../helpers/install-suite.ts";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const newProject = projectsRemovedAfterAll();
 
 function setup() {
-  const p = tempProject({ notes: "none" });
-  dirs.push(p.root, p.home);
+  const p = newProject();
   const codexHome = join(p.home, ".codex");
   mkdirSync(codexHome);
   const config = 'model = "o4"\n\n[features]\nweb_search = true\n';
@@ -24,13 +21,13 @@ function setup() {
   return { p, codexHome, config, ms: (args: string[]) => p.ms(args, env) };
 }
 
-const doctorCheck = async (ms: (a: string[]) => Promise<{ stdout: string }>) => JSON.parse((await ms(["doctor", "-j"])).stdout).find((c: { name: string }) => c.name === "codex");
+const agentCheck = (ms: (a: string[]) => Promise<{ stdout: string }>) => doctorCheck(ms, "codex");
 
 describe("memsearch install <agent>", () => {
   test("codex: dry run, install, doctor, a second install, uninstall", async () => {
     const { codexHome, config, ms } = setup();
-    expect((await doctorCheck(ms)).status).toBe("warn");
-    expect((await doctorCheck(ms)).fix).toBe("memsearch install codex");
+    expect((await agentCheck(ms)).status).toBe("warn");
+    expect((await agentCheck(ms)).fix).toBe("memsearch install codex");
 
     const dry = await ms(["install", "codex", "--dry-run"]);
     expect(dry.code).toBe(0);
@@ -44,7 +41,7 @@ describe("memsearch install <agent>", () => {
     const inst = await ms(["install", "codex"]);
     expect(inst.code).toBe(0);
     expect(inst.stdout).toContain("each trusted");
-    const check = await doctorCheck(ms);
+    const check = await agentCheck(ms);
     expect(check.status).toBe("ok");
     expect(check.detail).toContain("4 hooks in");
     expect((await ms(["install", "codex"])).stdout).toContain("already wired");
@@ -53,7 +50,7 @@ describe("memsearch install <agent>", () => {
     expect(un.code).toBe(0);
     expect(readFileSync(join(codexHome, "config.toml"), "utf8")).toBe(config);
     expect(existsSync(join(codexHome, "hooks.json"))).toBe(false);
-    expect((await doctorCheck(ms)).status).toBe("warn");
+    expect((await agentCheck(ms)).status).toBe("warn");
   });
 
   test("a config memsearch must not edit: one clear line, exit 1, nothing written", async () => {

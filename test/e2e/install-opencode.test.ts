@@ -4,19 +4,16 @@
  * --uninstall removes exactly the plugin, a file not ours is a clear one-line refusal. Always a
  * temp HOME and XDG_CONFIG_HOME.
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, tempProject } from "../helpers/cli.ts";
+import { BIN } from "../helpers/cli.ts";
+import { doctorCheck, projectsRemovedAfterAll } from "../helpers/install-suite.ts";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const newProject = projectsRemovedAfterAll();
 
 function setup() {
-  const p = tempProject({ notes: "none" });
-  dirs.push(p.root, p.home);
+  const p = newProject();
   const dir = join(p.home, "xdg", "opencode");
   mkdirSync(join(dir, "plugins"), { recursive: true });
   const config = '{ "model": "anthropic/claude", "plugin": ["opencode-foo"] }\n';
@@ -25,14 +22,14 @@ function setup() {
   return { dir, config, ms: (args: string[]) => p.ms(args, env) };
 }
 
-const doctorCheck = async (ms: (a: string[]) => Promise<{ stdout: string }>) => JSON.parse((await ms(["doctor", "-j"])).stdout).find((c: { name: string }) => c.name === "opencode");
+const agentCheck = (ms: (a: string[]) => Promise<{ stdout: string }>) => doctorCheck(ms, "opencode");
 
 describe("memsearch install opencode", () => {
   test("dry run, install, doctor, a second install, uninstall", async () => {
     const { dir, config, ms } = setup();
     const plugin = join(dir, "plugins", "memsearch.js");
-    expect((await doctorCheck(ms)).status).toBe("warn");
-    expect((await doctorCheck(ms)).fix).toBe("memsearch install opencode");
+    expect((await agentCheck(ms)).status).toBe("warn");
+    expect((await agentCheck(ms)).fix).toBe("memsearch install opencode");
 
     const dry = await ms(["install", "opencode", "--dry-run"]);
     expect(dry.code).toBe(0);
@@ -44,7 +41,7 @@ describe("memsearch install opencode", () => {
     const inst = await ms(["install", "opencode"]);
     expect(inst.code).toBe(0);
     expect(inst.stdout).toContain(`created ${plugin}`);
-    const check = await doctorCheck(ms);
+    const check = await agentCheck(ms);
     expect(check.status).toBe("ok");
     expect(check.detail).toContain(`plugin in ${plugin}`);
     expect((await ms(["install", "opencode"])).stdout).toContain("already wired");
@@ -54,7 +51,7 @@ describe("memsearch install opencode", () => {
     expect(un.stdout).toContain(`removed ${plugin}`);
     expect(readdirSync(join(dir, "plugins"))).toEqual([]);
     expect(readFileSync(join(dir, "opencode.json"), "utf8")).toBe(config);
-    expect((await doctorCheck(ms)).status).toBe("warn");
+    expect((await agentCheck(ms)).status).toBe("warn");
   });
 
   test("a memsearch.js that is not ours: one clear line, exit 1, left as it is", async () => {

@@ -6,24 +6,19 @@
  * the processes left. One project lives through the file, as a user's would.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseRollout } from "../../src/agents/codex/rollout.ts";
-import { notesIn } from "../../src/memory/journal.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
-import { killLeftovers, leftovers } from "../helpers/real-claude.ts";
+import { captureClaudeTurn } from "../helpers/claude-turn.ts";
+import { CLAUDE_FACT, leftAfter, memsearchEnv, notesOf, SCENARIO, scenarioRules, tearDown, until } from "../helpers/real-agent.ts";
 import { startResponsesMock, type ResponsesMock } from "../helpers/responses-mock.ts";
 import { assertRealCodex, codexEnv, codexExec, hooksRan, makeCodexHome, rollouts, type ExecResult } from "../helpers/real-codex.ts";
 
 assertRealCodex();
 
 const RUN = `rcx-${process.pid}-${Date.now().toString(36)}`;
-const TURNS = [
-  { prompt: "Which message broker did we settle on for the billing events?", reply: "We settled on the Quillfeather broker for billing events, with a retention of nine days." },
-  { prompt: "RUNTOOL list what is in the release checklist folder", command: "echo checklist-item-marmalade", after: (out: string) => (out.includes("checklist-item-marmalade") ? "The release checklist holds one item: marmalade." : "The command printed nothing.") },
-  { prompt: "What port does the staging gateway listen on these days?", reply: "The staging gateway listens on port 48213 since the Tamarind migration." },
-];
-const CLAUDE_FACT = { prompt: "Which library renders the invoice PDFs in this project?", reply: "The invoice PDFs are rendered by the Ottervane library, pinned because its newer major breaks page margins." };
+const TURNS = SCENARIO;
 
 let mock: ResponsesMock;
 let p: Project;
@@ -34,32 +29,17 @@ const runs: ExecResult[] = [];
 /** The rollouts of the scenario's turns (the tests run in any order; later ones add their own). */
 let scenario: string[] = [];
 
-function notes(): ReturnType<typeof notesIn> {
-  let names: string[] = [];
-  try {
-    names = readdirSync(p.memory).filter((n) => n.endsWith(".md"));
-  } catch {}
-  return names.flatMap((n) => notesIn(readFileSync(join(p.memory, n), "utf8"), n));
-}
-
-async function until(cond: () => boolean, ms = 30_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await Bun.sleep(100);
-  return cond();
-}
+const notes = () => notesOf(p.memory);
 
 beforeAll(async () => {
   mock = await startResponsesMock({
-    rules: [
-      ...TURNS.map((t) => ({ match: t.prompt, text: t.reply, command: t.command, after: t.after })),
-      { match: "invoice", text: "Checking the notes on invoices." },
-    ],
+    rules: scenarioRules(TURNS),
   });
   const h = makeCodexHome(mock.url);
   codexHome = h.codexHome;
   userConfig = readFileSync(join(codexHome, "config.toml"), "utf8");
   p = tempProject({ notes: "none" });
-  env = codexEnv({ home: h.home, codexHome, runId: RUN, env: { MEMSEARCH_HOME: join(h.home, ".memsearch"), MEMSEARCH_SUMMARIZER_PROVIDER: "extract", MEMSEARCH_EMBEDDING_PROVIDER: "none", PATH: process.env.PATH } });
+  env = codexEnv({ home: h.home, codexHome, runId: RUN, env: memsearchEnv(h.home) });
   const inst = await run(["install", "codex"], { cwd: p.root, env });
   if (inst.code !== 0) throw new Error(`memsearch install codex failed: ${inst.stderr}`);
   for (const t of TURNS) runs.push(await codexExec(t.prompt, { cwd: p.root, env }));
@@ -68,9 +48,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(() => {
-  mock?.stop();
-  killLeftovers(RUN);
-  for (const d of [p?.root, p?.home, env?.HOME]) if (d) rmSync(d, { recursive: true, force: true });
+  tearDown(mock, RUN, [p?.root, p?.home, env?.HOME]);
 });
 
 describe("the real Codex CLI, wired by memsearch install codex", () => {
@@ -173,27 +151,10 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
   });
 
   test("a fact captured with Claude Code is recalled into Codex's request", async () => {
-    // The Claude Code side through its own hooks: a transcript as Claude Code writes it, the prompt
-    // and stop hooks, the drainer.
-    const session = "c1a0de00-0000-4000-8000-0000000000aa";
-    const promptId = "p-claude-1";
-    const dir = join(env.HOME!, ".claude", "projects", "-proj");
-    mkdirSync(dir, { recursive: true });
-    const transcript = join(dir, `${session}.jsonl`);
-    const line = (o: object) => JSON.stringify({ sessionId: session, cwd: p.root, isSidechain: false, ...o }) + "\n";
-    writeFileSync(
-      transcript,
-      line({ type: "user", uuid: "u-claude-1", promptId, timestamp: new Date().toISOString(), message: { role: "user", content: CLAUDE_FACT.prompt } }) +
-        line({ type: "assistant", uuid: "a-claude-1", timestamp: new Date().toISOString(), message: { id: "m-1", role: "assistant", content: [{ type: "text", text: CLAUDE_FACT.reply }] } }),
-    );
-    const input = { session_id: session, prompt_id: promptId, transcript_path: transcript, cwd: p.root };
-    // No Claude Code process runs these hooks (the test does): no watch process to live for it.
-    const claudeEnv = { ...env, CODEX_HOME: undefined, MEMSEARCH_NO_WATCH: "1" };
-    await run(["hook", "user-prompt-submit"], { cwd: p.root, env: claudeEnv, stdin: JSON.stringify({ ...input, hook_event_name: "UserPromptSubmit", prompt: CLAUDE_FACT.prompt }) });
-    await run(["hook", "stop"], { cwd: p.root, env: claudeEnv, stdin: JSON.stringify({ ...input, hook_event_name: "Stop", last_assistant_message: CLAUDE_FACT.reply }) });
+    // The Claude Code side through its own hooks (the prompt, stop and session-end hooks, the
+    // drainer), its session ended as it would be before the user turns to Codex.
+    await captureClaudeTurn({ root: p.root, env: { ...env, CODEX_HOME: undefined }, session: "c1a0de00-0000-4000-8000-0000000000aa", ...CLAUDE_FACT });
     expect(await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")))).toBe(true);
-    // The Claude Code session ends, as it would before the user turns to Codex.
-    await run(["hook", "session-end"], { cwd: p.root, env: claudeEnv, stdin: JSON.stringify({ ...input, hook_event_name: "SessionEnd", reason: "exit" }) });
     const claudeNote = notes().find((n) => n.bullets.join(" ").includes("Ottervane"))!;
     expect(claudeNote.anchor?.agent).toBeUndefined();
     expect(claudeNote.heading).not.toContain("agent:");
@@ -216,8 +177,7 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
   }, 60_000);
 
   test("no process is left once Codex has exited and the drainers are done", async () => {
-    const gone = await until(() => leftovers(RUN).length === 0, 20_000);
-    const left = leftovers(RUN).map((pid) => readFileSync(`/proc/${pid}/cmdline`, "latin1").replace(/\0/g, " "));
+    const { gone, left } = await leftAfter(RUN, 20_000);
     expect(left).toEqual([]);
     expect(gone).toBe(true);
   }, 30_000);

@@ -5,12 +5,12 @@
  * (read by our reader), the processes left. One project lives through the file, as a user's would.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseChat } from "../../src/agents/gemini/chat.ts";
-import { notesIn } from "../../src/memory/journal.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
-import { killLeftovers, leftovers } from "../helpers/real-claude.ts";
+import { captureClaudeTurn } from "../helpers/claude-turn.ts";
+import { CLAUDE_FACT, leftAfter, memsearchEnv, notesOf, SCENARIO, scenarioRules, tearDown, until } from "../helpers/real-agent.ts";
 import type { ExecResult } from "../helpers/real-codex.ts";
 import { startGeminiMock, type GeminiMock } from "../helpers/gemini-mock.ts";
 import { assertRealGemini, chats, geminiEnv, geminiRun, hookCalls, makeGeminiHome, USER_SETTINGS } from "../helpers/real-gemini.ts";
@@ -18,12 +18,7 @@ import { assertRealGemini, chats, geminiEnv, geminiRun, hookCalls, makeGeminiHom
 assertRealGemini();
 
 const RUN = `rgm-${process.pid}-${Date.now().toString(36)}`;
-const TURNS = [
-  { prompt: "Which message broker did we settle on for the billing events?", reply: "We settled on the Quillfeather broker for billing events, with a retention of nine days." },
-  { prompt: "RUNTOOL list what is in the release checklist folder", command: "echo checklist-item-marmalade", after: (out: string) => (out.includes("checklist-item-marmalade") ? "The release checklist holds one item: marmalade." : "The command printed nothing.") },
-  { prompt: "What port does the staging gateway listen on these days?", reply: "The staging gateway listens on port 48213 since the Tamarind migration." },
-];
-const CLAUDE_FACT = { prompt: "Which library renders the invoice PDFs in this project?", reply: "The invoice PDFs are rendered by the Ottervane library, pinned because its newer major breaks page margins." };
+const TURNS = SCENARIO;
 
 let mock: GeminiMock;
 let p: Project;
@@ -35,33 +30,18 @@ const runs: ExecResult[] = [];
 /** The chats of the scenario's turns (the tests run in any order; later ones add their own). */
 let scenario: string[] = [];
 
-function notes(): ReturnType<typeof notesIn> {
-  let names: string[] = [];
-  try {
-    names = readdirSync(p.memory).filter((n) => n.endsWith(".md"));
-  } catch {}
-  return names.flatMap((n) => notesIn(readFileSync(join(p.memory, n), "utf8"), n));
-}
-
-async function until(cond: () => boolean, ms = 30_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await Bun.sleep(100);
-  return cond();
-}
+const notes = () => notesOf(p.memory);
 
 beforeAll(async () => {
   mock = await startGeminiMock({
-    rules: [
-      ...TURNS.map((t) => ({ match: t.prompt, text: t.reply, command: t.command, after: t.after })),
-      { match: "invoice", text: "Checking the notes on invoices." },
-    ],
+    rules: scenarioRules(TURNS),
   });
   started = performance.now();
   const h = makeGeminiHome();
   geminiHome = h.geminiHome;
   telemetry = h.telemetry;
   p = tempProject({ notes: "none" });
-  env = geminiEnv({ home: h.home, apiUrl: mock.url, runId: RUN, env: { MEMSEARCH_HOME: join(h.home, ".memsearch"), MEMSEARCH_SUMMARIZER_PROVIDER: "extract", MEMSEARCH_EMBEDDING_PROVIDER: "none", PATH: process.env.PATH } });
+  env = geminiEnv({ home: h.home, apiUrl: mock.url, runId: RUN, env: memsearchEnv(h.home) });
   const inst = await run(["install", "gemini"], { cwd: p.root, env });
   if (inst.code !== 0) throw new Error(`memsearch install gemini failed: ${inst.stderr}`);
   for (const t of TURNS) runs.push(await geminiRun(t.prompt, { cwd: p.root, env }));
@@ -70,9 +50,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(() => {
-  mock?.stop();
-  killLeftovers(RUN);
-  for (const d of [p?.root, p?.home, env?.HOME]) if (d) rmSync(d, { recursive: true, force: true });
+  tearDown(mock, RUN, [p?.root, p?.home, env?.HOME]);
 });
 
 describe("the real Gemini CLI, wired by memsearch install gemini", () => {
@@ -150,25 +128,9 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
   });
 
   test("a fact captured with Claude Code is recalled into Gemini CLI's request", async () => {
-    // The Claude Code side through its own hooks: a transcript as Claude Code writes it, the prompt
-    // and stop hooks, the drainer.
-    const session = "c1a0de00-0000-4000-8000-0000000000bb";
-    const promptId = "p-claude-1";
-    const dir = join(env.HOME!, ".claude", "projects", "-proj");
-    mkdirSync(dir, { recursive: true });
-    const transcript = join(dir, `${session}.jsonl`);
-    const line = (o: object) => JSON.stringify({ sessionId: session, cwd: p.root, isSidechain: false, ...o }) + "\n";
-    writeFileSync(
-      transcript,
-      line({ type: "user", uuid: "u-claude-1", promptId, timestamp: new Date().toISOString(), message: { role: "user", content: CLAUDE_FACT.prompt } }) +
-        line({ type: "assistant", uuid: "a-claude-1", timestamp: new Date().toISOString(), message: { id: "m-1", role: "assistant", content: [{ type: "text", text: CLAUDE_FACT.reply }] } }),
-    );
-    const input = { session_id: session, prompt_id: promptId, transcript_path: transcript, cwd: p.root };
-    const claudeEnv = { ...env, GEMINI_CLI_HOME: undefined, MEMSEARCH_NO_WATCH: "1" };
-    await run(["hook", "user-prompt-submit"], { cwd: p.root, env: claudeEnv, stdin: JSON.stringify({ ...input, hook_event_name: "UserPromptSubmit", prompt: CLAUDE_FACT.prompt }) });
-    await run(["hook", "stop"], { cwd: p.root, env: claudeEnv, stdin: JSON.stringify({ ...input, hook_event_name: "Stop", last_assistant_message: CLAUDE_FACT.reply }) });
+    // The Claude Code side through its own hooks (the prompt, stop and session-end hooks, the drainer).
+    await captureClaudeTurn({ root: p.root, env: { ...env, GEMINI_CLI_HOME: undefined }, session: "c1a0de00-0000-4000-8000-0000000000bb", ...CLAUDE_FACT });
     expect(await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")))).toBe(true);
-    await run(["hook", "session-end"], { cwd: p.root, env: claudeEnv, stdin: JSON.stringify({ ...input, hook_event_name: "SessionEnd", reason: "exit" }) });
     expect(notes().find((n) => n.bullets.join(" ").includes("Ottervane"))!.anchor?.agent).toBeUndefined();
 
     const before = mock.requests.length;
@@ -210,8 +172,7 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
   });
 
   test("no process is left once Gemini CLI has exited and the drainers are done", async () => {
-    const gone = await until(() => leftovers(RUN).length === 0, 20_000);
-    const left = leftovers(RUN).map((pid) => readFileSync(`/proc/${pid}/cmdline`, "latin1").replace(/\0/g, " "));
+    const { gone, left } = await leftAfter(RUN, 20_000);
     expect(left).toEqual([]);
     expect(gone).toBe(true);
   }, 30_000);

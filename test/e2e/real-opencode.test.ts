@@ -6,24 +6,19 @@
  * through the file, as a user's would.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, readdirSync, rmSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { openOpencodeDb, readOpencodeTurn } from "../../src/agents/opencode/db.ts";
-import { notesIn } from "../../src/memory/journal.ts";
 import { startChatMock, type ChatMock } from "../helpers/chat-mock.ts";
 import { captureClaudeTurn } from "../helpers/claude-turn.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
-import { killLeftovers, leftovers } from "../helpers/real-claude.ts";
+import { CLAUDE_FACT, leftAfter, memsearchEnv, notesOf, SCENARIO, scenarioRules, tearDown, until } from "../helpers/real-agent.ts";
 import { assertRealOpencode, makeOpencodeHome, OPENCODE_BIN, opencodeDb, opencodeEnv, opencodeRun, type OpencodeHome, type RunResult } from "../helpers/real-opencode.ts";
 
 assertRealOpencode();
 
 const RUN = `roc-${process.pid}-${Date.now().toString(36)}`;
-const TURNS = [
-  { prompt: "Which message broker did we settle on for the billing events?", reply: "We settled on the Quillfeather broker for billing events, with a retention of nine days." },
-  { prompt: "RUNTOOL list what is in the release checklist folder", command: "echo checklist-item-marmalade", after: (out: string) => (out.includes("checklist-item-marmalade") ? "The release checklist holds one item: marmalade." : "The command printed nothing.") },
-];
-const CLAUDE_FACT = { prompt: "Which library renders the invoice PDFs in this project?", reply: "The invoice PDFs are rendered by the Ottervane library, pinned because its newer major breaks page margins." };
+const TURNS = SCENARIO.slice(0, 2);
 
 let mock: ChatMock;
 let p: Project;
@@ -33,29 +28,17 @@ const runs: RunResult[] = [];
 /** OpenCode's session id of each scenario turn, from its JSON output. */
 const sessions: string[] = [];
 
-function notes(): ReturnType<typeof notesIn> {
-  let names: string[] = [];
-  try {
-    names = readdirSync(p.memory).filter((n) => n.endsWith(".md"));
-  } catch {}
-  return names.flatMap((n) => notesIn(readFileSync(join(p.memory, n), "utf8"), n));
-}
-
-async function until(cond: () => boolean, ms = 30_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond() && Date.now() < end) await Bun.sleep(100);
-  return cond();
-}
+const notes = () => notesOf(p.memory);
 
 const sessionOf = (r: RunResult) => /"sessionID":"(ses_[A-Za-z0-9]+)"/.exec(r.stdout)?.[1];
 
 beforeAll(async () => {
   mock = await startChatMock({
-    rules: [...TURNS.map((t) => ({ match: t.prompt, text: t.reply, command: t.command, after: t.after })), { match: "invoice", text: "Checking the notes on invoices." }],
+    rules: scenarioRules(TURNS),
   });
   h = makeOpencodeHome();
   p = tempProject({ notes: "none" });
-  env = opencodeEnv({ h, apiUrl: mock.url, runId: RUN, env: { MEMSEARCH_HOME: join(h.home, ".memsearch"), MEMSEARCH_SUMMARIZER_PROVIDER: "extract", MEMSEARCH_EMBEDDING_PROVIDER: "none", PATH: process.env.PATH, MEMSEARCH_WATCH_LIVENESS_MS: "500" } });
+  env = opencodeEnv({ h, apiUrl: mock.url, runId: RUN, env: { ...memsearchEnv(h.home), MEMSEARCH_WATCH_LIVENESS_MS: "500" } });
   const inst = await run(["install", "opencode"], { cwd: p.root, env });
   if (inst.code !== 0) throw new Error(`memsearch install opencode failed: ${inst.stderr}`);
   for (const t of TURNS) {
@@ -67,9 +50,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(() => {
-  mock?.stop();
-  killLeftovers(RUN);
-  for (const d of [p?.root, p?.home, h?.home]) if (d) rmSync(d, { recursive: true, force: true });
+  tearDown(mock, RUN, [p?.root, p?.home, h?.home]);
 });
 
 describe("the real OpenCode CLI, wired by memsearch install opencode", () => {
@@ -158,8 +139,7 @@ describe("the real OpenCode CLI, wired by memsearch install opencode", () => {
   // OpenCode has no session-end event: the watch process leaves when it finds OpenCode's process
   // gone (its liveness check, made frequent here), as it does when Claude Code is killed.
   test("no process is left once OpenCode has exited and the drainers are done", async () => {
-    const gone = await until(() => leftovers(RUN).length === 0, 30_000);
-    const left = leftovers(RUN).map((pid) => readFileSync(`/proc/${pid}/cmdline`, "latin1").replace(/\0/g, " "));
+    const { gone, left } = await leftAfter(RUN, 30_000);
     expect(left).toEqual([]);
     expect(gone).toBe(true);
   }, 40_000);

@@ -9,9 +9,10 @@
  *   POST /v1/chat/completions   a streamed reply (chat.completion.chunk events, then [DONE])
  *   anything else               404
  */
-import type { ResponsesRule } from "./responses-mock.ts";
+import { afterCommand, bodyOf, ruleFor, serveModel, SSE_HEADERS, type ModelRule } from "./model-mock.ts";
 
-export type ChatRule = ResponsesRule;
+/** A rule's `command` is asked for as a `bash` tool call. */
+export type ChatRule = ModelRule;
 
 export interface ChatRequest {
   seq: number;
@@ -54,36 +55,25 @@ function toolEvents(command: string, seq: number): string {
 
 export async function startChatMock(opts: { rules?: ChatRule[]; defaultText?: string } = {}): Promise<ChatMock> {
   const requests: ChatRequest[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const path = new URL(req.url).pathname;
-      const raw = await req.text();
-      if (req.method !== "POST" || !path.endsWith("/chat/completions")) return new Response("not found", { status: 404 });
-      let body: any;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        body = {};
-      }
-      const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
-      const seq = requests.length + 1;
-      const prompt = textOf(messages.filter((m) => m?.role === "user").at(-1)?.content);
-      const system = messages.filter((m) => m?.role === "system").map((m) => textOf(m.content));
-      const title = !Array.isArray(body?.tools) || body.tools.length === 0;
-      requests.push({ seq, path, body, prompt, system, title, raw });
-      const headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
-      if (title) return new Response(replyEvents("Mock session", seq), { headers });
-      const rule = opts.rules?.find((r) => (typeof r.match === "string" ? prompt.toLowerCase().includes(r.match.toLowerCase()) : r.match.test(prompt)));
-      const last = messages.at(-1);
-      if (rule?.command && last?.role === "tool") {
-        const out = textOf(last.content);
-        return new Response(replyEvents(rule.after ? rule.after(out) : `The command printed: ${out.slice(0, 200)}`, seq), { headers });
-      }
-      if (rule?.command) return new Response(toolEvents(rule.command, seq), { headers });
-      return new Response(replyEvents(rule?.text ?? opts.defaultText ?? "OK.", seq), { headers });
-    },
+  const server = serveModel((path, raw) => {
+    if (!path.endsWith("/chat/completions")) return undefined;
+    const body = bodyOf(raw, () => ({}));
+    const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+    const seq = requests.length + 1;
+    const prompt = textOf(messages.filter((m) => m?.role === "user").at(-1)?.content);
+    const system = messages.filter((m) => m?.role === "system").map((m) => textOf(m.content));
+    const title = !Array.isArray(body?.tools) || body.tools.length === 0;
+    requests.push({ seq, path, body, prompt, system, title, raw });
+    const headers = SSE_HEADERS;
+    if (title) return new Response(replyEvents("Mock session", seq), { headers });
+    const rule = ruleFor(opts.rules, prompt);
+    const last = messages.at(-1);
+    if (rule?.command && last?.role === "tool") {
+      const out = textOf(last.content);
+      return new Response(replyEvents(afterCommand(rule, out), seq), { headers });
+    }
+    if (rule?.command) return new Response(toolEvents(rule.command, seq), { headers });
+    return new Response(replyEvents(rule?.text ?? opts.defaultText ?? "OK.", seq), { headers });
   });
-  return { url: `http://127.0.0.1:${server.port}/v1`, requests, stop: () => server.stop(true) };
+  return { url: `http://127.0.0.1:${server.port}/v1`, requests, stop: server.stop };
 }

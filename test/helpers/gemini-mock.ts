@@ -11,6 +11,8 @@
  *   anything else                                       404
  */
 
+import { afterCommand, bodyOf, ruleFor, serveModel, SSE_HEADERS, type ModelRule } from "./model-mock.ts";
+
 export interface GeminiRequest {
   seq: number;
   path: string;
@@ -23,13 +25,8 @@ export interface GeminiRequest {
   raw: string;
 }
 
-export interface GeminiRule {
-  match: string | RegExp;
-  text?: string;
-  /** A shell command the model asks Gemini CLI to run (`run_shell_command`); the request carrying its output gets `after`. */
-  command?: string;
-  after?: (output: string) => string;
-}
+/** A rule's `command` is asked for as `run_shell_command`. */
+export type GeminiRule = ModelRule;
 
 export interface GeminiMock {
   url: string;
@@ -52,38 +49,27 @@ function response(parts: object[]): object {
 
 export async function startGeminiMock(opts: { rules?: GeminiRule[]; defaultText?: string } = {}): Promise<GeminiMock> {
   const requests: GeminiRequest[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const path = new URL(req.url).pathname;
-      const raw = await req.text();
-      const stream = path.endsWith(":streamGenerateContent");
-      if (req.method !== "POST" || !(stream || path.endsWith(":generateContent"))) return new Response("not found", { status: 404 });
-      let body: any;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        body = raw;
-      }
-      const contents: any[] = Array.isArray(body?.contents) ? body.contents : [];
-      const users = contents.filter((c) => c?.role === "user");
-      const typed = users.map((c) => texts(c).join("\n").replace(ADDED, "").trim()).filter(Boolean);
-      const prompt = typed.at(-1) ?? "";
-      const seq = requests.length + 1;
-      requests.push({ seq, path, body, prompt, userTexts: users.flatMap(texts), raw });
-      const rule = opts.rules?.find((r) => (typeof r.match === "string" ? prompt.toLowerCase().includes(r.match.toLowerCase()) : r.match.test(prompt)));
-      const lastResponse = responsesOf(contents.at(-1)).at(-1);
-      let parts: object[];
-      if (rule?.command && lastResponse) {
-        const out = JSON.stringify(lastResponse.response ?? lastResponse);
-        parts = [{ text: rule.after ? rule.after(out) : `The command printed: ${out.slice(0, 200)}` }];
-      } else if (rule?.command) parts = [{ functionCall: { name: "run_shell_command", args: { command: rule.command, description: "run it" } } }];
-      else parts = [{ text: rule?.text ?? opts.defaultText ?? "OK." }];
-      const r = response(parts);
-      if (!stream) return Response.json(r);
-      return new Response(`data: ${JSON.stringify(r)}\r\n\r\n`, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
-    },
+  const server = serveModel((path, raw) => {
+    const stream = path.endsWith(":streamGenerateContent");
+    if (!(stream || path.endsWith(":generateContent"))) return undefined;
+    const body = bodyOf(raw, (r) => r);
+    const contents: any[] = Array.isArray(body?.contents) ? body.contents : [];
+    const users = contents.filter((c) => c?.role === "user");
+    const typed = users.map((c) => texts(c).join("\n").replace(ADDED, "").trim()).filter(Boolean);
+    const prompt = typed.at(-1) ?? "";
+    const seq = requests.length + 1;
+    requests.push({ seq, path, body, prompt, userTexts: users.flatMap(texts), raw });
+    const rule = ruleFor(opts.rules, prompt);
+    const lastResponse = responsesOf(contents.at(-1)).at(-1);
+    let parts: object[];
+    if (rule?.command && lastResponse) {
+      const out = JSON.stringify(lastResponse.response ?? lastResponse);
+      parts = [{ text: afterCommand(rule, out) }];
+    } else if (rule?.command) parts = [{ functionCall: { name: "run_shell_command", args: { command: rule.command, description: "run it" } } }];
+    else parts = [{ text: rule?.text ?? opts.defaultText ?? "OK." }];
+    const r = response(parts);
+    if (!stream) return Response.json(r);
+    return new Response(`data: ${JSON.stringify(r)}\r\n\r\n`, { headers: SSE_HEADERS });
   });
-  return { url: `http://127.0.0.1:${server.port}`, requests, stop: () => server.stop(true) };
+  return { url: `http://127.0.0.1:${server.port}`, requests, stop: server.stop };
 }

@@ -4,9 +4,9 @@
  * HOME and CODEX_HOME, a `responses` provider at the local mock (responses-mock.ts), and the flags
  * that leave no traffic but the loopback one (plugins and analytics off).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { harnessEnv, runAgent, tempHome, type AgentRun } from "./real-agent.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
 const TRIPLE = process.arch === "arm64" ? "aarch64-unknown-linux-musl" : "x86_64-unknown-linux-musl";
@@ -18,8 +18,7 @@ export function assertRealCodex(): void {
 
 /** A temp HOME whose `.codex/config.toml` sends the model's requests to the mock. */
 export function makeCodexHome(apiUrl: string): { home: string; codexHome: string } {
-  const home = mkdtempSync(join(tmpdir(), "rcx-home-"));
-  if (resolve(home) === resolve(userInfo().homedir)) throw new Error(`refusing to use the real home ${home}`);
+  const home = tempHome("rcx-home-");
   const codexHome = join(home, ".codex");
   mkdirSync(codexHome, { recursive: true });
   writeFileSync(
@@ -42,39 +41,16 @@ env_key = "MOCK_KEY"
 const DROP = /^(OPENAI_|CODEX_|ANTHROPIC_|CLAUDE|MEMSEARCH_|OTEL_)|^(NODE_OPTIONS|DEBUG)$/;
 
 export function codexEnv(opts: { home: string; codexHome: string; runId: string; env?: Record<string, string | undefined> }): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !DROP.test(k)) env[k] = v;
-  Object.assign(env, {
-    HOME: opts.home,
-    CODEX_HOME: opts.codexHome,
-    MOCK_KEY: "offline-test-key",
-    MEMSEARCH_HARNESS_RUN: opts.runId,
-    OLLAMA_HOST: "http://127.0.0.1:9",
-  });
-  for (const [k, v] of Object.entries(opts.env ?? {})) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
-  return env;
+  return harnessEnv(DROP, { HOME: opts.home, CODEX_HOME: opts.codexHome, MOCK_KEY: "offline-test-key", MEMSEARCH_HARNESS_RUN: opts.runId, OLLAMA_HOST: "http://127.0.0.1:9" }, opts.env);
 }
 
-export interface ExecResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
+export type ExecResult = AgentRun;
 
 /** `codex exec "<prompt>"` in `cwd`, stdin closed (exec waits on an open one). */
 export async function codexExec(prompt: string, opts: { cwd: string; env: Record<string, string>; bypassTrust?: boolean; timeoutMs?: number }): Promise<ExecResult> {
   const args = [CODEX_BIN, "exec", "--skip-git-repo-check", "--disable", "plugins", "--disable", "remote_plugin", "-c", "analytics.enabled=false", "-s", "danger-full-access"];
   if (opts.bypassTrust) args.push("--dangerously-bypass-hook-trust");
-  const t = performance.now();
-  const p = Bun.spawn([...args, prompt], { cwd: opts.cwd, env: opts.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const timer = setTimeout(() => p.kill(9), opts.timeoutMs ?? 60_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  clearTimeout(timer);
-  return { code, stdout, stderr, ms: performance.now() - t };
+  return runAgent([...args, prompt], { cwd: opts.cwd, env: opts.env, timeoutMs: opts.timeoutMs ?? 60_000 });
 }
 
 /** Every rollout Codex wrote under a CODEX_HOME, oldest first. */

@@ -5,10 +5,10 @@
  * user settings that turn off what would reach the network (usage statistics, auto-update) and
  * the folder-trust prompt.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { codexEnv, type ExecResult } from "./real-codex.ts";
+import { runAgent, tempHome, withOverrides, type AgentRun } from "./real-agent.ts";
+import { codexEnv } from "./real-codex.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
 export const GEMINI_JS = process.env.MEMSEARCH_REAL_GEMINI ?? join(REPO, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js");
@@ -32,8 +32,7 @@ export const USER_SETTINGS = {
  * written to a local file (`telemetry`; no exporter, no traffic), where it logs each hook call.
  */
 export function makeGeminiHome(): { home: string; geminiHome: string; telemetry: string } {
-  const home = mkdtempSync(join(tmpdir(), "rgm-home-"));
-  if (resolve(home) === resolve(userInfo().homedir)) throw new Error(`refusing to use the real home ${home}`);
+  const home = tempHome("rgm-home-");
   const geminiHome = join(home, ".gemini");
   mkdirSync(geminiHome, { recursive: true });
   const telemetry = join(home, "telemetry.log");
@@ -60,22 +59,13 @@ export function geminiEnv(opts: { home: string; apiUrl: string; runId: string; e
   const env = codexEnv({ home: opts.home, codexHome: join(opts.home, ".codex"), runId: opts.runId, env: { CODEX_HOME: undefined, MOCK_KEY: undefined } });
   for (const k of Object.keys(env)) if (/^(GEMINI_|GOOGLE_)/.test(k)) delete env[k];
   Object.assign(env, { GEMINI_CLI_HOME: opts.home, GEMINI_API_KEY: "offline-test-key", GOOGLE_GEMINI_BASE_URL: opts.apiUrl, NO_COLOR: "1" });
-  for (const [k, v] of Object.entries(opts.env ?? {})) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
-  return env;
+  return withOverrides(env, opts.env);
 }
 
 /** `gemini -p "<prompt>" --yolo` in `cwd`, stdin closed. */
-export async function geminiRun(prompt: string, opts: { cwd: string; env: Record<string, string>; resume?: boolean; timeoutMs?: number }): Promise<ExecResult> {
+export async function geminiRun(prompt: string, opts: { cwd: string; env: Record<string, string>; resume?: boolean; timeoutMs?: number }): Promise<AgentRun> {
   const args = ["node", GEMINI_JS, "-m", GEMINI_MODEL, ...(opts.resume ? ["--resume", "latest"] : []), "-p", prompt, "--yolo"];
-  const t = performance.now();
-  const p = Bun.spawn(args, { cwd: opts.cwd, env: opts.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const timer = setTimeout(() => p.kill(9), opts.timeoutMs ?? 60_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  clearTimeout(timer);
-  return { code, stdout, stderr, ms: performance.now() - t };
+  return runAgent(args, { cwd: opts.cwd, env: opts.env, timeoutMs: opts.timeoutMs ?? 60_000 });
 }
 
 /** Every chat Gemini CLI wrote under a gemini home (`tmp/<project>/chats/*.jsonl`), oldest first. */

@@ -4,9 +4,9 @@
  * `@ai-sdk/openai-compatible` provider at the local Chat Completions mock (chat-mock.ts), the
  * switches that leave no traffic but the loopback one, and the prompt on stdin.
  */
-import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
+import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { harnessEnv, runAgent, tempHome, type AgentRun } from "./real-agent.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
 export const OPENCODE_BIN = process.env.MEMSEARCH_REAL_OPENCODE ?? join(REPO, "node_modules", `opencode-${process.platform}-${process.arch}`, "bin", "opencode");
@@ -22,8 +22,7 @@ export interface OpencodeHome {
 }
 
 export function makeOpencodeHome(): OpencodeHome {
-  const home = mkdtempSync(join(tmpdir(), "roc-home-"));
-  if (resolve(home) === resolve(userInfo().homedir)) throw new Error(`refusing to use the real home ${home}`);
+  const home = tempHome("roc-home-");
   const h = { home, config: join(home, ".config"), data: join(home, ".local", "share") };
   for (const d of [h.config, h.data, join(home, ".cache"), join(home, ".local", "state")]) mkdirSync(d, { recursive: true });
   return h;
@@ -44,9 +43,7 @@ export function opencodeConfig(apiUrl: string): string {
 const DROP = /^(OPENAI_|OPENCODE|CODEX_|ANTHROPIC_|CLAUDE|MEMSEARCH_|OTEL_|XDG_)|^(NODE_OPTIONS|DEBUG)$/;
 
 export function opencodeEnv(opts: { h: OpencodeHome; apiUrl: string; runId: string; env?: Record<string, string | undefined> }): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !DROP.test(k)) env[k] = v;
-  Object.assign(env, {
+  const set = {
     HOME: opts.h.home,
     XDG_CONFIG_HOME: opts.h.config,
     XDG_DATA_HOME: opts.h.data,
@@ -65,29 +62,15 @@ export function opencodeEnv(opts: { h: OpencodeHome; apiUrl: string; runId: stri
     npm_config_registry: "http://127.0.0.1:9/",
     npm_config_fetch_retries: "0",
     npm_config_offline: "true",
-  });
-  for (const [k, v] of Object.entries(opts.env ?? {})) {
-    if (v === undefined) delete env[k];
-    else env[k] = v;
-  }
-  return env;
+  };
+  return harnessEnv(DROP, set, opts.env);
 }
 
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
+export type RunResult = AgentRun;
 
 /** `opencode run --format json` in `cwd`, the prompt on stdin (a positional one is stored with quotes). */
 export async function opencodeRun(prompt: string, opts: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<RunResult> {
-  const t = performance.now();
-  const p = Bun.spawn([OPENCODE_BIN, "run", "--format", "json", "--print-logs", "--log-level", "INFO"], { cwd: opts.cwd, env: { ...opts.env, PWD: opts.cwd }, stdin: new TextEncoder().encode(prompt), stdout: "pipe", stderr: "pipe" });
-  const timer = setTimeout(() => p.kill(9), opts.timeoutMs ?? 120_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  clearTimeout(timer);
-  return { code, stdout, stderr, ms: performance.now() - t };
+  return runAgent([OPENCODE_BIN, "run", "--format", "json", "--print-logs", "--log-level", "INFO"], { cwd: opts.cwd, env: { ...opts.env, PWD: opts.cwd }, stdin: new TextEncoder().encode(prompt), timeoutMs: opts.timeoutMs ?? 120_000 });
 }
 
 export const opencodeDb = (h: OpencodeHome) => join(h.data, "opencode", "opencode.db");

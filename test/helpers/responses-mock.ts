@@ -11,6 +11,8 @@
  *   anything else        404
  */
 
+import { afterCommand, bodyOf, ruleFor, serveModel, SSE_HEADERS, type ModelRule } from "./model-mock.ts";
+
 export interface ResponsesRequest {
   seq: number;
   method: string;
@@ -24,14 +26,8 @@ export interface ResponsesRequest {
   raw: string;
 }
 
-export interface ResponsesRule {
-  match: string | RegExp;
-  /** A plain assistant reply. */
-  text?: string;
-  /** A shell command the model asks Codex to run (`exec_command`); the request carrying its output gets `after` (default: a text quoting it). */
-  command?: string;
-  after?: (output: string) => string;
-}
+/** A rule's `command` is asked for as `exec_command`. */
+export type ResponsesRule = ModelRule;
 
 export interface ResponsesMock {
   url: string;
@@ -82,36 +78,25 @@ function replyEvents(text: string, seq: number): string {
 
 export async function startResponsesMock(opts: { rules?: ResponsesRule[]; defaultText?: string } = {}): Promise<ResponsesMock> {
   const requests: ResponsesRequest[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const path = new URL(req.url).pathname;
-      const raw = await req.text();
-      if (req.method !== "POST" || !path.endsWith("/responses")) return new Response("not found", { status: 404 });
-      let body: any;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        body = raw;
-      }
-      const input: any[] = Array.isArray(body?.input) ? body.input : [];
-      const seq = requests.length + 1;
-      const prompt = promptOf(input);
-      const developer = input.filter((i) => i?.type === "message" && i.role === "developer").map((i) => textsOf(i).join("\n"));
-      requests.push({ seq, method: req.method, path, body, prompt, developer, raw });
-      const rule = opts.rules?.find((r) => (typeof r.match === "string" ? prompt.toLowerCase().includes(r.match.toLowerCase()) : r.match.test(prompt)));
-      const headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
-      // The tool's output comes back as the last input item: the turn goes on with a text.
-      const last = input.at(-1);
-      if (rule?.command && last?.type === "function_call_output") {
-        const out = typeof last.output === "string" ? last.output : JSON.stringify(last.output);
-        return new Response(replyEvents(rule.after ? rule.after(out) : `The command printed: ${out.slice(0, 200)}`, seq), { headers });
-      }
-      if (rule?.command) return new Response(toolEvents(rule.command, seq), { headers });
-      const text = rule?.text ?? opts.defaultText ?? "OK.";
-      return new Response(replyEvents(text, seq), { headers });
-    },
+  const server = serveModel((path, raw) => {
+    if (!path.endsWith("/responses")) return undefined;
+    const body = bodyOf(raw, (r) => r);
+    const input: any[] = Array.isArray(body?.input) ? body.input : [];
+    const seq = requests.length + 1;
+    const prompt = promptOf(input);
+    const developer = input.filter((i) => i?.type === "message" && i.role === "developer").map((i) => textsOf(i).join("\n"));
+    requests.push({ seq, method: "POST", path, body, prompt, developer, raw });
+    const rule = ruleFor(opts.rules, prompt);
+    const headers = SSE_HEADERS;
+    // The tool's output comes back as the last input item: the turn goes on with a text.
+    const last = input.at(-1);
+    if (rule?.command && last?.type === "function_call_output") {
+      const out = typeof last.output === "string" ? last.output : JSON.stringify(last.output);
+      return new Response(replyEvents(afterCommand(rule, out), seq), { headers });
+    }
+    if (rule?.command) return new Response(toolEvents(rule.command, seq), { headers });
+    const text = rule?.text ?? opts.defaultText ?? "OK.";
+    return new Response(replyEvents(text, seq), { headers });
   });
-  return { url: `http://127.0.0.1:${server.port}/v1`, requests, stop: () => server.stop(true) };
+  return { url: `http://127.0.0.1:${server.port}/v1`, requests, stop: server.stop };
 }

@@ -8,21 +8,13 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { readJsonFile } from "../../core/json-file.ts";
-import { field, Id, Path, type AgentAdapter, type InstallPlan, type NeutralHookInput, type WiredState } from "../types.ts";
+import { field, HookFields, Id, type AgentAdapter, type InstallPlan, type NeutralHookInput, type WiredState } from "../types.ts";
 
 /** The JSON Claude Code sends every hook on stdin: the fields we use, each checked. */
 const ClaudeHookInput = v.object({
-  session_id: field(Id),
+  ...HookFields.entries,
   /** Since Claude Code 2.1.196: the same id at UserPromptSubmit and Stop, and on the transcript's user entry. */
   prompt_id: field(Id),
-  hook_event_name: field(Id),
-  source: field(Id),
-  reason: field(Id),
-  transcript_path: field(Path),
-  cwd: field(Path),
-  prompt: field(v.string()),
-  last_assistant_message: field(v.string()),
-  stop_hook_active: field(v.boolean()),
 });
 
 const Settings = v.object({ enabledPlugins: v.fallback(v.optional(v.record(v.string(), v.unknown())), undefined) });

@@ -4,11 +4,11 @@
  * the project (its `session_meta` cwd, by the project rule every agent shares: the git top level).
  * A note's anchor may come with a cloned repository: this is what stops it from opening any file.
  */
-import { closeSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isInside, realOr } from "../../core/project.ts";
-import { InputError, NotFoundError } from "../../core/errors.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
+import { requirePlainTranscript, transcriptPath } from "../files.ts";
 import { codexHome } from "./install.ts";
 
 const HEAD_BYTES = 256 * 1024;
@@ -51,16 +51,9 @@ function rolloutCwd(path: string): string | undefined {
 
 /** Throws unless `path` is a rollout of this project (of any project with `anyProject`). */
 export function checkProjectRollout(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean } = {}): void {
-  const abs = resolve(path);
-  if (!abs.endsWith(".jsonl")) throw new InputError(`not a transcript (.jsonl): ${path}`);
+  const abs = transcriptPath(path);
   if (!isCodexRolloutPath(abs, o.env)) throw new ForeignTranscriptError(`refused: ${path} is not a Codex rollout (not under ${rolloutDirs(o.env)[0]})`);
-  let st;
-  try {
-    st = lstatSync(abs);
-  } catch {
-    throw new NotFoundError(`transcript not found: ${path}`);
-  }
-  if (!st.isFile()) throw new ForeignTranscriptError(`refused: ${path} is not a plain file`);
+  requirePlainTranscript(abs, path);
   if (o.anyProject) return;
   const cwd = rolloutCwd(abs);
   if (!cwd || !sameProject(projectOfCwd(cwd), root)) throw new ForeignTranscriptError(`refused: ${path} is another project's rollout (this project: ${root})`, true);

@@ -12,22 +12,14 @@ import { readOwnText } from "../../core/fsutil.ts";
 import { clip, oneLine } from "../../core/text.ts";
 import { TurnSegmenter } from "../../transcript/turns.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
-import type { LastTurn, ToolCall, Turn, TurnItem } from "../../transcript/types.ts";
+import type { ToolCall, Turn } from "../../transcript/types.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
 import { renderAgentTurn } from "../render.ts";
+import { addAssistantText, addToolCall, agentLastTurn, agentTurns, asString as str, endedWith, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 
-/** Tool output kept per call, as for Claude Code's last turn. */
-const OUTPUT_CHARS = 1000;
-
-export interface RolloutTurn {
+export interface RolloutTurn extends AgentTurn {
   /** Codex's turn id (the hooks' `turn_id`), else `line-N` of the line that opened it. */
   id: string;
-  timestamp?: string;
-  userText: string;
-  assistantTexts: string[];
-  tools: ToolCall[];
-  /** Assistant texts and tool calls in the order Codex wrote them. */
-  items: TurnItem[];
   /** Codex reported the turn finished (`task_complete`). */
   complete: boolean;
   /** 1-based line of the rollout that opened the turn. */
@@ -45,8 +37,6 @@ export function isCodexScaffolding(text: string): boolean {
   const t = text.trimStart();
   return t.startsWith("<environment_context>") || t.startsWith("# AGENTS.md instructions") || t.startsWith("<user_instructions>") || t.startsWith("<turn_aborted>");
 }
-
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
@@ -167,14 +157,8 @@ export function parseRollout(text: string, opts: { redact?: (s: string) => strin
     const a = seg.answer();
     if (!a) return;
     if ("assistant" in k) {
-      if (k.assistant.trim()) {
-        a.turn.assistantTexts.push(redact(k.assistant));
-        a.turn.items.push({ kind: "assistant", text: redact(k.assistant) });
-      }
-    } else if ("tool" in k) {
-      a.turn.tools.push(k.tool);
-      a.turn.items.push({ kind: "tool", call: k.tool });
-    }
+      if (k.assistant.trim()) addAssistantText(a.turn, redact(k.assistant));
+    } else if ("tool" in k) addToolCall(a.turn, k.tool);
     else {
       const call = a.turn.tools.find((t) => t.id === k.output.id && t.unpaired);
       if (call) Object.assign(call, { output: clip(k.output.text, OUTPUT_CHARS), outputChars: k.output.text.length, unpaired: false });
@@ -189,10 +173,6 @@ export function renderRolloutTurn(t: Pick<RolloutTurn, "userText" | "items">): s
   return renderAgentTurn(t, "Codex");
 }
 
-function toLastTurn(r: Rollout, t: RolloutTurn, sessionId: string): LastTurn {
-  return { sessionId, turnUuid: t.id, timestamp: t.timestamp, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools, text: renderRolloutTurn(t) };
-}
-
 /**
  * The turn a Codex Stop hook fired for: by its `turn_id`, else the last turn when its prompt is
  * the recorded one. Throws when the file cannot be read (the drainer then uses what the hooks saw).
@@ -202,25 +182,10 @@ export async function findStoppedRolloutTurn(path: string, q: TurnQuery): Promis
   const last = r.turns.at(-1);
   const t = q.promptId ? r.turns.find((x) => x.id === q.promptId) : last && q.prompt !== undefined && last.userText.trim() === q.prompt.trim() ? last : undefined;
   if (!t) return undefined;
-  const complete = t.complete || (q.lastAssistantMessage !== undefined && t.assistantTexts.at(-1)?.trim() === q.lastAssistantMessage.trim());
-  return { turn: toLastTurn(r, t, r.sessionId ?? ""), complete };
+  return { turn: agentLastTurn(t, r.sessionId ?? "", renderRolloutTurn(t)), complete: endedWith(t, q.lastAssistantMessage) };
 }
 
 /** A rollout's turns in the shape the transcript views print (`memsearch transcript`). */
 export function rolloutTurns(r: Rollout): Turn[] {
-  return r.turns.map((t, index) => ({
-    index,
-    uuid: t.id,
-    timestamp: t.timestamp,
-    promptId: t.id,
-    kind: "prompt",
-    userText: t.userText,
-    assistantTexts: t.assistantTexts,
-    tools: t.tools,
-    items: t.items,
-    toolCount: t.tools.length,
-    line: t.line,
-    start: 0,
-    end: 0,
-  }));
+  return agentTurns(r.turns, { promptIds: true });
 }

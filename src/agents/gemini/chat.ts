@@ -16,20 +16,14 @@ import { readOwnText } from "../../core/fsutil.ts";
 import { clip, oneLine } from "../../core/text.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
-import type { LastTurn, ToolCall, Turn, TurnItem } from "../../transcript/types.ts";
+import type { ToolCall, Turn } from "../../transcript/types.ts";
+import { renderToolsThenWords } from "../render.ts";
+import { addAssistantText, addToolCall, agentLastTurn, agentTurns, asString as str, endedWith, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 import { stripHookContext } from "./hook.ts";
 
-/** Tool output kept per call, as for Claude Code's last turn. */
-const OUTPUT_CHARS = 1000;
-
-export interface ChatTurn {
+export interface ChatTurn extends AgentTurn {
   /** The id of the user message that opened it. */
   id: string;
-  timestamp?: string;
-  userText: string;
-  assistantTexts: string[];
-  tools: ToolCall[];
-  items: TurnItem[];
   /** Gemini CLI wrote an answer with no tool call still waiting for its result. */
   complete: boolean;
   /** 1-based line of the file that last wrote the user message. */
@@ -42,8 +36,6 @@ export interface Chat {
   kind?: string;
   turns: ChatTurn[];
 }
-
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /** The text parts of a content: a string, a part, or a list of them. */
 function textOf(content: unknown): string {
@@ -144,15 +136,9 @@ export function parseChat(text: string, opts: { redact?: (s: string) => string }
     }
     if (msg.type !== "gemini" || !open) continue;
     const said = textOf(msg.content);
-    if (said.trim()) {
-      open.assistantTexts.push(redact(said));
-      open.items.push({ kind: "assistant", text: redact(said) });
-    }
+    if (said.trim()) addAssistantText(open, redact(said));
     const calls = Array.isArray(msg.toolCalls) ? msg.toolCalls.filter(isObj).map((c) => toolOf(c, redact)) : [];
-    for (const call of calls) {
-      open.tools.push(call);
-      open.items.push({ kind: "tool", call });
-    }
+    for (const call of calls) addToolCall(open, call);
     open.complete = calls.length === 0 && said.trim().length > 0;
   }
   return chat;
@@ -160,17 +146,7 @@ export function parseChat(text: string, opts: { redact?: (s: string) => string }
 
 /** A chat turn labelled for a summariser, as Claude Code's are (`[User]`, the agent's name, tools). */
 export function renderChatTurn(t: ChatTurn): string {
-  const out = [`[User]: ${t.userText}`];
-  for (const c of t.tools) {
-    out.push(`[Gemini CLI calls tool]: ${c.name}${c.input ? " " + c.input : ""}`);
-    out.push(c.output === undefined ? "[Tool output]: (no result in the transcript)" : `${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output || "(empty)"}`);
-  }
-  for (const a of t.assistantTexts) out.push(`[Gemini CLI]: ${a}`);
-  return out.join("\n");
-}
-
-function toLastTurn(t: ChatTurn, sessionId: string): LastTurn {
-  return { sessionId, turnUuid: t.id, timestamp: t.timestamp, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools, text: renderChatTurn(t) };
+  return renderToolsThenWords(t, "Gemini CLI");
 }
 
 /** The chat's prompt is the one recorded, which the queue may have clipped (with an ellipsis). */
@@ -192,24 +168,10 @@ export async function findStoppedChatTurn(path: string, q: TurnQuery): Promise<F
   const last = chat.turns.at(-1);
   if (!last) return undefined;
   if (q.prompt !== undefined && !samePrompt(last.userText, q.prompt)) return undefined;
-  const complete = last.complete || (q.lastAssistantMessage !== undefined && last.assistantTexts.at(-1)?.trim() === q.lastAssistantMessage.trim());
-  return { turn: toLastTurn(last, chat.sessionId ?? ""), complete };
+  return { turn: agentLastTurn(last, chat.sessionId ?? "", renderChatTurn(last)), complete: endedWith(last, q.lastAssistantMessage) };
 }
 
 /** A chat's turns in the shape the transcript views print (`memsearch transcript`). */
 export function chatTurns(chat: Chat): Turn[] {
-  return chat.turns.map((t, index) => ({
-    index,
-    uuid: t.id,
-    timestamp: t.timestamp,
-    kind: "prompt",
-    userText: t.userText,
-    assistantTexts: t.assistantTexts,
-    tools: t.tools,
-    items: t.items,
-    toolCount: t.tools.length,
-    line: t.line,
-    start: 0,
-    end: 0,
-  }));
+  return agentTurns(chat.turns);
 }

@@ -6,12 +6,12 @@
  * carries the sha256 of it too.
  */
 import { createHash } from "node:crypto";
-import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { InputError, NotFoundError } from "../../core/errors.ts";
 import { readTextQuiet } from "../../core/fsutil.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
+import { requirePlainTranscript, transcriptPath } from "../files.ts";
 
 const HEAD_BYTES = 64 * 1024;
 
@@ -68,17 +68,10 @@ function ofProject(path: string, slot: string, root: string): boolean {
 
 /** Throws unless `path` is a Gemini CLI chat of this project (of any project with `anyProject`). */
 export function checkProjectChat(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean } = {}): void {
-  const abs = resolve(path);
-  if (!abs.endsWith(".jsonl")) throw new InputError(`not a transcript (.jsonl): ${path}`);
+  const abs = transcriptPath(path);
   const parts = underTmp(abs, o.env);
   if (!parts || !isGeminiChatPath(abs, o.env)) throw new ForeignTranscriptError(`refused: ${path} is not a Gemini CLI chat (not under ${join(geminiHome(o.env), "tmp")})`);
-  let st;
-  try {
-    st = lstatSync(abs);
-  } catch {
-    throw new NotFoundError(`transcript not found: ${path}`);
-  }
-  if (!st.isFile()) throw new ForeignTranscriptError(`refused: ${path} is not a plain file`);
+  requirePlainTranscript(abs, path);
   if (o.anyProject) return;
   const slot = join(abs.slice(0, abs.length - join(...parts).length), parts[0]!);
   if (!ofProject(abs, slot, root)) throw new ForeignTranscriptError(`refused: ${path} is another project's chat (this project: ${root})`, true);

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { field, Id, Path, type NeutralHookInput, type NeutralHookOutput } from "../types.ts";
+import { field, HookFields, sessionStartSource, type NeutralHookInput, type NeutralHookOutput } from "../types.ts";
 
 /**
  * The JSON Gemini CLI sends every hook on stdin (0.61; docs/hooks/reference.md): Claude Code's
@@ -7,17 +7,7 @@ import { field, Id, Path, type NeutralHookInput, type NeutralHookOutput } from "
  * AfterAgent, whose answer is `prompt_response`. There is no prompt id: the turn is named by its
  * prompt, which AfterAgent carries itself.
  */
-const GeminiHookInput = v.object({
-  session_id: field(Id),
-  hook_event_name: field(Id),
-  source: field(Id),
-  reason: field(Id),
-  transcript_path: field(Path),
-  cwd: field(Path),
-  prompt: field(v.string()),
-  prompt_response: field(v.string()),
-  stop_hook_active: field(v.boolean()),
-});
+const GeminiHookInput = v.object({ ...v.omit(HookFields, ["last_assistant_message"]).entries, prompt_response: field(v.string()) });
 
 /** Context a hook gave Gemini CLI, which it writes into the prompt (and the chat) inside these tags. */
 const HOOK_CONTEXT = /<hook_context>[\s\S]*?<\/hook_context>/g;
@@ -42,8 +32,7 @@ export function parseGeminiHookInput(raw: Record<string, unknown>): NeutralHookI
     hook_event_name,
     ...(prompt !== undefined ? { prompt: stripHookContext(prompt) } : {}),
     ...(prompt_response !== undefined ? { last_assistant_message: prompt_response } : {}),
-    // Only SessionStart has a source (startup, resume, clear); prompts all come from the user.
-    ...(hook_event_name === "SessionStart" && source ? { source } : {}),
+    ...sessionStartSource(hook_event_name, source),
   };
 }
 

@@ -14,9 +14,9 @@ import { lstatSync } from "node:fs";
 import * as v from "valibot";
 import { clip, oneLine } from "../../core/text.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
-import type { LastTurn, ToolCall, TurnItem } from "../../transcript/types.ts";
-
-const OUTPUT_CHARS = 1000;
+import type { ToolCall } from "../../transcript/types.ts";
+import { renderToolsThenWords } from "../render.ts";
+import { addAssistantText, addToolCall, agentLastTurn, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 
 const UserData = v.object({ role: v.literal("user") });
 const AssistantData = v.object({
@@ -38,15 +38,10 @@ const ToolPart = v.object({
   }),
 });
 
-export interface OpencodeTurn {
+export interface OpencodeTurn extends AgentTurn {
   /** The user message's id (`msg_…`): the prompt id the plugin gave the hooks. */
   id: string;
   sessionId: string;
-  timestamp?: string;
-  userText: string;
-  assistantTexts: string[];
-  tools: ToolCall[];
-  items: TurnItem[];
   /** The last assistant message finished the turn (completed, and not stopped for a tool call). */
   complete: boolean;
 }
@@ -116,9 +111,7 @@ export function readOpencodeTurn(db: Database, promptId: string, redact: (s: str
       const t = v.safeParse(TextPart, d);
       if (t.success) {
         if (t.output.synthetic || t.output.ignored || !t.output.text.trim()) continue;
-        const text = redact(t.output.text);
-        turn.assistantTexts.push(text);
-        turn.items.push({ kind: "assistant", text });
+        addAssistantText(turn, redact(t.output.text));
         continue;
       }
       const tool = v.safeParse(ToolPart, d);
@@ -132,8 +125,7 @@ export function readOpencodeTurn(db: Database, promptId: string, redact: (s: str
         input: oneLine(redact(toolInput(s.input))),
         ...(done ? { output: clip(out, OUTPUT_CHARS), outputChars: out.length, isError: s.status === "error" } : { unpaired: true }),
       };
-      turn.tools.push(call);
-      turn.items.push({ kind: "tool", call });
+      addToolCall(turn, call);
     }
   }
   const last = answers.at(-1)?.data;
@@ -143,17 +135,7 @@ export function readOpencodeTurn(db: Database, promptId: string, redact: (s: str
 
 /** A turn labelled for a summariser, as Claude Code's and Codex's are. */
 export function renderOpencodeTurn(t: OpencodeTurn): string {
-  const out = [`[User]: ${t.userText}`];
-  for (const c of t.tools) {
-    out.push(`[OpenCode calls tool]: ${c.name}${c.input ? " " + c.input : ""}`);
-    out.push(c.output === undefined ? "[Tool output]: (no result in the transcript)" : `${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output || "(empty)"}`);
-  }
-  for (const a of t.assistantTexts) out.push(`[OpenCode]: ${a}`);
-  return out.join("\n");
-}
-
-function toLastTurn(t: OpencodeTurn): LastTurn {
-  return { sessionId: t.sessionId, turnUuid: t.id, timestamp: t.timestamp, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools, text: renderOpencodeTurn(t) };
+  return renderToolsThenWords(t, "OpenCode");
 }
 
 /**
@@ -167,7 +149,7 @@ export async function findStoppedOpencodeTurn(path: string, q: TurnQuery): Promi
     const t = readOpencodeTurn(db, q.promptId, q.redact);
     if (!t) return undefined;
     const complete = t.complete || (q.lastAssistantMessage !== undefined && oneLine(t.assistantTexts.at(-1) ?? "") === oneLine(q.redact ? q.redact(q.lastAssistantMessage) : q.lastAssistantMessage));
-    return { turn: toLastTurn(t), complete };
+    return { turn: agentLastTurn(t, t.sessionId, renderOpencodeTurn(t)), complete };
   } finally {
     db.close();
   }

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { field, Id, Path, type NeutralHookInput } from "../types.ts";
+import { field, HookFields, Id, sessionStartSource, type NeutralHookInput } from "../types.ts";
 
 /**
  * The JSON memsearch's OpenCode plugin (plugin.ts) sends each hook on stdin. OpenCode itself has
@@ -8,16 +8,7 @@ import { field, Id, Path, type NeutralHookInput } from "../types.ts";
  * the transcript. Checked all the same: the plugin file lives in the user's config and could be
  * edited or stale.
  */
-const OpencodeHookInput = v.object({
-  session_id: field(Id),
-  prompt_id: field(Id),
-  hook_event_name: field(Id),
-  source: field(Id),
-  transcript_path: field(Path),
-  cwd: field(Path),
-  prompt: field(v.string()),
-  last_assistant_message: field(v.string()),
-});
+const OpencodeHookInput = v.object({ ...v.omit(HookFields, ["reason", "stop_hook_active"]).entries, prompt_id: field(Id) });
 
 export function parseOpencodeHookInput(raw: Record<string, unknown>): NeutralHookInput {
   const { source, hook_event_name, ...rest } = v.parse(OpencodeHookInput, raw);
@@ -26,6 +17,6 @@ export function parseOpencodeHookInput(raw: Record<string, unknown>): NeutralHoo
     ...rest,
     hook_event_name,
     // Prompts reach the plugin through `chat.message`, typed or piped to `opencode run`: they count as typed.
-    ...(hook_event_name === "SessionStart" && source ? { source } : {}),
+    ...sessionStartSource(hook_event_name, source),
   };
 }

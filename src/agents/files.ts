@@ -1,0 +1,22 @@
+import { lstatSync } from "node:fs";
+import { resolve } from "node:path";
+import { InputError, NotFoundError } from "../core/errors.ts";
+import { ForeignTranscriptError } from "../transcript/claude-files.ts";
+
+/** The absolute path of the transcript `path` names; throws unless it is a `.jsonl` file's. */
+export function transcriptPath(path: string): string {
+  const abs = resolve(path);
+  if (!abs.endsWith(".jsonl")) throw new InputError(`not a transcript (.jsonl): ${path}`);
+  return abs;
+}
+
+/** Throws unless the transcript at `abs` (named `path`) is a plain file: a link could point anywhere. */
+export function requirePlainTranscript(abs: string, path: string): void {
+  let st;
+  try {
+    st = lstatSync(abs);
+  } catch {
+    throw new NotFoundError(`transcript not found: ${path}`);
+  }
+  if (!st.isFile()) throw new ForeignTranscriptError(`refused: ${path} is not a plain file`);
+}

@@ -1,0 +1,58 @@
+import type { LastTurn, ToolCall, Turn, TurnItem } from "../transcript/types.ts";
+
+/** Tool output kept per call, as for Claude Code's last turn. */
+export const TOOL_OUTPUT_CHARS = 1000;
+
+/** What every other agent's reader makes of a turn, before its own fields. */
+export interface AgentTurn {
+  id: string;
+  timestamp?: string;
+  userText: string;
+  assistantTexts: string[];
+  tools: ToolCall[];
+  /** Assistant texts and tool calls in the order the agent wrote them. */
+  items: TurnItem[];
+  complete: boolean;
+}
+
+export const asString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** Records the agent's words, kept both in its texts and in the ordered items. */
+export function addAssistantText(t: AgentTurn, text: string): void {
+  t.assistantTexts.push(text);
+  t.items.push({ kind: "assistant", text });
+}
+
+/** Records a tool call, kept both in its calls and in the ordered items. */
+export function addToolCall(t: AgentTurn, call: ToolCall): void {
+  t.tools.push(call);
+  t.items.push({ kind: "tool", call });
+}
+
+/** The turn finished, or its last words are the ones the stop hook carried. */
+export function endedWith(t: AgentTurn, lastAssistantMessage: string | undefined): boolean {
+  return t.complete || (lastAssistantMessage !== undefined && t.assistantTexts.at(-1)?.trim() === lastAssistantMessage.trim());
+}
+
+export function agentLastTurn(t: AgentTurn, sessionId: string, text: string): LastTurn {
+  return { sessionId, turnUuid: t.id, timestamp: t.timestamp, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools, text };
+}
+
+/** Turns in the shape the transcript views print (`memsearch transcript`); `promptIds` when the agent's turn id is its prompt id. */
+export function agentTurns(turns: (AgentTurn & { line: number })[], o: { promptIds?: boolean } = {}): Turn[] {
+  return turns.map((t, index) => ({
+    index,
+    uuid: t.id,
+    timestamp: t.timestamp,
+    ...(o.promptIds ? { promptId: t.id } : {}),
+    kind: "prompt",
+    userText: t.userText,
+    assistantTexts: t.assistantTexts,
+    tools: t.tools,
+    items: t.items,
+    toolCount: t.tools.length,
+    line: t.line,
+    start: 0,
+    end: 0,
+  }));
+}
