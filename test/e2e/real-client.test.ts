@@ -300,6 +300,59 @@ describe("memsearch with the real Claude Code", () => {
     await allNoted();
   }, 300_000);
 
+  test("a plan from a real `claude -p --permission-mode plan` session (plan file written, then ExitPlanMode) is a session-table hit of `memsearch recall --raw`, naming the session and the plan file", async () => {
+    // Past what a message row keeps of a tool input: only the session table holds the decision.
+    const plan = `# Billing queue plan\n\n${"Context: the billing queue feeds invoices to the ledger service every night. ".repeat(6)}\n\nzq-plan-7: migrate the billing queue to SQS in two phases.`;
+    const prompt = "Plan how the billing queue moves off the old broker.";
+    // 2.1.328 in -p offers no ExitPlanMode ("disabled for this session") and answers a call with an
+    // error result; what plan mode does allow is writing the plan file its plan_mode reminder names.
+    // The mock does what a model in plan mode does: write that file, then call ExitPlanMode.
+    const planFileIn = (req: { body: unknown }) => /\/[^"\s\\]*\/\.claude\/plans\/[\w-]+\.md/.exec(JSON.stringify(req.body))?.[0];
+    const previous = api.script.reply;
+    let planFile: string | undefined;
+    let exitCalled = false;
+    api.script.reply = (req) => {
+      if (req.kind !== "main") return previous?.(req);
+      if (req.prompt === prompt && !req.toolResults.length && !planFile) {
+        planFile = planFileIn(req);
+        if (planFile) return { type: "tool", name: "Write", input: { file_path: planFile, content: plan } };
+      }
+      if (planFile && !exitCalled && req.toolResults.length) {
+        exitCalled = true;
+        return { type: "tool", name: "ExitPlanMode", input: { plan }, after: () => "The plan is ready for review." };
+      }
+      return previous?.(req);
+    };
+    try {
+      const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt, env, args: ["--permission-mode", "plan"] });
+      runIds.push(r.runId);
+      debugFiles.push(r.debugFile!);
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toContain("The plan is ready for review.");
+    } finally {
+      api.script.reply = previous;
+    }
+    turns.push({ session: "plan", codeword: "", prompt, reply: "" });
+    // The real client wrote the plan under its own plans folder, in the session it logged.
+    expect(planFile).toBe(join(home, ".claude", "plans", basename(planFile!)));
+    expect(readFileSync(planFile!, "utf8")).toContain("zq-plan-7");
+    const file = transcriptFiles(home, project).find((f) => readTranscript(f).some((l) => l.type === "user" && l.message?.content === prompt))!;
+    const session = readTranscript(file).find((l) => l.sessionId)!.sessionId as string;
+    expect(exitCalled).toBe(true);
+
+    const memsearch = (args: string[]) => run(args, { cwd: project, env: { HOME: home, MEMSEARCH_HOME: join(home, ".memsearch"), CLAUDE_CONFIG_DIR: undefined, MEMSEARCH_DIR: undefined, MEMSEARCH_NO_WATCH: "1" } });
+    // Words only the plan holds: the prompt shares "billing queue" with it.
+    const recall = await memsearch(["recall", "--raw", "-j", "SQS in two phases zq-plan-7", "--source", "transcripts"]);
+    expect(recall.code).toBe(0);
+    const top = JSON.parse(recall.stdout).results[0];
+    expect(top?.from).toEqual(["session"]);
+    expect(top.session_content).toMatchObject({ table: "session", kind: "plan", title: "Billing queue plan", session, path: file, plan_file: planFile });
+    const text = await memsearch(["recall", "--raw", "SQS in two phases zq-plan-7", "--source", "transcripts"]);
+    expect(text.stdout).toContain(`Plan [session table] of session ${session}: Billing queue plan`);
+    expect(text.stdout).toContain(`plan file: ${planFile}`);
+    await allNoted();
+  }, 300_000);
+
   test("`memsearch recall --raw` through the Bash tool: a turn of an earlier session comes back as its note and its own messages, one result", async () => {
     await scenario();
     const target = turns.find((t) => t.prompt.includes("billing webhook"))!;
