@@ -376,7 +376,9 @@ describe("memsearch with the real Claude Code", () => {
     const { output } = await bashTurn(prompt, "billing webhook retries", 'memsearch recall --raw -j "billing webhook retries"');
     const res = JSON.parse(output.slice(output.indexOf("{")));
     const top = res.results[0];
-    expect(top.from.sort()).toEqual(["note", "transcript"]);
+    // The turn's prompt is also its `claude -p` session's first prompt: the session table finds it too.
+    expect(top.from.sort()).toEqual(["note", "session", "transcript"]);
+    expect(top.session_content.kind).toBe("first_prompt");
     expect(top.note.snippet).toContain(target.codeword);
     // The transcript Claude Code wrote holds the turn: its path and uuid drill down to it.
     expect(transcriptFiles(home, project)).toContain(top.transcript.path);
