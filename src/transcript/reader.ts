@@ -40,6 +40,7 @@ const CLAUDE_TYPES = new Set([
   "summary",
   "progress",
   "file-history-snapshot",
+  "file-history-delta",
   "queue-operation",
   "attachment",
   "ai-title",
@@ -60,7 +61,7 @@ const CLAUDE_TYPES = new Set([
  * request records (2.1.3xx) hold the whole system prompt and injected context of each API call,
  * 40–60 KB a line: reading them would put our own recalled memories back into memory.
  */
-const SKIP_TYPES = new Set(["progress", "file-history-snapshot", "queue-operation", "ai-title", "custom-title", "last-prompt", "agent-name", "mode", "permission-mode", "atis-latch", "tools-used", "pr-link", "cost-state", "tag", ...REQUEST_TYPES]);
+const SKIP_TYPES = new Set(["progress", "file-history-snapshot", "file-history-delta", "queue-operation", "ai-title", "custom-title", "last-prompt", "agent-name", "mode", "permission-mode", "atis-latch", "tools-used", "pr-link", "cost-state", "tag", ...REQUEST_TYPES]);
 /** Codex rollouts and OpenClaw sessions. */
 const FOREIGN_TYPES = new Set(["event_msg", "response_item", "session_meta", "turn_context", "compacted", "message", "session"]);
 /** The model Claude Code names on assistant lines it writes itself, not a model's reply. */

@@ -300,6 +300,75 @@ describe("memsearch with the real Claude Code", () => {
     await allNoted();
   }, 300_000);
 
+  test("a plan from a real plan-mode session (plan file written, ExitPlanMode approved in its dialog) is a session-table hit of `memsearch recall --raw`, naming the session and the plan file", async () => {
+    const plan = "# Billing queue plan\n\nzq-plan-7: migrate the billing queue to SQS in two phases, the ledger consumers first.";
+    const prompt = "Plan how the billing queue moves off the old broker.";
+    // What a model in plan mode does: write the plan file its plan_mode reminder names (the one
+    // edit plan mode allows), then call ExitPlanMode. An interactive session, because 2.1.328 under
+    // -p offers no ExitPlanMode and answers a call with "disabled for this session".
+    const planFileIn = (req: { body: unknown }) => /\/[^"\s\\]*\/\.claude\/plans\/[\w-]+\.md/.exec(JSON.stringify(req.body))?.[0];
+    const previous = api.script.reply;
+    let planFile: string | undefined;
+    let exitCalled = false;
+    api.script.reply = (req) => {
+      if (req.kind !== "main") return previous?.(req);
+      if (req.prompt === prompt && !req.toolResults.length && !planFile) {
+        planFile = planFileIn(req);
+        if (planFile) return { type: "tool", name: "Write", input: { file_path: planFile, content: plan } };
+      }
+      if (planFile && !exitCalled && req.toolResults.length) {
+        exitCalled = true;
+        return { type: "tool", name: "ExitPlanMode", input: { plan }, after: () => "The plan is ready for review." };
+      }
+      return previous?.(req);
+    };
+    const session = startInteractive({ api, projectDir: project, home, pluginDir: plugin, env, args: ["--permission-mode", "plan"], timeoutMs: 150_000 });
+    runIds.push(session.runId);
+    debugFiles.push(session.debugFile!);
+    try {
+      await session.ready();
+      const since = session.raw().length;
+      await session.submit(prompt);
+      await session.waitForText("Would you like to proceed?", { timeoutMs: 60_000, since });
+      // Down to "Yes, manually approve edits", then Enter, once the dialog takes keys.
+      await session.settle();
+      session.write("\x1b[B");
+      await session.settle();
+      session.write("\r");
+      await session.waitForText("The plan is ready for review.", { timeoutMs: 60_000, since });
+      const end = await session.exit();
+      expect(end.timedOut).toBe(false);
+      expect(end.exitCode).toBe(0);
+    } catch (e) {
+      session.kill();
+      throw new Error(`${e}\n--- screen ---\n${session.screen()}`);
+    } finally {
+      api.script.reply = previous;
+    }
+    turns.push({ session: "plan", codeword: "", prompt, reply: "" });
+    // The client wrote the plan under its own plans folder and approved the ExitPlanMode call.
+    expect(exitCalled).toBe(true);
+    expect(planFile).toBe(join(home, ".claude", "plans", basename(planFile!)));
+    expect(readFileSync(planFile!, "utf8")).toContain("zq-plan-7");
+    const exitResult = api.main().flatMap((q) => q.toolResults).find((t) => t.output.includes(planFile!) && t.output.includes("zq-plan-7"));
+    expect(exitResult?.isError).toBe(false);
+    const file = transcriptFiles(home, project).find((f) => readTranscript(f).some((l) => l.type === "user" && l.message?.content === prompt))!;
+    const sessionId = readTranscript(file).find((l) => l.sessionId)!.sessionId as string;
+
+    const memsearch = (args: string[]) => run(args, { cwd: project, env: { HOME: home, MEMSEARCH_HOME: join(home, ".memsearch"), CLAUDE_CONFIG_DIR: undefined, MEMSEARCH_DIR: undefined, MEMSEARCH_NO_WATCH: "1" } });
+    // Words only the plan holds: the prompt shares "billing queue" with it.
+    const recall = await memsearch(["recall", "--raw", "-j", "SQS in two phases zq-plan-7", "--source", "transcripts"]);
+    expect(recall.code).toBe(0);
+    const top = JSON.parse(recall.stdout).results[0];
+    // The approval's tool result quotes the plan too: the turn's messages may join the hit.
+    expect(top?.from).toContain("session");
+    expect(top.session_content).toMatchObject({ table: "session", kind: "plan", title: "Billing queue plan", session: sessionId, path: file, plan_file: planFile });
+    const text = await memsearch(["recall", "--raw", "SQS in two phases zq-plan-7", "--source", "transcripts"]);
+    expect(text.stdout).toContain(`Plan [session table] of session ${sessionId}: Billing queue plan`);
+    expect(text.stdout).toContain(`plan file: ${planFile}`);
+    await allNoted();
+  }, 300_000);
+
   test("`memsearch recall --raw` through the Bash tool: a turn of an earlier session comes back as its note and its own messages, one result", async () => {
     await scenario();
     const target = turns.find((t) => t.prompt.includes("billing webhook"))!;
@@ -307,10 +376,9 @@ describe("memsearch with the real Claude Code", () => {
     const { output } = await bashTurn(prompt, "billing webhook retries", 'memsearch recall --raw -j "billing webhook retries"');
     const res = JSON.parse(output.slice(output.indexOf("{")));
     const top = res.results[0];
-    // The turn's note and its own messages; when the turn opened its session, the session table's
-    // first prompt is the same turn (one result either way).
-    expect(top.from.filter((f: string) => f !== "session").sort()).toEqual(["note", "transcript"]);
-    if (top.from.includes("session")) expect(top.session_content).toMatchObject({ kind: "first_prompt", turn_uuid: top.transcript.turn_uuid });
+    // The turn's prompt is also its `claude -p` session's first prompt: the session table finds it too.
+    expect(top.from.sort()).toEqual(["note", "session", "transcript"]);
+    expect(top.session_content).toMatchObject({ kind: "first_prompt", turn_uuid: top.transcript.turn_uuid });
     expect(top.note.snippet).toContain(target.codeword);
     // The transcript Claude Code wrote holds the turn: its path and uuid drill down to it.
     expect(transcriptFiles(home, project)).toContain(top.transcript.path);

@@ -437,6 +437,15 @@ describe("the line types Claude Code 2.1.3xx writes", () => {
     { type: "tools-used", sessionId: sid, tools: ["Bash"] },
     { type: "cost-state", sessionId: sid },
     { type: "file-history-snapshot", messageId: "u-1", snapshot: {} },
+    // An interactive session that edits a file (the plan file of plan mode) tracks it line by line.
+    {
+      type: "file-history-delta",
+      messageId: "a-1",
+      snapshotMessageId: "u-1",
+      trackingPath: "/home/dev/.claude/plans/plan-the-billing-queue.md",
+      backup: { backupFileName: null, version: 1, backupTime: "2026-11-26T12:09:00.557Z", realParentDir: "/home/dev/.claude/plans" },
+      timestamp: "2026-11-26T12:09:00.558Z",
+    },
   ];
   const file = () => tmpFile("client-2.1.328.jsonl", lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
 
@@ -447,7 +456,7 @@ describe("the line types Claude Code 2.1.3xx writes", () => {
     expect(t.turns).toHaveLength(1);
     expect(t.turns[0]).toMatchObject({ uuid: "u-1", promptId: "p-1", userText: "Remember the flamingo parser caches 512 entries.", assistantTexts: ["Noted."] });
     expect(everything(t)).not.toContain("Recent memory (memsearch)");
-    for (const type of ["api-request-blob", "api-request-shape", "api-request", "mode", "permission-mode", "atis-latch", "tools-used", "last-prompt", "cost-state"]) expect(t.stats.skipped[type]).toBe(1);
+    for (const type of ["api-request-blob", "api-request-shape", "api-request", "mode", "permission-mode", "atis-latch", "tools-used", "last-prompt", "cost-state", "file-history-delta"]) expect(t.stats.skipped[type]).toBe(1);
   });
 
   test("a turn is found by the prompt id the hooks were given", async () => {
