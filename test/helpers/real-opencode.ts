@@ -12,7 +12,7 @@ export const REPO = resolve(import.meta.dir, "../..");
 export const OPENCODE_BIN = process.env.MEMSEARCH_REAL_OPENCODE ?? join(REPO, "node_modules", `opencode-${process.platform}-${process.arch}`, "bin", "opencode");
 
 export function assertRealOpencode(): void {
-  if (!existsSync(OPENCODE_BIN)) throw new Error(`the real OpenCode CLI is not installed at ${OPENCODE_BIN}: run npm ci (it is a pinned devDependency)`);
+  if (!existsSync(OPENCODE_BIN)) throw new Error(`the real OpenCode CLI is not installed at ${OPENCODE_BIN}: run npm ci (opencode-linux-x64 is a pinned optional dependency, Linux x64 only)`);
 }
 
 export interface OpencodeHome {
