@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chatTurns, findStoppedChatTurn, parseChat } from "../../src/agents/gemini/chat.ts";
 import { checkProjectChat, isGeminiChatPath } from "../../src/agents/gemini/files.ts";
+import { AGENTS } from "../../src/agents/registry.ts";
 import { formatGeminiOutput, parseGeminiHookInput } from "../../src/agents/gemini/hook.ts";
 import { agentNamed, transcriptAgent } from "../../src/agents/registry.ts";
 import { ForeignTranscriptError } from "../../src/transcript/claude-files.ts";
@@ -134,6 +135,19 @@ describe("which Gemini CLI chats are this project's", () => {
     writeFileSync(outside, "");
     expect(isGeminiChatPath(outside, h.env)).toBe(false);
     expect(() => checkProjectChat(outside, h.root, { env: h.env })).toThrow(ForeignTranscriptError);
+  });
+
+  test("import lists this project's chats only, and renders a turn as Gemini CLI's", async () => {
+    const h = home();
+    const otherSlot = join(h.env.HOME, ".gemini", "tmp", "other");
+    mkdirSync(join(otherSlot, "chats"), { recursive: true });
+    writeFileSync(join(otherSlot, ".project_root"), mkdtempSync(join(tmpdir(), "gem-other-")));
+    writeFileSync(join(otherSlot, "chats", "session-2.jsonl"), [META, user("u9", "elsewhere"), model("g9", "b")].join("\n"));
+    symlinkSync(h.chat, join(h.slot, "chats", "link.jsonl"));
+    const t = AGENTS.gemini.transcripts!;
+    expect(t.projectFiles(h.root, h.env)).toEqual([h.chat]);
+    const { turns } = await t.read(h.chat);
+    expect(t.render(turns[0]!)).toBe("[User]: q\n[Gemini CLI]: a");
   });
 
   test("without .project_root, the chat's project hash decides", () => {
