@@ -244,7 +244,7 @@ describe("memsearch with the real Claude Code", () => {
     const newestBullet = /^- (.+)$/m.exec(newestNote)![1]!;
     // Asked in the note's own words: the gate weighs a word no note holds the most (docs/EVALUATION.md),
     // so a question padded with words of its own ("say", "day") may fall under it as the memory grows.
-    const question = `Remind me about the ${FACTS[0]!.split(" ").slice(1, 3).join(" ")} password rotation.`;
+    const question = `What about the ${FACTS[0]!.split(" ").slice(1, 3).join(" ")} password rotation?`;
     const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt: question, env });
     runIds.push(r.runId);
     debugFiles.push(r.debugFile!);
