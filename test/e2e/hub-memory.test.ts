@@ -323,31 +323,40 @@ describe("the page in Chromium", () => {
   }, 30_000);
 
   test("forget from a note: it asks first; then the note is gone, and stays gone after index --force and import", async () => {
-    await start(`#/project/${projectId}`);
-    await page.waitForSelector("button.note");
-    await page.locator("button.note", { hasText: "redis pool" }).click();
-    await page.waitForSelector("#forget-ask");
-    await page.click("#forget-ask");
-    // Asking changes nothing; keeping it changes nothing.
-    expect(await page.locator(".confirm").innerText()).toContain("never write this turn again");
-    await readable([".confirm p", "button.danger", "button.secondary"]);
-    await shot("forget-confirm-light.png", "Forget asks first: what will happen, and a button to keep the note", { locator: "#note" });
-    await page.click("#forget-no");
-    expect(memoryText()).toContain("redis pool");
-    await page.click("#forget-ask");
-    await page.click("#forget-yes");
-    await page.waitForSelector("#forget-done");
-    expect(await page.locator("#forget-done").innerText()).toBe("Forgotten: 1 note removed; turn u1 will not be written again.");
-    await page.click("#note-close");
-    await page.waitForSelector("button.note");
-    expect(await page.locator("button.note", { hasText: "redis pool" }).count()).toBe(0);
-    expect(memoryText()).not.toContain("redis pool");
-    expect(JSON.parse(readFileSync(join(dataDir, "forgotten.json"), "utf8")).turns.map((t: { turn: string }) => t.turn)).toEqual(["u1"]);
+    // The other tests of this file read the memory as it is now, in any order: it is put back after.
+    const saved = new Map(readdirSync(p.memory).map((f) => [f, readFileSync(join(p.memory, f), "utf8")]));
+    try {
+      await start(`#/project/${projectId}`);
+      await page.waitForSelector("button.note");
+      await page.locator("button.note", { hasText: "redis pool" }).click();
+      await page.waitForSelector("#forget-ask");
+      await page.click("#forget-ask");
+      // Asking changes nothing; keeping it changes nothing.
+      expect(await page.locator(".confirm").innerText()).toContain("never write this turn again");
+      await readable([".confirm p", "button.danger", "button.secondary"]);
+      await shot("forget-confirm-light.png", "Forget asks first: what will happen, and a button to keep the note", { locator: "#note" });
+      await page.click("#forget-no");
+      expect(memoryText()).toContain("redis pool");
+      await page.click("#forget-ask");
+      await page.click("#forget-yes");
+      await page.waitForSelector("#forget-done");
+      expect(await page.locator("#forget-done").innerText()).toBe("Forgotten: 1 note removed; turn u1 will not be written again.");
+      await page.click("#note-close");
+      await page.waitForSelector("button.note");
+      expect(await page.locator("button.note", { hasText: "redis pool" }).count()).toBe(0);
+      expect(memoryText()).not.toContain("redis pool");
+      expect(JSON.parse(readFileSync(join(dataDir, "forgotten.json"), "utf8")).turns.map((t: { turn: string }) => t.turn)).toEqual(["u1"]);
 
-    for (const args of [["index", "--force"], ["import"]]) expect((await run(args, { cwd: p.root, env })).code).toBe(0);
-    expect(memoryText()).not.toContain("redis pool");
-    expect(memoryText()).toContain("deploy queue");
-    expect(JSON.parse((await run(["search", "redis pool billing", "-j"], { cwd: p.root, env })).stdout)).toEqual([]);
-    expect(problems).toEqual([]);
+      for (const args of [["index", "--force"], ["import"]]) expect((await run(args, { cwd: p.root, env })).code).toBe(0);
+      expect(memoryText()).not.toContain("redis pool");
+      expect(memoryText()).toContain("deploy queue");
+      expect(JSON.parse((await run(["search", "redis pool billing", "-j"], { cwd: p.root, env })).stdout)).toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      for (const f of readdirSync(p.memory)) if (!saved.has(f)) rmSync(join(p.memory, f), { force: true });
+      for (const [f, text] of saved) writeFileSync(join(p.memory, f), text);
+      rmSync(join(dataDir, "forgotten.json"), { force: true });
+      expect((await run(["index", "--force"], { cwd: p.root, env })).code).toBe(0);
+    }
   }, 60_000);
 });
