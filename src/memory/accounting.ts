@@ -21,9 +21,10 @@ import { EmptyTranscriptError, listTurns } from "../transcript/reader.ts";
 import { describeSkips, NOT_TURN_KINDS, turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import { ACTIVE_MS, existingNotes, isLineId, turnTimes } from "./import.ts";
 import { localDay } from "./journal.ts";
+import { readForgotten } from "./forgotten.ts";
 import { queuedTurnKeys } from "./pending.ts";
 
-export type TurnState = "noted" | "queued" | "running" | "missing" | SkipKind;
+export type TurnState = "noted" | "queued" | "running" | "missing" | "forgotten" | SkipKind;
 
 export interface MissingTurn {
   sessionId: string;
@@ -43,6 +44,8 @@ export interface Counts {
   queued: number;
   running: number;
   missing: number;
+  /** Turns the user forgot (`memsearch forget`): no note, on purpose; import leaves them out too. */
+  forgotten: number;
   /** Turns that are not turns to capture, by why; local commands nobody answered (never a turn) are counted with the local commands. */
   notTurns: Record<SkipKind, number>;
 }
@@ -91,7 +94,7 @@ const emptySkips = (): Record<SkipKind, number> => ({ "local-command": 0, "no-re
 
 function add(into: Counts, state: TurnState): void {
   into.turns++;
-  if (state === "noted" || state === "queued" || state === "running" || state === "missing") into[state]++;
+  if (state === "noted" || state === "queued" || state === "running" || state === "missing" || state === "forgotten") into[state]++;
   else into.notTurns[state]++;
 }
 
@@ -160,7 +163,8 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
   const found = findProjectTranscripts(o.root, projectsDir);
   const notes = existingNotes(o.memoryDir);
   const queue = queuedTurnKeys(o.dataDir);
-  const acc: TurnAccount = { turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: emptySkips(), sessions: [], toCapture: 0, missingTurns: [], days: {}, unreadable: [], ms: 0 };
+  const forgotten = readForgotten(o.dataDir);
+  const acc: TurnAccount = { turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips(), sessions: [], toCapture: 0, missingTurns: [], days: {}, unreadable: [], ms: 0 };
   // A resumed session's file repeats the turns of the one it resumed: each is counted once.
   const seen = new Set<string>();
   const cache: TurnsCache | undefined = o.cacheFile ? (readJsonFile(o.cacheFile, TurnsCache) ?? { version: 1, files: {} }) : undefined;
@@ -185,7 +189,7 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
     if (index.subagent) continue;
     const mtime = st.mtime;
     const sid = index.sessionId;
-    const s: SessionAccount = { sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: emptySkips() };
+    const s: SessionAccount = { sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() };
     const unanswered = index.unanswered;
     s.notTurns["local-command"] += unanswered;
     acc.notTurns["local-command"] += unanswered;
@@ -195,6 +199,7 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
     const states: TurnState[] = index.turns.map((turn, i) => {
       const noted = isLineId(turn.uuid) ? notes.pairs.has(`${sid} ${turn.uuid}`) : notes.turns.has(turn.uuid) || (turn.promptId !== undefined && notes.turns.has(turn.promptId));
       if (noted) return "noted";
+      if (forgotten.has(turn.uuid) || forgotten.has(turn.promptId)) return "forgotten";
       const kind = turn.kind;
       if (kind === "local-command") return kind;
       if (queue.keys.has(`${sid} ${turn.uuid}`) || (turn.promptId !== undefined && queue.keys.has(`${sid} ${turn.promptId}`))) return "queued";
@@ -253,6 +258,7 @@ export function turnsLine(a: TurnAccount): string {
   const parts: string[] = [];
   if (a.queued) parts.push(`${fmt(a.queued)} queued`);
   if (a.running) parts.push(`${fmt(a.running)} still running`);
+  if (a.forgotten) parts.push(`${fmt(a.forgotten)} forgotten`);
   const skipped = describeSkips(a.notTurns);
   const tail = `${parts.length ? `; ${parts.join(", ")}` : ""}${skipped ? ` (not turns to capture: ${skipped})` : ""}`;
   if (!a.missing) return `${fmt(a.noted)} of ${fmt(a.toCapture)} turns${since} have a note${tail}`;

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { accountTurns, turnsLine } from "../../src/memory/accounting.ts";
+import { changeList } from "../../src/memory/forgotten.ts";
 import { planImport, runImport } from "../../src/memory/import.ts";
 import { extractBullets, type Summary } from "../../src/memory/summarizer.ts";
 import type { LastTurn } from "../../src/transcript/types.ts";
@@ -48,6 +49,15 @@ describe("every turn accounted for", () => {
     const after = await accountTurns(opts());
     expect(after).toMatchObject({ missing: 0, noted: 2, queued: 1, toCapture: 3 });
     expect(turnsLine(after)).toBe("2 of 3 turns since 2026-02-10 have a note; 1 queued (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)");
+  });
+
+  test("a forgotten turn is no missing one: doctor does not ask import to write what import leaves out", async () => {
+    const s = await accountedSession(root, home);
+    await changeList(opts().dataDir, (entries) => ({ entries: [...entries, { turn: s.missing, at: new Date().toISOString() }], result: undefined }));
+    const a = await accountTurns(opts());
+    expect(a).toMatchObject({ missing: 0, forgotten: 1, noted: 1, queued: 1, toCapture: 2 });
+    expect(turnsLine(a)).toBe("1 of 2 turns since 2026-02-10 have a note; 1 queued, 1 forgotten (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)");
+    expect((await planImport({ ...opts() })).todo).toEqual([]);
   });
 
   test("a session written to in the last minutes: its last turn is running, not missing, and import leaves it to the Stop hook", async () => {
