@@ -644,7 +644,7 @@ describe("memsearch with the real Claude Code", () => {
     const url = new URL(/Memory Hub: (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(started.stdout.toString())![1]!);
     const token = url.searchParams.get("token")!;
     try {
-      // A fact no other test of this file asks about: they run in any order, and a forgotten note stays gone.
+      // A fact no other test of this file asks about (they run in any order).
       const target = notes().find((n) => n.anchor && n.anchor.transcript !== "-" && /zq/.test(n.text) && /launchdarkly/i.test(n.text))!;
       expect(target).toBeDefined();
       const file = readdirSync(memoryDir()).find((f) => readFileSync(join(memoryDir(), f), "utf8").includes(`turn:${target.anchor.turn} `))!;
@@ -662,6 +662,10 @@ describe("memsearch with the real Claude Code", () => {
       expect(cli(["index", "--force"]).exitCode).toBe(0);
       expect(cli(["import"]).exitCode).toBe(0);
       expect(gone()).toBe(true);
+      // Undone, the turn is imported again: the other tests of this file, in any order, find every turn noted.
+      expect(cli(["forget", "--undo", target.anchor.turn]).exitCode).toBe(0);
+      expect(cli(["import"]).exitCode).toBe(0);
+      expect(gone()).toBe(false);
     } finally {
       expect(cli(["hub", "--stop"]).stdout.toString()).toContain("Stopped the Memory Hub");
     }
