@@ -11,7 +11,7 @@
  * memory, in any order, and look only for what they or the scenario wrote.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { stagePlugin } from "../../scripts/install-plugin-bin.ts";
@@ -303,8 +303,8 @@ describe("memsearch with the real Claude Code", () => {
   }, 300_000);
 
   test("a plan from a real plan-mode session (plan file written, ExitPlanMode approved in its dialog) is a session-table hit of `memsearch recall --raw`, naming the session and the plan file", async () => {
-    const plan = "# Billing queue plan\n\nzq-plan-7: migrate the billing queue to SQS in two phases, the ledger consumers first.";
-    const prompt = "Plan how the billing queue moves off the old broker.";
+    const plan = "# Thumbnail worker plan\n\nzq-plan-7: migrate the thumbnail worker to SQS in two phases, the resize consumers first.";
+    const prompt = "Plan how the thumbnail worker moves off the old broker.";
     // What a model in plan mode does: write the plan file its plan_mode reminder names (the one
     // edit plan mode allows), then call ExitPlanMode. An interactive session, because 2.1.328 under
     // -p offers no ExitPlanMode and answers a call with "disabled for this session".
@@ -358,15 +358,15 @@ describe("memsearch with the real Claude Code", () => {
     const sessionId = readTranscript(file).find((l) => l.sessionId)!.sessionId as string;
 
     const memsearch = (args: string[]) => run(args, { cwd: project, env: { HOME: home, MEMSEARCH_HOME: join(home, ".memsearch"), CLAUDE_CONFIG_DIR: undefined, MEMSEARCH_DIR: undefined, MEMSEARCH_NO_WATCH: "1" } });
-    // Words only the plan holds: the prompt shares "billing queue" with it.
+    // Words only the plan holds: the prompt shares "thumbnail worker" with it (and no other test asks about either).
     const recall = await memsearch(["recall", "--raw", "-j", "SQS in two phases zq-plan-7", "--source", "transcripts"]);
     expect(recall.code).toBe(0);
     const top = JSON.parse(recall.stdout).results[0];
     // The approval's tool result quotes the plan too: the turn's messages may join the hit.
     expect(top?.from).toContain("session");
-    expect(top.session_content).toMatchObject({ table: "session", kind: "plan", title: "Billing queue plan", session: sessionId, path: file, plan_file: planFile });
+    expect(top.session_content).toMatchObject({ table: "session", kind: "plan", title: "Thumbnail worker plan", session: sessionId, path: file, plan_file: planFile });
     const text = await memsearch(["recall", "--raw", "SQS in two phases zq-plan-7", "--source", "transcripts"]);
-    expect(text.stdout).toContain(`Plan [session table] of session ${sessionId}: Billing queue plan`);
+    expect(text.stdout).toContain(`Plan [session table] of session ${sessionId}: Thumbnail worker plan`);
     expect(text.stdout).toContain(`plan file: ${planFile}`);
     await allNoted();
   }, 300_000);
@@ -649,6 +649,10 @@ describe("memsearch with the real Claude Code", () => {
       expect(target).toBeDefined();
       const file = readdirSync(memoryDir()).find((f) => readFileSync(join(memoryDir(), f), "utf8").includes(`turn:${target.anchor.turn} `))!;
       const line = readFileSync(join(memoryDir(), file), "utf8").split("\n").findIndex((l) => l.includes(`turn:${target.anchor.turn} `)) + 1;
+      // The note's section, to put back once the forget has been shown to stick.
+      const lines = readFileSync(join(memoryDir(), file), "utf8").split("\n");
+      const end = lines.findIndex((l, i) => i >= line && /^#{2,3} /.test(l));
+      const section = lines.slice(line - 2, end < 0 ? lines.length : end).join("\n");
       const o = (await (await fetch(new URL("/api/overview", url.origin), { headers: { authorization: `Bearer ${token}` } })).json()) as { projects: { id: string }[] };
       const forget = await fetch(new URL("/api/forget", url.origin), {
         method: "POST",
@@ -662,9 +666,10 @@ describe("memsearch with the real Claude Code", () => {
       expect(cli(["index", "--force"]).exitCode).toBe(0);
       expect(cli(["import"]).exitCode).toBe(0);
       expect(gone()).toBe(true);
-      // Undone, the turn is imported again: the other tests of this file, in any order, find every turn noted.
+      // Undone and its section put back: the other tests of this file, in any order, find every turn noted.
       expect(cli(["forget", "--undo", target.anchor.turn]).exitCode).toBe(0);
-      expect(cli(["import"]).exitCode).toBe(0);
+      appendFileSync(join(memoryDir(), file), `\n${section.trim()}\n`);
+      expect(cli(["index"]).exitCode).toBe(0);
       expect(gone()).toBe(false);
     } finally {
       expect(cli(["hub", "--stop"]).stdout.toString()).toContain("Stopped the Memory Hub");
