@@ -96,6 +96,22 @@ export function appendOwnFile(path: string, data: string): void {
 }
 
 /**
+ * Append a line to a log kept bounded: past `maxBytes` it becomes `oldPath` (replacing the older
+ * one) and a new one starts, so the two never hold more than twice that. One write in append mode,
+ * so lines of concurrent writers never interleave; no fsync (a log line is not a commit point).
+ */
+export function appendBounded(path: string, oldPath: string, line: string, maxBytes: number): void {
+  let size = 0;
+  try {
+    size = statSync(path).size;
+  } catch {}
+  if (size > 0 && size + line.length > maxBytes) renameSync(path, oldPath);
+  // The first line may come before anything else has made the folder.
+  if (size === 0) mkdirSync(dirname(path), { recursive: true });
+  appendOwnFile(path, line);
+}
+
+/**
  * A new, empty file at `path`, open for writing: made under a temp name and renamed over `path`,
  * which replaces whatever was there (a link included) instead of writing through it. For logs a
  * child process writes into.

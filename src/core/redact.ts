@@ -402,3 +402,8 @@ export function clipRedacted(text: string, max: number, redact: Redactor = sanit
   const head = redactHead(text, max, redact);
   return head.whole && head.text.length <= max ? head.text : cut(head.text, max, text.length);
 }
+
+/** A record as one JSON line, every string in it redacted: what memsearch's own logs append. */
+export function redactedJsonLine(rec: unknown): string {
+  return JSON.stringify(rec, (_k, val) => (typeof val === "string" ? sanitize(val) : val)) + "\n";
+}

@@ -11,12 +11,11 @@
  * Bounded: past LOG_MAX_BYTES the log becomes `injections.1.jsonl` (replacing the older one) and a
  * new one starts, so the two never hold more than twice that.
  */
-import { renameSync, statSync } from "node:fs";
 import * as v from "valibot";
 import { dataFiles } from "../core/project.ts";
-import { appendOwnFile, readTextQuiet } from "../core/fsutil.ts";
+import { appendBounded, readTextQuiet } from "../core/fsutil.ts";
 import { parseJson } from "../core/json-file.ts";
-import { sanitize } from "../core/redact.ts";
+import { redactedJsonLine, sanitize } from "../core/redact.ts";
 
 export const LOG_MAX_BYTES = 256 * 1024;
 
@@ -81,15 +80,7 @@ export type InjectionRecord = v.InferOutput<typeof InjectionRecordSchema>;
 /** Append one decision (redacted). A log that cannot be written never breaks the hook: the caller ignores the throw. */
 export function appendInjection(dataDir: string, rec: InjectionRecord): void {
   const files = dataFiles(dataDir);
-  const line = JSON.stringify(rec, (_k, val) => (typeof val === "string" ? sanitize(val) : val)) + "\n";
-  let size = 0;
-  try {
-    size = statSync(files.injectionLog).size;
-  } catch {}
-  if (size > 0 && size + line.length > LOG_MAX_BYTES) renameSync(files.injectionLog, files.injectionLogOld);
-  // One write in append mode: lines of concurrent sessions never interleave. No fsync (a log line
-  // is not a commit point, and it would cost the prompt hook a few milliseconds each time).
-  appendOwnFile(files.injectionLog, line);
+  appendBounded(files.injectionLog, files.injectionLogOld, redactedJsonLine(rec), LOG_MAX_BYTES);
 }
 
 /** The records of both parts of the log, oldest first; lines that are not records are skipped. */

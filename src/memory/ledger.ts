@@ -10,12 +10,11 @@
  * LEDGER_MAX_BYTES it becomes `model-calls.1.jsonl` and a new one starts. Read back line by line
  * against its schema: the file lives in the project, its bytes are not trusted.
  */
-import { mkdirSync, renameSync, statSync } from "node:fs";
 import * as v from "valibot";
-import { appendOwnFile, readTextQuiet } from "../core/fsutil.ts";
+import { appendBounded, readTextQuiet } from "../core/fsutil.ts";
 import { parseJson } from "../core/json-file.ts";
 import { dataFiles } from "../core/project.ts";
-import { sanitize } from "../core/redact.ts";
+import { redactedJsonLine } from "../core/redact.ts";
 
 export const LEDGER_MAX_BYTES = 1024 * 1024;
 
@@ -57,15 +56,7 @@ export interface LedgerTarget {
 export function recordModelCall(dataDir: string, call: ModelCall): void {
   try {
     const files = dataFiles(dataDir);
-    const line = JSON.stringify(call, (_k, val) => (typeof val === "string" ? sanitize(val) : val)) + "\n";
-    let size = 0;
-    try {
-      size = statSync(files.modelLedger).size;
-    } catch {}
-    if (size > 0 && size + line.length > LEDGER_MAX_BYTES) renameSync(files.modelLedger, files.modelLedgerOld);
-    // The first call of an import comes before its first note makes the folder.
-    if (size === 0) mkdirSync(dataDir, { recursive: true });
-    appendOwnFile(files.modelLedger, line);
+    appendBounded(files.modelLedger, files.modelLedgerOld, redactedJsonLine(call), LEDGER_MAX_BYTES);
   } catch {}
 }
 

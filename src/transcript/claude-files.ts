@@ -127,6 +127,15 @@ export function listTranscripts(dir: string, within: string = dir): Listed {
  * (nothing to report). Never opens the file.
  */
 export function notRegularTranscript(path: string, within: string): string | undefined {
+  return notRegularInside(path, within, "out of Claude Code's projects folder");
+}
+
+/**
+ * Why `path` is not read: undefined when it is a regular file (or a link to one inside `within`),
+ * "" when it vanished, else a few words (`outside` says where a link out of `within` leads).
+ * Never opens the file.
+ */
+export function notRegularInside(path: string, within: string, outside: string): string | undefined {
   let st;
   try {
     st = lstatSync(path);
@@ -141,7 +150,7 @@ export function notRegularTranscript(path: string, within: string): string | und
   } catch {
     return "a broken symbolic link";
   }
-  if (!isInside(target, realOr(within))) return "a symbolic link out of Claude Code's projects folder";
+  if (!isInside(target, realOr(within))) return `a symbolic link ${outside}`;
   try {
     const t = lstatSync(target);
     return t.isFile() ? undefined : `a symbolic link to ${kindOf(t)}`;

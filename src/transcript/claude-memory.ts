@@ -15,11 +15,11 @@
  * when it leads to a regular file inside the same place (the project, or the memory folder), and
  * the walk of the project is bounded.
  */
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
 import { basename, isAbsolute, join, normalize, resolve } from "node:path";
 import * as v from "valibot";
 import { parseJson, readJson } from "../core/json-file.ts";
-import { claudeConfigDir, homeOf, isInside, projectSlug, realOr } from "./claude-files.ts";
+import { claudeConfigDir, homeOf, isInside, notRegularInside, projectSlug, realOr } from "./claude-files.ts";
 
 export type MemoryFolderFrom = "default" | "managed settings" | "local settings" | "user settings";
 
@@ -177,7 +177,7 @@ export function findCuratedFiles(root: string, o: ResolveOptions & { maxFolders?
   const watch = new Set<string>();
   const memoryDirs = new Set<string>();
   const add = (full: string, kind: CuratedKind, within: string) => {
-    const why = notRegularInside(full, within);
+    const why = notRegularInside(full, within, "leading out of the project");
     if (why === "") return;
     if (why !== undefined) {
       out.skipped.push({ path: full, reason: why });
@@ -254,32 +254,6 @@ function exists(p: string): boolean {
   }
 }
 
-/**
- * Why `path` is not read: undefined when it is a regular file (or a link to one inside `within`),
- * "" when it is gone, else a few words.
- */
-function notRegularInside(path: string, within: string): string | undefined {
-  let st;
-  try {
-    st = lstatSync(path);
-  } catch {
-    return "";
-  }
-  if (st.isFile()) return undefined;
-  if (!st.isSymbolicLink()) return st.isDirectory() ? "a folder" : "not a regular file";
-  let target: string;
-  try {
-    target = realpathSync(path);
-  } catch {
-    return "a broken symbolic link";
-  }
-  if (!isInside(target, within)) return "a symbolic link leading out of the project";
-  try {
-    return statSync(target).isFile() ? undefined : "a symbolic link to something other than a file";
-  } catch {
-    return "";
-  }
-}
 
 /**
  * Whether a curated file's text was written on this machine (Claude Code's memory folder, a
