@@ -4,6 +4,7 @@ import { codex } from "./codex/index.ts";
 import { gemini } from "./gemini/index.ts";
 import { opencode } from "./opencode/index.ts";
 import type { AgentAdapter } from "./types.ts";
+import type { TranscriptSource } from "../transcript/types.ts";
 import { AGENT_NAMES } from "./names.ts";
 
 /** Every agent memsearch serves, by the name written on notes and given to `--agent`. */
@@ -30,4 +31,9 @@ export function agentOrDefault(name: string | undefined): AgentAdapter {
 /** The agent whose transcripts hold this path, when it is not Claude Code (whose files the transcript views read themselves). */
 export function transcriptAgent(path: string, env: NodeJS.ProcessEnv = process.env): AgentAdapter | undefined {
   return Object.values(AGENTS).find((a) => a.transcripts?.claims(path, env));
+}
+
+/** Every other agent's transcripts as the conversation index reads them (Claude Code's it reads itself). */
+export function transcriptSources(env: NodeJS.ProcessEnv = process.env): TranscriptSource[] {
+  return Object.values(AGENTS).flatMap((a) => (a.transcripts ? [{ agent: a.name, list: () => a.transcripts!.list(env), read: (path: string) => a.transcripts!.read(path, env) }] : []));
 }

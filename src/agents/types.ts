@@ -10,7 +10,7 @@
  */
 import * as v from "valibot";
 import type { FoundTurn, TurnQuery } from "../transcript/last-turn.ts";
-import type { Turn } from "../transcript/types.ts";
+import type { TranscriptStamp, Turn } from "../transcript/types.ts";
 
 const ID_MAX = 200;
 const PATH_MAX = 4096;
@@ -120,10 +120,13 @@ export interface AgentAdapter {
   transcripts?: {
     claims(path: string, env?: NodeJS.ProcessEnv): boolean;
     check(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean }): void;
-    read(path: string): Promise<{ sessionId?: string; turns: Turn[] }>;
+    /** Its turns, redacted, and the folder its session ran in. */
+    read(path: string, env?: NodeJS.ProcessEnv): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
     /** A turn labelled for a summariser (`import` writes its note from it). */
     render(t: Turn): string;
     /** This project's transcripts (for `import`). */
     projectFiles(root: string, env?: NodeJS.ProcessEnv): string[];
+    /** Every one on this machine, for the conversation index (throws when it cannot be listed). */
+    list(env?: NodeJS.ProcessEnv): TranscriptStamp[];
   };
 }

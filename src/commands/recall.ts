@@ -52,7 +52,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   const source = checkSource(a.source);
   const sinceMs = a.since === undefined ? undefined : parseSince(String(a.since));
   const ctx = loadContext();
-  const { recall } = await import("../recall/recall.ts");
+  const [{ recall }, { transcriptSources }] = await Promise.all([import("../recall/recall.ts"), import("../agents/registry.ts")]);
 
   const tty = process.stderr.isTTY === true;
   let shown = false;
@@ -64,7 +64,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   };
   const res = await recall(
     { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source, agent: a.agent },
-    { ctx, reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"] },
+    { ctx, reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"], others: transcriptSources() },
   );
   if (shown) process.stderr.write("\n");
   if (res.notes.heal) for (const line of healNotices(res.notes.heal, ctx.config["embedding.model"])) notice(line);

@@ -92,13 +92,13 @@ export const watchCommand = command({
     // recall during a session fast (an unchanged transcript costs one stat). Its own errors are
     // said and never stop the watcher.
     if (!a.paths.length && process.env.MEMSEARCH_NO_TRANSCRIPT_INDEX !== "1") {
-      const [{ keepTranscriptsIndexed }, { recordProblem }] = await Promise.all([import("../conversations/keeper.ts"), import("../hooks/runtime.ts")]);
+      const [{ keepTranscriptsIndexed }, { recordProblem }, { transcriptSources }] = await Promise.all([import("../conversations/keeper.ts"), import("../hooks/runtime.ts"), import("../agents/registry.ts")]);
       // A heal is said in the log and in the next SessionStart status line.
       const said = (line: string) => {
         notice(line);
         recordProblem(ctx.project.dataDir, line);
       };
-      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`), said, ctx.config["conversations.archive_days"]);
+      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`), said, ctx.config["conversations.archive_days"], transcriptSources());
     }
     await daemon.reindex("initial");
     print(`Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);

@@ -40,8 +40,10 @@ import { ftsText } from "./fts.ts";
  * 3: rows without control characters, and with webhooks and the other kinds of issue 20 redacted.
  * 4: the session table (plans, compaction summaries, todos, first prompts) and the archive of
  *    transcripts Claude Code deleted.
+ * 5: other agents' transcripts beside Claude Code's (Codex rollouts, Gemini CLI chats, OpenCode
+ *    sessions), each file row naming its agent.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 /** FTS5 tokenizer (see docs in the report / README): unicode61 splits code identifiers into words. */
 export const DEFAULT_TOKENIZER = "unicode61 remove_diacritics 2";
 /** bm25 column weights: content, file paths, tool names, tool detail (inputs and result excerpts). */
@@ -285,6 +287,8 @@ function copyArchive(db: Database, from: string): number {
     };
     if (!has(`SELECT ${FILE_COLS} FROM old.files`) || !has(`SELECT ${MSG_COLS} FROM old.messages`)) return 0;
     const withContent = has(`SELECT ${CONTENT_COLS} FROM old.session_content`);
+    // Before version 5 every transcript was Claude Code's: the column's default says so.
+    const fileCols = has("SELECT agent FROM old.files") ? `${FILE_COLS}, agent` : FILE_COLS;
     // Unreadable even this far: whether it held an archive cannot be told, so no loss is claimed.
     let archived = 0;
     try {
@@ -295,7 +299,7 @@ function copyArchive(db: Database, from: string): number {
     if (archived === 0) return 0;
     db.run("BEGIN IMMEDIATE");
     try {
-      const n = db.run(`INSERT INTO files (${FILE_COLS}) SELECT ${FILE_COLS} FROM old.files WHERE gone_at IS NOT NULL`).changes;
+      const n = db.run(`INSERT INTO files (${fileCols}) SELECT ${fileCols} FROM old.files WHERE gone_at IS NOT NULL`).changes;
       if (n > 0) {
         db.run(`INSERT INTO messages (${MSG_COLS}) SELECT ${MSG_COLS} FROM old.messages WHERE file_id IN (SELECT id FROM files)`);
         if (withContent) db.run(`INSERT INTO session_content (${CONTENT_COLS}) SELECT ${CONTENT_COLS} FROM old.session_content WHERE file_id IN (SELECT id FROM files)`);
@@ -446,7 +450,7 @@ export async function withTranscriptIndex<T>(path: string, opts: HealOptions, fn
  */
 export function checkTranscriptSchema(db: Database): void {
   const shapes = [
-    "SELECT id, path, dev, ino, size, mtime, consumed, project, session, state, gone_at FROM files",
+    "SELECT id, path, dev, ino, size, mtime, consumed, project, session, state, gone_at, agent FROM files",
     "SELECT path, mtime, settled FROM dirs",
     "SELECT key, value FROM meta",
     "SELECT id, file_id, project, session, turn_uuid, prompt_id, uuid, msg_key, ts, role, text, tools, paths, inputs, results FROM messages",
@@ -488,7 +492,8 @@ function createSchema(db: Database, tokenizer: string): void {
       project TEXT,
       session TEXT,
       state TEXT NOT NULL,
-      gone_at INTEGER
+      gone_at INTEGER,
+      agent TEXT NOT NULL DEFAULT 'claude'
     )`);
     // The hot files of an update: those whose mtime was recent when last seen.
     db.run("CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime)");

@@ -22,14 +22,10 @@ import { isDamage } from "./db.ts";
 import { lineEvent, type LineEvent, type SessionKind, type SessionPart, type ToolResult } from "./extract.ts";
 import { TurnSegmenter } from "../transcript/turns.ts";
 import { ftsText } from "./fts.ts";
-import { isDirRow, isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
+import { deleteFileRows, INPUTS_MAX, inWrite, isDirRow, isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, RESULTS_MAX, rollback, rowWriter, TEXT_MAX, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
+import { updateOtherTranscripts } from "./others.ts";
+import type { TranscriptSource } from "../transcript/types.ts";
 
-/** Stored text of one message (longer is clipped: a recall needs the gist, not a 100 KB paste). */
-export const TEXT_MAX = 20_000;
-/** Tool input summaries kept per message. */
-export const INPUTS_MAX = 2_000;
-/** Excerpt of the tool results of one message. */
-export const RESULTS_MAX = 2_000;
 /** Title of a session table row (a plan's first line). */
 const TITLE_MAX = 160;
 /** Unresolved tool calls remembered per file between reads (results come within a turn). */
@@ -122,6 +118,8 @@ export interface UpdateOptions {
    * many days are dropped; 0 or undefined keeps them all (`conversations.archive_days`).
    */
   archiveDays?: number;
+  /** Other agents' transcripts, each source given by its adapter (others.ts). */
+  others?: readonly TranscriptSource[];
 }
 
 export interface UpdateReport {
@@ -273,6 +271,7 @@ export async function updateTranscriptIndex(db: Database, opts: UpdateOptions = 
   const report: UpdateReport = { files: scan.check.size, full, read: 0, reread: 0, archived: 0, pruned: 0, messages: 0, bytes: 0, ms: 0, firstBuild, errors: [] };
   await ingestAll(db, changedFiles(scan.check, projectsDir), report, { ...opts, projectsDir });
   archiveGone(db, scan.gone, report, now);
+  if (opts.others?.length) await updateOtherTranscripts(db, opts.others, report, now);
   if (opts.archiveDays && opts.archiveDays > 0) report.pruned = pruneArchive(db, now - opts.archiveDays * 86_400_000);
   saveListing(db, scan, report, projectsDir, full, now);
   report.ms = performance.now() - t0;
@@ -449,32 +448,6 @@ function saveListing(db: Database, scan: Scan, report: UpdateReport, projectsDir
     // The scan's start: anything that changed while it ran is looked at again by the next one.
     if (full) setLastFullScan(db, projectsDir, now);
   });
-}
-
-function inWrite<T>(db: Database, fn: () => T): T {
-  db.run("BEGIN IMMEDIATE");
-  try {
-    const r = fn();
-    db.run("COMMIT");
-    return r;
-  } catch (e) {
-    rollback(db);
-    throw e;
-  }
-}
-
-/** A damaged file may have ended the transaction already: the first error is the one to report. */
-function rollback(db: Database): void {
-  try {
-    db.run("ROLLBACK");
-  } catch {}
-}
-
-function deleteFileRows(db: Database, fileId: number): void {
-  db.query("DELETE FROM msg_fts WHERE rowid IN (SELECT id FROM messages WHERE file_id = ?)").run(fileId);
-  db.query("DELETE FROM messages WHERE file_id = ?").run(fileId);
-  db.query("DELETE FROM session_fts WHERE rowid IN (SELECT id FROM session_content WHERE file_id = ?)").run(fileId);
-  db.query("DELETE FROM session_content WHERE file_id = ?").run(fileId);
 }
 
 /**
@@ -761,40 +734,16 @@ class FileReader {
     this.project = project;
     const session = this.state.sessionId ?? basename(this.path).replace(/\.jsonl$/i, "");
     const fileTs = this.fileTime();
-    const insert = this.db.query(
-      "INSERT INTO messages (file_id, project, session, turn_uuid, prompt_id, uuid, msg_key, ts, role, text, tools, paths, inputs, results) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    );
-    const update = this.db.query("UPDATE messages SET text = ?, tools = ?, paths = ?, inputs = ?, results = ? WHERE id = ?");
-    const ftsDelete = this.db.query("DELETE FROM msg_fts WHERE rowid = ?");
-    const ftsInsert = this.db.query("INSERT INTO msg_fts (rowid, content, paths, tools, detail) VALUES (?, ?, ?, ?, ?)");
+    const w = rowWriter(this.db, ftsText);
     let n = 0;
-    if (this.session.size) {
-      const put = this.db.query(
-        `INSERT INTO session_content (file_id, project, session, kind, key, turn_uuid, ts, title, text, ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(file_id, key) DO UPDATE SET project = excluded.project, session = excluded.session, turn_uuid = excluded.turn_uuid, ts = excluded.ts, title = excluded.title, text = excluded.text, ref = excluded.ref
-         RETURNING id`,
-      );
-      const del = this.db.query("DELETE FROM session_fts WHERE rowid = ?");
-      const add = this.db.query("INSERT INTO session_fts (rowid, title, content) VALUES (?, ?, ?)");
-      for (const c of this.session.values()) {
-        const r = put.get(this.file.id, project, session, c.kind, c.key, c.turnUuid, c.ts || fileTs, c.title, c.text, c.ref) as { id: number };
-        del.run(r.id);
-        add.run(r.id, ftsText(c.title), ftsText(c.text));
-      }
-    }
+    for (const c of this.session.values()) w.session(this.file.id, project, session, { ...c, ts: c.ts || fileTs });
     for (const row of this.rows) {
       if (!row.dirty) continue;
       if (!row.text && !row.tools.length && !row.results) continue; // a thinking-only line: nothing to find
-      const tools = row.tools.join(" ");
-      const paths = row.paths.join("\n");
+      const cols = { text: row.text, tools: row.tools.join(" "), paths: row.paths.join("\n"), inputs: row.inputs, results: row.results };
       if (row.id === undefined) {
-        const r = insert.get(this.file.id, project, row.session || session, row.turnUuid, row.promptId, row.uuid, row.msgKey, row.ts || fileTs, row.role, row.text, tools, paths, row.inputs, row.results) as { id: number };
-        row.id = r.id;
-      } else {
-        update.run(row.text, tools, paths, row.inputs, row.results, row.id);
-        ftsDelete.run(row.id);
-      }
-      ftsInsert.run(row.id, ftsText(row.text), ftsText(paths), tools, ftsText(`${row.inputs}\n${row.results}`));
+        row.id = w.add(this.file.id, project, { ...cols, session: row.session || session, turnUuid: row.turnUuid, promptId: row.promptId, uuid: row.uuid, msgKey: row.msgKey, ts: row.ts || fileTs, role: row.role });
+      } else w.update(row.id, cols);
       n++;
     }
     // What the next read needs: the last assistant row, and the calls still waiting for a result.

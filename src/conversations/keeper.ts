@@ -5,15 +5,15 @@
  */
 import { oneLine } from "../core/errors.ts";
 import { transcriptDbPath, transcriptHealLine, withTranscriptIndex } from "./db.ts";
-import { updateTranscriptIndex } from "./ingest.ts";
+import { updateTranscriptIndex, type UpdateOptions } from "./ingest.ts";
 
-export function keepTranscriptsIndexed(everyMs: number, onError: (message: string) => void, onNotice: (line: string) => void = () => {}, archiveDays = 0): () => void {
+export function keepTranscriptsIndexed(everyMs: number, onError: (message: string) => void, onNotice: (line: string) => void = () => {}, archiveDays = 0, others: UpdateOptions["others"] = []): () => void {
   let running = false;
   const tick = async () => {
     if (running) return;
     running = true;
     try {
-      const { healed } = await withTranscriptIndex(transcriptDbPath(), {}, (db) => updateTranscriptIndex(db, { archiveDays }));
+      const { healed } = await withTranscriptIndex(transcriptDbPath(), {}, (db) => updateTranscriptIndex(db, { archiveDays, others }));
       if (healed) onNotice(transcriptHealLine(healed));
     } catch (e) {
       onError(oneLine(e));

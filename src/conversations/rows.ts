@@ -2,6 +2,14 @@
  * Rows of the transcript database as they come back from SQLite: checked column by column, never
  * cast, so a database written by another version (or damaged) yields no row rather than a wrong one.
  */
+import type { Database } from "bun:sqlite";
+
+/** Stored text of one message (longer is clipped: a recall needs the gist, not a 100 KB paste). */
+export const TEXT_MAX = 20_000;
+/** Tool input summaries kept per message. */
+export const INPUTS_MAX = 2_000;
+/** Excerpt of the tool results of one message. */
+export const RESULTS_MAX = 2_000;
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object";
@@ -86,4 +94,102 @@ export function messageColumns(r: unknown): MessageColumns | undefined {
     inputs: str(r.inputs),
     results: str(r.results),
   };
+}
+
+/** A message row as it is written. */
+export interface NewMessage {
+  session: string;
+  turnUuid: string;
+  promptId: string | null;
+  uuid: string;
+  msgKey: string;
+  ts: number;
+  role: "user" | "assistant";
+  text: string;
+  tools: string;
+  paths: string;
+  inputs: string;
+  results: string;
+}
+
+/** A session table row as it is written. */
+export interface NewSessionRow {
+  kind: string;
+  key: string;
+  turnUuid: string;
+  ts: number;
+  title: string;
+  text: string;
+  ref: string;
+}
+
+/**
+ * The statements every reader of transcripts writes its rows with, prepared once per write: a
+ * message and its full-text row, a session table row (one per key: a later one replaces it).
+ */
+export function rowWriter(db: Database, ftsText: (s: string) => string) {
+  const insert = db.query(
+    "INSERT INTO messages (file_id, project, session, turn_uuid, prompt_id, uuid, msg_key, ts, role, text, tools, paths, inputs, results) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+  );
+  const update = db.query("UPDATE messages SET text = ?, tools = ?, paths = ?, inputs = ?, results = ? WHERE id = ?");
+  const ftsDelete = db.query("DELETE FROM msg_fts WHERE rowid = ?");
+  const ftsInsert = db.query("INSERT INTO msg_fts (rowid, content, paths, tools, detail) VALUES (?, ?, ?, ?, ?)");
+  const index = (id: number, m: Pick<NewMessage, "text" | "paths" | "tools" | "inputs" | "results">) => ftsInsert.run(id, ftsText(m.text), ftsText(m.paths), m.tools, ftsText(`${m.inputs}\n${m.results}`));
+  let session: { put: ReturnType<Database["query"]>; del: ReturnType<Database["query"]>; add: ReturnType<Database["query"]> } | undefined;
+  return {
+    /** A new message; returns its row id. */
+    add(fileId: number, project: string, m: NewMessage): number {
+      const r = insert.get(fileId, project, m.session, m.turnUuid, m.promptId, m.uuid, m.msgKey, m.ts, m.role, m.text, m.tools, m.paths, m.inputs, m.results) as { id: number };
+      index(r.id, m);
+      return r.id;
+    },
+    /** A message of an earlier read that grew. */
+    update(id: number, m: Pick<NewMessage, "text" | "paths" | "tools" | "inputs" | "results">): void {
+      update.run(m.text, m.tools, m.paths, m.inputs, m.results, id);
+      ftsDelete.run(id);
+      index(id, m);
+    },
+    session(fileId: number, project: string, sessionId: string, c: NewSessionRow): void {
+      session ??= {
+        put: db.query(
+          `INSERT INTO session_content (file_id, project, session, kind, key, turn_uuid, ts, title, text, ref) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT(file_id, key) DO UPDATE SET project = excluded.project, session = excluded.session, turn_uuid = excluded.turn_uuid, ts = excluded.ts, title = excluded.title, text = excluded.text, ref = excluded.ref
+           RETURNING id`,
+        ),
+        del: db.query("DELETE FROM session_fts WHERE rowid = ?"),
+        add: db.query("INSERT INTO session_fts (rowid, title, content) VALUES (?, ?, ?)"),
+      };
+      const r = session.put.get(fileId, project, sessionId, c.kind, c.key, c.turnUuid, c.ts, c.title, c.text, c.ref) as { id: number };
+      session.del.run(r.id);
+      session.add.run(r.id, ftsText(c.title), ftsText(c.text));
+    },
+  };
+}
+
+/** `fn` in one write transaction. */
+export function inWrite<T>(db: Database, fn: () => T): T {
+  db.run("BEGIN IMMEDIATE");
+  try {
+    const r = fn();
+    db.run("COMMIT");
+    return r;
+  } catch (e) {
+    rollback(db);
+    throw e;
+  }
+}
+
+/** A damaged file may have ended the transaction already: the first error is the one to report. */
+export function rollback(db: Database): void {
+  try {
+    db.run("ROLLBACK");
+  } catch {}
+}
+
+/** Every row a transcript gave: its messages, its session table rows, and their full-text rows. */
+export function deleteFileRows(db: Database, fileId: number): void {
+  db.query("DELETE FROM msg_fts WHERE rowid IN (SELECT id FROM messages WHERE file_id = ?)").run(fileId);
+  db.query("DELETE FROM messages WHERE file_id = ?").run(fileId);
+  db.query("DELETE FROM session_fts WHERE rowid IN (SELECT id FROM session_content WHERE file_id = ?)").run(fileId);
+  db.query("DELETE FROM session_content WHERE file_id = ?").run(fileId);
 }

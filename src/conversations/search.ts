@@ -15,6 +15,8 @@ export interface TranscriptQuery {
   project?: string;
   /** Only messages at or after this time (ms since epoch). */
   sinceMs?: number;
+  /** Only this agent's transcripts (`claude`, `codex`…); undefined = every agent's. */
+  agent?: string;
   limit: number;
 }
 
@@ -40,26 +42,40 @@ export interface TranscriptHit {
   terms?: string[];
   /** When Claude Code deleted its transcript (ms): the message is kept in the archive. */
   archivedAt?: number;
+  /** The agent whose transcript holds it. */
+  agent: string;
 }
+
+/** The filters every query of the index takes, on the row's alias `a` and its file `f`. */
+function filters(q: TranscriptQuery, a: string, match: string): { where: string[]; args: (string | number)[] } {
+  const where = [`${a === "m" ? "msg_fts" : "session_fts"} MATCH ?`];
+  const args: (string | number)[] = [match];
+  if (q.project !== undefined) {
+    where.push(`${a}.project = ?`);
+    args.push(q.project);
+  }
+  if (q.sinceMs !== undefined) {
+    where.push(`${a}.ts >= ?`);
+    args.push(q.sinceMs);
+  }
+  if (q.agent !== undefined) {
+    where.push("f.agent = ?");
+    args.push(q.agent);
+  }
+  args.push(Math.max(1, Math.floor(q.limit)));
+  return { where, args };
+}
+
+const agentOf = (r: Record<string, unknown>) => (typeof r.agent === "string" ? r.agent : "claude");
 
 const SNIPPET = 240;
 
 export function searchTranscripts(db: Database, q: TranscriptQuery): TranscriptHit[] {
   const match = matchExpression(q.query);
   if (!match) return [];
-  const where = ["msg_fts MATCH ?"];
-  const args: (string | number)[] = [match];
-  if (q.project !== undefined) {
-    where.push("m.project = ?");
-    args.push(q.project);
-  }
-  if (q.sinceMs !== undefined) {
-    where.push("m.ts >= ?");
-    args.push(q.sinceMs);
-  }
-  args.push(Math.max(1, Math.floor(q.limit)));
+  const { where, args } = filters(q, "m", match);
   const sql = `SELECT m.id AS rowid, m.project, ${MESSAGE_COLS.split(", ").map((c) => `m.${c}`).join(", ")}, f.path,
-      f.gone_at, bm25(msg_fts, ${BM25_WEIGHTS.join(", ")}) AS rank
+      f.gone_at, f.agent, bm25(msg_fts, ${BM25_WEIGHTS.join(", ")}) AS rank
     FROM msg_fts JOIN messages m ON m.id = msg_fts.rowid JOIN files f ON f.id = m.file_id
     WHERE ${where.join(" AND ")} ORDER BY rank LIMIT ?`;
   const tokens = queryTokens(q.query);
@@ -85,6 +101,7 @@ export function searchTranscripts(db: Database, q: TranscriptQuery): TranscriptH
       score: -Number(r.rank),
       terms: tokens.filter((t) => words.has(t)),
       ...(typeof r.gone_at === "number" ? { archivedAt: r.gone_at } : {}),
+      agent: agentOf(r),
     });
   }
   return out;
@@ -108,6 +125,7 @@ export interface SessionHit {
   /** −bm25 (title 2, content 10): higher is better, only comparable within one query. */
   score: number;
   archivedAt?: number;
+  agent: string;
 }
 
 const SESSION_KINDS: readonly string[] = ["plan", "summary", "todos", "first_prompt"];
@@ -116,18 +134,8 @@ const SESSION_KINDS: readonly string[] = ["plan", "summary", "todos", "first_pro
 export function searchSessions(db: Database, q: TranscriptQuery): SessionHit[] {
   const match = matchExpression(q.query);
   if (!match) return [];
-  const where = ["session_fts MATCH ?"];
-  const args: (string | number)[] = [match];
-  if (q.project !== undefined) {
-    where.push("c.project = ?");
-    args.push(q.project);
-  }
-  if (q.sinceMs !== undefined) {
-    where.push("c.ts >= ?");
-    args.push(q.sinceMs);
-  }
-  args.push(Math.max(1, Math.floor(q.limit)));
-  const sql = `SELECT c.id, c.project, c.session, c.kind, c.title, c.turn_uuid, c.ts, c.text, c.ref, f.path, f.gone_at,
+  const { where, args } = filters(q, "c", match);
+  const sql = `SELECT c.id, c.project, c.session, c.kind, c.title, c.turn_uuid, c.ts, c.text, c.ref, f.path, f.gone_at, f.agent,
       bm25(session_fts, ${SESSION_BM25_WEIGHTS.join(", ")}) AS rank
     FROM session_fts JOIN session_content c ON c.id = session_fts.rowid JOIN files f ON f.id = c.file_id
     WHERE ${where.join(" AND ")} ORDER BY rank LIMIT ?`;
@@ -148,6 +156,7 @@ export function searchSessions(db: Database, q: TranscriptQuery): SessionHit[] {
       snippet: snippetOf(r.text, tokens),
       score: -Number(r.rank),
       ...(typeof r.gone_at === "number" ? { archivedAt: r.gone_at } : {}),
+      agent: agentOf(r),
     });
   }
   return out;

@@ -5,6 +5,7 @@
  * print. Every text that leaves here is redacted again: notes are redacted when written, but a
  * hand edit or a transcript may still hold a secret.
  */
+import { transcriptSources } from "../agents/registry.ts";
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -382,6 +383,7 @@ export class HubData {
       { query, limit, project: current.root, allProjects: this.scope === "all", source: "all" },
       {
         env: this.env,
+        others: transcriptSources(this.env),
         searchNotes: async (q, topK) => {
           const found = await this.searchAll(q, topK);
           owner = found.owner;

@@ -16,12 +16,12 @@ import { basename } from "node:path";
 import type { Context } from "../core/context.ts";
 import { MemsearchError } from "../core/errors.ts";
 import { localMinute } from "../core/text.ts";
-import { agentOf, DEFAULT_AGENT, type Anchor } from "../core/anchor.ts";
+import { agentOf, type Anchor } from "../core/anchor.ts";
 import { chunkAnchor } from "../index/expand.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { TranscriptIndexBlocked, transcriptDbPath, withTranscriptIndex, type TranscriptHeal } from "../conversations/db.ts";
-import { updateTranscriptIndex, type UpdateProgress, type UpdateReport } from "../conversations/ingest.ts";
+import { updateTranscriptIndex, type UpdateOptions, type UpdateProgress, type UpdateReport } from "../conversations/ingest.ts";
 import { searchSessions, searchTranscripts, snippetOf, type SessionHit, type TranscriptHit } from "../conversations/search.ts";
 import type { SessionKind } from "../conversations/extract.ts";
 import { queryTokens } from "../conversations/fts.ts";
@@ -67,6 +67,8 @@ export interface RecallDeps {
   onProgress?: (p: UpdateProgress) => void;
   /** Archived conversations older than this many days are pruned by the update (0: keep all). */
   archiveDays?: number;
+  /** Other agents' transcripts for the update (their adapters give them: agents/registry.ts transcriptSources). */
+  others?: UpdateOptions["others"];
 }
 
 export interface RecallNote {
@@ -122,7 +124,7 @@ export interface RecallResult {
   time?: number;
   session?: string;
   turn?: string;
-  /** The agent the turn was with: the note's anchor says; the conversation index holds the default agent's. */
+  /** The agent the turn was with: the note's anchor says, or the transcript's row. */
   agent: string;
   /** Which tables it was found in: the notes' index (`curated`: Claude Code's curated memory), the messages table, the session table. */
   from: ("note" | "curated" | "transcript" | "session")[];
@@ -178,13 +180,11 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
 
   let hits: TranscriptHit[] = [];
   let sessions: SessionHit[] = [];
-  // The conversation index holds the default agent's transcripts only (so far): asked for another
-  // agent's turns, it has none to give.
-  if (source !== "notes" && (req.agent === undefined || req.agent === DEFAULT_AGENT)) {
+  if (source !== "notes") {
     res.transcripts.searched = true;
     const run = async (db: Database) => {
-      if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress, archiveDays: deps.archiveDays });
-      const q = { query: req.query, project: req.allProjects ? undefined : req.project, sinceMs: req.sinceMs, limit: pool };
+      if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress, archiveDays: deps.archiveDays, others: deps.others });
+      const q = { query: req.query, project: req.allProjects ? undefined : req.project, sinceMs: req.sinceMs, agent: req.agent, limit: pool };
       return { hits: searchTranscripts(db, q), sessions: searchSessions(db, q) };
     };
     if (deps.db) ({ hits, sessions } = await run(deps.db));
@@ -240,7 +240,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[], sessio
           time: h.ts || undefined,
           session: h.session,
           turn: h.turnUuid,
-          agent: DEFAULT_AGENT,
+          agent: h.agent,
           from: ["transcript"],
           transcript: {
             path: h.path,
@@ -317,8 +317,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[], sessio
     if (g) return; // a second row of a turn already counted (a plan and the todo list of one turn)
     const sg: Group = {
       sessionRank: i + 1,
-      // The session table holds the default agent's sessions (the conversation index reads only its transcripts).
-      result: { score: 0, time: c.ts || undefined, session: c.session, ...(c.turnUuid ? { turn: c.turnUuid } : {}), agent: DEFAULT_AGENT, from: ["session"], sessionContent: content },
+      result: { score: 0, time: c.ts || undefined, session: c.session, ...(c.turnUuid ? { turn: c.turnUuid } : {}), agent: c.agent, from: ["session"], sessionContent: content },
     };
     groups.push(sg);
     if (c.turnUuid) byId.set(c.turnUuid, sg);

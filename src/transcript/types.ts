@@ -138,3 +138,24 @@ export interface SubagentFile {
   compaction: boolean;
   size: number;
 }
+
+/** One of another agent's transcripts as its listing gives it: what changes when it does. */
+export interface TranscriptStamp {
+  /** Its file, or the name that stands for it (an OpenCode session: `<database>#<session id>`). */
+  path: string;
+  size: number;
+  /** ms since epoch. */
+  mtime: number;
+}
+
+/**
+ * Another agent's transcripts as the conversation index reads them, given by its adapter
+ * (src/agents/): every one on this machine, and each read whole into turns (redacted), with the
+ * folder its session ran in (the project, by the rule every agent shares).
+ */
+export interface TranscriptSource {
+  agent: string;
+  /** Throws when the listing cannot be taken (so nothing is taken for gone); empty when the agent keeps none here. */
+  list(): TranscriptStamp[];
+  read(path: string): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
+}

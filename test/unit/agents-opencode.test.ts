@@ -4,7 +4,6 @@
  * stand-in memsearch, and the turn read from a database shaped like OpenCode's (1.18.33).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +14,7 @@ import { findStoppedOpencodeTurn, openOpencodeDb, readOpencodeTurn } from "../..
 import { adapterOf, AGENT_NAMES } from "../../src/agents/registry.ts";
 import type { InstallPlan } from "../../src/agents/types.ts";
 import { sanitize } from "../../src/core/redact.ts";
+import { opencodeFixtureDb } from "../helpers/opencode-db.ts";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {
@@ -169,39 +169,9 @@ describe("the generated plugin, run with a stand-in memsearch", () => {
   });
 });
 
-/** A database with OpenCode's tables (the columns memsearch reads) and one session's messages. */
-function fixtureDb(): string {
-  const path = join(temp("oc-db-"), "opencode.db");
-  const db = new Database(path);
-  db.run("CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, time_updated INTEGER, data TEXT)");
-  db.run("CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, time_created INTEGER, time_updated INTEGER, data TEXT)");
-  const msg = (id: string, session: string, t: number, data: object) => db.run("INSERT INTO message VALUES (?, ?, ?, ?, ?)", [id, session, t, t, JSON.stringify(data)]);
-  const part = (id: string, m: string, session: string, data: object) => db.run("INSERT INTO part VALUES (?, ?, ?, 0, 0, ?)", [id, m, session, JSON.stringify(data)]);
-  msg("msg_u1", "ses_1", 1000, { role: "user", time: { created: 1000 } });
-  part("prt_u1a", "msg_u1", "ses_1", { type: "text", text: "Run the tests with key sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" });
-  part("prt_u1b", "msg_u1", "ses_1", { type: "text", text: "<system-reminder>scaffold</system-reminder>", synthetic: true });
-  msg("msg_a1", "ses_1", 1001, { role: "assistant", parentID: "msg_u1", finish: "tool-calls", time: { created: 1001, completed: 1002 } });
-  part("prt_a1a", "msg_a1", "ses_1", { type: "step-start" });
-  part("prt_a1b", "msg_a1", "ses_1", { type: "tool", tool: "bash", callID: "call_1", state: { status: "completed", input: { command: "bun test", description: "tests" }, output: "3 pass" } });
-  part("prt_a1c", "msg_a1", "ses_1", { type: "tool", tool: "read", callID: "call_2", state: { status: "error", input: { filePath: "/x" }, error: "no such file" } });
-  msg("msg_a2", "ses_1", 1003, { role: "assistant", parentID: "msg_u1", finish: "stop", time: { created: 1003, completed: 1004 } });
-  part("prt_a2a", "msg_a2", "ses_1", { type: "text", text: "All three tests pass." });
-  // The next prompt, still being answered.
-  msg("msg_u2", "ses_1", 2000, { role: "user", time: { created: 2000 } });
-  part("prt_u2a", "msg_u2", "ses_1", { type: "text", text: "Now the lint" });
-  msg("msg_a3", "ses_1", 2001, { role: "assistant", parentID: "msg_u2", finish: "tool-calls", time: { created: 2001 } });
-  part("prt_a3a", "msg_a3", "ses_1", { type: "tool", tool: "bash", callID: "call_3", state: { status: "running", input: { command: "bun lint" } } });
-  // Another session's and damaged rows.
-  msg("msg_x", "ses_2", 1500, { role: "assistant", parentID: "msg_u1", finish: "stop", time: { completed: 1 } });
-  part("prt_x", "msg_x", "ses_2", { type: "text", text: "not this session's" });
-  msg("msg_bad", "ses_1", 1002, "not json" as unknown as object);
-  db.close();
-  return path;
-}
-
 describe("OpenCode's database read into the neutral turn", () => {
   test("a finished turn: the prompt without scaffolding, tools paired with their output, the reply, redacted", () => {
-    const db = openOpencodeDb(fixtureDb());
+    const db = openOpencodeDb(opencodeFixtureDb(temp("oc-db-")));
     try {
       const t = readOpencodeTurn(db, "msg_u1", sanitize)!;
       expect(t.sessionId).toBe("ses_1");
@@ -225,7 +195,7 @@ describe("OpenCode's database read into the neutral turn", () => {
   });
 
   test("the drainer's finder: by prompt id, labelled for the summariser; a link is refused", async () => {
-    const path = fixtureDb();
+    const path = opencodeFixtureDb(temp("oc-db-"));
     const f = (await findStoppedOpencodeTurn(path, { promptId: "msg_u1", redact: sanitize }))!;
     expect(f.complete).toBe(true);
     expect(f.turn.turnUuid).toBe("msg_u1");

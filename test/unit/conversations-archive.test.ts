@@ -111,8 +111,8 @@ describe("the session table", () => {
   });
 
   test("recall fuses the session table with the messages: a plan joins its turn's result, a summary with no hit of its own is a result of its own", () => {
-    const hit = { rowid: 1, project: "p", session: "S", turnUuid: "T1", uuid: "x", ts: 1, role: "assistant" as const, path: "/t.jsonl", tools: [], paths: [], snippet: "s", score: 1 };
-    const plan = { id: 1, project: "p", session: "S", kind: "plan" as const, title: "P", turnUuid: "T1", ts: 1, path: "/t.jsonl", planFile: "/plans/a.md", snippet: "p", score: 2 };
+    const hit = { rowid: 1, project: "p", session: "S", turnUuid: "T1", uuid: "x", ts: 1, role: "assistant" as const, path: "/t.jsonl", tools: [], paths: [], snippet: "s", score: 1, agent: "claude" };
+    const plan = { id: 1, project: "p", session: "S", kind: "plan" as const, title: "P", turnUuid: "T1", ts: 1, path: "/t.jsonl", planFile: "/plans/a.md", snippet: "p", score: 2, agent: "claude" };
     const summary = { ...plan, id: 2, kind: "summary" as const, turnUuid: "T9", planFile: "" };
     const out = mergeRankings([], [hit], [plan, summary]);
     expect(out.map((r) => r.from)).toEqual([["transcript", "session"], ["session"]]);

@@ -17,7 +17,8 @@ import { LAST_TURN_OUTPUT_CHARS } from "../../src/transcript/last-turn.ts";
 import { listTurns, readTranscript, readTurnRange } from "../../src/transcript/reader.ts";
 import type { LastTurn } from "../../src/transcript/types.ts";
 import { openTranscriptDb } from "../../src/conversations/db.ts";
-import { INPUTS_MAX, RESULTS_MAX, updateTranscriptIndex } from "../../src/conversations/ingest.ts";
+import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
+import { INPUTS_MAX, RESULTS_MAX } from "../../src/conversations/rows.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "ms-redact-clip-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

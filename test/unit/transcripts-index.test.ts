@@ -430,6 +430,7 @@ describe("merge", () => {
   const hit = (turnUuid: string, score: number, promptId?: string) => ({
     rowid: 1,
     project: "/p",
+    agent: "claude",
     session: "S1",
     turnUuid,
     ...(promptId ? { promptId } : {}),

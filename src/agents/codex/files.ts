@@ -59,8 +59,8 @@ export function checkProjectRollout(path: string, root: string, o: { env?: NodeJ
   if (!cwd || !sameProject(projectOfCwd(cwd), root)) throw new ForeignTranscriptError(`refused: ${path} is another project's rollout (this project: ${root})`, true);
 }
 
-/** Every rollout of this project, oldest folder first (`YYYY/MM/DD` under each rollout folder). */
-export function projectRollouts(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+/** Every rollout on this machine, oldest folder first (`YYYY/MM/DD` under `sessions`; flat or dated under `archived_sessions`). */
+export function allRollouts(env: NodeJS.ProcessEnv = process.env): string[] {
   const out: string[] = [];
   const walk = (dir: string, depth: number) => {
     let names: string[];
@@ -71,15 +71,22 @@ export function projectRollouts(root: string, env: NodeJS.ProcessEnv = process.e
     }
     for (const name of names) {
       const p = join(dir, name);
-      if (depth < 3) walk(p, depth + 1);
-      else if (/^rollout-.*\.jsonl$/.test(name)) {
-        try {
-          checkProjectRollout(p, root, { env });
-          out.push(p);
-        } catch {}
-      }
+      if (/^rollout-.*\.jsonl$/.test(name)) out.push(p);
+      else if (depth < 3) walk(p, depth + 1);
     }
   };
   for (const d of rolloutDirs(env)) walk(d, 0);
   return out;
+}
+
+/** Every rollout of this project. */
+export function projectRollouts(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  return allRollouts(env).filter((p) => {
+    try {
+      checkProjectRollout(p, root, { env });
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }

@@ -1,7 +1,8 @@
 /** Codex CLI (`@openai/codex`): Claude-style hooks through hooks.json, JSONL rollouts. */
 import type { AgentAdapter } from "../types.ts";
 import { parseCodexHookInput } from "./hook.ts";
-import { checkProjectRollout, isCodexRolloutPath, projectRollouts } from "./files.ts";
+import { allRollouts, checkProjectRollout, isCodexRolloutPath, projectRollouts } from "./files.ts";
+import { fileStamps } from "../files.ts";
 import { findStoppedRolloutTurn, parseRollout, renderRolloutTurn, rolloutTurns } from "./rollout.ts";
 import { readOwnText } from "../../core/fsutil.ts";
 import { sanitize } from "../../core/redact.ts";
@@ -23,9 +24,10 @@ export const codex: AgentAdapter = {
     check: checkProjectRollout,
     async read(path) {
       const r = parseRollout(readOwnText(path), { redact: sanitize });
-      return { sessionId: r.sessionId, turns: rolloutTurns(r) };
+      return { sessionId: r.sessionId, cwd: r.cwd, turns: rolloutTurns(r) };
     },
     render: (t) => renderRolloutTurn(t),
     projectFiles: projectRollouts,
+    list: (env) => fileStamps(allRollouts(env)),
   },
 };

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { readTextQuiet } from "../../core/fsutil.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
 import { requirePlainTranscript, transcriptPath } from "../files.ts";
@@ -77,8 +77,8 @@ export function checkProjectChat(path: string, root: string, o: { env?: NodeJS.P
   if (!ofProject(abs, slot, root)) throw new ForeignTranscriptError(`refused: ${path} is another project's chat (this project: ${root})`, true);
 }
 
-/** This project's chats (for `import`): every chat of Gemini CLI's project slots that checkProjectChat lets through. */
-export function projectChats(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+/** Every chat of Gemini CLI's project slots on this machine (`<tmp>/<slot>/chats/*.jsonl`). */
+export function allChats(env: NodeJS.ProcessEnv = process.env): string[] {
   const tmp = join(geminiHome(env), "tmp");
   const out: string[] = [];
   let slots: string[];
@@ -94,14 +94,25 @@ export function projectChats(root: string, env: NodeJS.ProcessEnv = process.env)
     } catch {
       continue;
     }
-    for (const name of names) {
-      if (!name.endsWith(".jsonl")) continue;
-      const p = join(tmp, slot, "chats", name);
-      try {
-        checkProjectChat(p, root, { env });
-        out.push(p);
-      } catch {}
-    }
+    for (const name of names) if (name.endsWith(".jsonl")) out.push(join(tmp, slot, "chats", name));
   }
   return out;
+}
+
+/** The folder Gemini CLI recorded for a chat's project slot (`<slot>/.project_root`), when it did. */
+export function chatProjectRoot(path: string): string | undefined {
+  const recorded = readTextQuiet(join(dirname(dirname(path)), ".project_root"))?.trim();
+  return recorded && isAbsolute(recorded) && !recorded.includes("\0") ? recorded : undefined;
+}
+
+/** This project's chats (for `import`): every chat that checkProjectChat lets through. */
+export function projectChats(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  return allChats(env).filter((p) => {
+    try {
+      checkProjectChat(p, root, { env });
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }

@@ -3,7 +3,8 @@ import { existsSync } from "node:fs";
 import { readOwnText } from "../../core/fsutil.ts";
 import { sanitize } from "../../core/redact.ts";
 import type { AgentAdapter } from "../types.ts";
-import { checkProjectChat, geminiHome, isGeminiChatPath, projectChats } from "./files.ts";
+import { allChats, chatProjectRoot, checkProjectChat, geminiHome, isGeminiChatPath, projectChats } from "./files.ts";
+import { fileStamps } from "../files.ts";
 import { renderAgentTurn } from "../render.ts";
 import { formatGeminiOutput, parseGeminiHookInput } from "./hook.ts";
 import { geminiWired, planGeminiInstall } from "./install.ts";
@@ -24,9 +25,10 @@ export const gemini: AgentAdapter = {
     async read(path) {
       const { parseChat, chatTurns } = await import("./chat.ts");
       const chat = parseChat(readOwnText(path), { redact: sanitize });
-      return { sessionId: chat.sessionId, turns: chatTurns(chat) };
+      return { sessionId: chat.sessionId, cwd: chatProjectRoot(path), turns: chatTurns(chat) };
     },
     render: (t) => renderAgentTurn(t, "Gemini CLI"),
     projectFiles: projectChats,
+    list: (env) => fileStamps(allChats(env)),
   },
 };

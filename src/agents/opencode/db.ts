@@ -78,59 +78,102 @@ interface Row {
   data: string;
 }
 
-/** The turn opened by user message `promptId`, redacted; undefined when the database does not hold it (yet). */
-export function readOpencodeTurn(db: Database, promptId: string, redact: (s: string) => string = (s) => s): OpencodeTurn | undefined {
-  const user = db.query<Row, [string]>("SELECT id, session_id, time_created, data FROM message WHERE id = ?").get(promptId);
-  if (!user || !v.is(UserData, json(user.data))) return undefined;
-  const answers = db
-    .query<Row, [string]>("SELECT id, session_id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id")
-    .all(user.session_id)
-    .map((r) => ({ row: r, data: v.safeParse(AssistantData, json(r.data)) }))
-    .filter((a) => a.data.success && a.data.output.parentID === promptId)
-    .map((a) => ({ row: a.row, data: (a.data as { output: v.InferOutput<typeof AssistantData> }).output }));
-  const partsOf = db.query<{ data: string }, [string]>("SELECT data FROM part WHERE message_id = ? ORDER BY id");
-  const texts = (id: string) =>
-    partsOf
-      .all(id)
-      .map((p) => v.safeParse(TextPart, json(p.data)))
-      .filter((p) => p.success && !p.output.synthetic && !p.output.ignored)
-      .map((p) => (p as { output: v.InferOutput<typeof TextPart> }).output.text);
-  const turn: OpencodeTurn = {
+/** The parts of one message, in order: its words (OpenCode's own synthetic scaffolding left out) and its tool calls. */
+function partsInto(turn: OpencodeTurn, parts: { data: string }[], redact: (s: string) => string): void {
+  for (const p of parts) {
+    const d = json(p.data);
+    const t = v.safeParse(TextPart, d);
+    if (t.success) {
+      if (t.output.synthetic || t.output.ignored || !t.output.text.trim()) continue;
+      addAssistantText(turn, redact(t.output.text));
+      continue;
+    }
+    const tool = v.safeParse(ToolPart, d);
+    if (!tool.success) continue;
+    const s = tool.output.state;
+    const done = s.status === "completed" || s.status === "error";
+    const out = redact(s.output ?? s.error ?? "");
+    const call: ToolCall = {
+      id: tool.output.callID ?? "",
+      name: tool.output.tool,
+      input: oneLine(redact(toolInput(s.input))),
+      ...(done ? { output: clip(out, OUTPUT_CHARS), outputChars: out.length, isError: s.status === "error" } : { unpaired: true }),
+    };
+    addToolCall(turn, call);
+  }
+}
+
+/** The typed words of a user message's parts. */
+function userWords(parts: { data: string }[]): string {
+  return parts
+    .map((p) => v.safeParse(TextPart, json(p.data)))
+    .filter((p) => p.success && !p.output.synthetic && !p.output.ignored)
+    .map((p) => (p as { output: v.InferOutput<typeof TextPart> }).output.text)
+    .join("\n");
+}
+
+/** A session's messages in order, each checked: users, and assistants with the user message they answer. */
+function sessionMessages(rows: Row[]): { row: Row; answers?: string; data?: v.InferOutput<typeof AssistantData> }[] {
+  const out: { row: Row; answers?: string; data?: v.InferOutput<typeof AssistantData> }[] = [];
+  for (const row of rows) {
+    const d = json(row.data);
+    if (v.is(UserData, d)) out.push({ row });
+    else {
+      const a = v.safeParse(AssistantData, d);
+      if (a.success) out.push({ row, answers: a.output.parentID, data: a.output });
+    }
+  }
+  return out;
+}
+
+function newTurn(user: Row, redact: (s: string) => string, words: string): OpencodeTurn {
+  return {
     id: user.id,
     sessionId: user.session_id,
     timestamp: Number.isFinite(user.time_created) ? new Date(user.time_created).toISOString() : undefined,
-    userText: redact(texts(user.id).join("\n")),
+    userText: redact(words),
     assistantTexts: [],
     tools: [],
     items: [],
     complete: false,
   };
-  for (const a of answers) {
-    for (const p of partsOf.all(a.row.id)) {
-      const d = json(p.data);
-      const t = v.safeParse(TextPart, d);
-      if (t.success) {
-        if (t.output.synthetic || t.output.ignored || !t.output.text.trim()) continue;
-        addAssistantText(turn, redact(t.output.text));
-        continue;
-      }
-      const tool = v.safeParse(ToolPart, d);
-      if (!tool.success) continue;
-      const s = tool.output.state;
-      const done = s.status === "completed" || s.status === "error";
-      const out = redact(s.output ?? s.error ?? "");
-      const call: ToolCall = {
-        id: tool.output.callID ?? "",
-        name: tool.output.tool,
-        input: oneLine(redact(toolInput(s.input))),
-        ...(done ? { output: clip(out, OUTPUT_CHARS), outputChars: out.length, isError: s.status === "error" } : { unpaired: true }),
-      };
-      addToolCall(turn, call);
-    }
-  }
+}
+
+const MESSAGES_OF_SESSION = "SELECT id, session_id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id";
+
+/** The turn opened by user message `promptId`, redacted; undefined when the database does not hold it (yet). */
+export function readOpencodeTurn(db: Database, promptId: string, redact: (s: string) => string = (s) => s): OpencodeTurn | undefined {
+  const user = db.query<Row, [string]>("SELECT id, session_id, time_created, data FROM message WHERE id = ?").get(promptId);
+  if (!user || !v.is(UserData, json(user.data))) return undefined;
+  const answers = sessionMessages(db.query<Row, [string]>(MESSAGES_OF_SESSION).all(user.session_id)).filter((m) => m.answers === promptId);
+  const partsOf = db.query<{ data: string }, [string]>("SELECT data FROM part WHERE message_id = ? ORDER BY id");
+  const turn = newTurn(user, redact, userWords(partsOf.all(user.id)));
+  for (const a of answers) partsInto(turn, partsOf.all(a.row.id), redact);
   const last = answers.at(-1)?.data;
   turn.complete = !!last?.time?.completed && last.finish !== "tool-calls";
   return turn;
+}
+
+/** Every turn of a session, in order, redacted: two queries however long the session. */
+export function readOpencodeSession(db: Database, sessionId: string, redact: (s: string) => string = (s) => s): OpencodeTurn[] {
+  const parts = new Map<string, { data: string }[]>();
+  for (const p of db.query<{ message_id: string; data: string }, [string]>("SELECT message_id, data FROM part WHERE session_id = ? ORDER BY id").all(sessionId)) {
+    const list = parts.get(p.message_id);
+    if (list) list.push(p);
+    else parts.set(p.message_id, [p]);
+  }
+  const turns = new Map<string, OpencodeTurn & { last?: v.InferOutput<typeof AssistantData> }>();
+  for (const m of sessionMessages(db.query<Row, [string]>(MESSAGES_OF_SESSION).all(sessionId))) {
+    const own = parts.get(m.row.id) ?? [];
+    if (m.answers === undefined) turns.set(m.row.id, newTurn(m.row, redact, userWords(own)));
+    else {
+      const t = turns.get(m.answers);
+      if (!t) continue; // an answer to no user message of this session
+      partsInto(t, own, redact);
+      t.last = m.data;
+    }
+  }
+  return [...turns.values()].map(({ last, ...t }) => ({ ...t, complete: !!last?.time?.completed && last.finish !== "tool-calls" }));
 }
 
 /** A turn labelled for a summariser, as Claude Code's and Codex's are. */

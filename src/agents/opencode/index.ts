@@ -3,6 +3,8 @@ import { existsSync } from "node:fs";
 import type { AgentAdapter } from "../types.ts";
 import { parseOpencodeHookInput } from "./hook.ts";
 import { opencodeConfigDir, opencodeDataDir, opencodeWired, planOpencodeInstall } from "./install.ts";
+import { checkProjectSession, listSessions, parseSessionKey, projectSessions, readSession } from "./sessions.ts";
+import { renderToolsThenWords } from "../render.ts";
 
 export const opencode: AgentAdapter = {
   name: "opencode",
@@ -14,4 +16,13 @@ export const opencode: AgentAdapter = {
   planInstall: planOpencodeInstall,
   wired: opencodeWired,
   present: (env) => existsSync(opencodeConfigDir(env)) || existsSync(opencodeDataDir(env)),
+  // One database for every session: each session is named `<database>#<session id>` (sessions.ts).
+  transcripts: {
+    claims: (path, env) => parseSessionKey(path, env) !== undefined,
+    check: checkProjectSession,
+    read: readSession,
+    render: (t) => renderToolsThenWords(t, "OpenCode"),
+    projectFiles: projectSessions,
+    list: (env) => listSessions(env),
+  },
 };

@@ -1,0 +1,152 @@
+/**
+ * OpenCode's sessions as transcripts. OpenCode keeps every session of the machine in one database,
+ * so a session is named `<database>#<session id>` wherever memsearch names a transcript by its path
+ * (`memsearch transcript`, `import`, the conversation index, a recall's drill-down command). Only
+ * the database OpenCode itself uses (`OPENCODE_DB`, else its data folder's `opencode.db`) is
+ * claimed: a name a cloned note's anchor carries can point nowhere else.
+ */
+import { existsSync, lstatSync, realpathSync } from "node:fs";
+import { join, resolve } from "node:path";
+import * as v from "valibot";
+import { NotFoundError } from "../../core/errors.ts";
+import { sanitize } from "../../core/redact.ts";
+import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
+import type { Turn } from "../../transcript/types.ts";
+import { agentTurns } from "../turn.ts";
+import { openOpencodeDb, readOpencodeSession } from "./db.ts";
+import { opencodeDataDir } from "./install.ts";
+
+/** The database OpenCode uses (the rule its plugin follows too: plugin.ts). */
+export function opencodeDbPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.OPENCODE_DB && env.OPENCODE_DB.startsWith("/") ? env.OPENCODE_DB : join(opencodeDataDir(env), "opencode.db");
+}
+
+/** How a session is named as a transcript. */
+export function sessionKey(db: string, sessionId: string): string {
+  return `${db}#${sessionId}`;
+}
+
+const SessionId = v.pipe(v.string(), v.regex(/^[\w-]{1,200}$/));
+
+/** The database and session a name holds, when it names one of OpenCode's sessions; undefined otherwise. */
+export function parseSessionKey(path: string, env: NodeJS.ProcessEnv = process.env): { db: string; sessionId: string } | undefined {
+  const at = path.lastIndexOf("#");
+  if (at < 0) return undefined;
+  const db = resolve(path.slice(0, at));
+  const sessionId = path.slice(at + 1);
+  if (!v.is(SessionId, sessionId)) return undefined;
+  const own = opencodeDbPath(env);
+  if (db !== resolve(own) && db !== realOr(own)) return undefined;
+  return { db, sessionId };
+}
+
+function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+const SessionRow = v.object({ id: SessionId, directory: v.string(), parent_id: v.nullable(v.string()) });
+
+/** The session's row, checked; throws when the database or the session is not there. */
+function sessionRow(db: string, sessionId: string, path: string): v.InferOutput<typeof SessionRow> {
+  let handle;
+  try {
+    handle = openOpencodeDb(db);
+  } catch (e) {
+    throw new NotFoundError(`OpenCode's database cannot be read: ${path} (${(e as Error)?.message ?? e})`);
+  }
+  try {
+    const r = v.safeParse(SessionRow, handle.query("SELECT id, directory, parent_id FROM session WHERE id = ?").get(sessionId));
+    if (!r.success) throw new NotFoundError(`no OpenCode session ${sessionId} in ${db}`);
+    return r.output;
+  } finally {
+    handle.close();
+  }
+}
+
+/** Throws unless `path` names a session of OpenCode's database started in this project (any project with `anyProject`). */
+export function checkProjectSession(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean } = {}): void {
+  const k = parseSessionKey(path, o.env);
+  if (!k) throw new ForeignTranscriptError(`refused: ${path} is not an OpenCode session (<database>#<session id> of ${opencodeDbPath(o.env)})`);
+  const row = sessionRow(k.db, k.sessionId, path);
+  if (o.anyProject) return;
+  if (!sameProject(projectOfCwd(row.directory), root)) throw new ForeignTranscriptError(`refused: ${path} is another project's session (this project: ${root})`, true);
+}
+
+/** A session's turns, redacted, in the shape the transcript views print. */
+export async function readSession(path: string, env: NodeJS.ProcessEnv = process.env): Promise<{ sessionId: string; cwd?: string; turns: Turn[] }> {
+  const k = parseSessionKey(path, env);
+  if (!k) throw new ForeignTranscriptError(`refused: ${path} is not an OpenCode session`);
+  const db = openOpencodeDb(k.db);
+  try {
+    const row = v.safeParse(SessionRow, db.query("SELECT id, directory, parent_id FROM session WHERE id = ?").get(k.sessionId));
+    const turns = readOpencodeSession(db, k.sessionId, sanitize);
+    return { sessionId: k.sessionId, ...(row.success ? { cwd: row.output.directory } : {}), turns: agentTurns(turns.map((t, i) => ({ ...t, line: i + 1 })), { promptIds: true }) };
+  } finally {
+    db.close();
+  }
+}
+
+/** A session as the conversation index lists it: changed when its messages or parts did. */
+export interface SessionStamp {
+  path: string;
+  /** Parts in the session (grows with every word and tool call). */
+  size: number;
+  /** The latest update time of the session, its messages and its parts (ms). */
+  mtime: number;
+}
+
+const StampRow = v.object({ id: SessionId, directory: v.string(), parent_id: v.nullable(v.string()), parts: v.number(), updated: v.nullable(v.number()) });
+
+/**
+ * The main sessions of the database (sub-agent sessions, `parent_id` set, are left out as Claude
+ * Code's sidechains are from notes), with what changes when they do; `root` keeps only this
+ * project's. Empty when OpenCode has no database here; throws when it has one that cannot be read
+ * (a link, another schema, a damaged file), so that nothing is taken for gone.
+ */
+export function listSessions(env: NodeJS.ProcessEnv = process.env, root?: string): (SessionStamp & { directory: string })[] {
+  const path = opencodeDbPath(env);
+  if (!existsSync(path) && !isLink(path)) return [];
+  const db = openOpencodeDb(path);
+  try {
+    const rows = db
+      .query(
+        `SELECT s.id, s.directory, s.parent_id,
+           (SELECT count(*) FROM part p WHERE p.session_id = s.id) AS parts,
+           max(s.time_updated, coalesce((SELECT max(time_updated) FROM message m WHERE m.session_id = s.id), 0), coalesce((SELECT max(time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS updated
+         FROM session s ORDER BY s.time_created, s.id`,
+      )
+      .all();
+    const out: (SessionStamp & { directory: string })[] = [];
+    const cache = new Map<string, string>();
+    for (const r of rows) {
+      const s = v.safeParse(StampRow, r);
+      if (!s.success || s.output.parent_id) continue;
+      if (root !== undefined && !sameProject(projectOfCwd(s.output.directory, cache), root)) continue;
+      out.push({ path: sessionKey(path, s.output.id), size: s.output.parts, mtime: s.output.updated ?? 0, directory: s.output.directory });
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** This project's sessions (for `import`); none when the database cannot be read. */
+export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  try {
+    return listSessions(env, root).map((s) => s.path);
+  } catch {
+    return [];
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
