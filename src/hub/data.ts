@@ -5,7 +5,8 @@
  * print. Every text that leaves here is redacted again: notes are redacted when written, but a
  * hand edit or a transcript may still hold a secret.
  */
-import { transcriptSources } from "../agents/registry.ts";
+import { transcriptAgent, transcriptSources } from "../agents/registry.ts";
+import type { AgentAdapter } from "../agents/types.ts";
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -15,7 +16,7 @@ import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { resolveOllamaHost } from "../core/ollama-client.ts";
 import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
-import { expandChunk, type Expansion, type SectionRef } from "../index/expand.ts";
+import { chunkAnchor, expandChunk, type Expansion, type SectionRef } from "../index/expand.ts";
 import type { IndexSummary } from "../index/format.ts";
 import { indexStats, LoadedIndexes, readChunk, refreshIndex, searchIndex } from "../watch/gateway.ts";
 import { fileStamp, isDirectory, readTextQuiet } from "../core/fsutil.ts";
@@ -27,7 +28,7 @@ import type { StoredChunk } from "../index/types.ts";
 import { dataFiles, userFiles } from "../core/project.ts";
 import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, type JournalNote } from "../memory/journal.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
-import { checkProjectTranscript, claudeProjectsDir, findProjectTranscripts, isProjectTranscript, openRegularFile } from "../transcript/claude-files.ts";
+import { checkProjectTranscript, claudeProjectsDir, findProjectTranscripts, openRegularFile } from "../transcript/claude-files.ts";
 import { curatedFromRepository, findCuratedFiles } from "../transcript/claude-memory.ts";
 import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { forgetTurn } from "../memory/forget.ts";
@@ -35,6 +36,7 @@ import { readInjections, type InjectionRecord } from "../memory/injections.ts";
 import { readModelCalls } from "../memory/ledger.ts";
 import { costReport, formatUsd, type CostRow } from "../memory/prices.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
+import type { Turn, TurnItem } from "../transcript/types.ts";
 import { clip } from "../core/text.ts";
 import type { CostRowView, CostsPage, CuratedCard, CuratedView, DayPage, ForgetDone, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, PromptReceived, SearchHit, SearchPage, SessionsPage, TimelinePage, TurnCounts, TurnsView, TurnView } from "./types.ts";
 
@@ -373,7 +375,7 @@ export class HubData {
         warnings: res.warning ? [redact(res.warning, 500)] : [],
         hits: res.results.map((r) => {
           const p = owner.get(r.chunk.chunkHash)!;
-          return { project: p.id, projectName: p.name, score: round(r.score), date: r.kind === "curated" ? null : dateOfChunk(r.chunk), from: [r.kind === "curated" ? "curated" : "note"], note: noteHit(r.chunk), transcript: null };
+          return { project: p.id, projectName: p.name, score: round(r.score), date: r.kind === "curated" ? null : dateOfChunk(r.chunk), from: [r.kind === "curated" ? "curated" : "note"], note: noteHit(r.chunk), transcript: null, agent: r.kind === "curated" ? "claude" : agentOf(chunkAnchor(r.chunk)) };
         }),
       };
     }
@@ -405,6 +407,7 @@ export class HubData {
         from: r.from,
         note: r.note ? { chunk: r.note.chunkHash, source: r.note.source, line: r.note.startLine, heading: redact(r.note.heading, 200), snippet: redact(r.note.snippet, SNIPPET_CHARS) } : null,
         transcript: t ? { path: t.path, turn: t.turn, role: r.transcript?.role ?? "user", snippet: redact(r.transcript?.snippet ?? c?.snippet ?? "", SNIPPET_CHARS) } : null,
+        agent: r.agent,
       };
     });
     const healed = res.transcripts.healed ? transcriptHealLine(res.transcripts.healed) : undefined;
@@ -474,7 +477,7 @@ export class HubData {
       heading: redact(x.chunk.heading, 200),
       content: redact(x.content, NOTE_CHARS),
       anchor,
-      transcriptAvailable: !!anchor && isProjectTranscript(anchor.transcript, p.root, { env: this.env }),
+      transcriptAvailable: !!anchor && this.projectTranscript(anchor.transcript, p.root),
     };
   }
 
@@ -502,6 +505,23 @@ export class HubData {
     return costsOf(this.list.map((p) => p.dataDir));
   }
 
+  /** Throws unless `path` is a transcript of this project (any project's with `anyProject`), whichever agent's; returns another agent's reader. */
+  private checkTranscript(path: string, root: string, anyProject = false): NonNullable<AgentAdapter["transcripts"]> | undefined {
+    const other = transcriptAgent(path, this.env)?.transcripts;
+    if (other) other.check(path, root, { env: this.env, anyProject });
+    else checkProjectTranscript(path, root, { env: this.env, anyProject });
+    return other;
+  }
+
+  private projectTranscript(path: string, root: string): boolean {
+    try {
+      this.checkTranscript(path, root);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * The original turn of a note (`memsearch transcript PATH --turn ID`), redacted like the
    * command's output. The path comes from the note's own anchor, or from a recall hit this hub
@@ -510,21 +530,26 @@ export class HubData {
   async turn(ref: ({ project: string } & NoteRef) | { path: string; turn: string }): Promise<TurnView> {
     let path: string;
     let id: string;
+    let root: string;
+    let anyProject = false;
     if ("path" in ref) {
       if (!this.knownTranscripts.has(ref.path)) throw new NotFoundError("unknown transcript: open it from a search result");
       // A hit may carry a note's anchor: the same check as for a note, against the project in view.
-      checkProjectTranscript(ref.path, this.list.find((x) => x.current)!.root, { env: this.env, anyProject: this.scope === "all" });
+      root = this.list.find((x) => x.current)!.root;
+      anyProject = this.scope === "all";
       path = ref.path;
       id = ref.turn;
     } else {
       const p = this.project(ref.project);
       const { anchor } = await this.section(p, ref);
       if (!anchor || anchor.transcript === "-") throw new NotFoundError("this note has no transcript anchor");
-      // Notes may come with a cloned repository: an anchor is followed only to this project's transcripts.
-      checkProjectTranscript(anchor.transcript, p.root, { env: this.env });
+      root = p.root;
       path = anchor.transcript;
       id = anchor.turn;
     }
+    // Notes may come with a cloned repository: an anchor is followed only to this project's transcripts.
+    const other = this.checkTranscript(path, root, anyProject);
+    if (other) return otherAgentTurn(path, id, await other.read(path, this.env));
     const index = await listTurns(path, { locate: id.replace(/\.+$/, "").toLowerCase() });
     const target = findTurn(index.turns, id) ?? index.located;
     if (target === undefined) throw new NotFoundError(`turn ${id} is not in ${path} (${index.turns.length} turns)`);
@@ -540,15 +565,36 @@ export class HubData {
       uuid: t.uuid,
       timestamp: t.timestamp ?? null,
       user: clip(t.userText, TURN_TEXT_CHARS),
-      items: t.items.map((it) => {
-        if (it.kind === "assistant") return { kind: "assistant" as const, text: clip(it.text, TURN_TEXT_CHARS) };
-        if (it.kind === "user") return { kind: "user" as const, text: clip(it.text, TURN_TEXT_CHARS) };
-        if (it.kind === "compaction") return { kind: "compaction" as const };
-        const c = it.call;
-        return { kind: "tool" as const, tool: { name: redact(c.name, 200), input: clip(c.input, 500), output: c.output === undefined ? null : clip(c.output, TOOL_OUTPUT_CHARS), isError: c.isError === true } };
-      }),
+      items: t.items.map(turnItemView),
     };
   }
+}
+
+/** A turn of another agent's transcript (its adapter read it, redacted), as the page shows a turn. */
+function otherAgentTurn(path: string, id: string, read: { sessionId?: string; turns: Turn[] }): TurnView {
+  const want = id.replace(/\.+$/, "").toLowerCase();
+  const position = read.turns.findIndex((t) => t.uuid.toLowerCase().startsWith(want));
+  const t = read.turns[position];
+  if (!t) throw new NotFoundError(`turn ${id} is not in ${path} (${read.turns.length} turns)`);
+  return {
+    path,
+    session: read.sessionId ?? "",
+    turnCount: read.turns.length,
+    position,
+    uuid: t.uuid,
+    timestamp: t.timestamp ?? null,
+    user: clip(t.userText, TURN_TEXT_CHARS),
+    items: t.items.map(turnItemView),
+  };
+}
+
+/** One element of a turn as the page shows it, clipped (the readers redacted it already). */
+function turnItemView(it: TurnItem): TurnView["items"][number] {
+  if (it.kind === "assistant") return { kind: "assistant", text: clip(it.text, TURN_TEXT_CHARS) };
+  if (it.kind === "user") return { kind: "user", text: clip(it.text, TURN_TEXT_CHARS) };
+  if (it.kind === "compaction") return { kind: "compaction" };
+  const c = it.call;
+  return { kind: "tool", tool: { name: redact(c.name, 200), input: clip(c.input, 500), output: c.output === undefined ? null : clip(c.output, TOOL_OUTPUT_CHARS), isError: c.isError === true } };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -118,6 +118,8 @@ export interface SearchHit {
   from: ("note" | "curated" | "transcript" | "session")[];
   note: { chunk: string; source: string; line: number; heading: string; snippet: string } | null;
   transcript: { path: string; turn: string; role: string; snippet: string } | null;
+  /** The agent the turn was with (`claude`, `codex`…). */
+  agent: string;
 }
 
 export interface SearchPage {

@@ -4,7 +4,7 @@
  * leaves it, from a note or from a transcript.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { loadContext } from "../../src/core/context.ts";
@@ -226,6 +226,33 @@ describe("data", () => {
     const r = await get<TurnView>(data, "/api/transcript", { path: both.transcript!.path, turn: both.transcript!.turn });
     expect(r.status).toBe(200);
     expect(r.body.user).toContain("[REDACTED:anthropic-key]");
+  });
+
+  test("another agent's turn: a Codex note opens its rollout's turn, and a search of the conversations finds the rollout, named codex, and opens it", async () => {
+    const rollout = join(home, ".codex", "sessions", "2026", "11", "26", "rollout-2026-11-26T11-17-51-01a2178f.jsonl");
+    mkdirSync(join(rollout, ".."), { recursive: true });
+    writeFileSync(rollout, readFileSync(join(REPO, "test", "fixtures", "codex", "paginated-0.169.jsonl"), "utf8").replaceAll("/tmp/h12-cx/proj", root));
+    const turn = "01a2178f-35dc-78c0-987f-b6c79cdadb6a";
+    await appendTurnNote({ memoryDir: memory, sessionId: "01a2178f-3555-7e81-b21c-8e2abc92c752", turnUuid: turn, transcriptPath: rollout, agent: "codex", bullets: ["User asked which scheduler runs the nightly jobs"], now: new Date(2026, 10, 23, 9, 0) });
+    const day = "2026-11-23.md";
+    const line = readFileSync(join(memory, day), "utf8").split("\n").findIndex((l) => l.startsWith("### 09:00")) + 1;
+    const view = (await get<NoteView>(data, "/api/note", { project: projectId, file: day, line })).body;
+    expect(view.anchor).toMatchObject({ transcript: rollout, turn });
+    expect(view.transcriptAvailable).toBe(true);
+    const opened = await get<TurnView>(data, "/api/transcript", { project: projectId, file: day, line });
+    expect(opened.status).toBe(200);
+    expect(opened.body).toMatchObject({ path: rollout, uuid: turn, user: "Remind me which scheduler runs the nightly jobs please" });
+    expect(opened.body.items).toContainEqual({ kind: "assistant", text: "We picked the Zanzibar scheduler for the nightly jobs." });
+    const page = (await get<SearchPage>(data, "/api/search", { q: "Zanzibar scheduler", mode: "recall" })).body;
+    const hit = page.hits.find((h) => h.transcript?.path === rollout)!;
+    expect(hit.agent).toBe("codex");
+    const r = await get<TurnView>(data, "/api/transcript", { path: rollout, turn: hit.transcript!.turn });
+    expect(r.status).toBe(200);
+    expect(r.body.uuid).toBe(turn);
+    // Memory memsearch gave Codex at the start of that session is in the rollout, not in the conversations.
+    const injected = (await get<SearchPage>(data, "/api/search", { q: "Recent memory quoted from notes", mode: "recall" })).body;
+    expect(injected.hits.some((h) => h.transcript?.path === rollout)).toBe(false);
+    rmSync(join(memory, day));
   });
 
   test("a damaged conversation index is rebuilt by the search that meets it, said once in its warnings", async () => {

@@ -693,6 +693,7 @@ function hitItem(hit: SearchHit, i: number, all: boolean): HTMLElement {
         h("span", { class: "date" }, hit.date ?? "date unknown"),
         h("span", { class: "src", title: hit.note?.source ?? hit.transcript?.path ?? "" }, src),
         all && hit.projectName ? h("span", { class: "badge" }, hit.projectName) : null,
+        hit.agent !== "claude" ? h("span", { class: "badge agent" }, hit.agent) : null,
         h("span", { class: "from" }, hit.from.join(" + ")),
       ),
       hit.note?.heading && !/^\d{1,2}:\d{2}$/.test(hit.note.heading) ? h("span", { class: "hit-title" }, hit.note.heading) : null,
