@@ -35,5 +35,10 @@ export function transcriptAgent(path: string, env: NodeJS.ProcessEnv = process.e
 
 /** Every other agent's transcripts as the conversation index reads them (Claude Code's it reads itself). */
 export function transcriptSources(env: NodeJS.ProcessEnv = process.env): TranscriptSource[] {
-  return Object.values(AGENTS).flatMap((a) => (a.transcripts ? [{ agent: a.name, list: () => a.transcripts!.list(env), read: (path: string) => a.transcripts!.read(path, env) }] : []));
+  return Object.values(AGENTS).flatMap((a) => {
+    const t = a.transcripts;
+    if (!t) return [];
+    const version = t.version;
+    return [{ agent: a.name, list: () => t.list(env), read: (path: string) => t.read(path, env), ...(version ? { version: () => version(env) } : {}) }];
+  });
 }

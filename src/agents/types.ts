@@ -128,5 +128,7 @@ export interface AgentAdapter {
     projectFiles(root: string, env?: NodeJS.ProcessEnv): string[];
     /** Every one on this machine, for the conversation index (throws when it cannot be listed). */
     list(env?: NodeJS.ProcessEnv): TranscriptStamp[];
+    /** Changes whenever any of them may have; when it has not, the conversation index skips the listing. */
+    version?(env?: NodeJS.ProcessEnv): string;
   };
 }

@@ -31,6 +31,10 @@ interface Counts {
 export async function updateOtherTranscripts(db: Database, sources: readonly TranscriptSource[], report: Counts, now: number): Promise<void> {
   const cwdCache = new Map<string, string>();
   for (const source of sources) {
+    const versionKey = `others_version:${source.agent}`;
+    const version = source.version?.();
+    if (version !== undefined && version === storedVersion(db, versionKey)) continue;
+    const errors = report.errors.length;
     let listed: TranscriptStamp[];
     try {
       listed = source.list();
@@ -64,7 +68,14 @@ export async function updateOtherTranscripts(db: Database, sources: readonly Tra
         for (const k of gone) report.archived += mark.run(now, k.id).changes;
       });
     }
+    // A transcript that failed is tried again next time: the version is kept only when all were read.
+    if (version !== undefined && report.errors.length === errors) db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(versionKey, version);
   }
+}
+
+function storedVersion(db: Database, key: string): string | undefined {
+  const r = db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value?: unknown } | null;
+  return typeof r?.value === "string" ? r.value : undefined;
 }
 
 /** Replace a transcript's rows with what it holds now, in one write transaction; returns the messages written. */

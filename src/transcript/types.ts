@@ -157,5 +157,7 @@ export interface TranscriptSource {
   agent: string;
   /** Throws when the listing cannot be taken (so nothing is taken for gone); empty when the agent keeps none here. */
   list(): TranscriptStamp[];
+  /** A stamp that changes whenever any of its transcripts may have (one database for all: its files' stat); unchanged, the listing is skipped. */
+  version?(): string;
   read(path: string): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
 }

@@ -6,7 +6,7 @@
  * is archived, and a link is never followed.
  */
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import type { Database } from "bun:sqlite";
+import { Database } from "bun:sqlite";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -112,6 +112,19 @@ describe("other agents' transcripts in the conversation index", () => {
     const hit = find("marmalade")[0]!;
     expect(hit.agent).toBe("gemini");
     expect(hit.archivedAt).toBeGreaterThan(0);
+  });
+
+  test("OpenCode's database unchanged is not even listed; a new message in it re-reads only its session", async () => {
+    await update();
+    const quiet = await update();
+    expect(quiet.files).toBe(2); // the rollout and the chat, stat'ed; the database's stat alone said nothing changed
+    const oc = new Database(join(home, ".local", "share", "opencode", "opencode.db"));
+    oc.run("INSERT INTO message VALUES ('msg_u9', 'ses_2', 3000, 3000, ?)", [JSON.stringify({ role: "user", time: { created: 3000 } })]);
+    oc.run("INSERT INTO part VALUES ('prt_u9', 'msg_u9', 'ses_2', 3000, 3000, ?)", [JSON.stringify({ type: "text", text: "Where do the flamingo fixtures live" })]);
+    oc.close();
+    const r = await update();
+    expect(r.read).toBe(1);
+    expect(find("flamingo").map((h) => [h.agent, h.path.endsWith("#ses_2")])).toEqual([["opencode", true]]);
   });
 
   test("links are never followed: a linked rollout is not listed, a linked OpenCode database is an error that archives nothing", async () => {

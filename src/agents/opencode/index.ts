@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import type { AgentAdapter } from "../types.ts";
 import { parseOpencodeHookInput } from "./hook.ts";
 import { opencodeConfigDir, opencodeDataDir, opencodeWired, planOpencodeInstall } from "./install.ts";
-import { checkProjectSession, listSessions, parseSessionKey, projectSessions, readSession } from "./sessions.ts";
+import { checkProjectSession, databaseVersion, listSessions, parseSessionKey, projectSessions, readSession } from "./sessions.ts";
 import { renderToolsThenWords } from "../render.ts";
 
 export const opencode: AgentAdapter = {
@@ -24,5 +24,6 @@ export const opencode: AgentAdapter = {
     render: (t) => renderToolsThenWords(t, "OpenCode"),
     projectFiles: projectSessions,
     list: (env) => listSessions(env),
+    version: databaseVersion,
   },
 };

@@ -134,6 +134,21 @@ export function listSessions(env: NodeJS.ProcessEnv = process.env, root?: string
   }
 }
 
+/** What changes whenever OpenCode writes: its database's and write-ahead log's size and time (a link counts as a change, and is refused by the listing). */
+export function databaseVersion(env: NodeJS.ProcessEnv = process.env): string {
+  const path = opencodeDbPath(env);
+  return [path, `${path}-wal`]
+    .map((p) => {
+      try {
+        const st = lstatSync(p);
+        return st.isFile() ? `${st.size}:${st.mtimeMs}:${st.ino}` : "other";
+      } catch {
+        return "-";
+      }
+    })
+    .join("/");
+}
+
 /** This project's sessions (for `import`); none when the database cannot be read. */
 export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
   try {
