@@ -33,3 +33,15 @@ export function fileStamps(paths: string[]): TranscriptStamp[] {
   }
   return out;
 }
+
+/** The transcripts among `paths` that `check` lets through for the project at `root`. */
+export function passing(paths: string[], check: (path: string, root: string, o: { env?: NodeJS.ProcessEnv }) => void, root: string, env: NodeJS.ProcessEnv): string[] {
+  return paths.filter((p) => {
+    try {
+      check(p, root, { env });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}

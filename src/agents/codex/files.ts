@@ -8,7 +8,7 @@ import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isInside, realOr } from "../../core/project.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import { requirePlainTranscript, transcriptPath } from "../files.ts";
+import { passing, requirePlainTranscript, transcriptPath } from "../files.ts";
 import { codexHome } from "./install.ts";
 
 const HEAD_BYTES = 256 * 1024;
@@ -81,12 +81,5 @@ export function allRollouts(env: NodeJS.ProcessEnv = process.env): string[] {
 
 /** Every rollout of this project. */
 export function projectRollouts(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  return allRollouts(env).filter((p) => {
-    try {
-      checkProjectRollout(p, root, { env });
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return passing(allRollouts(env), checkProjectRollout, root, env);
 }

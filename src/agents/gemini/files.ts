@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { readTextQuiet } from "../../core/fsutil.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import { requirePlainTranscript, transcriptPath } from "../files.ts";
+import { passing, requirePlainTranscript, transcriptPath } from "../files.ts";
 
 const HEAD_BYTES = 64 * 1024;
 
@@ -107,12 +107,5 @@ export function chatProjectRoot(path: string): string | undefined {
 
 /** This project's chats (for `import`): every chat that checkProjectChat lets through. */
 export function projectChats(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  return allChats(env).filter((p) => {
-    try {
-      checkProjectChat(p, root, { env });
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return passing(allChats(env), checkProjectChat, root, env);
 }
