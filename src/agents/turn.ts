@@ -1,4 +1,5 @@
 import type { LastTurn, ToolCall, Turn, TurnItem } from "../transcript/types.ts";
+import { turnKind } from "../transcript/turn-kind.ts";
 
 /** Tool output kept per call, as for Claude Code's last turn. */
 export const TOOL_OUTPUT_CHARS = 1000;
@@ -34,8 +35,13 @@ export function endedWith(t: AgentTurn, lastAssistantMessage: string | undefined
   return t.complete || (lastAssistantMessage !== undefined && t.assistantTexts.at(-1)?.trim() === lastAssistantMessage.trim());
 }
 
+/** A model answered: words or a tool call (an agent's turn has no command of Claude Code's kind). */
+const replied = (t: AgentTurn) => t.assistantTexts.length > 0 || t.tools.length > 0;
+
 export function agentLastTurn(t: AgentTurn, sessionId: string, text: string): LastTurn {
-  return { sessionId, turnUuid: t.id, timestamp: t.timestamp, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools, text };
+  // Whether it is worth a note, by the rule Claude Code's turns follow (the drainer applies it once the turn is complete).
+  const kind = turnKind({ kind: "prompt", userText: t.userText, replied: replied(t), toolCount: t.tools.length });
+  return { sessionId, turnUuid: t.id, timestamp: t.timestamp, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools, text, turnKind: kind };
 }
 
 /** Turns in the shape the transcript views print (`memsearch transcript`); `promptIds` when the agent's turn id is its prompt id. */
@@ -51,6 +57,7 @@ export function agentTurns(turns: (AgentTurn & { line: number })[], o: { promptI
     tools: t.tools,
     items: t.items,
     toolCount: t.tools.length,
+    replied: replied(t),
     line: t.line,
     start: 0,
     end: 0,

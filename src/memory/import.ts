@@ -322,7 +322,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
       try {
         const r = await other.read(path);
         const mtime = (await stat(path)).mtimeMs;
-        if (r.turns.length) consider({ path, sessionId: r.sessionId ?? path, agent: other.agent, turns: r.turns, render: other.render }, r.turns, mtime);
+        if (r.turns.length) consider({ path, sessionId: r.sessionId ?? path, agent: other.agent, turns: r.turns, render: other.render }, r.turns, mtime, turnKind);
       } catch (e) {
         skip(path, oneLine(e));
       }

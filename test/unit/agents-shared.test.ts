@@ -8,6 +8,7 @@ import { renderRolloutTurn } from "../../src/agents/codex/rollout.ts";
 import { renderChatTurn, type ChatTurn } from "../../src/agents/gemini/chat.ts";
 import { renderOpencodeTurn, type OpencodeTurn } from "../../src/agents/opencode/db.ts";
 import { agentNamed } from "../../src/agents/registry.ts";
+import { agentLastTurn, agentTurns } from "../../src/agents/turn.ts";
 import type { ToolCall } from "../../src/transcript/types.ts";
 
 const parse = (agent: string, raw: Record<string, unknown>) => agentNamed(agent).parseHookInput(raw);
@@ -72,5 +73,20 @@ describe("another agent's turn labelled for the summariser", () => {
   test("Gemini CLI and OpenCode: the tool calls, then the agent's words", () => {
     expect(renderChatTurn(turn as ChatTurn).split("\n")).toEqual(["[User]: look", ...tools("Gemini CLI"), "[Gemini CLI]: first", "[Gemini CLI]: then"]);
     expect(renderOpencodeTurn({ ...turn, sessionId: "ses_1" } as OpencodeTurn).split("\n")).toEqual(["[User]: look", ...tools("OpenCode"), "[OpenCode]: first", "[OpenCode]: then"]);
+  });
+});
+
+describe("whether another agent's turn is worth a note", () => {
+  const t = (userText: string, assistantTexts: string[], tools: ToolCall[] = []) => ({ id: "t1", userText, assistantTexts, tools, items: [], complete: true });
+  const call: ToolCall = { id: "c1", name: "bash", input: "ls", output: "a" };
+  test("the drainer gets the kind Claude Code's turn would have: trivial, no reply, or work", () => {
+    expect(agentLastTurn(t("thanks", ["You're welcome."]), "s", "").turnKind).toBe("trivial");
+    expect(agentLastTurn(t("ok", [], [call]), "s", "").turnKind).toBe("work");
+    expect(agentLastTurn(t("explain the retry policy", []), "s", "").turnKind).toBe("no-reply");
+    expect(agentLastTurn(t("explain the retry policy", ["It backs off."]), "s", "").turnKind).toBe("work");
+  });
+  test("the transcript views' turns say whether a model answered", () => {
+    const [a, b] = agentTurns([{ ...t("hi there friend", []), line: 1 }, { ...t("go", ["ok"]), line: 2 }]);
+    expect([a!.replied, b!.replied]).toEqual([false, true]);
   });
 });

@@ -197,6 +197,32 @@ describe("planning", () => {
     expect((await plan({ now: now + 11 * 60_000 })).todo).toHaveLength(2);
   });
 
+  test("another agent's turns follow the same rule: a trivial prompt answered with words only and a turn nobody answered are not written", async () => {
+    const turn = (uuid: string, prompt: string, o: { reply?: string; tool?: boolean } = {}): Turn => ({
+      index: 0,
+      uuid,
+      kind: "prompt",
+      userText: prompt,
+      assistantTexts: o.reply ? [o.reply] : [],
+      tools: o.tool ? [{ id: "c1", name: "bash", input: "ls", output: "a" }] : [],
+      items: [],
+      toolCount: o.tool ? 1 : 0,
+      replied: !!o.reply || !!o.tool,
+      timestamp: DAY1,
+      line: 1,
+      start: 0,
+      end: 0,
+    });
+    const rollout = join(dir, "rollout-1.jsonl");
+    writeFileSync(rollout, "{}\n");
+    const old = new Date(Date.now() - 3_600_000);
+    utimesSync(rollout, old, old);
+    const turns = [turn("t1", "wire the billing webhook to the queue", { reply: "Done.", tool: true }), turn("t2", "thanks", { reply: "You're welcome." }), turn("t3", "explain the retry policy please"), turn("t4", "ok", { tool: true })];
+    const p = await plan({ others: [{ agent: "codex", files: [rollout], read: async () => ({ sessionId: "cx", turns }), render: () => "" }] });
+    expect(p.todo.map((t) => t.uuid)).toEqual(["t1", "t4"]);
+    expect(p.notTurns).toMatchObject({ trivial: 1, "no-reply": 1 });
+  });
+
   test("a turn copied into a resumed session's file is written once", async () => {
     session(projectSlug(root), "s1", root, [{ uuid: "u1", ts: DAY1, prompt: "write step one" }]);
     session(projectSlug(root), "s2", root, [
