@@ -5,6 +5,8 @@ import { summarizeTurn, summarizerOptions, type SummarizerProvider } from "../me
 import { describeSkips } from "../transcript/turn-kind.ts";
 import { jsonFlag } from "./common.ts";
 import { AGENTS } from "../agents/registry.ts";
+import type { AgentAdapter } from "../agents/types.ts";
+import type { TranscriptStamp } from "../transcript/types.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJson } from "./output.ts";
 
@@ -27,10 +29,8 @@ export const importCommand = command({
     if (!Number.isInteger(jobs) || jobs < 1 || jobs > 32) throw new UsageError("--jobs must be a whole number from 1 to 32");
     const ctx = loadContext();
     const { project, config } = ctx;
-    // Other agents' sessions of the project (Codex rollouts) beside Claude Code's, unless files are named.
-    const others = a.paths.length
-      ? []
-      : Object.values(AGENTS).flatMap((ag) => (ag.transcripts ? [{ agent: ag.name, files: ag.transcripts.projectFiles(project.root), read: ag.transcripts.read, render: ag.transcripts.render }] : []));
+    // Other agents' sessions of the project (Codex rollouts, Gemini CLI chats, OpenCode sessions) beside Claude Code's, unless files are named.
+    const others = a.paths.length ? [] : Object.values(AGENTS).flatMap((ag) => (ag.transcripts ? [{ agent: ag.name, files: projectStamps(ag, project.root), read: ag.transcripts.read, render: ag.transcripts.render }] : []));
     const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, paths: a.paths, others, warn: (m) => notice(`Warning: ${m}`) });
 
     if (a.paths.length && plan.transcripts.length === 0 && plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
@@ -166,4 +166,15 @@ function progressBar() {
   };
 }
 
-
+/** An agent's transcripts of this project with their listing's size and time; none, with a warning, when its listing cannot be taken. */
+function projectStamps(ag: AgentAdapter, root: string): TranscriptStamp[] {
+  const t = ag.transcripts!;
+  const mine = new Set(t.projectFiles(root));
+  if (!mine.size) return [];
+  try {
+    return t.list().filter((s) => mine.has(s.path));
+  } catch (e) {
+    notice(`Warning: ${ag.label}'s transcripts could not be listed: ${oneLine(e)}`);
+    return [];
+  }
+}

@@ -214,11 +214,9 @@ describe("planning", () => {
       end: 0,
     });
     const rollout = join(dir, "rollout-1.jsonl");
-    writeFileSync(rollout, "{}\n");
     const old = new Date(Date.now() - 3_600_000);
-    utimesSync(rollout, old, old);
     const turns = [turn("t1", "wire the billing webhook to the queue", { reply: "Done.", tool: true }), turn("t2", "thanks", { reply: "You're welcome." }), turn("t3", "explain the retry policy please"), turn("t4", "ok", { tool: true })];
-    const p = await plan({ others: [{ agent: "codex", files: [rollout], read: async () => ({ sessionId: "cx", turns }), render: () => "" }] });
+    const p = await plan({ others: [{ agent: "codex", files: [{ path: rollout, size: 3, mtime: old.getTime() }], read: async () => ({ sessionId: "cx", turns }), render: () => "" }] });
     expect(p.todo.map((t) => t.uuid)).toEqual(["t1", "t4"]);
     expect(p.notTurns).toMatchObject({ trivial: 1, "no-reply": 1 });
   });
