@@ -4,7 +4,7 @@ import { estimateCost, planImport, runImport, type ImportCost, type ImportPlan, 
 import { summarizeTurn, summarizerOptions, type SummarizerProvider } from "../memory/summarizer.ts";
 import { describeSkips } from "../transcript/turn-kind.ts";
 import { jsonFlag } from "./common.ts";
-import { AGENTS } from "../agents/registry.ts";
+import { projectTranscripts } from "../agents/registry.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJson } from "./output.ts";
 
@@ -28,9 +28,7 @@ export const importCommand = command({
     const ctx = loadContext();
     const { project, config } = ctx;
     // Other agents' sessions of the project (Codex rollouts) beside Claude Code's, unless files are named.
-    const others = a.paths.length
-      ? []
-      : Object.values(AGENTS).flatMap((ag) => (ag.transcripts ? [{ agent: ag.name, files: ag.transcripts.projectFiles(project.root), read: ag.transcripts.read, render: ag.transcripts.render }] : []));
+    const others = a.paths.length ? [] : projectTranscripts(project.root);
     const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, paths: a.paths, others, warn: (m) => notice(`Warning: ${m}`) });
 
     if (a.paths.length && plan.transcripts.length === 0 && plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
