@@ -350,12 +350,13 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
 
 /**
  * Whether a turn has a note: an anchor naming its id (a hook-written note of Claude Code names the
- * prompt id; another agent's turn id is its prompt id), or, for an id the reader made of a line
- * number (unique only within its session), an anchor naming its session and that id.
+ * prompt id; another agent's turn id is its prompt id), or, for an id a reader made of a line
+ * number (unique only within its session: Claude Code's oldest files, Codex's older rollouts), an
+ * anchor naming its session and that id.
  */
 export function hasNote(n: Pick<ExistingNotes, "turns" | "pairs">, sessionId: string, turn: Pick<Turn, "uuid" | "promptId">): boolean {
-  if (isLineId(turn.uuid)) return n.pairs.has(`${sessionId} ${turn.uuid}`);
-  return n.turns.has(turn.uuid) || (turn.promptId !== undefined && n.turns.has(turn.promptId));
+  const byPrompt = turn.promptId !== undefined && !isLineId(turn.promptId) && n.turns.has(turn.promptId);
+  return byPrompt || (isLineId(turn.uuid) ? n.pairs.has(`${sessionId} ${turn.uuid}`) : n.turns.has(turn.uuid));
 }
 
 /** The reader names a turn whose entry has no uuid (old formats) by its line: unique within its file only. */

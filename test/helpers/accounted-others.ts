@@ -47,7 +47,8 @@ export function codexRollout(home: string, root: string, fixture: string, name: 
   const day = join(home, ".codex", "sessions", "2026", "11", "26");
   mkdirSync(day, { recursive: true });
   const path = join(day, name);
-  writeFileSync(path, readFileSync(join(FIX, "codex", fixture), "utf8").replaceAll('"/tmp/h12-cx/proj"', JSON.stringify(root)));
+  // The folders the fixtures' sessions ran in (the real client's, and the hand-written older layout's).
+  writeFileSync(path, readFileSync(join(FIX, "codex", fixture), "utf8").replaceAll('"/tmp/h12-cx/proj"', JSON.stringify(root)).replaceAll('"/home/u/proj"', JSON.stringify(root)));
   const old = new Date("2026-11-26T12:00:00Z");
   utimesSync(path, old, old);
   return path;

@@ -5,11 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { accountTurns, turnsLine } from "../../src/memory/accounting.ts";
 import { changeList } from "../../src/memory/forgotten.ts";
+import { appendTurnNote } from "../../src/memory/journal.ts";
 import { planImport, runImport } from "../../src/memory/import.ts";
 import { extractBullets, type Summary } from "../../src/memory/summarizer.ts";
 import type { LastTurn } from "../../src/transcript/types.ts";
 import { accountedSession, SESSION } from "../helpers/accounted-session.ts";
-import { CODEX_MISSING, CODEX_NOTED, codexRollout, GEMINI_NOTED, OPENCODE_FORGOTTEN, OPENCODE_NOTED, otherAgentSessions } from "../helpers/accounted-others.ts";
+import { agentEnv, CODEX_MISSING, CODEX_NOTED, codexRollout, GEMINI_NOTED, OPENCODE_FORGOTTEN, OPENCODE_NOTED, otherAgentSessions } from "../helpers/accounted-others.ts";
 import { projectTranscripts } from "../../src/agents/registry.ts";
 
 let dir: string;
@@ -194,6 +195,18 @@ describe("every turn accounted for, every agent's", () => {
     const kept = Object.keys(JSON.parse(readFileSync(cacheFile, "utf8")).files);
     expect(kept).not.toContain(o.rollouts.missing);
     expect(kept).toEqual(expect.arrayContaining([o.opencode, o.rollouts.noted, o.chat]));
+  });
+
+  test("a Codex rollout of the older layout names its turns by line: another session's note of the same line is not theirs, for the accounting as for import", async () => {
+    const env = agentEnv(home);
+    codexRollout(home, root, "legacy.jsonl", "rollout-2025-09-01T10-00-00-0198aa00.jsonl");
+    const memoryDir = opts().memoryDir;
+    await appendTurnNote({ memoryDir, sessionId: "0198aa00-1111-7000-8000-00000000leg1", turnUuid: "line-14", transcriptPath: "", agent: "codex", bullets: ["- Moved the cron job"], now: new Date("2025-09-01T10:01:00Z") });
+    await appendTurnNote({ memoryDir, sessionId: "another-session", turnUuid: "line-6", transcriptPath: "", agent: "codex", bullets: ["- Another session's turn"], now: new Date("2025-09-01T10:00:00Z") });
+    const a = await accountTurns({ ...opts(), others: others(env) });
+    expect(a).toMatchObject({ turns: 2, noted: 1, missing: 1 });
+    expect(a.missingTurns.map((m) => [m.agent, m.turn])).toEqual([["codex", "line-6"]]);
+    expect((await planImport({ ...opts(), others: others(env) })).todo.map((t) => t.uuid)).toEqual(["line-6"]);
   });
 
   test("an agent whose transcripts cannot be listed is named unreadable; the other agents' turns still count", async () => {
