@@ -6,6 +6,8 @@
  * JSONL written to the temp folder and indexed; several minutes).
  * `--heap` adds where the loaded index's memory goes, part by part (scripts/bench/heap.ts), at each
  * size; its table is printed and appended to the output.
+ * `--accounting` adds the turn accounting across agents (scripts/bench/accounting.ts: a doctor run's
+ * listing and accounting over every agent's sessions, with no cache and with a warm one).
  * `--persistence` re-measures Orama's persistence plugin against our index file
  * (scripts/bench/persistence.ts; a few minutes). Without it, the section already in the output
  * file is carried over, so a run that does not re-measure it does not drop it.
@@ -31,6 +33,7 @@ import { benchTranscriptIndex, DEFAULT_MESSAGES, type TranscriptIndexResult } fr
 import { benchHeap, heapMarkdown, type HeapSize } from "./bench/heap.ts";
 import { benchPersistence, existingSection, persistenceMarkdown, withSection, type PersistenceResult } from "./bench/persistence.ts";
 import { benchRedact } from "./bench/redact.ts";
+import { accountingMarkdown, benchAccounting, type AccountingResult } from "./bench/accounting.ts";
 
 const REPO = resolve(import.meta.dir, "..");
 const FULL_SIZES = [1_000, 20_000, 100_000];
@@ -45,6 +48,8 @@ interface Options {
   persistence: boolean;
   /** Also the heap breakdown of the loaded index (`--heap`). */
   heap: boolean;
+  /** Also the turn accounting across agents (`--accounting`). */
+  accounting: boolean;
   bin?: string;
   out: string;
   keep: boolean;
@@ -60,7 +65,7 @@ function parseArgs(argv: string[]): Options {
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes takes whole numbers, got ${value("sizes")}`);
   const transcripts = argv.includes("--transcripts") ? Number(value("messages") ?? DEFAULT_MESSAGES) : undefined;
   if (transcripts !== undefined && (!Number.isInteger(transcripts) || transcripts < 1)) throw new Error(`--messages takes a whole number, got ${value("messages")}`);
-  return { sizes, transcripts, persistence: argv.includes("--persistence"), heap: argv.includes("--heap"), bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep"), glove: argv.includes("--glove") };
+  return { sizes, transcripts, persistence: argv.includes("--persistence"), heap: argv.includes("--heap"), accounting: argv.includes("--accounting"), bin: value("bin") && resolve(value("bin")!), out: resolve(value("out") ?? join(REPO, "docs", "BENCHMARKS.md")), keep: argv.includes("--keep"), glove: argv.includes("--glove") };
 }
 
 async function startUp(env: BenchEnv, cwd: string) {
@@ -102,6 +107,7 @@ async function main(): Promise<void> {
   let redact;
   let persistence: PersistenceResult | undefined;
   let heap: HeapSize[] | undefined;
+  let accounting: AccountingResult | undefined;
   try {
     global = await startUp(env, work);
     for (const n of opts.sizes) {
@@ -119,6 +125,10 @@ async function main(): Promise<void> {
     if (opts.heap) {
       log("heap breakdown of the loaded index:");
       heap = await benchHeap({ bun, sizes: opts.sizes, log });
+    }
+    if (opts.accounting) {
+      log("turn accounting across agents:");
+      accounting = await benchAccounting({ log });
     }
     if (opts.persistence) {
       log("Orama's persistence plugin vs our index file:");
@@ -149,7 +159,7 @@ async function main(): Promise<void> {
   mkdirSync(dirname(opts.out), { recursive: true });
   const fresh = persistence && persistenceMarkdown(persistence);
   const section = fresh || (existsSync(opts.out) ? existingSection(readFileSync(opts.out, "utf8")) : undefined);
-  const heapSection = heap ? `\n${heapMarkdown(heap)}\n` : "";
+  const heapSection = `${heap ? `\n${heapMarkdown(heap)}\n` : ""}${accounting ? `\n${accountingMarkdown(accounting)}` : ""}`;
   const doc = `${markdown(report).replace(/\n*$/, "\n")}${heapSection}`;
   writeFileSync(opts.out, section ? withSection(doc, section) : doc);
   process.stdout.write(`${tablesMarkdown(report)}\n${heapSection}${fresh ? `${fresh}\n` : ""}Wrote ${relative(process.cwd(), opts.out)}\n`);

@@ -4,7 +4,7 @@ import { codex } from "./codex/index.ts";
 import { gemini } from "./gemini/index.ts";
 import { opencode } from "./opencode/index.ts";
 import type { AgentAdapter } from "./types.ts";
-import type { TranscriptSource } from "../transcript/types.ts";
+import type { ProjectTranscripts, TranscriptSource } from "../transcript/types.ts";
 import { AGENT_NAMES } from "./names.ts";
 
 /** Every agent memsearch serves, by the name written on notes and given to `--agent`. */
@@ -40,5 +40,27 @@ export function transcriptSources(env: NodeJS.ProcessEnv = process.env): Transcr
     if (!t) return [];
     const version = t.version;
     return [{ agent: a.name, list: () => t.list(env), read: (path: string) => t.read(path, env), ...(version ? { version: () => version(env) } : {}) }];
+  });
+}
+
+/**
+ * Every other agent's transcripts of the project at `root`, each with its listing's stamp, for
+ * `import` and the turn accounting (Claude Code's they find themselves). Which transcripts are the
+ * project's is the adapter's rule (`projectFiles`); what changes when one does is its listing's.
+ */
+export function projectTranscripts(root: string, env: NodeJS.ProcessEnv = process.env): ProjectTranscripts[] {
+  return Object.values(AGENTS).flatMap((a) => {
+    const t = a.transcripts;
+    if (!t) return [];
+    const base = { agent: a.name, label: a.label, read: (path: string) => t.read(path, env), render: t.render };
+    let listed;
+    try {
+      listed = t.list(env);
+    } catch (e) {
+      return [{ ...base, files: [], exists: () => true, problem: (e as Error)?.message ?? String(e) }];
+    }
+    const mine = new Set(listed.length ? t.projectFiles(root, env) : []);
+    const names = new Set(listed.map((s) => s.path));
+    return [{ ...base, files: listed.filter((s) => mine.has(s.path)), exists: (path: string) => names.has(path) }];
   });
 }

@@ -4,9 +4,7 @@ import { estimateCost, planImport, runImport, type ImportCost, type ImportPlan, 
 import { summarizeTurn, summarizerOptions, type SummarizerProvider } from "../memory/summarizer.ts";
 import { describeSkips } from "../transcript/turn-kind.ts";
 import { jsonFlag } from "./common.ts";
-import { AGENTS } from "../agents/registry.ts";
-import type { AgentAdapter } from "../agents/types.ts";
-import type { TranscriptStamp } from "../transcript/types.ts";
+import { projectTranscripts } from "../agents/registry.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJson } from "./output.ts";
 
@@ -30,7 +28,7 @@ export const importCommand = command({
     const ctx = loadContext();
     const { project, config } = ctx;
     // Other agents' sessions of the project (Codex rollouts, Gemini CLI chats, OpenCode sessions) beside Claude Code's, unless files are named.
-    const others = a.paths.length ? [] : Object.values(AGENTS).flatMap((ag) => (ag.transcripts ? [{ agent: ag.name, files: projectStamps(ag, project.root), read: ag.transcripts.read, render: ag.transcripts.render }] : []));
+    const others = a.paths.length ? [] : projectTranscripts(project.root);
     const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, paths: a.paths, others, warn: (m) => notice(`Warning: ${m}`) });
 
     if (a.paths.length && plan.transcripts.length === 0 && plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
@@ -164,17 +162,4 @@ function progressBar() {
     },
     done: clear,
   };
-}
-
-/** An agent's transcripts of this project with their listing's size and time; none, with a warning, when its listing cannot be taken. */
-function projectStamps(ag: AgentAdapter, root: string): TranscriptStamp[] {
-  const t = ag.transcripts!;
-  const mine = new Set(t.projectFiles(root));
-  if (!mine.size) return [];
-  try {
-    return t.list().filter((s) => mine.has(s.path));
-  } catch (e) {
-    notice(`Warning: ${ag.label}'s transcripts could not be listed: ${oneLine(e)}`);
-    return [];
-  }
 }

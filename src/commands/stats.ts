@@ -8,10 +8,12 @@ import { healNotices } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
 import { accountTurns, notTurnTotal, turnsLine, type TurnAccount } from "../memory/accounting.ts";
 import { userFiles, type ProjectPaths } from "../core/project.ts";
+import { projectTranscripts } from "../agents/registry.ts";
+import { DEFAULT_AGENT } from "../core/anchor.ts";
 
 /** The turn accounting, or undefined when the project has no session yet. */
 async function turnCounts(p: Pick<ProjectPaths, "root" | "memoryDir" | "dataDir">, cacheFile: string): Promise<TurnAccount | undefined> {
-  const a = await accountTurns({ root: p.root, memoryDir: p.memoryDir, dataDir: p.dataDir, cacheFile });
+  const a = await accountTurns({ root: p.root, memoryDir: p.memoryDir, dataDir: p.dataDir, cacheFile, others: projectTranscripts(p.root) });
   return a.sessions.length ? a : undefined;
 }
 import { costLines, modelCosts } from "./costs.ts";
@@ -57,8 +59,8 @@ export const statsCommand = command({
         `Files: ${data.files}`,
         `Chunks with vectors: ${data.vectors}${data.dimension ? ` (${data.embedding_model}, ${data.dimension}-d)` : ""}`,
         `Index: ${data.index_path} (${(data.index_bytes / 1048576).toFixed(1)} MiB${data.updated_at ? `, updated ${data.updated_at}` : ", not built yet"})`,
-        `Turns: ${turns ? turnsLine(turns) : "no Claude Code session of this project yet"}`,
-        ...(turns?.sessions ?? []).map((s) => `  session ${s.sessionId.slice(0, 8)} (${(s.first ?? "").slice(0, 16).replace("T", " ")}): ${s.turns} turns, ${s.noted} noted${s.queued ? `, ${s.queued} queued` : ""}${s.running ? `, ${s.running} running` : ""}${s.missing ? `, ${s.missing} missing` : ""}${notTurnTotal(s) ? `, ${notTurnTotal(s)} not turns to capture` : ""}`),
+        `Turns: ${turns ? turnsLine(turns) : "no session of this project yet"}`,
+        ...(turns?.sessions ?? []).map((s) => `  ${s.agent === DEFAULT_AGENT ? "" : `${s.label} `}session ${s.sessionId.slice(0, 8)} (${(s.first ?? "").slice(0, 16).replace("T", " ")}): ${s.turns} turns, ${s.noted} noted${s.queued ? `, ${s.queued} queued` : ""}${s.running ? `, ${s.running} running` : ""}${s.missing ? `, ${s.missing} missing` : ""}${notTurnTotal(s) ? `, ${notTurnTotal(s)} not turns to capture` : ""}`),
         ...costLines(costs),
         archiveLine(archive, keepDays),
       ].join("\n"),

@@ -16,7 +16,7 @@ import { peekIndexFiles } from "../index/format.ts";
 import { basename, relative } from "node:path";
 import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { userFiles } from "../core/project.ts";
-import { AGENTS } from "../agents/registry.ts";
+import { AGENTS, projectTranscripts } from "../agents/registry.ts";
 
 const STALE_QUEUE_MS = 10 * 60_000;
 
@@ -81,7 +81,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
 
   checks.push(curatedCheck(project.root, project.indexDir, config["indexing.curated"], env));
   checks.push(queueCheck(project.dataDir));
-  checks.push(await turnsCheck(project.root, project.memoryDir, project.dataDir, userFiles(env).turnsCache));
+  checks.push(await turnsCheck(project.root, project.memoryDir, project.dataDir, userFiles(env).turnsCache, env));
 
   const watch = await pingWatch(project.dataDir);
   if (!watch.running) {
@@ -155,15 +155,15 @@ function claudeFile<S extends v.GenericSchema>(path: string, schema: S): v.Infer
   return "value" in r ? r.value : undefined;
 }
 
-/** Every turn of the project's sessions accounted for: a note, queued, running, or named as missing. */
-async function turnsCheck(root: string, memoryDir: string, dataDir: string, cacheFile: string): Promise<Check> {
+/** Every turn of the project's sessions, every agent's, accounted for: a note, queued, running, or named as missing. */
+async function turnsCheck(root: string, memoryDir: string, dataDir: string, cacheFile: string, env: NodeJS.ProcessEnv): Promise<Check> {
   let a;
   try {
-    a = await accountTurns({ root, memoryDir, dataDir, cacheFile });
+    a = await accountTurns({ root, memoryDir, dataDir, cacheFile, others: projectTranscripts(root, env) });
   } catch (e) {
     return { name: "turns", status: "warn", detail: `could not count the sessions' turns: ${oneLine(e)}` };
   }
-  if (!a.sessions.length) return { name: "turns", status: "ok", detail: "no Claude Code session of this project yet" };
+  if (!a.sessions.length) return { name: "turns", status: "ok", detail: "no session of this project yet" };
   return a.missing ? { name: "turns", status: "warn", detail: turnsLine(a), fix: `memsearch import (writes exactly ${a.missing === 1 ? "that turn" : `those ${a.missing.toLocaleString("en-US")}`})` } : { name: "turns", status: "ok", detail: turnsLine(a) };
 }
 

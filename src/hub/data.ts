@@ -5,7 +5,7 @@
  * print. Every text that leaves here is redacted again: notes are redacted when written, but a
  * hand edit or a transcript may still hold a secret.
  */
-import { transcriptAgent, transcriptSources } from "../agents/registry.ts";
+import { projectTranscripts, transcriptAgent, transcriptSources } from "../agents/registry.ts";
 import type { AgentAdapter } from "../agents/types.ts";
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
@@ -306,7 +306,7 @@ export class HubData {
       const base = { project: p.id, projectName: p.name };
       let a;
       try {
-        a = await accountTurns({ root: p.root, memoryDir: this.memoryDir(p), dataDir: p.dataDir, projectsDir: claudeProjectsDir(this.env), cacheFile: userFiles(this.env).turnsCache });
+        a = await accountTurns({ root: p.root, memoryDir: this.memoryDir(p), dataDir: p.dataDir, projectsDir: claudeProjectsDir(this.env), cacheFile: userFiles(this.env).turnsCache, others: projectTranscripts(p.root, this.env) });
       } catch (e) {
         view.projects.push({ ...base, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: {}, toCapture: 0, since: null, line: "", sessions: [], missingTurns: [], problem: redact(oneLine(e), 500) });
         continue;
@@ -318,8 +318,8 @@ export class HubData {
         toCapture: a.toCapture,
         since: a.since ?? null,
         line: a.sessions.length ? redact(turnsLine(a), 1_000) : "",
-        sessions: a.sessions.map((x) => ({ sessionId: redact(x.sessionId, 200), first: x.first ?? null, last: x.last ?? null, ...counts(x) })),
-        missingTurns: a.missingTurns.map((m) => ({ sessionId: redact(m.sessionId, 200), turn: redact(m.turn, 200), at: m.at, prompt: redact(m.prompt, 200) })),
+        sessions: a.sessions.map((x) => ({ agent: x.agent, sessionId: redact(x.sessionId, 200), first: x.first ?? null, last: x.last ?? null, ...counts(x) })),
+        missingTurns: a.missingTurns.map((m) => ({ agent: m.agent, sessionId: redact(m.sessionId, 200), turn: redact(m.turn, 200), at: m.at, prompt: redact(m.prompt, 200) })),
         problem: null,
       });
       for (const [day, d] of Object.entries(a.days)) if (d.missing) view.missingDays[day] = (view.missingDays[day] ?? 0) + d.missing;

@@ -184,9 +184,9 @@ export interface TurnsView {
     since: string | null;
     /** `1,204 of 1,204 turns since … have a note`, as `memsearch doctor` says it. */
     line: string;
-    sessions: (TurnCounts & { sessionId: string; first: string | null; last: string | null })[];
+    sessions: (TurnCounts & { agent: string; sessionId: string; first: string | null; last: string | null })[];
     /** Turns with neither a note nor a place in the queue, oldest first (prompt redacted). */
-    missingTurns: { sessionId: string; turn: string; at: string; prompt: string }[];
+    missingTurns: { agent: string; sessionId: string; turn: string; at: string; prompt: string }[];
     problem: string | null;
   })[];
   /** Local days holding a turn without a note, over the projects in view: day → count. */

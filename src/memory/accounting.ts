@@ -1,5 +1,6 @@
 /**
- * Every turn accounted for: for each Claude Code session of the project, the turns its transcript
+ * Every turn accounted for: for each session of the project, Claude Code's and, when the caller
+ * gives their transcripts (`others`, from the adapters), every other agent's, the turns its transcript
  * holds, and for each one whether it has a note (an anchor in a daily file), is still queued (the
  * write-ahead queue), is still running (the last turn of a session written to in the last minutes),
  * is no turn to capture (turn-kind.ts: a local command, no reply, a trivial words-only turn), or is
@@ -8,7 +9,8 @@
  *
  * Read from files memsearch already keeps. What a transcript holds is kept in a cache by its stamp
  * (`~/.memsearch/turns-cache.json` when the caller names it): only a transcript that changed is
- * read again.
+ * read again. Another agent's transcript is stamped by its listing (an OpenCode session,
+ * `<database>#<session>`, is no file to stat).
  */
 import { existsSync, statSync } from "node:fs";
 import * as v from "valibot";
@@ -19,14 +21,21 @@ import { sanitize } from "../core/redact.ts";
 import { claudeProjectsDir, findProjectTranscripts, isSubagentPath } from "../transcript/claude-files.ts";
 import { EmptyTranscriptError, listTurns } from "../transcript/reader.ts";
 import { describeSkips, NOT_TURN_KINDS, turnKind, type SkipKind } from "../transcript/turn-kind.ts";
-import { ACTIVE_MS, existingNotes, isLineId, turnTimes } from "./import.ts";
+import type { ProjectTranscripts } from "../transcript/types.ts";
+import { ACTIVE_MS, existingNotes, hasNote, isLineId, turnTimes } from "./import.ts";
 import { localDay } from "./journal.ts";
 import { readForgotten } from "./forgotten.ts";
 import { queuedTurnKeys } from "./pending.ts";
 
 export type TurnState = "noted" | "queued" | "running" | "missing" | "forgotten" | SkipKind;
 
+/** The agent of Claude Code's transcripts, as anchors name it (none) and people call it. */
+const CLAUDE = { agent: "claude", label: "Claude Code" };
+
 export interface MissingTurn {
+  /** The agent the turn was with (`claude`, `codex`…) and its name for people. */
+  agent: string;
+  label: string;
   sessionId: string;
   /** The turn's id (its user entry's uuid): what a note's anchor would name. */
   turn: string;
@@ -51,6 +60,8 @@ export interface Counts {
 }
 
 export interface SessionAccount extends Counts {
+  agent: string;
+  label: string;
   sessionId: string;
   transcript: string;
   /** ISO times of its first and last turn. */
@@ -63,8 +74,15 @@ export interface DayAccount {
   missing: number;
 }
 
+export interface AgentAccount extends Counts {
+  agent: string;
+  label: string;
+}
+
 export interface TurnAccount extends Counts {
   sessions: SessionAccount[];
+  /** Per agent with turns, Claude Code first: the same counts. */
+  agents: AgentAccount[];
   /** Turns to capture: noted, queued, running and missing (what "N of N turns" counts). */
   toCapture: number;
   /** ISO time of the earliest turn accounted. */
@@ -88,6 +106,8 @@ export interface AccountOptions {
   projectsDir?: string;
   now?: number;
   activeMs?: number;
+  /** Other agents' transcripts of the project (src/agents/registry.ts: projectTranscripts); none: Claude Code's alone. */
+  others?: ProjectTranscripts[];
 }
 
 const emptySkips = (): Record<SkipKind, number> => ({ "local-command": 0, "no-reply": 0, trivial: 0 });
@@ -102,6 +122,8 @@ function add(into: Counts, state: TurnState): void {
 /** What the accounting needs of a transcript, kept by its stamp. */
 const CachedTranscript = v.object({
   stamp: v.string(),
+  /** Absent: Claude Code's. */
+  agent: v.optional(v.string()),
   sessionId: v.string(),
   subagent: v.boolean(),
   /** Slash commands nobody answered (never turns). */
@@ -147,9 +169,36 @@ async function readTranscriptTurns(path: string, stamp: string): Promise<CachedT
   };
 }
 
-/** Keeps the cache's entries of transcripts that still exist; a cache that cannot be written is only slower next time. */
-function saveCache(file: string, cache: TurnsCache): void {
-  for (const path of Object.keys(cache.files)) if (!existsSync(path)) delete cache.files[path];
+/** Another agent's transcript: each turn is work (import and the drainer ask no more of them), each id its prompt id. */
+async function readOtherTurns(source: ProjectTranscripts, path: string, stamp: string): Promise<CachedTranscript> {
+  const r = await source.read(path);
+  return {
+    stamp,
+    agent: source.agent,
+    sessionId: r.sessionId ?? path,
+    subagent: false,
+    unanswered: 0,
+    turns: r.turns.map((t) => ({
+      uuid: t.uuid,
+      ...(t.promptId !== undefined ? { promptId: t.promptId } : {}),
+      ...(t.timestamp !== undefined ? { timestamp: t.timestamp } : {}),
+      kind: "work" as const,
+      prompt: clip(oneLine(sanitize(t.userText)), 80),
+    })),
+  };
+}
+
+/**
+ * Keeps the cache's entries of transcripts that still exist (another agent's: in its listing, when
+ * it was taken); a cache that cannot be written is only slower next time.
+ */
+function saveCache(file: string, cache: TurnsCache, others: readonly ProjectTranscripts[]): void {
+  const listed = new Map(others.map((o) => [o.agent, o]));
+  for (const [path, entry] of Object.entries(cache.files)) {
+    const source = entry.agent === undefined ? undefined : listed.get(entry.agent);
+    const there = entry.agent === undefined ? existsSync(path) : source ? source.exists(path) : true;
+    if (!there) delete cache.files[path];
+  }
   try {
     atomicWrite(file, JSON.stringify(cache));
   } catch {}
@@ -160,45 +209,49 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
   const now = o.now ?? Date.now();
   const activeMs = o.activeMs ?? ACTIVE_MS;
   const projectsDir = o.projectsDir ?? claudeProjectsDir();
+  const others = o.others ?? [];
   const found = findProjectTranscripts(o.root, projectsDir);
   const notes = existingNotes(o.memoryDir);
   const queue = queuedTurnKeys(o.dataDir);
   const forgotten = readForgotten(o.dataDir);
-  const acc: TurnAccount = { turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips(), sessions: [], toCapture: 0, missingTurns: [], days: {}, unreadable: [], ms: 0 };
+  const acc: TurnAccount = { turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips(), sessions: [], agents: [], toCapture: 0, missingTurns: [], days: {}, unreadable: [], ms: 0 };
+  const byAgent = new Map<string, AgentAccount>();
   // A resumed session's file repeats the turns of the one it resumed: each is counted once.
   const seen = new Set<string>();
   const cache: TurnsCache | undefined = o.cacheFile ? (readJsonFile(o.cacheFile, TurnsCache) ?? { version: 1, files: {} }) : undefined;
   let changed = false;
-  for (const path of found.files) {
-    if (isSubagentPath(path)) continue;
-    const st = stampOf(path);
-    if (!st) continue;
-    let index = cache?.files[path];
-    if (index?.stamp !== st.stamp) {
-      try {
-        index = await readTranscriptTurns(path, st.stamp);
-      } catch (e) {
-        if (!(e instanceof EmptyTranscriptError)) acc.unreadable.push({ path, reason: oneLine(e) });
-        continue;
-      }
-      if (cache) {
-        cache.files[path] = index;
-        changed = true;
-      }
+
+  /** What a transcript holds: the cache's when its stamp is the same, else read (and kept); undefined when it holds nothing to count. */
+  const holding = async (path: string, stamp: string, read: () => Promise<CachedTranscript>): Promise<CachedTranscript | undefined> => {
+    const hit = cache?.files[path];
+    if (hit?.stamp === stamp) return hit;
+    let index: CachedTranscript;
+    try {
+      index = await read();
+    } catch (e) {
+      if (!(e instanceof EmptyTranscriptError)) acc.unreadable.push({ path, reason: oneLine(e) });
+      return undefined;
     }
-    if (index.subagent) continue;
-    const mtime = st.mtime;
+    if (cache) {
+      cache.files[path] = index;
+      changed = true;
+    }
+    return index;
+  };
+
+  const count = (of: { agent: string; label: string }, path: string, index: CachedTranscript, mtime: number) => {
+    const who = { agent: of.agent, label: of.label };
     const sid = index.sessionId;
-    const s: SessionAccount = { sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() };
+    const s: SessionAccount = { ...who, sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() };
+    let a = byAgent.get(who.agent);
+    if (!a) byAgent.set(who.agent, (a = { ...who, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() }));
     const unanswered = index.unanswered;
-    s.notTurns["local-command"] += unanswered;
-    acc.notTurns["local-command"] += unanswered;
+    for (const c of [s, a, acc]) c.notTurns["local-command"] += unanswered;
     const times = turnTimes(index.turns, mtime);
     const lastRunning = now - mtime < activeMs ? index.turns.length - 1 : -1;
     let unnamedQueued = queue.unnamed.get(sid) ?? 0;
     const states: TurnState[] = index.turns.map((turn, i) => {
-      const noted = isLineId(turn.uuid) ? notes.pairs.has(`${sid} ${turn.uuid}`) : notes.turns.has(turn.uuid) || (turn.promptId !== undefined && notes.turns.has(turn.promptId));
-      if (noted) return "noted";
+      if (hasNote(notes, sid, turn)) return "noted";
       if (forgotten.has(turn.uuid) || forgotten.has(turn.promptId)) return "forgotten";
       const kind = turn.kind;
       if (kind === "local-command") return kind;
@@ -207,7 +260,7 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
       if (kind !== "work") return kind;
       return "missing";
     });
-    // Queued turns the queue names by neither id (older clients): the session's latest turns without a note.
+    // Queued turns the queue names by neither id (older clients, Gemini CLI): the session's latest turns without a note.
     for (let i = states.length - 1; i >= 0 && unnamedQueued > 0; i--) {
       if (states[i] === "missing" || states[i] === "running") {
         states[i] = "queued";
@@ -220,6 +273,7 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
       seen.add(key);
       const state = states[i]!;
       add(s, state);
+      add(a, state);
       add(acc, state);
       const at = new Date(times[i]!).toISOString();
       if (!s.first || at < s.first) s.first = at;
@@ -229,17 +283,40 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
         const d = (acc.days[day] ??= { noted: 0, missing: 0 });
         d[state]++;
       }
-      if (state === "missing") acc.missingTurns.push({ sessionId: sid, turn: turn.uuid, at, prompt: turn.prompt, transcript: path });
+      if (state === "missing") acc.missingTurns.push({ ...who, sessionId: sid, turn: turn.uuid, at, prompt: turn.prompt, transcript: path });
     });
     if (s.turns || unanswered) acc.sessions.push(s);
+  };
+
+  for (const path of found.files) {
+    if (isSubagentPath(path)) continue;
+    const st = stampOf(path);
+    if (!st) continue;
+    const index = await holding(path, st.stamp, () => readTranscriptTurns(path, st.stamp));
+    if (!index || index.subagent) continue;
+    count(CLAUDE, path, index, st.mtime);
   }
-  if (cache && o.cacheFile && changed) saveCache(o.cacheFile, cache);
+  for (const source of others) {
+    if (source.problem) acc.unreadable.push({ path: source.label, reason: `its transcripts could not be listed: ${source.problem}` });
+    for (const file of source.files) {
+      const stamp = `${source.agent}:${file.mtime}:${file.size}`;
+      const index = await holding(file.path, stamp, () => readOtherTurns(source, file.path, stamp));
+      if (index?.turns.length) count(source, file.path, index, file.mtime);
+    }
+  }
+  if (cache && o.cacheFile && changed) saveCache(o.cacheFile, cache, others);
   acc.sessions.sort((a, b) => (a.first ?? "").localeCompare(b.first ?? ""));
   acc.missingTurns.sort((a, b) => a.at.localeCompare(b.at));
-  acc.since = acc.sessions.find((s) => s.first)?.first;
-  acc.toCapture = acc.noted + acc.queued + acc.running + acc.missing;
+  acc.agents = [...byAgent.values()].filter((a) => a.turns);
+  acc.since = acc.sessions.reduce<string | undefined>((min, s) => (s.first && (!min || s.first < min) ? s.first : min), undefined);
+  acc.toCapture = toCapture(acc);
   acc.ms = performance.now() - started;
   return acc;
+}
+
+/** Turns to capture: noted, queued, running and missing. */
+export function toCapture(c: Counts): number {
+  return c.noted + c.queued + c.running + c.missing;
 }
 
 /** Not turns to capture, all kinds together. */
@@ -261,8 +338,12 @@ export function turnsLine(a: TurnAccount): string {
   if (a.forgotten) parts.push(`${fmt(a.forgotten)} forgotten`);
   const skipped = describeSkips(a.notTurns);
   const tail = `${parts.length ? `; ${parts.join(", ")}` : ""}${skipped ? ` (not turns to capture: ${skipped})` : ""}`;
-  if (!a.missing) return `${fmt(a.noted)} of ${fmt(a.toCapture)} turns${since} have a note${tail}`;
-  const shown = a.missingTurns.slice(0, 3).map((m) => `${m.at.slice(0, 16).replace("T", " ")} session ${m.sessionId.slice(0, 8)} turn ${m.turn.slice(0, 8)} "${clip(m.prompt, 40)}"`);
+  // Which agents the turns were with, once more than one has turns to capture.
+  const withTurns = a.agents.filter((x) => toCapture(x));
+  const per = withTurns.length > 1 ? ` (${withTurns.map((x) => `${x.label} ${fmt(toCapture(x))}`).join(", ")})` : "";
+  if (!a.missing) return `${fmt(a.noted)} of ${fmt(a.toCapture)} turns${since} have a note${per}${tail}`;
+  const named = (m: MissingTurn) => (per || m.agent !== CLAUDE.agent ? `${m.label} ` : "");
+  const shown = a.missingTurns.slice(0, 3).map((m) => `${m.at.slice(0, 16).replace("T", " ")} ${named(m)}session ${m.sessionId.slice(0, 8)} turn ${m.turn.slice(0, 8)} "${clip(m.prompt, 40)}"`);
   const more = a.missing > shown.length ? `, and ${fmt(a.missing - shown.length)} more` : "";
-  return `${fmt(a.missing)} of ${fmt(a.toCapture)} turns${since} have no note: ${shown.join(", ")}${more}${tail}`;
+  return `${fmt(a.missing)} of ${fmt(a.toCapture)} turns${since} have no note${per}: ${shown.join(", ")}${more}${tail}`;
 }

@@ -19,7 +19,7 @@ import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedForma
 import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
 import { claudeProjectsDir, findProjectTranscripts, isSubagentPath, listTranscripts } from "../transcript/claude-files.ts";
 import { EmptyTranscriptError, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
-import type { LastTurn, TranscriptStamp, Turn } from "../transcript/types.ts";
+import type { LastTurn, ProjectTranscripts, Turn } from "../transcript/types.ts";
 import { turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { queuedTurnKeys } from "./pending.ts";
@@ -138,13 +138,7 @@ export interface PlannedTranscript {
 }
 
 /** Another agent's transcripts of the project, with the reading its adapter gives (src/agents/). */
-export interface OtherTranscripts {
-  agent: string;
-  /** The project's transcripts with their listing's time (an OpenCode session is no file to stat). */
-  files: TranscriptStamp[];
-  read(path: string): Promise<{ sessionId?: string; turns: Turn[] }>;
-  render(t: Turn): string;
-}
+export type OtherTranscripts = Pick<ProjectTranscripts, "agent" | "files" | "read" | "render" | "problem">;
 
 export interface ImportPlan {
   projectsDir: string;
@@ -263,8 +257,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
     // A session written to in the last minutes may be mid-turn: its last turn is the Stop hook's.
     const last = now - mtime < activeMs ? turns.length - 1 : -1;
     turns.forEach((turn, i) => {
-      const noted = isLineId(turn.uuid) ? existing.pairs.has(`${tr.sessionId} ${turn.uuid}`) : existing.turns.has(turn.uuid);
-      if (noted || (turn.promptId !== undefined && existing.turns.has(turn.promptId))) {
+      if (hasNote(existing, tr.sessionId, turn)) {
         plan.already++;
         return;
       }
@@ -319,6 +312,8 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
     consider({ path, sessionId: index.sessionId, index }, index.turns, mtime, turnKind);
   }
   for (const other of o.others ?? []) {
+    if (other.problem) skip(other.agent, `its transcripts could not be listed: ${other.problem}`);
+    // The listing's time: an OpenCode session (`<database>#<session>`) is no file to stat.
     for (const { path, mtime } of other.files) {
       try {
         const r = await other.read(path);
@@ -351,6 +346,17 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   plan.days = [...days].sort();
   plan.laterNotesDays = [...later].sort();
   return plan;
+}
+
+/**
+ * Whether a turn has a note: an anchor naming its id (a hook-written note of Claude Code names the
+ * prompt id; another agent's turn id is its prompt id), or, for an id a reader made of a line
+ * number (unique only within its session: Claude Code's oldest files, Codex's older rollouts), an
+ * anchor naming its session and that id.
+ */
+export function hasNote(n: Pick<ExistingNotes, "turns" | "pairs">, sessionId: string, turn: Pick<Turn, "uuid" | "promptId">): boolean {
+  const byPrompt = turn.promptId !== undefined && !isLineId(turn.promptId) && n.turns.has(turn.promptId);
+  return byPrompt || (isLineId(turn.uuid) ? n.pairs.has(`${sessionId} ${turn.uuid}`) : n.turns.has(turn.uuid));
 }
 
 /** The reader names a turn whose entry has no uuid (old formats) by its line: unique within its file only. */

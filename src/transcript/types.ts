@@ -161,3 +161,21 @@ export interface TranscriptSource {
   version?(): string;
   read(path: string): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
 }
+
+/**
+ * Another agent's transcripts of one project, given by its adapter (src/agents/registry.ts:
+ * projectTranscripts), for `import` and the turn accounting: each with its listing's stamp (an
+ * OpenCode session is no file to stat), its reader, and how a summariser reads a turn.
+ */
+export interface ProjectTranscripts {
+  agent: string;
+  /** As people call it: `Codex CLI`. */
+  label: string;
+  files: TranscriptStamp[];
+  read(path: string): Promise<{ sessionId?: string; turns: Turn[] }>;
+  render(t: Turn): string;
+  /** Whether a transcript of this agent is still anywhere on the machine (a cache forgets the rest); true for all when the listing failed. */
+  exists(path: string): boolean;
+  /** Why the agent's transcripts could not be listed (then `files` is empty). */
+  problem?: string;
+}

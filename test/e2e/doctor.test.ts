@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 import { REPO, tempProject } from "../helpers/cli.ts";
 import { accountedSession, SESSION } from "../helpers/accounted-session.ts";
+import { CODEX_MISSING, codexRollout } from "../helpers/accounted-others.ts";
 
 describe("doctor, remember and recent", () => {
   // Shared by every test, and stateless: the tests never read what it was asked.
@@ -98,6 +99,27 @@ describe("doctor, remember and recent", () => {
     const after = await turns();
     expect(after.status).toBe("ok");
     expect(after.detail).toBe("3 of 3 turns since 2026-02-10 have a note (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)");
+  });
+
+  test("every agent's turns accounted for: a Codex CLI turn without a note is named with its agent, import writes it, and the line counts per agent", async () => {
+    const { p, ms } = project();
+    const agents = { CODEX_HOME: join(p.home, ".codex"), GEMINI_CLI_HOME: p.home, XDG_DATA_HOME: join(p.home, ".local", "share"), XDG_CONFIG_HOME: join(p.home, ".config") };
+    await accountedSession(p.root, p.home);
+    codexRollout(p.home, p.root, "paginated-tool-0.169.jsonl", "rollout-2026-11-26T11-17-51-01a21793.jsonl");
+    const turns = async () => JSON.parse((await ms(["doctor", "-j"], agents)).stdout).find((c: { name: string }) => c.name === "turns");
+    const before = await turns();
+    expect(before.status).toBe("warn");
+    expect(before.detail).toBe(`2 of 4 turns since 2026-02-10 have no note (Claude Code 3, Codex CLI 1): 2026-02-10 12:04 Claude Code session acc0be11 turn t-missin "Write the release notes for version 2", 2026-11-26 11:17 Codex CLI session 01a21793 turn 01a21793 "RUNTOOL show me what the fixture folder…"; 1 queued (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)`);
+    expect(before.fix).toBe("memsearch import (writes exactly those 2)");
+    const stats = JSON.parse((await ms(["stats", "-j"], agents)).stdout);
+    expect(stats.turns.missingTurns.map((m: { agent: string; turn: string }) => [m.agent, m.turn])).toEqual([["claude", "t-missing"], ["codex", CODEX_MISSING.turn]]);
+    expect((await ms(["stats"], agents)).stdout).toContain(`  Codex CLI session 01a21793 (2026-11-26 11:17): 1 turns, 0 noted, 1 missing`);
+    const imported = await ms(["import"], agents);
+    expect(imported.stdout).toStartWith("Imported 2 turns from 2 sessions");
+    await ms(["hook", "drain"], agents, "");
+    const after = await turns();
+    expect(after.status).toBe("ok");
+    expect(after.detail).toBe("4 of 4 turns since 2026-02-10 have a note (Claude Code 3, Codex CLI 1) (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)");
   });
 
   test("a broken config makes doctor fail with the file and line", async () => {

@@ -383,7 +383,7 @@ describe("every turn accounted for", () => {
     const p = body.projects[0]!;
     expect(p).toMatchObject({ turns: 5, toCapture: 3, noted: 1, queued: 1, missing: 1, notTurns: { "local-command": 2, "no-reply": 0, trivial: 1 }, since: "2026-02-10T12:00:00.000Z", problem: null });
     expect(p.line).toStartWith("1 of 3 turns since 2026-02-10 have no note");
-    expect(p.sessions).toEqual([{ sessionId: SESSION_ACC, first: "2026-02-10T12:00:00.000Z", last: "2026-02-10T12:10:00.000Z", turns: 5, noted: 1, queued: 1, running: 0, missing: 1, notTurns: { "local-command": 2, "no-reply": 0, trivial: 1 } }]);
+    expect(p.sessions).toEqual([{ agent: "claude", sessionId: SESSION_ACC, first: "2026-02-10T12:00:00.000Z", last: "2026-02-10T12:10:00.000Z", turns: 5, noted: 1, queued: 1, running: 0, missing: 1, notTurns: { "local-command": 2, "no-reply": 0, trivial: 1 } }]);
     expect(p.missingTurns.map((m) => m.turn)).toEqual([s.missing]);
     expect(body.missingDays).toEqual({ "2026-02-10": 1 });
   });

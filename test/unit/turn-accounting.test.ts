@@ -1,13 +1,17 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { accountTurns, turnsLine } from "../../src/memory/accounting.ts";
 import { changeList } from "../../src/memory/forgotten.ts";
+import { appendTurnNote } from "../../src/memory/journal.ts";
 import { planImport, runImport } from "../../src/memory/import.ts";
 import { extractBullets, type Summary } from "../../src/memory/summarizer.ts";
 import type { LastTurn } from "../../src/transcript/types.ts";
 import { accountedSession, SESSION } from "../helpers/accounted-session.ts";
+import { agentEnv, CODEX_MISSING, CODEX_NOTED, codexRollout, GEMINI_NOTED, OPENCODE_FORGOTTEN, OPENCODE_NOTED, otherAgentSessions } from "../helpers/accounted-others.ts";
+import { projectTranscripts } from "../../src/agents/registry.ts";
 
 let dir: string;
 let root: string;
@@ -91,5 +95,126 @@ describe("every turn accounted for", () => {
     writeFileSync(cacheFile, "{ not json");
     expect(await accountTurns({ ...opts(), cacheFile })).toMatchObject({ turns: 6, missing: 1 });
     expect(JSON.parse(readFileSync(cacheFile, "utf8")).version).toBe(1);
+  });
+});
+
+describe("every turn accounted for, every agent's", () => {
+  const others = (env: NodeJS.ProcessEnv) => projectTranscripts(root, env);
+
+  test("a Codex rollout, a Gemini CLI chat and an OpenCode session of the project: noted turns counted, the one without a note missing with its agent, the forgotten one forgotten; another project's rollout left out", async () => {
+    const o = await otherAgentSessions(root, home);
+    await accountedSession(root, home);
+    // The same rollout, run in another project: not this project's turn.
+    const elsewhere = join(dir, "other");
+    mkdirSync(join(elsewhere, ".git"), { recursive: true });
+    codexRollout(home, elsewhere, "paginated-tool-0.169.jsonl", "rollout-2026-11-26T11-20-00-01a21799.jsonl");
+    const a = await accountTurns({ ...opts(), others: others(o.env) });
+    expect(a.unreadable).toEqual([]);
+    expect(a.agents.map((x) => [x.label, x.turns, x.noted, x.missing, x.forgotten])).toEqual([
+      ["Claude Code", 5, 1, 1, 0],
+      ["Codex CLI", 2, 1, 1, 0],
+      ["Gemini CLI", 1, 1, 0, 0],
+      ["OpenCode", 2, 1, 0, 1],
+    ]);
+    expect(a).toMatchObject({ noted: 4, missing: 2, queued: 1, forgotten: 1, toCapture: 7 });
+    expect(a.sessions.map((s) => [s.agent, s.sessionId, s.transcript])).toEqual(
+      expect.arrayContaining([
+        ["codex", CODEX_NOTED.session, o.rollouts.noted],
+        ["codex", CODEX_MISSING.session, o.rollouts.missing],
+        ["gemini", GEMINI_NOTED.session, o.chat],
+        ["opencode", "ses_1", o.opencode],
+      ]),
+    );
+    expect(a.missingTurns.map((m) => [m.agent, m.sessionId, m.turn, m.at, m.transcript])).toEqual([
+      ["claude", SESSION, "t-missing", "2026-02-10T12:04:00.000Z", a.missingTurns[0]!.transcript],
+      ["codex", CODEX_MISSING.session, CODEX_MISSING.turn, CODEX_MISSING.at, o.rollouts.missing],
+    ]);
+    expect(a.days["2026-11-26"]).toEqual({ noted: 2, missing: 1 });
+    expect(turnsLine(a)).toBe(
+      `2 of 7 turns since 2026-02-10 have no note (Claude Code 3, Codex CLI 2, Gemini CLI 1, OpenCode 1): 2026-02-10 12:04 Claude Code session acc0be11 turn t-missin "Write the release notes for version 2", 2026-11-26 11:17 Codex CLI session 01a21793 turn 01a21793 "RUNTOOL show me what the fixture folder…"; 1 queued, 1 forgotten (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)`,
+    );
+  });
+
+  test("the notes the drainer writes for each agent name the ids the accounting reads: each drained turn counts as noted", async () => {
+    const o = await otherAgentSessions(root, home);
+    const a = await accountTurns({ ...opts(), others: others(o.env) });
+    // Only the turn that never got a note (the forgotten one aside).
+    expect(a.missingTurns.map((m) => [m.agent, m.turn])).toEqual([["codex", CODEX_MISSING.turn]]);
+    expect(a).toMatchObject({ noted: 3, missing: 1, forgotten: 1, queued: 0, running: 0 });
+    expect(turnsLine(a)).toStartWith("1 of 4 turns since 2026-11-25 have no note (Codex CLI 2, Gemini CLI 1, OpenCode 1): 2026-11-26 11:17 Codex CLI session 01a21793");
+    expect(a.sessions.find((s) => s.sessionId === OPENCODE_NOTED.session)).toMatchObject({ turns: 2, noted: 1, forgotten: 1 });
+  });
+
+  test("import writes exactly the missing turns of every agent, an OpenCode session's included, and afterwards none is missing", async () => {
+    const o = await otherAgentSessions(root, home);
+    await accountedSession(root, home);
+    // The forgotten OpenCode turn is wanted back: now missing too.
+    await changeList(opts().dataDir, () => ({ entries: [], result: undefined }));
+    const before = await accountTurns({ ...opts(), others: others(o.env) });
+    expect(before.missingTurns.map((m) => [m.agent, m.turn])).toEqual([
+      ["claude", "t-missing"],
+      ["opencode", OPENCODE_FORGOTTEN.turn],
+      ["codex", CODEX_MISSING.turn],
+    ]);
+    const plan = await planImport({ ...opts(), others: others(o.env) });
+    expect(plan.skipped).toEqual([]);
+    expect(plan.todo.map((t) => t.uuid)).toEqual(before.missingTurns.map((m) => m.turn));
+    await runImport(plan, { memoryDir: opts().memoryDir, summarize: extract });
+    const after = await accountTurns({ ...opts(), others: others(o.env) });
+    expect(after).toMatchObject({ missing: 0, noted: 7, queued: 1, toCapture: 8 });
+    expect(turnsLine(after)).toBe("7 of 8 turns since 2026-02-10 have a note (Claude Code 3, Codex CLI 2, Gemini CLI 1, OpenCode 2); 1 queued (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)");
+  });
+
+  test("the cache: another agent's transcript is read once while its listing's stamp holds (an OpenCode session too), again when it changes, and kept between runs", async () => {
+    const o = await otherAgentSessions(root, home);
+    const cacheFile = join(home, ".memsearch", "turns-cache.json");
+    const reads: string[] = [];
+    const counted = () => others(o.env).map((s) => ({ ...s, read: (p: string) => (reads.push(p), s.read(p)) }));
+    const first = await accountTurns({ ...opts(), cacheFile, others: counted() });
+    expect(reads.sort()).toEqual([o.chat, o.opencode, `${o.opencode.slice(0, -2)}_2`, o.rollouts.noted, o.rollouts.missing].sort());
+    expect(Object.keys(JSON.parse(readFileSync(cacheFile, "utf8")).files)).toContain(o.opencode);
+    reads.length = 0;
+    const warm = await accountTurns({ ...opts(), cacheFile, others: counted() });
+    expect(reads).toEqual([]);
+    expect(warm).toMatchObject({ noted: first.noted, missing: first.missing, forgotten: first.forgotten });
+    // A new turn in the OpenCode session: only it is read again, and its new turn counts.
+    const db = new Database(o.opencode.slice(0, o.opencode.lastIndexOf("#")));
+    const t = Date.parse("2026-11-25T10:00:00.000Z");
+    db.run("INSERT INTO message VALUES ('msg_u3', 'ses_1', ?, ?, ?)", [t, t, JSON.stringify({ role: "user", time: { created: t } })]);
+    db.run("INSERT INTO part VALUES ('prt_u3a', 'msg_u3', 'ses_1', ?, ?, ?)", [t, t, JSON.stringify({ type: "text", text: "Add a changelog entry for the lint fix" })]);
+    db.close();
+    const grown = await accountTurns({ ...opts(), cacheFile, others: counted() });
+    expect(reads).toEqual([o.opencode]);
+    expect(grown.missingTurns.map((m) => [m.agent, m.turn])).toEqual([["opencode", "msg_u3"], ["codex", CODEX_MISSING.turn]]);
+    // A rollout gone from Codex's listing leaves the cache; the OpenCode sessions stay.
+    rmSync(o.rollouts.missing);
+    reads.length = 0;
+    writeFileSync(o.chat, readFileSync(o.chat, "utf8") + "\n");
+    await accountTurns({ ...opts(), cacheFile, others: counted() });
+    expect(reads).toEqual([o.chat]);
+    const kept = Object.keys(JSON.parse(readFileSync(cacheFile, "utf8")).files);
+    expect(kept).not.toContain(o.rollouts.missing);
+    expect(kept).toEqual(expect.arrayContaining([o.opencode, o.rollouts.noted, o.chat]));
+  });
+
+  test("a Codex rollout of the older layout names its turns by line: another session's note of the same line is not theirs, for the accounting as for import", async () => {
+    const env = agentEnv(home);
+    codexRollout(home, root, "legacy.jsonl", "rollout-2025-09-01T10-00-00-0198aa00.jsonl");
+    const memoryDir = opts().memoryDir;
+    await appendTurnNote({ memoryDir, sessionId: "0198aa00-1111-7000-8000-00000000leg1", turnUuid: "line-14", transcriptPath: "", agent: "codex", bullets: ["- Moved the cron job"], now: new Date("2025-09-01T10:01:00Z") });
+    await appendTurnNote({ memoryDir, sessionId: "another-session", turnUuid: "line-6", transcriptPath: "", agent: "codex", bullets: ["- Another session's turn"], now: new Date("2025-09-01T10:00:00Z") });
+    const a = await accountTurns({ ...opts(), others: others(env) });
+    expect(a).toMatchObject({ turns: 2, noted: 1, missing: 1 });
+    expect(a.missingTurns.map((m) => [m.agent, m.turn])).toEqual([["codex", "line-6"]]);
+    expect((await planImport({ ...opts(), others: others(env) })).todo.map((t) => t.uuid)).toEqual(["line-6"]);
+  });
+
+  test("an agent whose transcripts cannot be listed is named unreadable; the other agents' turns still count", async () => {
+    const o = await otherAgentSessions(root, home);
+    const broken = others(o.env).map((s) => (s.agent === "opencode" ? { ...s, files: [], problem: "file is not a database" } : s));
+    const a = await accountTurns({ ...opts(), others: broken });
+    expect(a.unreadable).toEqual([{ path: "OpenCode", reason: "its transcripts could not be listed: file is not a database" }]);
+    expect(a.agents.map((x) => x.agent)).toEqual(["codex", "gemini"]);
+    expect(a.missing).toBe(1);
   });
 });
