@@ -169,7 +169,7 @@ async function readTranscriptTurns(path: string, stamp: string): Promise<CachedT
   };
 }
 
-/** Another agent's transcript: each turn is work (import and the drainer ask no more of them), each id its prompt id. */
+/** Another agent's transcript: each turn judged by the rule the drainer and import apply to it, each id its prompt id. */
 async function readOtherTurns(source: ProjectTranscripts, path: string, stamp: string): Promise<CachedTranscript> {
   const r = await source.read(path);
   return {
@@ -182,7 +182,7 @@ async function readOtherTurns(source: ProjectTranscripts, path: string, stamp: s
       uuid: t.uuid,
       ...(t.promptId !== undefined ? { promptId: t.promptId } : {}),
       ...(t.timestamp !== undefined ? { timestamp: t.timestamp } : {}),
-      kind: "work" as const,
+      kind: turnKind(t),
       prompt: clip(oneLine(sanitize(t.userText)), 80),
     })),
   };

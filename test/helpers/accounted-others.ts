@@ -26,7 +26,7 @@ export const GEMINI_NOTED = { session: "86a69924-c921-40d9-889a-fe9a5ce87438", t
 export const OPENCODE_NOTED = { session: "ses_1", turn: "msg_u1" };
 export const OPENCODE_FORGOTTEN = { session: "ses_1", turn: "msg_u2" };
 /** Where the OpenCode fixture's times (ms from 0) are moved to. */
-const OPENCODE_EPOCH = Date.parse("2026-11-25T09:00:00.000Z");
+export const OPENCODE_EPOCH = Date.parse("2026-11-25T09:00:00.000Z");
 
 export interface OtherSessions {
   /** The environment the adapters read the agents' homes from. */

@@ -10,7 +10,7 @@ import { planImport, runImport } from "../../src/memory/import.ts";
 import { extractBullets, type Summary } from "../../src/memory/summarizer.ts";
 import type { LastTurn } from "../../src/transcript/types.ts";
 import { accountedSession, SESSION } from "../helpers/accounted-session.ts";
-import { agentEnv, CODEX_MISSING, CODEX_NOTED, codexRollout, GEMINI_NOTED, OPENCODE_FORGOTTEN, OPENCODE_NOTED, otherAgentSessions } from "../helpers/accounted-others.ts";
+import { agentEnv, CODEX_MISSING, CODEX_NOTED, codexRollout, GEMINI_NOTED, OPENCODE_EPOCH, OPENCODE_FORGOTTEN, OPENCODE_NOTED, otherAgentSessions } from "../helpers/accounted-others.ts";
 import { projectTranscripts } from "../../src/agents/registry.ts";
 
 let dir: string;
@@ -135,6 +135,23 @@ describe("every turn accounted for, every agent's", () => {
     );
   });
 
+  test("another agent's turn without substance (a \"thanks\" answered with words only) is not a turn to capture, as the drainer and import judge it", async () => {
+    const o = await otherAgentSessions(root, home);
+    const before = await accountTurns({ ...opts(), others: others(o.env) });
+    const oc = new Database(join(home, ".local", "share", "opencode", "opencode.db"));
+    const t = OPENCODE_EPOCH + 5000;
+    oc.run("INSERT INTO message VALUES ('msg_u7', 'ses_1', ?, ?, ?)", [t, t, JSON.stringify({ role: "user", time: { created: t } })]);
+    oc.run("INSERT INTO part VALUES ('prt_u7', 'msg_u7', 'ses_1', ?, ?, ?)", [t, t, JSON.stringify({ type: "text", text: "thanks" })]);
+    oc.run("INSERT INTO message VALUES ('msg_a7', 'ses_1', ?, ?, ?)", [t + 1, t + 1, JSON.stringify({ role: "assistant", parentID: "msg_u7", finish: "stop", time: { created: t + 1, completed: t + 2 } })]);
+    oc.run("INSERT INTO part VALUES ('prt_a7', 'msg_a7', 'ses_1', ?, ?, ?)", [t + 1, t + 1, JSON.stringify({ type: "text", text: "You're welcome." })]);
+    oc.close();
+    const after = await accountTurns({ ...opts(), others: others(o.env) });
+    const agent = (a: typeof after) => a.agents.find((x) => x.agent === "opencode")!;
+    expect(agent(after).turns).toBe(agent(before).turns + 1);
+    expect(agent(after).missing).toBe(agent(before).missing);
+    expect(agent(after).notTurns.trivial).toBe(agent(before).notTurns.trivial + 1);
+  });
+
   test("the notes the drainer writes for each agent name the ids the accounting reads: each drained turn counts as noted", async () => {
     const o = await otherAgentSessions(root, home);
     const a = await accountTurns({ ...opts(), others: others(o.env) });
@@ -182,6 +199,8 @@ describe("every turn accounted for, every agent's", () => {
     const t = Date.parse("2026-11-25T10:00:00.000Z");
     db.run("INSERT INTO message VALUES ('msg_u3', 'ses_1', ?, ?, ?)", [t, t, JSON.stringify({ role: "user", time: { created: t } })]);
     db.run("INSERT INTO part VALUES ('prt_u3a', 'msg_u3', 'ses_1', ?, ?, ?)", [t, t, JSON.stringify({ type: "text", text: "Add a changelog entry for the lint fix" })]);
+    db.run("INSERT INTO message VALUES ('msg_a3b', 'ses_1', ?, ?, ?)", [t + 1, t + 1, JSON.stringify({ role: "assistant", parentID: "msg_u3", finish: "stop", time: { created: t + 1, completed: t + 2 } })]);
+    db.run("INSERT INTO part VALUES ('prt_a3b', 'msg_a3b', 'ses_1', ?, ?, ?)", [t + 1, t + 1, JSON.stringify({ type: "text", text: "Added the entry under Fixed." })]);
     db.close();
     const grown = await accountTurns({ ...opts(), cacheFile, others: counted() });
     expect(reads).toEqual([o.opencode]);
