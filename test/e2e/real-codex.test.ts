@@ -203,7 +203,7 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
     expect(await recallTurns("Recent memory memsearch", { cwd: p.root, env: ms, agent: "codex" })).toEqual([]);
     // Claude Code's turn holds it, and the same query finds it there.
     expect((await recallTurns("Ottervane", { cwd: p.root, env: ms })).map((r) => r.agent)).toContain("claude");
-    const rows = indexedRows(ms.MEMSEARCH_HOME!, "codex");
+    const rows = indexedRows(env.MEMSEARCH_HOME!, "codex");
     expect(new Set(rows.map((r) => r.path))).toEqual(new Set(rollouts(codexHome)));
     expect(rows.filter((r) => r.role === "user").map((r) => r.text)).toEqual(expect.arrayContaining(TURNS.map((t) => t.prompt)));
     for (const r of rows) {

@@ -177,7 +177,7 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
     expect(await recallTurns("Ottervane", { cwd: p.root, env: ms, agent: "gemini" })).toEqual([]);
     expect(await recallTurns("Recent memory memsearch", { cwd: p.root, env: ms, agent: "gemini" })).toEqual([]);
     expect((await recallTurns("Ottervane", { cwd: p.root, env: ms })).map((r) => r.agent)).toContain("claude");
-    const rows = indexedRows(ms.MEMSEARCH_HOME!, "gemini");
+    const rows = indexedRows(env.MEMSEARCH_HOME!, "gemini");
     expect(new Set(rows.map((r) => r.path))).toEqual(new Set(chats(geminiHome)));
     expect(rows.filter((r) => r.role === "user").map((r) => r.text)).toEqual(expect.arrayContaining([...TURNS.map((t) => t.prompt), "Which library renders the invoice PDFs, and why is it pinned?"]));
     for (const r of rows) {
