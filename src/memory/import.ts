@@ -19,7 +19,7 @@ import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedForma
 import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
 import { claudeProjectsDir, findProjectTranscripts, isSubagentPath, listTranscripts } from "../transcript/claude-files.ts";
 import { EmptyTranscriptError, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
-import type { LastTurn, Turn } from "../transcript/types.ts";
+import type { LastTurn, TranscriptStamp, Turn } from "../transcript/types.ts";
 import { turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { queuedTurnKeys } from "./pending.ts";
@@ -140,7 +140,8 @@ export interface PlannedTranscript {
 /** Another agent's transcripts of the project, with the reading its adapter gives (src/agents/). */
 export interface OtherTranscripts {
   agent: string;
-  files: string[];
+  /** Each with when it last changed: a running session's last turn is left to its Stop hook. */
+  files: TranscriptStamp[];
   read(path: string): Promise<{ sessionId?: string; turns: Turn[] }>;
   render(t: Turn): string;
 }
@@ -318,10 +319,9 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
     consider({ path, sessionId: index.sessionId, index }, index.turns, mtime, turnKind);
   }
   for (const other of o.others ?? []) {
-    for (const path of other.files) {
+    for (const { path, mtime } of other.files) {
       try {
         const r = await other.read(path);
-        const mtime = (await stat(path)).mtimeMs;
         if (r.turns.length) consider({ path, sessionId: r.sessionId ?? path, agent: other.agent, turns: r.turns, render: other.render }, r.turns, mtime);
       } catch (e) {
         skip(path, oneLine(e));

@@ -135,9 +135,9 @@ export function listSessions(env: NodeJS.ProcessEnv = process.env, root?: string
 }
 
 /** This project's sessions (for `import`); none when the database cannot be read. */
-export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): SessionStamp[] {
   try {
-    return listSessions(env, root).map((s) => s.path);
+    return listSessions(env, root).map(({ path, size, mtime }) => ({ path, size, mtime }));
   } catch {
     return [];
   }
