@@ -118,9 +118,9 @@ export interface RecallJsonResult {
   open: string | null;
 }
 
-/** `memsearch recall --source transcripts --raw -j` run from the outside (no watch process started for it); its results. */
-export async function recallTurns(query: string, o: { cwd: string; env: Record<string, string | undefined>; agent?: string; allProjects?: boolean }): Promise<RecallJsonResult[]> {
-  const args = ["recall", "--source", "transcripts", "--raw", "-j", ...(o.agent ? ["--agent", o.agent] : []), ...(o.allProjects ? ["--all-projects"] : []), query];
+/** `memsearch recall --source transcripts --raw -j` (or another source) run from the outside (no watch process started for it); its results. */
+export async function recallTurns(query: string, o: { cwd: string; env: Record<string, string | undefined>; agent?: string; allProjects?: boolean; source?: "notes" | "transcripts" }): Promise<RecallJsonResult[]> {
+  const args = ["recall", "--source", o.source ?? "transcripts", "--raw", "-j", ...(o.agent ? ["--agent", o.agent] : []), ...(o.allProjects ? ["--all-projects"] : []), query];
   const r = await run(args, { cwd: o.cwd, env: { ...o.env, MEMSEARCH_NO_WATCH: "1" } });
   if (r.code !== 0) throw new Error(`memsearch ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout).results as RecallJsonResult[];
