@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseRollout } from "../../src/agents/codex/rollout.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
 import { captureClaudeTurn } from "../helpers/claude-turn.ts";
-import { CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, recallTurns, SCENARIO, scenarioRules, tearDown, until } from "../helpers/real-agent.ts";
+import { CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, recallTurns, SCENARIO, scenarioRules, SECRET, SECRET_PROMPT, tearDown, until } from "../helpers/real-agent.ts";
 import { startResponsesMock, type ResponsesMock } from "../helpers/responses-mock.ts";
 import { assertRealCodex, codexEnv, codexExec, hooksRan, makeCodexHome, rollouts, type ExecResult } from "../helpers/real-codex.ts";
 
@@ -179,6 +179,8 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
   // After the test above: its turn was given the Claude Code fact (Ottervane) in a developer message.
   test("layer 3: recall finds Codex's turns in the conversation index, without the memory Codex was given, and transcript opens them", async () => {
     const ms = { ...env, MEMSEARCH_NO_WATCH: "1" };
+    // One more turn, with a secret in its prompt: the agent keeps it as typed, the index redacted.
+    expect((await codexExec(SECRET_PROMPT, { cwd: p.root, env })).code).toBe(0);
     const first = parseRollout(readFileSync(scenario[0]!, "utf8")).turns[0]!;
     const hits = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "codex" });
     const hit = hits.find((r) => r.transcript?.path === scenario[0]);
@@ -206,8 +208,14 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
     const rows = indexedRows(env.MEMSEARCH_HOME!, "codex");
     expect(new Set(rows.map((r) => r.path))).toEqual(new Set(rollouts(codexHome)));
     expect(rows.filter((r) => r.role === "user").map((r) => r.text)).toEqual(expect.arrayContaining(TURNS.map((t) => t.prompt)));
+    expect(rollouts(codexHome).some((f) => readFileSync(f, "utf8").includes(SECRET))).toBe(true);
+    expect(rows.filter((r) => r.role === "user" && r.text.includes("Vellichor")).map((r) => r.text)).toEqual([SECRET_PROMPT.replace(SECRET, "[REDACTED:anthropic-key]")]);
+    const secretHit = (await recallTurns("Vellichor deploy key", { cwd: p.root, env: ms, agent: "codex" }))[0];
+    expect(secretHit?.transcript?.snippet).toContain("Vellichor");
+    expect(JSON.stringify(secretHit)).not.toContain(SECRET);
     for (const r of rows) {
       const all = [r.text, r.inputs, r.results].join("\n");
+      expect(all).not.toContain(SECRET);
       for (const injected of ["Ottervane", "memsearch", "<environment_context>", "Memories from earlier sessions"]) expect(all).not.toContain(injected);
     }
 

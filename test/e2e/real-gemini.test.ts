@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parseChat } from "../../src/agents/gemini/chat.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
 import { captureClaudeTurn } from "../helpers/claude-turn.ts";
-import { CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, recallTurns, SCENARIO, scenarioRules, tearDown, until } from "../helpers/real-agent.ts";
+import { CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, recallTurns, SCENARIO, scenarioRules, SECRET, SECRET_PROMPT, tearDown, until } from "../helpers/real-agent.ts";
 import type { ExecResult } from "../helpers/real-codex.ts";
 import { startGeminiMock, type GeminiMock } from "../helpers/gemini-mock.ts";
 import { assertRealGemini, chats, geminiEnv, geminiRun, hookCalls, makeGeminiHome, USER_SETTINGS } from "../helpers/real-gemini.ts";
@@ -156,6 +156,8 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
   // After the test above: its turn was given the Claude Code fact (Ottervane), and Gemini CLI saved that context in its chat.
   test("layer 3: recall finds Gemini CLI's turns in the conversation index, without the memory Gemini CLI was given, and transcript opens them", async () => {
     const ms = { ...env, MEMSEARCH_NO_WATCH: "1" };
+    // One more turn, with a secret in its prompt: the agent keeps it as typed, the index redacted.
+    expect((await geminiRun(SECRET_PROMPT, { cwd: p.root, env })).code).toBe(0);
     const first = parseChat(readFileSync(scenario[0]!, "utf8")).turns[0]!;
     const hits = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "gemini" });
     const hit = hits.find((r) => r.transcript?.path === scenario[0]);
@@ -180,8 +182,14 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
     const rows = indexedRows(env.MEMSEARCH_HOME!, "gemini");
     expect(new Set(rows.map((r) => r.path))).toEqual(new Set(chats(geminiHome)));
     expect(rows.filter((r) => r.role === "user").map((r) => r.text)).toEqual(expect.arrayContaining([...TURNS.map((t) => t.prompt), "Which library renders the invoice PDFs, and why is it pinned?"]));
+    expect(chats(geminiHome).some((f) => readFileSync(f, "utf8").includes(SECRET))).toBe(true);
+    expect(rows.filter((r) => r.role === "user" && r.text.includes("Vellichor")).map((r) => r.text)).toEqual([SECRET_PROMPT.replace(SECRET, "[REDACTED:anthropic-key]")]);
+    const secretHit = (await recallTurns("Vellichor deploy key", { cwd: p.root, env: ms, agent: "gemini" }))[0];
+    expect(secretHit?.transcript?.snippet).toContain("Vellichor");
+    expect(JSON.stringify(secretHit)).not.toContain(SECRET);
     for (const r of rows) {
       const all = [r.text, r.inputs, r.results].join("\n");
+      expect(all).not.toContain(SECRET);
       for (const injected of ["Ottervane", "memsearch", "hook_context", "session_context", "Memories from earlier sessions"]) expect(all).not.toContain(injected);
     }
 

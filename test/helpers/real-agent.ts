@@ -70,6 +70,10 @@ export const SCENARIO: ScenarioTurn[] = [
 /** Captured with Claude Code, then asked about in the other agent. */
 export const CLAUDE_FACT = { prompt: "Which library renders the invoice PDFs in this project?", reply: "The invoice PDFs are rendered by the Ottervane library, pinned because its newer major breaks page margins." };
 
+/** A prompt with a secret in it (a made-up Anthropic key): kept as typed in the agent's own files, redacted in memsearch's. */
+export const SECRET = "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+export const SECRET_PROMPT = `Keep the deploy key ${SECRET} for the Vellichor pipeline`;
+
 /** The mock's rules: each turn's reply or command, and a plain answer to the question about CLAUDE_FACT. */
 export function scenarioRules(turns: ScenarioTurn[]): ModelRule[] {
   return [...turns.map((t) => ({ match: t.prompt, text: t.reply, command: t.command, after: t.after })), { match: "invoice", text: "Checking the notes on invoices." }];
