@@ -187,6 +187,8 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
     const secretHit = (await recallTurns("Vellichor deploy key", { cwd: p.root, env: ms, agent: "gemini" }))[0];
     expect(secretHit?.transcript?.snippet).toContain("Vellichor");
     expect(JSON.stringify(secretHit)).not.toContain(SECRET);
+    // The session table too: each session's first prompt, as typed.
+    expect(rows.filter((r) => r.role === "session:first_prompt").map((r) => r.text)).toContainEqual(`First prompt\n${TURNS[0]!.prompt}`);
     for (const r of rows) {
       const all = [r.text, r.inputs, r.results].join("\n");
       expect(all).not.toContain(SECRET);

@@ -170,6 +170,8 @@ describe("the real OpenCode CLI, wired by memsearch install opencode", () => {
     const rows = indexedRows(env.MEMSEARCH_HOME!, "opencode");
     expect([...new Set(rows.map((r) => r.path))]).toEqual(expect.arrayContaining(sessions.map(key)));
     expect(rows.filter((r) => r.role === "user").map((r) => r.text)).toEqual(expect.arrayContaining([...TURNS.map((t) => t.prompt), "Which library renders the invoice PDFs, and why is it pinned?"]));
+    // The session table too: each session's first prompt, as typed.
+    expect(rows.filter((r) => r.role === "session:first_prompt").map((r) => r.text)).toContainEqual(`First prompt\n${TURNS[0]!.prompt}`);
     for (const r of rows) {
       const all = [r.text, r.inputs, r.results].join("\n");
       for (const injected of ["Ottervane", "memsearch", "Memories from earlier sessions"]) expect(all).not.toContain(injected);

@@ -130,13 +130,14 @@ export async function recallTurns(query: string, o: { cwd: string; env: Record<s
   return JSON.parse(r.stdout).results as RecallJsonResult[];
 }
 
-/** One agent's message rows in the conversation index (`~/.memsearch/transcripts.sqlite`), opened read-only. */
+/** One agent's rows in the conversation index (`~/.memsearch/transcripts.sqlite`, opened read-only): its messages, then its session rows (role `session:<kind>`). */
 export function indexedRows(memsearchHome: string, agent: string): { path: string; turn_uuid: string; role: string; text: string; inputs: string; results: string }[] {
   const db = new Database(join(memsearchHome, "transcripts.sqlite"), { readonly: true });
   try {
     return db
       .query<{ path: string; turn_uuid: string; role: string; text: string; inputs: string; results: string }, [string]>(
-        "SELECT f.path, m.turn_uuid, m.role, m.text, m.inputs, m.results FROM messages m JOIN files f ON f.id = m.file_id WHERE f.agent = ? ORDER BY m.id",
+        `SELECT f.path, m.turn_uuid, m.role, m.text, m.inputs, m.results FROM messages m JOIN files f ON f.id = m.file_id WHERE f.agent = ?1
+         UNION ALL SELECT f.path, s.turn_uuid, 'session:' || s.kind, s.title || char(10) || s.text, '', '' FROM session_content s JOIN files f ON f.id = s.file_id WHERE f.agent = ?1`,
       )
       .all(agent);
   } finally {
