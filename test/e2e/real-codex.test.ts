@@ -191,6 +191,9 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
     const open = await run(["transcript", scenario[0]!, "--turn", hit!.transcript!.turn_uuid, "-c", "0"], { cwd: p.root, env: ms });
     expect(open.code).toBe(0);
     expect(open.stdout).toContain(TURNS[0]!.prompt);
+    // Searched with the notes, the turn's note and its transcript are one result.
+    const both = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, source: "all", agent: "codex" });
+    expect(both.find((r) => r.turn === first.id)?.from).toEqual(expect.arrayContaining(["note", "transcript"]));
     // The tool's call and output are indexed too, and the turn is found by them.
     const tooled = await recallTurns("checklist-item-marmalade", { cwd: p.root, env: ms });
     expect(tooled.some((r) => r.agent === "codex" && r.transcript?.path === scenario[1])).toBe(true);

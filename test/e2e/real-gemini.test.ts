@@ -168,6 +168,9 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
     const open = await run(["transcript", scenario[0]!, "--turn", hit!.transcript!.turn_uuid, "-c", "0"], { cwd: p.root, env: ms });
     expect(open.code).toBe(0);
     expect(open.stdout).toContain(TURNS[0]!.prompt);
+    // Searched with the notes, the turn's note and its transcript are one result.
+    const both = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, source: "all", agent: "gemini" });
+    expect(both.find((r) => r.turn === first.id)?.from).toEqual(expect.arrayContaining(["note", "transcript"]));
     const tooled = await recallTurns("checklist-item-marmalade", { cwd: p.root, env: ms });
     expect(tooled.some((r) => r.agent === "gemini" && r.transcript?.path === scenario[1])).toBe(true);
     expect((await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "claude" })).some((r) => r.agent === "gemini")).toBe(false);

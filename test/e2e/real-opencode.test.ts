@@ -159,6 +159,9 @@ describe("the real OpenCode CLI, wired by memsearch install opencode", () => {
     const fromNote = await run(["transcript", firstNote.anchor!.transcript, "--turn", firstNote.anchor!.turn, "-c", "0"], { cwd: p.root, env: ms });
     expect(fromNote.code).toBe(0);
     expect(fromNote.stdout).toContain(TURNS[0]!.prompt);
+    // Searched with the notes, the turn's note and its transcript are one result.
+    const both = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, source: "all", agent: "opencode" });
+    expect(both.find((r) => r.turn === firstNote.anchor!.turn)?.from).toEqual(expect.arrayContaining(["note", "transcript"]));
     const tooled = await recallTurns("checklist-item-marmalade", { cwd: p.root, env: ms });
     expect(tooled.some((r) => r.agent === "opencode" && r.transcript?.path === key(sessions[1]!))).toBe(true);
     expect((await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "claude" })).some((r) => r.agent === "opencode")).toBe(false);

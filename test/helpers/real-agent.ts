@@ -123,7 +123,7 @@ export interface RecallJsonResult {
 }
 
 /** `memsearch recall --source transcripts --raw -j` (or another source) run from the outside (no watch process started for it); its results. */
-export async function recallTurns(query: string, o: { cwd: string; env: Record<string, string | undefined>; agent?: string; allProjects?: boolean; source?: "notes" | "transcripts" }): Promise<RecallJsonResult[]> {
+export async function recallTurns(query: string, o: { cwd: string; env: Record<string, string | undefined>; agent?: string; allProjects?: boolean; source?: "notes" | "transcripts" | "all" }): Promise<RecallJsonResult[]> {
   const args = ["recall", "--source", o.source ?? "transcripts", "--raw", "-j", ...(o.agent ? ["--agent", o.agent] : []), ...(o.allProjects ? ["--all-projects"] : []), query];
   const r = await run(args, { cwd: o.cwd, env: { ...o.env, MEMSEARCH_NO_WATCH: "1" } });
   if (r.code !== 0) throw new Error(`memsearch ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
