@@ -5,7 +5,7 @@
  * print. Every text that leaves here is redacted again: notes are redacted when written, but a
  * hand edit or a transcript may still hold a secret.
  */
-import { transcriptSources } from "../agents/registry.ts";
+import { transcriptAgent, transcriptSources } from "../agents/registry.ts";
 import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -35,6 +35,7 @@ import { readInjections, type InjectionRecord } from "../memory/injections.ts";
 import { readModelCalls } from "../memory/ledger.ts";
 import { costReport, formatUsd, type CostRow } from "../memory/prices.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
+import type { Turn } from "../transcript/types.ts";
 import { clip } from "../core/text.ts";
 import type { CostRowView, CostsPage, CuratedCard, CuratedView, DayPage, ForgetDone, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, PromptReceived, SearchHit, SearchPage, SessionsPage, TimelinePage, TurnCounts, TurnsView, TurnView } from "./types.ts";
 
@@ -474,7 +475,7 @@ export class HubData {
       heading: redact(x.chunk.heading, 200),
       content: redact(x.content, NOTE_CHARS),
       anchor,
-      transcriptAvailable: !!anchor && isProjectTranscript(anchor.transcript, p.root, { env: this.env }),
+      transcriptAvailable: !!anchor && this.opensTranscript(anchor.transcript, p.root),
     };
   }
 
@@ -502,6 +503,18 @@ export class HubData {
     return costsOf(this.list.map((p) => p.dataDir));
   }
 
+  /** Whether `turn` would open this transcript of the project: Claude Code's, or another agent's by its adapter's rule. */
+  private opensTranscript(path: string, root: string): boolean {
+    const other = transcriptAgent(path, this.env)?.transcripts;
+    if (!other) return isProjectTranscript(path, root, { env: this.env });
+    try {
+      other.check(path, root, { env: this.env });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * The original turn of a note (`memsearch transcript PATH --turn ID`), redacted like the
    * command's output. The path comes from the note's own anchor, or from a recall hit this hub
@@ -510,10 +523,13 @@ export class HubData {
   async turn(ref: ({ project: string } & NoteRef) | { path: string; turn: string }): Promise<TurnView> {
     let path: string;
     let id: string;
+    let root: string;
+    let anyProject = false;
     if ("path" in ref) {
       if (!this.knownTranscripts.has(ref.path)) throw new NotFoundError("unknown transcript: open it from a search result");
       // A hit may carry a note's anchor: the same check as for a note, against the project in view.
-      checkProjectTranscript(ref.path, this.list.find((x) => x.current)!.root, { env: this.env, anyProject: this.scope === "all" });
+      root = this.list.find((x) => x.current)!.root;
+      anyProject = this.scope === "all";
       path = ref.path;
       id = ref.turn;
     } else {
@@ -521,10 +537,20 @@ export class HubData {
       const { anchor } = await this.section(p, ref);
       if (!anchor || anchor.transcript === "-") throw new NotFoundError("this note has no transcript anchor");
       // Notes may come with a cloned repository: an anchor is followed only to this project's transcripts.
-      checkProjectTranscript(anchor.transcript, p.root, { env: this.env });
+      root = p.root;
       path = anchor.transcript;
       id = anchor.turn;
     }
+    // Another agent's (a Codex rollout, a Gemini CLI chat, an OpenCode session): its adapter checks and reads it, redacted.
+    const other = transcriptAgent(path, this.env)?.transcripts;
+    if (other) {
+      other.check(path, root, { env: this.env, anyProject });
+      const { sessionId, turns } = await other.read(path, this.env);
+      const target = findTurn(turns, id);
+      if (target === undefined) throw new NotFoundError(`turn ${id} is not in ${path} (${turns.length} turns)`);
+      return turnView(path, sessionId ?? path, turns.length, target, turns[target]!);
+    }
+    checkProjectTranscript(path, root, { env: this.env, anyProject });
     const index = await listTurns(path, { locate: id.replace(/\.+$/, "").toLowerCase() });
     const target = findTurn(index.turns, id) ?? index.located;
     if (target === undefined) throw new NotFoundError(`turn ${id} is not in ${path} (${index.turns.length} turns)`);
@@ -532,23 +558,28 @@ export class HubData {
     // is left here is the page's own clipping, and the tool's name, which the reader keeps as written.
     const [t] = await readTurnRange(index, target, target, { maxOutput: TOOL_OUTPUT_CHARS, redact: sanitize });
     if (!t) throw new NotFoundError(`turn ${id} could not be read from ${path}`);
-    return {
-      path,
-      session: index.sessionId,
-      turnCount: index.turns.length,
-      position: target,
-      uuid: t.uuid,
-      timestamp: t.timestamp ?? null,
-      user: clip(t.userText, TURN_TEXT_CHARS),
-      items: t.items.map((it) => {
-        if (it.kind === "assistant") return { kind: "assistant" as const, text: clip(it.text, TURN_TEXT_CHARS) };
-        if (it.kind === "user") return { kind: "user" as const, text: clip(it.text, TURN_TEXT_CHARS) };
-        if (it.kind === "compaction") return { kind: "compaction" as const };
-        const c = it.call;
-        return { kind: "tool" as const, tool: { name: redact(c.name, 200), input: clip(c.input, 500), output: c.output === undefined ? null : clip(c.output, TOOL_OUTPUT_CHARS), isError: c.isError === true } };
-      }),
-    };
+    return turnView(path, index.sessionId, index.turns.length, target, t);
   }
+}
+
+/** A turn as the page shows it, clipped (the readers redacted it already; a tool's name is kept as written, so redacted here). */
+function turnView(path: string, session: string, turnCount: number, position: number, t: Turn): TurnView {
+  return {
+    path,
+    session,
+    turnCount,
+    position,
+    uuid: t.uuid,
+    timestamp: t.timestamp ?? null,
+    user: clip(t.userText, TURN_TEXT_CHARS),
+    items: t.items.map((it) => {
+      if (it.kind === "assistant") return { kind: "assistant" as const, text: clip(it.text, TURN_TEXT_CHARS) };
+      if (it.kind === "user") return { kind: "user" as const, text: clip(it.text, TURN_TEXT_CHARS) };
+      if (it.kind === "compaction") return { kind: "compaction" as const };
+      const c = it.call;
+      return { kind: "tool" as const, tool: { name: redact(c.name, 200), input: clip(c.input, 500), output: c.output === undefined ? null : clip(c.output, TOOL_OUTPUT_CHARS), isError: c.isError === true } };
+    }),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
