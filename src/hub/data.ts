@@ -549,7 +549,13 @@ export class HubData {
     }
     // Notes may come with a cloned repository: an anchor is followed only to this project's transcripts.
     const other = this.checkTranscript(path, root, anyProject);
-    if (other) return otherAgentTurn(path, id, await other.read(path, this.env));
+    if (other) {
+      // Another agent's (a Codex rollout, a Gemini CLI chat, an OpenCode session): its adapter reads it, redacted.
+      const { sessionId, turns } = await other.read(path, this.env);
+      const target = findTurn(turns, id);
+      if (target === undefined) throw new NotFoundError(`turn ${id} is not in ${path} (${turns.length} turns)`);
+      return turnView(path, sessionId ?? path, turns.length, target, turns[target]!);
+    }
     const index = await listTurns(path, { locate: id.replace(/\.+$/, "").toLowerCase() });
     const target = findTurn(index.turns, id) ?? index.located;
     if (target === undefined) throw new NotFoundError(`turn ${id} is not in ${path} (${index.turns.length} turns)`);
@@ -557,29 +563,16 @@ export class HubData {
     // is left here is the page's own clipping, and the tool's name, which the reader keeps as written.
     const [t] = await readTurnRange(index, target, target, { maxOutput: TOOL_OUTPUT_CHARS, redact: sanitize });
     if (!t) throw new NotFoundError(`turn ${id} could not be read from ${path}`);
-    return {
-      path,
-      session: index.sessionId,
-      turnCount: index.turns.length,
-      position: target,
-      uuid: t.uuid,
-      timestamp: t.timestamp ?? null,
-      user: clip(t.userText, TURN_TEXT_CHARS),
-      items: t.items.map(turnItemView),
-    };
+    return turnView(path, index.sessionId, index.turns.length, target, t);
   }
 }
 
-/** A turn of another agent's transcript (its adapter read it, redacted), as the page shows a turn. */
-function otherAgentTurn(path: string, id: string, read: { sessionId?: string; turns: Turn[] }): TurnView {
-  const want = id.replace(/\.+$/, "").toLowerCase();
-  const position = read.turns.findIndex((t) => t.uuid.toLowerCase().startsWith(want));
-  const t = read.turns[position];
-  if (!t) throw new NotFoundError(`turn ${id} is not in ${path} (${read.turns.length} turns)`);
+/** A turn as the page shows it, clipped (the readers redacted it already; a tool's name is kept as written, so redacted here). */
+function turnView(path: string, session: string, turnCount: number, position: number, t: Turn): TurnView {
   return {
     path,
-    session: read.sessionId ?? "",
-    turnCount: read.turns.length,
+    session,
+    turnCount,
     position,
     uuid: t.uuid,
     timestamp: t.timestamp ?? null,

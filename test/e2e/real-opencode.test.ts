@@ -6,13 +6,14 @@
  * through the file, as a user's would.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, readdirSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { openOpencodeDb, readOpencodeTurn } from "../../src/agents/opencode/db.ts";
 import { startChatMock, type ChatMock } from "../helpers/chat-mock.ts";
 import { captureClaudeTurn } from "../helpers/claude-turn.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
-import { CLAUDE_FACT, leftAfter, memsearchEnv, notesOf, SCENARIO, scenarioRules, tearDown, until } from "../helpers/real-agent.ts";
+import { CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, recallTurns, SCENARIO, scenarioRules, tearDown, until } from "../helpers/real-agent.ts";
 import { assertRealOpencode, makeOpencodeHome, OPENCODE_BIN, opencodeDb, opencodeEnv, opencodeRun, type OpencodeHome, type RunResult } from "../helpers/real-opencode.ts";
 
 assertRealOpencode();
@@ -135,6 +136,102 @@ describe("the real OpenCode CLI, wired by memsearch install opencode", () => {
       db.close();
     }
   }, 90_000);
+
+  // After the test above: its session was given the Claude Code fact (Ottervane) on the system prompt.
+  test("layer 3: recall finds OpenCode's sessions in the conversation index, without the memory OpenCode was given, and transcript opens their turns", async () => {
+    const ms = { ...env, MEMSEARCH_NO_WATCH: "1" };
+    const key = (session: string) => `${opencodeDb(h)}#${session}`;
+    const firstNote = notes().find((n) => n.anchor?.session === sessions[0])!;
+    expect(firstNote.anchor?.transcript).toBe(key(sessions[0]!));
+    const hits = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "opencode" });
+    const hit = hits.find((r) => r.transcript?.path === key(sessions[0]!));
+    expect(hit).toBeDefined();
+    expect(hits.every((r) => r.agent === "opencode")).toBe(true);
+    expect(hit!.transcript!.turn_uuid).toBe(firstNote.anchor!.turn);
+    expect(hit!.open).toBe(`memsearch transcript '${key(sessions[0]!)}' --turn ${firstNote.anchor!.turn}`);
+    const open = await run(["transcript", key(sessions[0]!), "--turn", hit!.transcript!.turn_uuid, "-c", "0"], { cwd: p.root, env: ms });
+    expect(open.code).toBe(0);
+    expect(open.stdout).toContain(TURNS[0]!.prompt);
+    expect(open.stdout).toContain(`**Assistant**: ${TURNS[0]!.reply}`);
+    // The note of that turn, found in the notes, opens the same turn: its anchor names the session.
+    const noted = (await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, source: "notes", agent: "opencode" })).find((r) => r.turn === firstNote.anchor!.turn);
+    expect(noted?.open).toBe(hit!.open);
+    const fromNote = await run(["transcript", firstNote.anchor!.transcript, "--turn", firstNote.anchor!.turn, "-c", "0"], { cwd: p.root, env: ms });
+    expect(fromNote.code).toBe(0);
+    expect(fromNote.stdout).toContain(TURNS[0]!.prompt);
+    // Searched with the notes, the turn's note and its transcript are one result.
+    const both = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, source: "all", agent: "opencode" });
+    expect(both.find((r) => r.turn === firstNote.anchor!.turn)?.from).toEqual(expect.arrayContaining(["note", "transcript"]));
+    const tooled = await recallTurns("checklist-item-marmalade", { cwd: p.root, env: ms });
+    expect(tooled.some((r) => r.agent === "opencode" && r.transcript?.path === key(sessions[1]!))).toBe(true);
+    expect((await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "claude" })).some((r) => r.agent === "opencode")).toBe(false);
+
+    // What memsearch gave OpenCode went onto the system prompt, which OpenCode does not store: nothing of it is indexed.
+    expect(await recallTurns("Ottervane", { cwd: p.root, env: ms, agent: "opencode" })).toEqual([]);
+    expect(await recallTurns("Recent memory memsearch", { cwd: p.root, env: ms, agent: "opencode" })).toEqual([]);
+    expect((await recallTurns("Ottervane", { cwd: p.root, env: ms })).map((r) => r.agent)).toContain("claude");
+    const rows = indexedRows(env.MEMSEARCH_HOME!, "opencode");
+    expect([...new Set(rows.map((r) => r.path))]).toEqual(expect.arrayContaining(sessions.map(key)));
+    expect(rows.filter((r) => r.role === "user").map((r) => r.text)).toEqual(expect.arrayContaining([...TURNS.map((t) => t.prompt), "Which library renders the invoice PDFs, and why is it pinned?"]));
+    // The session table too: each session's first prompt, as typed.
+    expect(rows.filter((r) => r.role === "session:first_prompt").map((r) => r.text)).toContainEqual(`First prompt\n${TURNS[0]!.prompt}`);
+    for (const r of rows) {
+      const all = [r.text, r.inputs, r.results].join("\n");
+      for (const injected of ["Ottervane", "memsearch", "Memories from earlier sessions"]) expect(all).not.toContain(injected);
+    }
+
+    // Across projects: from another project, only with --all-projects.
+    const other = tempProject({ notes: "none" });
+    try {
+      expect((await recallTurns("Quillfeather broker billing events", { cwd: other.root, env: ms })).some((r) => r.agent === "opencode")).toBe(false);
+      const all = await recallTurns("Quillfeather broker billing events", { cwd: other.root, env: ms, allProjects: true });
+      expect(all.some((r) => r.agent === "opencode" && r.transcript?.path === key(sessions[0]!))).toBe(true);
+    } finally {
+      rmSync(other.root, { recursive: true, force: true });
+      rmSync(other.home, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test("import writes the notes of past OpenCode sessions, with their agent, once", async () => {
+    const ms = { ...env, MEMSEARCH_NO_WATCH: "1" };
+    const ours = (all: ReturnType<typeof notes>) => all.filter((n) => n.anchor?.agent === "opencode");
+    const before = ours(notes());
+    expect(before.length).toBeGreaterThanOrEqual(TURNS.length);
+    // As if the memory had been lost and the sessions were an hour old (a running session's last turn is left to its Stop hook).
+    const aside = `${p.memory}-aside`;
+    renameSync(p.memory, aside);
+    const db = new Database(opencodeDb(h));
+    try {
+      for (const t of ["session", "message", "part"]) db.run(`UPDATE ${t} SET time_updated = time_updated - 3600000`);
+    } finally {
+      db.close();
+    }
+    try {
+      const dry = await run(["import", "-j", "--dry-run"], { cwd: p.root, env: ms });
+      expect(dry.code).toBe(0);
+      const plan = JSON.parse(dry.stdout);
+      expect(plan.skipped).toEqual([]);
+      expect(plan.turns).toBe(before.length);
+      expect(existsSync(p.memory)).toBe(false);
+      const r = await run(["import", "-j"], { cwd: p.root, env: ms });
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).written).toBe(before.length);
+      const imported = ours(notes());
+      expect(imported.map((n) => `${n.anchor!.transcript} ${n.anchor!.turn}`).sort()).toEqual(before.map((n) => `${n.anchor!.transcript} ${n.anchor!.turn}`).sort());
+      for (const n of imported) {
+        expect(n.heading).toContain("(agent: opencode)");
+        expect(n.anchor!.transcript).toStartWith(`${opencodeDb(h)}#ses_`);
+      }
+      const text = imported.map((n) => n.bullets.join(" ")).join("\n");
+      expect(text).toContain("Quillfeather");
+      expect(text).toContain("marmalade");
+      const again = JSON.parse((await run(["import", "-j"], { cwd: p.root, env: ms })).stdout);
+      expect(again.written ?? 0).toBe(0);
+    } finally {
+      rmSync(p.memory, { recursive: true, force: true });
+      renameSync(aside, p.memory);
+    }
+  }, 60_000);
 
   // OpenCode has no session-end event: the watch process leaves when it finds OpenCode's process
   // gone (its liveness check, made frequent here), as it does when Claude Code is killed.

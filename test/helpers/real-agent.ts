@@ -2,12 +2,15 @@
  * What the real-agent suites (real-codex, real-gemini, real-opencode) and their harnesses share: a
  * temp HOME, the environment of a run, running the client, the scenario's turns and the fact Claude
  * Code captures for them, the memsearch settings they run under, reading the project's notes,
- * waiting for a condition, and the processes left after a run.
+ * waiting for a condition, the processes left after a run, and the conversation index seen from
+ * the outside (recall's JSON, the index's rows).
  */
+import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { notesIn } from "../../src/memory/journal.ts";
+import { run } from "./cli.ts";
 import type { ModelRule } from "./model-mock.ts";
 import { killLeftovers, leftovers } from "./real-claude.ts";
 
@@ -67,6 +70,10 @@ export const SCENARIO: ScenarioTurn[] = [
 /** Captured with Claude Code, then asked about in the other agent. */
 export const CLAUDE_FACT = { prompt: "Which library renders the invoice PDFs in this project?", reply: "The invoice PDFs are rendered by the Ottervane library, pinned because its newer major breaks page margins." };
 
+/** A prompt with a secret in it (a made-up Anthropic key): kept as typed in the agent's own files, redacted in memsearch's. */
+export const SECRET = "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+export const SECRET_PROMPT = `Keep the deploy key ${SECRET} for the Vellichor pipeline`;
+
 /** The mock's rules: each turn's reply or command, and a plain answer to the question about CLAUDE_FACT. */
 export function scenarioRules(turns: ScenarioTurn[]): ModelRule[] {
   return [...turns.map((t) => ({ match: t.prompt, text: t.reply, command: t.command, after: t.after })), { match: "invoice", text: "Checking the notes on invoices." }];
@@ -104,4 +111,36 @@ export function tearDown(mock: { stop(): void } | undefined, runId: string, dirs
   mock?.stop();
   killLeftovers(runId);
   for (const d of dirs) if (d) rmSync(d, { recursive: true, force: true });
+}
+
+/** A result of `memsearch recall --json`, the fields the layer-3 checks read. */
+export interface RecallJsonResult {
+  agent: string;
+  turn: string | null;
+  from: string[];
+  transcript: { path: string; turn_uuid: string; role: string; snippet: string } | null;
+  open: string | null;
+}
+
+/** `memsearch recall --source transcripts --raw -j` (or another source) run from the outside (no watch process started for it); its results. */
+export async function recallTurns(query: string, o: { cwd: string; env: Record<string, string | undefined>; agent?: string; allProjects?: boolean; source?: "notes" | "transcripts" | "all" }): Promise<RecallJsonResult[]> {
+  const args = ["recall", "--source", o.source ?? "transcripts", "--raw", "-j", ...(o.agent ? ["--agent", o.agent] : []), ...(o.allProjects ? ["--all-projects"] : []), query];
+  const r = await run(args, { cwd: o.cwd, env: { ...o.env, MEMSEARCH_NO_WATCH: "1" } });
+  if (r.code !== 0) throw new Error(`memsearch ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout).results as RecallJsonResult[];
+}
+
+/** One agent's rows in the conversation index (`~/.memsearch/transcripts.sqlite`, opened read-only): its messages, then its session rows (role `session:<kind>`). */
+export function indexedRows(memsearchHome: string, agent: string): { path: string; turn_uuid: string; role: string; text: string; inputs: string; results: string }[] {
+  const db = new Database(join(memsearchHome, "transcripts.sqlite"), { readonly: true });
+  try {
+    return db
+      .query<{ path: string; turn_uuid: string; role: string; text: string; inputs: string; results: string }, [string]>(
+        `SELECT f.path, m.turn_uuid, m.role, m.text, m.inputs, m.results FROM messages m JOIN files f ON f.id = m.file_id WHERE f.agent = ?1
+         UNION ALL SELECT f.path, s.turn_uuid, 'session:' || s.kind, s.title || char(10) || s.text, '', '' FROM session_content s JOIN files f ON f.id = s.file_id WHERE f.agent = ?1`,
+      )
+      .all(agent);
+  } finally {
+    db.close();
+  }
 }

@@ -145,7 +145,7 @@ describe("which Gemini CLI chats are this project's", () => {
     writeFileSync(join(otherSlot, "chats", "session-2.jsonl"), [META, user("u9", "elsewhere"), model("g9", "b")].join("\n"));
     symlinkSync(h.chat, join(h.slot, "chats", "link.jsonl"));
     const t = AGENTS.gemini.transcripts!;
-    expect(t.projectFiles(h.root, h.env)).toEqual([h.chat]);
+    expect(t.projectFiles(h.root, h.env).map((f) => f.path)).toEqual([h.chat]);
     const { turns } = await t.read(h.chat);
     expect(t.render(turns[0]!)).toBe("[User]: q\n[Gemini CLI]: a");
   });

@@ -34,7 +34,10 @@ describe("OpenCode hook input", () => {
 
   test("the plugin's fields become the neutral input; a field of the wrong type is dropped alone", () => {
     const i = parseOpencodeHookInput({ session_id: "ses_1", prompt_id: "msg_1", hook_event_name: "UserPromptSubmit", prompt: "hello there", cwd: 42, transcript_path: "/x/opencode.db", source: "startup" });
-    expect(i).toEqual({ agent: "opencode", session_id: "ses_1", prompt_id: "msg_1", hook_event_name: "UserPromptSubmit", prompt: "hello there", transcript_path: "/x/opencode.db" });
+    // The transcript is the session in the database: the name a note's anchor carries and `memsearch transcript` opens.
+    expect(i).toEqual({ agent: "opencode", session_id: "ses_1", prompt_id: "msg_1", hook_event_name: "UserPromptSubmit", prompt: "hello there", transcript_path: "/x/opencode.db#ses_1" });
+    // Without a session id fit for a name, the database alone.
+    expect(parseOpencodeHookInput({ session_id: "a b", transcript_path: "/x/opencode.db" }).transcript_path).toBe("/x/opencode.db");
     expect(parseOpencodeHookInput({ hook_event_name: "SessionStart", source: "startup" }).source).toBe("startup");
     expect(parseOpencodeHookInput({ transcript_path: "/a\0b" }).transcript_path).toBeUndefined();
   });
@@ -202,6 +205,9 @@ describe("OpenCode's database read into the neutral turn", () => {
     expect(f.turn.text).toContain("[OpenCode calls tool]: bash bun test");
     expect(f.turn.text).toContain("[OpenCode]: All three tests pass.");
     expect(await findStoppedOpencodeTurn(path, { prompt: "Now the lint" })).toBeUndefined();
+    // Named as the plugin's hook input now names it, the session in the database; another session's name finds nothing.
+    expect((await findStoppedOpencodeTurn(`${path}#ses_1`, { promptId: "msg_u1", redact: sanitize }))?.turn.turnUuid).toBe("msg_u1");
+    expect(await findStoppedOpencodeTurn(`${path}#ses_2`, { promptId: "msg_u1", redact: sanitize })).toBeUndefined();
     const link = join(temp("oc-link-"), "opencode.db");
     symlinkSync(path, link);
     await expect(findStoppedOpencodeTurn(link, { promptId: "msg_u1" })).rejects.toThrow(/not a plain file/);

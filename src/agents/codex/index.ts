@@ -27,7 +27,7 @@ export const codex: AgentAdapter = {
       return { sessionId: r.sessionId, cwd: r.cwd, turns: rolloutTurns(r) };
     },
     render: (t) => renderRolloutTurn(t),
-    projectFiles: projectRollouts,
+    projectFiles: (root, env) => fileStamps(projectRollouts(root, env)),
     list: (env) => fileStamps(allRollouts(env)),
   },
 };

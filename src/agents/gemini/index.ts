@@ -28,7 +28,7 @@ export const gemini: AgentAdapter = {
       return { sessionId: chat.sessionId, cwd: chatProjectRoot(path), turns: chatTurns(chat) };
     },
     render: (t) => renderAgentTurn(t, "Gemini CLI"),
-    projectFiles: projectChats,
+    projectFiles: (root, env) => fileStamps(projectChats(root, env)),
     list: (env) => fileStamps(allChats(env)),
   },
 };

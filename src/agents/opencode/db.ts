@@ -181,16 +181,32 @@ export function renderOpencodeTurn(t: OpencodeTurn): string {
   return renderToolsThenWords(t, "OpenCode");
 }
 
+/** An OpenCode session id as memsearch names one (`ses_…`). */
+export const SessionId = v.pipe(v.string(), v.regex(/^[\w-]{1,200}$/));
+
+/** How a session is named as a transcript (sessions.ts): the name a note's anchor carries too. */
+export function sessionKey(db: string, sessionId: string): string {
+  return `${db}#${sessionId}`;
+}
+
+/** The database a transcript name is in, and its session when it names one (a bare database path, as older plugins sent: none). */
+export function splitSessionKey(name: string): { db: string; sessionId?: string } {
+  const at = name.lastIndexOf("#");
+  const sessionId = name.slice(at + 1);
+  return at >= 0 && v.is(SessionId, sessionId) ? { db: name.slice(0, at), sessionId } : { db: name };
+}
+
 /**
- * The turn an OpenCode idle (the plugin's stop) fired for, by the user message's id. Throws when
- * the database cannot be opened (the drainer then uses what the plugin saw).
+ * The turn an OpenCode idle (the plugin's stop) fired for, by the user message's id, in the session
+ * `path` names. Throws when the database cannot be opened (the drainer then uses what the plugin saw).
  */
 export async function findStoppedOpencodeTurn(path: string, q: TurnQuery): Promise<FoundTurn | undefined> {
   if (!q.promptId) return undefined;
-  const db = openOpencodeDb(path);
+  const k = splitSessionKey(path);
+  const db = openOpencodeDb(k.db);
   try {
     const t = readOpencodeTurn(db, q.promptId, q.redact);
-    if (!t) return undefined;
+    if (!t || (k.sessionId !== undefined && t.sessionId !== k.sessionId)) return undefined;
     const complete = t.complete || (q.lastAssistantMessage !== undefined && oneLine(t.assistantTexts.at(-1) ?? "") === oneLine(q.redact ? q.redact(q.lastAssistantMessage) : q.lastAssistantMessage));
     return { turn: agentLastTurn(t, t.sessionId, renderOpencodeTurn(t)), complete };
   } finally {

@@ -13,7 +13,7 @@ import { sanitize } from "../../core/redact.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
 import type { Turn } from "../../transcript/types.ts";
 import { agentTurns } from "../turn.ts";
-import { openOpencodeDb, readOpencodeSession } from "./db.ts";
+import { openOpencodeDb, readOpencodeSession, sessionKey, SessionId, splitSessionKey } from "./db.ts";
 import { opencodeDataDir } from "./install.ts";
 
 /** The database OpenCode uses (the rule its plugin follows too: plugin.ts). */
@@ -21,20 +21,12 @@ export function opencodeDbPath(env: NodeJS.ProcessEnv = process.env): string {
   return env.OPENCODE_DB && env.OPENCODE_DB.startsWith("/") ? env.OPENCODE_DB : join(opencodeDataDir(env), "opencode.db");
 }
 
-/** How a session is named as a transcript. */
-export function sessionKey(db: string, sessionId: string): string {
-  return `${db}#${sessionId}`;
-}
-
-const SessionId = v.pipe(v.string(), v.regex(/^[\w-]{1,200}$/));
-
 /** The database and session a name holds, when it names one of OpenCode's sessions; undefined otherwise. */
 export function parseSessionKey(path: string, env: NodeJS.ProcessEnv = process.env): { db: string; sessionId: string } | undefined {
-  const at = path.lastIndexOf("#");
-  if (at < 0) return undefined;
-  const db = resolve(path.slice(0, at));
-  const sessionId = path.slice(at + 1);
-  if (!v.is(SessionId, sessionId)) return undefined;
+  const k = splitSessionKey(path);
+  if (k.sessionId === undefined) return undefined;
+  const db = resolve(k.db);
+  const sessionId = k.sessionId;
   const own = opencodeDbPath(env);
   if (db !== resolve(own) && db !== realOr(own)) return undefined;
   return { db, sessionId };
@@ -150,9 +142,9 @@ export function databaseVersion(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** This project's sessions (for `import`); none when the database cannot be read. */
-export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
+export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): SessionStamp[] {
   try {
-    return listSessions(env, root).map((s) => s.path);
+    return listSessions(env, root).map(({ path, size, mtime }) => ({ path, size, mtime }));
   } catch {
     return [];
   }

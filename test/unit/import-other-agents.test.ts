@@ -1,0 +1,61 @@
+/**
+ * `import` plans other agents' transcripts by the time their adapter says each last changed: an
+ * OpenCode session is a name (`<database>#<session id>`), no file to stat, and its turns are
+ * planned all the same; a session changed in the last minutes keeps its last turn for its Stop hook.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AGENTS } from "../../src/agents/registry.ts";
+import { planImport } from "../../src/memory/import.ts";
+import { opencodeFixtureDb } from "../helpers/opencode-db.ts";
+
+const temps: string[] = [];
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+function setup() {
+  const home = mkdtempSync(join(tmpdir(), "ms-import-oc-"));
+  temps.push(home);
+  const root = join(home, "proj");
+  mkdirSync(join(root, ".git"), { recursive: true });
+  const data = join(home, ".local", "share", "opencode");
+  mkdirSync(data, { recursive: true });
+  const db = opencodeFixtureDb(data, root);
+  const env: NodeJS.ProcessEnv = { HOME: home, XDG_DATA_HOME: join(home, ".local", "share"), XDG_CONFIG_HOME: join(home, ".config") };
+  const t = AGENTS.opencode.transcripts!;
+  const plan = (now?: number) =>
+    planImport({
+      root,
+      memoryDir: join(root, ".memsearch", "memory"),
+      projectsDir: join(home, ".claude", "projects"),
+      now,
+      others: [{ agent: "opencode", files: t.projectFiles(root, env), read: (p) => t.read(p, env), render: t.render }],
+    });
+  return { db, root, plan };
+}
+
+describe("import of OpenCode sessions", () => {
+  test("a session of the project is planned by its name, its turns with it, nothing skipped", async () => {
+    const { db, plan } = setup();
+    const p = await plan();
+    expect(p.skipped).toEqual([]);
+    expect(p.transcripts.map((x) => x.path)).toEqual([`${db}#ses_1`]);
+    expect(p.todo.map((x) => x.uuid)).toEqual(["msg_u1", "msg_u2"]);
+  });
+
+  test("a session changed in the last minutes keeps its last turn for its Stop hook", async () => {
+    const { db, plan } = setup();
+    const now = Date.now();
+    const h = new Database(db);
+    h.run("UPDATE part SET time_updated = ? WHERE id = 'prt_a3a'", [now - 60_000]);
+    h.close();
+    const p = await plan(now);
+    expect(p.skipped).toEqual([]);
+    expect(p.todo.map((x) => x.uuid)).toEqual(["msg_u1"]);
+    expect(p.active).toBe(1);
+  });
+});
