@@ -83,32 +83,42 @@ describe("Copilot CLI sessions → the neutral turn", () => {
     expect(tool).toMatchObject({ input: "ls", unpaired: true });
   });
 
-  test("the stopped turn is the last one begun before the stop hook ran, whatever came after (a queue drained late)", async () => {
+  test("the stopped turn is the one whose stop hook fired at the stop's time, whatever came after (a queue drained late)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cop-ev-"));
     const f = join(dir, "events.jsonl");
-    writeFileSync(f, [start("/p"), user("i1", "first question", "2026-11-26T10:00:01.000Z"), said("first answer"), turnEnd(), user("i2", "second question", "2026-11-26T10:00:09.000Z"), said("second answer"), turnEnd()].join("\n"));
-    const first = await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T10:00:03.000Z" });
+    const stop = (at: string) => ev("hook.start", { hookType: "agentStop", input: {} }, at);
+    const firstTurn = [start("/p"), user("i1", "first question", "2026-11-26T10:00:01.000Z"), said("first answer"), turnEnd(), stop("2026-11-26T10:00:02.500Z")];
+    writeFileSync(f, [...firstTurn, user("i2", "second question", "2026-11-26T10:00:09.000Z"), said("second answer"), turnEnd(), stop("2026-11-26T10:00:09.700Z")].join("\n"));
+    const first = await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T10:00:02.500Z" });
     expect(first?.turn.userText).toBe("first question");
     expect(first?.turn.turnUuid).toBe("i1");
     expect(first?.complete).toBe(true);
     expect(first?.turn.text).toBe("[User]: first question\n[Copilot CLI]: first answer");
-    expect((await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T10:00:10.000Z" }))?.turn.userText).toBe("second question");
+    expect(await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T10:00:09.700Z" })).toMatchObject({ turn: { userText: "second question" }, complete: true });
+    // Copilot writes its file behind its hooks: a stop not in it yet gets the last turn begun before it, not complete (the drainer reads again).
+    writeFileSync(f, firstTurn.join("\n"));
+    expect(await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T10:00:09.700Z" })).toMatchObject({ turn: { userText: "first question" }, complete: false });
+    writeFileSync(f, [...firstTurn, user("i2", "second question", "2026-11-26T10:00:09.000Z"), said("second answer")].join("\n"));
+    expect(await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T10:00:09.700Z" })).toMatchObject({ turn: { userText: "second question" }, complete: false });
     expect(await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T09:00:00.000Z" })).toBeUndefined();
     // Without a time: the last turn, when its prompt is the recorded one.
     expect((await findStoppedEventsTurn(f, { prompt: "second question" }))?.turn.turnUuid).toBe("i2");
     expect(await findStoppedEventsTurn(f, { prompt: "first question" })).toBeUndefined();
-    // The real session: the stop hook of its first run.
+    // The real session: the stop of its first run, at the time Copilot gave its Stop hook.
     writeFileSync(f, FIXTURE);
-    const real = await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T13:39:35.600Z", redact: sanitize });
+    const real = await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T13:39:35.393Z", redact: sanitize });
     expect(real?.turn.userText).toBe(FIRST);
+    expect(real?.complete).toBe(true);
     expect(real?.turn.sessionId).toBe("ab427ccd-fdba-45b2-874e-d5ff224d3bf1");
+    expect((await findStoppedEventsTurn(f, { stoppedAt: "2026-11-26T13:39:37.390Z" }))?.turn.userText).toBe(SECOND);
   });
 
   test("the drainer asks for the turn by its entry's stop time: a turn queued before the session went on is still its own", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cop-ev-"));
     const f = join(dir, "events.jsonl");
-    writeFileSync(f, [start("/p"), user("i1", "first question", "2026-11-26T10:00:01.000Z"), said("first answer"), turnEnd(), user("i2", "second question", "2026-11-26T10:00:09.000Z"), said("second answer"), turnEnd()].join("\n"));
-    const r = await resolveTurn({ sessionId: "s-1", agent: "copilot", transcriptPath: f, stoppedAt: "2026-11-26T10:00:03.000Z" }, { readerFor: () => AGENTS.copilot, transcriptWaitMs: 0 });
+    const stop = (at: string) => ev("hook.start", { hookType: "agentStop", input: {} }, at);
+    writeFileSync(f, [start("/p"), user("i1", "first question", "2026-11-26T10:00:01.000Z"), said("first answer"), turnEnd(), stop("2026-11-26T10:00:02.500Z"), user("i2", "second question", "2026-11-26T10:00:09.000Z"), said("second answer"), turnEnd(), stop("2026-11-26T10:00:09.700Z")].join("\n"));
+    const r = await resolveTurn({ sessionId: "s-1", agent: "copilot", transcriptPath: f, stoppedAt: "2026-11-26T10:00:02.500Z" }, { readerFor: () => AGENTS.copilot, transcriptWaitMs: 0 });
     expect(r).toMatchObject({ source: "transcript", turnUuid: "i1", userText: "first question", assistantTexts: ["first answer"] });
   });
 
@@ -122,9 +132,11 @@ describe("Copilot CLI sessions → the neutral turn", () => {
 });
 
 describe("Copilot CLI hooks", () => {
-  test("the input as 1.0.102 sends it (PascalCase events, snake_case fields); no prompt id; source only at SessionStart", () => {
+  test("the input as 1.0.102 sends it (PascalCase events, snake_case fields): no prompt id, the time it fired; source only at SessionStart", () => {
     const stop = parseCopilotHookInput({ hook_event_name: "Stop", session_id: "s", timestamp: "2026-11-26T13:35:20.422Z", cwd: "/p", transcript_path: "/h/.copilot/session-state/s/events.jsonl", stop_reason: "end_turn", stop_hook_active: false });
-    expect(stop).toEqual({ agent: "copilot", hook_event_name: "Stop", session_id: "s", cwd: "/p", transcript_path: "/h/.copilot/session-state/s/events.jsonl", stop_hook_active: false });
+    expect(stop).toEqual({ agent: "copilot", hook_event_name: "Stop", session_id: "s", cwd: "/p", transcript_path: "/h/.copilot/session-state/s/events.jsonl", stop_hook_active: false, fired_at: "2026-11-26T13:35:20.422Z" });
+    expect(parseCopilotHookInput({ hook_event_name: "Stop", timestamp: "not a time" }).fired_at).toBeUndefined();
+    expect(parseCopilotHookInput({ hook_event_name: "Stop", timestamp: 1795700120422 }).fired_at).toBeUndefined();
     expect(parseCopilotHookInput({ hook_event_name: "SessionStart", session_id: "s", cwd: "/p", source: "new", initial_prompt: "hi" }).source).toBe("new");
     expect(parseCopilotHookInput({ hook_event_name: "UserPromptSubmit", prompt: "Which broker?", source: "x" })).toEqual({ agent: "copilot", hook_event_name: "UserPromptSubmit", prompt: "Which broker?" });
     expect(parseCopilotHookInput({ session_id: ["no"], prompt: "p\0q" })).toEqual({ agent: "copilot", prompt: "p\0q" });

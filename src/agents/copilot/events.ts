@@ -26,6 +26,8 @@ import { addAssistantText, addToolCall, agentLastTurn, agentTurns, argsSummary, 
 export interface EventsTurn extends AgentTurn {
   /** The user message's `interactionId`, else `line-N` of the line that opened it. */
   id: string;
+  /** When each stop hook of the turn fired (ms): Stop's own `timestamp`, as its hook input had it. */
+  stops: number[];
   /** 1-based line of the file that opened the turn. */
   line: number;
 }
@@ -78,7 +80,7 @@ export function parseEvents(text: string, opts: { redact?: (s: string) => string
           return;
         }
         askedTools = false;
-        add(seg.start({ id, timestamp: str(o.timestamp), userText: redact(words), assistantTexts: [], tools: [], items: [], complete: false, line: i + 1 }, false).closed);
+        add(seg.start({ id, timestamp: str(o.timestamp), userText: redact(words), assistantTexts: [], tools: [], items: [], complete: false, stops: [], line: i + 1 }, false).closed);
         return;
       }
       case "assistant.message": {
@@ -103,7 +105,11 @@ export function parseEvents(text: string, opts: { redact?: (s: string) => string
         if (seg.open && !askedTools && seg.open.turn.assistantTexts.length) seg.open.turn.complete = true;
         return;
       case "hook.start":
-        if (seg.open && d.hookType === "agentStop") seg.open.turn.complete = true;
+        if (seg.open && d.hookType === "agentStop") {
+          seg.open.turn.complete = true;
+          const at = Date.parse(str(o.timestamp) ?? "");
+          if (Number.isFinite(at)) seg.open.turn.stops.push(at);
+        }
         return;
     }
   });
@@ -116,21 +122,31 @@ export function renderEventsTurn(t: Pick<EventsTurn, "userText" | "items">): str
   return renderAgentTurn(t, COPILOT_LABEL);
 }
 
-/** The turn a stop hook fired for: the last one begun before the hook ran, else the last one when its prompt is the recorded one. */
-function pick(turns: EventsTurn[], q: TurnQuery): EventsTurn | undefined {
+/**
+ * The turn a stop hook fired for: the one whose `hook.start` has the stop's time. Copilot writes
+ * its file behind its hooks, so until that event is in it the candidate is the last turn begun
+ * before the stop, not yet complete (the drainer reads again); without a time, the last turn when
+ * its prompt is the recorded one.
+ */
+function pick(turns: EventsTurn[], q: TurnQuery): { turn: EventsTurn; stopped: boolean } | undefined {
   const stopped = q.stoppedAt ? Date.parse(q.stoppedAt) : NaN;
-  if (Number.isFinite(stopped)) return turns.findLast((t) => !(Date.parse(t.timestamp ?? "") > stopped));
+  if (Number.isFinite(stopped)) {
+    const named = turns.find((t) => t.stops.includes(stopped));
+    if (named) return { turn: named, stopped: true };
+    const before = turns.findLast((t) => !(Date.parse(t.timestamp ?? "") > stopped));
+    return before && { turn: before, stopped: false };
+  }
   const last = turns.at(-1);
-  if (!last || q.prompt === undefined) return last;
-  return last.userText.trim() === q.prompt.trim() ? last : undefined;
+  if (!last || (q.prompt !== undefined && last.userText.trim() !== q.prompt.trim())) return undefined;
+  return { turn: last, stopped: endedWith(last, q.lastAssistantMessage) };
 }
 
 /** Throws when the file cannot be read (the drainer then uses what the hooks saw). */
 export async function findStoppedEventsTurn(path: string, q: TurnQuery): Promise<FoundTurn | undefined> {
   const s = parseEvents(readOwnText(path), { redact: q.redact });
-  const t = pick(s.turns, q);
-  if (!t) return undefined;
-  return { turn: agentLastTurn(t, s.sessionId ?? "", renderEventsTurn(t)), complete: endedWith(t, q.lastAssistantMessage) };
+  const p = pick(s.turns, q);
+  if (!p) return undefined;
+  return { turn: agentLastTurn(p.turn, s.sessionId ?? "", renderEventsTurn(p.turn)), complete: p.stopped };
 }
 
 /** A session's turns in the shape the transcript views print (`memsearch transcript`). */
