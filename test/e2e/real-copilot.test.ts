@@ -122,6 +122,17 @@ describe("the real Copilot CLI, wired by memsearch install copilot", () => {
     expect(all).not.toContain("memsearch");
   });
 
+  test("transcript opens a Copilot session of this project, turn by turn", async () => {
+    const list = await run(["transcript", files[1]!], { cwd: p.root, env: { ...env, MEMSEARCH_NO_WATCH: "1" } });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(`Copilot CLI session ${basename(dirname(files[1]!))}: 2 turns`);
+    const id = events(files[1]!).turns[1]!.id;
+    const one = await run(["transcript", files[1]!, "--turn", id.slice(0, 8), "-c", "0"], { cwd: p.root, env: { ...env, MEMSEARCH_NO_WATCH: "1" } });
+    expect(one.code).toBe(0);
+    expect(one.stdout).toContain(TURNS[2]!.prompt);
+    expect(one.stdout).toContain(TURNS[2]!.reply!);
+  });
+
   test("the model's requests all reached the mock, and a later session started with the earlier turns' memory", () => {
     // Every model call Copilot recorded is one the mock answered: nothing went elsewhere.
     const calls = [...new Set(files)].flatMap((f) => readFileSync(f, "utf8").match(/"type":"assistant\.message"/g) ?? []);
