@@ -2,4 +2,4 @@
  * The agents' names alone, for the flags that take one (`--agent`): `search`'s fast path must not
  * load the adapters to know them. registry.ts holds the adapters under the same names.
  */
-export const AGENT_NAMES = ["claude", "codex", "gemini", "opencode"] as const;
+export const AGENT_NAMES = ["claude", "codex", "gemini", "opencode", "copilot"] as const;

@@ -1,6 +1,7 @@
 import { InputError } from "../core/errors.ts";
 import { claude } from "./claude/index.ts";
 import { codex } from "./codex/index.ts";
+import { copilot } from "./copilot/index.ts";
 import { gemini } from "./gemini/index.ts";
 import { opencode } from "./opencode/index.ts";
 import type { AgentAdapter } from "./types.ts";
@@ -8,7 +9,7 @@ import type { ProjectTranscripts, TranscriptSource } from "../transcript/types.t
 import { AGENT_NAMES } from "./names.ts";
 
 /** Every agent memsearch serves, by the name written on notes and given to `--agent`. */
-export const AGENTS: Readonly<Record<(typeof AGENT_NAMES)[number], AgentAdapter>> = { claude, codex, gemini, opencode };
+export const AGENTS: Readonly<Record<(typeof AGENT_NAMES)[number], AgentAdapter>> = { claude, codex, gemini, opencode, copilot };
 
 /** The adapter of a name, undefined for any other. */
 export function adapterOf(name: string): AgentAdapter | undefined {

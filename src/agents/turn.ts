@@ -1,3 +1,4 @@
+import { isObj } from "../transcript/entries.ts";
 import type { LastTurn, ToolCall, Turn, TurnItem } from "../transcript/types.ts";
 import { turnKind } from "../transcript/turn-kind.ts";
 
@@ -17,6 +18,13 @@ export interface AgentTurn {
 }
 
 export const asString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** A tool call's arguments in one string: the command, path, pattern… it names, else the whole of them. */
+export function argsSummary(args: unknown): string {
+  if (!isObj(args)) return "";
+  for (const k of ["command", "file_path", "absolute_path", "path", "pattern", "query", "url"]) if (typeof args[k] === "string") return args[k] as string;
+  return JSON.stringify(args);
+}
 
 /** Records the agent's words, kept both in its texts and in the ordered items. */
 export function addAssistantText(t: AgentTurn, text: string): void {

@@ -4,9 +4,6 @@
  * transcripts read into the neutral turn (transcript/types.ts: LastTurn), and its wiring into the
  * agent's own configuration. The core (memory/, index/, recall/, conversations/) never learns
  * agent names: it gets an agent's name as a plain string and the reader the adapter gives.
- *
- * Planned beside Claude Code, Codex and Gemini CLI (docs/reference: other-agents.md): OpenCode (a
- * generated JS plugin, SQLite sessions) and Copilot CLI (Claude-style hooks, but only a top-level `additionalContext` is honoured: formatOutput).
  */
 import * as v from "valibot";
 import type { FoundTurn, TurnQuery } from "../transcript/last-turn.ts";
@@ -61,6 +58,11 @@ export interface NeutralHookInput {
   prompt?: string;
   last_assistant_message?: string;
   stop_hook_active?: boolean;
+  /**
+   * When the agent fired the hook (ISO), for an agent that says so and records it in its transcript
+   * (Copilot CLI): Stop's time then names the turn there exactly, where no id or prompt does.
+   */
+  fired_at?: string;
 }
 
 /** What a handler answers, in Claude Code's shape; each adapter writes it in its agent's. */

@@ -16,7 +16,7 @@ import { print, printJson } from "./output.ts";
  */
 export const installCommand = command({
   command: "install <agent>",
-  describe: "Wire memsearch's hooks into a coding agent's configuration (codex, gemini, opencode; claude through its plugin)",
+  describe: "Wire memsearch's hooks into a coding agent's configuration (codex, gemini, opencode, copilot; claude through its plugin)",
   flags: {
     ...jsonFlag,
     agent: { positional: true, type: "string", choices: AGENT_NAMES, demandOption: true },

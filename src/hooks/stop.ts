@@ -25,7 +25,7 @@ export async function stop(input: HookInput): Promise<HookOutput> {
       promptId,
       promptSource: recorded?.source,
       transcriptPath: input.transcript_path,
-      stoppedAt: new Date().toISOString(),
+      stoppedAt: stoppedAt(input.fired_at),
       // An agent without prompt ids (Gemini CLI) gives the prompt to its stop hook itself.
       prompt: recorded?.prompt ?? input.prompt,
       lastAssistantMessage: input.last_assistant_message,
@@ -38,4 +38,13 @@ export async function stop(input: HookInput): Promise<HookOutput> {
   }
   kickDrainer(ctx);
   return {};
+}
+
+/** How far the agent's own time of a Stop may be from ours: beyond it, a clock is wrong and ours stands. */
+const FIRED_AT_SLACK_MS = 10 * 60_000;
+
+/** When Stop fired: the agent's own time when it gives a plausible one (its transcript records the same), else now. */
+function stoppedAt(firedAt: string | undefined, now = Date.now()): string {
+  const t = firedAt === undefined ? NaN : Date.parse(firedAt);
+  return Number.isFinite(t) && Math.abs(t - now) <= FIRED_AT_SLACK_MS ? new Date(t).toISOString() : new Date(now).toISOString();
 }

@@ -209,6 +209,7 @@ async function lookUp(entry: PendingTurn, reader: AgentReader): Promise<FoundTur
       prompt: entry.prompt,
       lastAssistantMessage: entry.lastAssistantMessage,
       redact: sanitize,
+      stoppedAt: entry.stoppedAt,
     });
   } catch {
     // Not there yet, unreadable, not a transcript: the hooks' record stands in.

@@ -42,6 +42,11 @@ export interface TurnQuery {
   lastAssistantMessage?: string;
   /** Applied to the transcript's texts before comparing them with the recorded ones. */
   redact?: (text: string) => string;
+  /**
+   * When the stop hook ran (ISO): for an agent whose hooks name the turn by neither id nor prompt
+   * (Copilot CLI), the turn is the last one begun before it, whatever the session did since.
+   */
+  stoppedAt?: string;
 }
 
 export interface FoundTurn {

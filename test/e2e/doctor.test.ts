@@ -21,13 +21,14 @@ describe("doctor, remember and recent", () => {
 
   test("doctor names what is wrong and how to fix it", async () => {
     const { ms } = project();
-    const r = await ms(["doctor", "--json-output"], { OLLAMA_HOST: "http://127.0.0.1:9", CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, XDG_CONFIG_HOME: undefined, XDG_DATA_HOME: undefined });
+    const r = await ms(["doctor", "--json-output"], { OLLAMA_HOST: "http://127.0.0.1:9", CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, COPILOT_HOME: undefined, XDG_CONFIG_HOME: undefined, XDG_DATA_HOME: undefined });
     const checks = JSON.parse(r.stdout) as { name: string; status: string; detail: string; fix?: string }[];
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
-    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "codex", "gemini", "opencode", "ollama", "index", "curated memory", "turn queue", "turns", "watch"]);
+    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "codex", "gemini", "opencode", "copilot", "ollama", "index", "curated memory", "turn queue", "turns", "watch"]);
     expect(by.codex!.detail).toContain("not set up on this machine");
     expect(by.gemini!.detail).toContain("Gemini CLI not set up on this machine");
     expect(by.opencode!.detail).toContain("not set up on this machine");
+    expect(by.copilot!.detail).toContain("Copilot CLI not set up on this machine");
     expect(by["turn queue"]!.status).toBe("ok");
     expect(by.ollama!.status).toBe("warn");
     expect(by.ollama!.fix).toBe("ollama serve");

@@ -53,7 +53,11 @@ function toolEvents(command: string, seq: number): string {
   return chunk(seq, { role: "assistant", content: null, tool_calls: [call] }) + chunk(seq, {}, "tool_calls") + usage(seq) + "data: [DONE]\n\n";
 }
 
-export async function startChatMock(opts: { rules?: ChatRule[]; defaultText?: string } = {}): Promise<ChatMock> {
+/**
+ * `matchOn`: the part of the last user message the rules are matched against (Copilot CLI sends
+ * the prompt with the date and our injected memory around it, which quote earlier prompts).
+ */
+export async function startChatMock(opts: { rules?: ChatRule[]; defaultText?: string; matchOn?: (prompt: string) => string } = {}): Promise<ChatMock> {
   const requests: ChatRequest[] = [];
   const server = serveModel((path, raw) => {
     if (!path.endsWith("/chat/completions")) return undefined;
@@ -66,7 +70,7 @@ export async function startChatMock(opts: { rules?: ChatRule[]; defaultText?: st
     requests.push({ seq, path, body, prompt, system, title, raw });
     const headers = SSE_HEADERS;
     if (title) return new Response(replyEvents("Mock session", seq), { headers });
-    const rule = ruleFor(opts.rules, prompt);
+    const rule = ruleFor(opts.rules, opts.matchOn ? opts.matchOn(prompt) : prompt);
     const last = messages.at(-1);
     if (rule?.command && last?.role === "tool") {
       const out = textOf(last.content);

@@ -1,5 +1,5 @@
 /**
- * What the four adapters share, pinned where it was once written four times: the hook input's
+ * What the adapters share, pinned where it was once written four times: the hook input's
  * fields checked one by one (each agent taking only those it sends), SessionStart's source, and
  * how a turn of another agent is labelled for the summariser.
  */
@@ -15,7 +15,7 @@ const parse = (agent: string, raw: Record<string, unknown>) => agentNamed(agent)
 
 describe("the hook input of every agent", () => {
   const good = { session_id: "s-1", hook_event_name: "Stop", transcript_path: "/t/x.jsonl", cwd: "/p", prompt: "hi" };
-  for (const agent of ["claude", "codex", "gemini", "opencode"]) {
+  for (const agent of ["claude", "codex", "gemini", "opencode", "copilot"]) {
     test(`${agent}: a field of the wrong type or size is dropped on its own, the rest kept`, () => {
       const n = parse(agent, { ...good, session_id: 7, cwd: "/p\0x", transcript_path: "x".repeat(5000) });
       expect(n.agent).toBe(agent);
@@ -39,10 +39,13 @@ describe("the hook input of every agent", () => {
     expect(parse("gemini", all).last_assistant_message).toBe("resp");
     const opencode = parse("opencode", all);
     expect([opencode.prompt_id, opencode.reason, opencode.last_assistant_message, opencode.stop_hook_active]).toEqual(["p", undefined, "bye", undefined]);
+    // Copilot CLI names no turn in its hooks and sends no answer: the drainer finds the turn by the stop hook's time.
+    const copilot = parse("copilot", all);
+    expect([copilot.prompt_id, copilot.reason, copilot.last_assistant_message, copilot.stop_hook_active]).toEqual([undefined, "exit", undefined, true]);
   });
 
   test("the source is kept at SessionStart only, but for Claude Code, which says who sent a prompt", () => {
-    for (const agent of ["codex", "gemini", "opencode"]) {
+    for (const agent of ["codex", "gemini", "opencode", "copilot"]) {
       expect(parse(agent, { hook_event_name: "SessionStart", source: "resume" }).source).toBe("resume");
       expect(parse(agent, { hook_event_name: "UserPromptSubmit", source: "hook" }).source).toBeUndefined();
       expect(parse(agent, { hook_event_name: "SessionStart", source: "" }).source).toBeUndefined();

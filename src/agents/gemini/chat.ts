@@ -18,7 +18,7 @@ import { isObj, type Obj } from "../../transcript/entries.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
 import type { ToolCall, Turn } from "../../transcript/types.ts";
 import { renderToolsThenWords } from "../render.ts";
-import { addAssistantText, addToolCall, agentLastTurn, agentTurns, asString as str, endedWith, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
+import { addAssistantText, addToolCall, agentLastTurn, agentTurns, argsSummary, asString as str, endedWith, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 import { stripHookContext } from "./hook.ts";
 
 export interface ChatTurn extends AgentTurn {
@@ -54,12 +54,6 @@ export function isGeminiScaffolding(text: string): boolean {
   return text.trimStart().startsWith("<session_context>");
 }
 
-function commandOf(args: unknown): string {
-  if (!isObj(args)) return "";
-  for (const k of ["command", "file_path", "absolute_path", "path", "pattern", "query", "url"]) if (typeof args[k] === "string") return args[k] as string;
-  return JSON.stringify(args);
-}
-
 /** A tool's result as the model got it: its functionResponse's `output` (or `error`), else the whole response. */
 function resultOf(result: unknown, display: unknown): string | undefined {
   const parts = Array.isArray(result) ? result : [];
@@ -74,7 +68,7 @@ function resultOf(result: unknown, display: unknown): string | undefined {
 
 function toolOf(c: Obj, redact: (s: string) => string): ToolCall {
   const out = resultOf(c.result, c.resultDisplay);
-  const call: ToolCall = { id: str(c.id) ?? "", name: str(c.name) ?? "tool", input: oneLine(redact(commandOf(c.args))) };
+  const call: ToolCall = { id: str(c.id) ?? "", name: str(c.name) ?? "tool", input: oneLine(redact(argsSummary(c.args))) };
   if (out === undefined) return { ...call, unpaired: true };
   const text = redact(out);
   return { ...call, output: clip(text, OUTPUT_CHARS), outputChars: text.length, isError: c.status === "error" || c.status === "cancelled" };

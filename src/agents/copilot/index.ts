@@ -1,0 +1,35 @@
+/** GitHub Copilot CLI (`@github/copilot`): Claude-style hooks in its settings.json, JSONL session events. */
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
+import { readOwnText } from "../../core/fsutil.ts";
+import { sanitize } from "../../core/redact.ts";
+import { fileStamps } from "../files.ts";
+import { renderAgentTurn } from "../render.ts";
+import type { AgentAdapter } from "../types.ts";
+import { allSessions, checkProjectSession, COPILOT_LABEL, copilotHome, isCopilotEventsPath, projectSessions } from "./files.ts";
+import { formatCopilotOutput, parseCopilotHookInput } from "./hook.ts";
+import { copilotWired, planCopilotInstall } from "./install.ts";
+
+export const copilot: AgentAdapter = {
+  name: "copilot",
+  label: COPILOT_LABEL,
+  parseHookInput: parseCopilotHookInput,
+  formatOutput: formatCopilotOutput,
+  // Loaded when the drainer needs it: a prompt hook must not pay for the events reader.
+  findStoppedTurn: async (path, q) => (await import("./events.ts")).findStoppedEventsTurn(path, q),
+  planInstall: planCopilotInstall,
+  wired: copilotWired,
+  present: (env) => existsSync(copilotHome(env)),
+  transcripts: {
+    claims: isCopilotEventsPath,
+    check: checkProjectSession,
+    async read(path) {
+      const { parseEvents, eventsTurns } = await import("./events.ts");
+      const s = parseEvents(readOwnText(path), { redact: sanitize });
+      return { sessionId: s.sessionId ?? dirname(path).split("/").at(-1), cwd: s.cwd, turns: eventsTurns(s) };
+    },
+    render: (t) => renderAgentTurn(t, COPILOT_LABEL),
+    projectFiles: projectSessions,
+    list: (env) => fileStamps(allSessions(env)),
+  },
+};
