@@ -198,7 +198,7 @@ describe("which Copilot CLI sessions are this project's", () => {
     mkdirSync(join(h.copilotHome, "session-state", "s-link"));
     symlinkSync(mine, join(h.copilotHome, "session-state", "s-link", "events.jsonl"));
     const t = AGENTS.copilot.transcripts!;
-    expect(t.projectFiles(h.root, h.env)).toEqual([mine]);
+    expect(t.projectFiles(h.root, h.env).map((s) => s.path)).toEqual([mine]);
     expect(t.list(h.env).map((s) => s.path.split("/").at(-2))).toEqual(["s-mine", "s-theirs"]);
     const src = transcriptSources(h.env).find((s) => s.agent === "copilot")!;
     const read = await src.read(mine);

@@ -29,7 +29,7 @@ export const copilot: AgentAdapter = {
       return { sessionId: s.sessionId ?? dirname(path).split("/").at(-1), cwd: s.cwd, turns: eventsTurns(s) };
     },
     render: (t) => renderAgentTurn(t, COPILOT_LABEL),
-    projectFiles: projectSessions,
+    projectFiles: (root, env) => fileStamps(projectSessions(root, env)),
     list: (env) => fileStamps(allSessions(env)),
   },
 };
