@@ -1,6 +1,6 @@
 import { loadContext } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
-import { enqueueTurn, readPromptRecord } from "../memory/pending.ts";
+import { enqueueTurn, LATEST_PROMPT, readPromptRecord } from "../memory/pending.ts";
 import { kickDrainer } from "./drainer.ts";
 import { debugLog, hookCwd, recordProblem, type HookInput, type HookOutput } from "./runtime.ts";
 
@@ -17,7 +17,8 @@ export async function stop(input: HookInput): Promise<HookOutput> {
   if (config["summarizer.provider"] === "off") return {};
   const sessionId = input.session_id ?? "unknown";
   const promptId = input.prompt_id;
-  const recorded = promptId ? readPromptRecord(project.dataDir, sessionId, promptId) : undefined;
+  // With no prompt id, the session's latest prompt: the UserPromptSubmit of this very turn ran before this Stop.
+  const recorded = readPromptRecord(project.dataDir, sessionId, promptId ?? LATEST_PROMPT);
   try {
     const file = enqueueTurn(project.dataDir, {
       sessionId,
@@ -26,7 +27,7 @@ export async function stop(input: HookInput): Promise<HookOutput> {
       promptSource: recorded?.source,
       transcriptPath: input.transcript_path,
       stoppedAt: stoppedAt(input.fired_at),
-      // An agent without prompt ids (Gemini CLI) gives the prompt to its stop hook itself.
+      // An agent without prompt ids gives the prompt to its stop hook itself (Gemini CLI), or its prompt hook kept it (Copilot CLI).
       prompt: recorded?.prompt ?? input.prompt,
       lastAssistantMessage: input.last_assistant_message,
     });

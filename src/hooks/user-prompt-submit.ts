@@ -9,7 +9,7 @@ import { isDirectory } from "../core/fsutil.ts";
 import { appendInjection, recentlyInjected, type Considered, type InjectionRecord } from "../memory/injections.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
 import { touchSession } from "../watch/sessions.ts";
-import { recordPrompt } from "../memory/pending.ts";
+import { LATEST_PROMPT, recordPrompt } from "../memory/pending.ts";
 import { debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
 import type { TurnHit } from "../recall/turns.ts";
 import { gate, gateSearchDepth } from "../recall/gate.ts";
@@ -362,9 +362,10 @@ const SYNTHESIS_RESULTS = 6;
  * they are turns all the same.
  */
 function remember(ctx: Context, input: HookInput, prompt: string): void {
-  if (!input.session_id || !input.prompt_id || !prompt || ctx.config["summarizer.provider"] === "off") return;
+  if (!input.session_id || !prompt || ctx.config["summarizer.provider"] === "off") return;
   try {
-    recordPrompt(ctx.project.dataDir, { sessionId: input.session_id, promptId: input.prompt_id, prompt, at: new Date().toISOString(), source: input.source });
+    // An agent with no prompt id (Copilot CLI) has its session's latest prompt kept: its Stop carries no text of its own.
+    recordPrompt(ctx.project.dataDir, { sessionId: input.session_id, promptId: input.prompt_id ?? LATEST_PROMPT, prompt, at: new Date().toISOString(), source: input.source });
   } catch (e) {
     debugLog("user-prompt-submit", "could not record the prompt", oneLine(e));
   }

@@ -136,6 +136,12 @@ const PromptShape = v.object({ prompt: Text(), source: Text(SOURCE_LIMIT) });
 // ---------------------------------------------------------------------------------------------
 // Prompts (UserPromptSubmit)
 
+/**
+ * The name a prompt is kept under when its agent gives no prompt id (Copilot CLI): the session's
+ * latest, which the next prompt replaces and the Stop that follows it reads.
+ */
+export const LATEST_PROMPT = "latest-prompt";
+
 export function recordPrompt(dataDir: string, rec: PromptRecord): void {
   atomicWrite(promptFile(dataDir, rec.sessionId, rec.promptId), JSON.stringify({ ...rec, prompt: redactText(rec.prompt) }));
 }

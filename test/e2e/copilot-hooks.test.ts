@@ -101,6 +101,20 @@ describe("Copilot CLI's Stop hook through the binary", () => {
     expect(text).not.toContain("memsearch");
   }, 30_000);
 
+  test("a session file that cannot be read loses no turn: the note is written from the prompt the prompt hook kept (Copilot's Stop carries no text)", async () => {
+    const { p, dir, ms } = setup();
+    const prompt = "Where does the Wrenfield importer log its failures?";
+    const up = await ms(["hook", "user-prompt-submit", "--agent", "copilot"], JSON.stringify({ hook_event_name: "UserPromptSubmit", session_id: "s-cop-3", cwd: p.root, prompt, timestamp: new Date().toISOString() }));
+    expect(up.code).toBe(0);
+    const gone = join(dir, "session-state", "s-cop-3", "events.jsonl");
+    const r = await ms(["hook", "stop", "--agent", "copilot"], JSON.stringify({ hook_event_name: "Stop", session_id: "s-cop-3", cwd: p.root, transcript_path: gone, timestamp: new Date().toISOString() }));
+    expect(r.code).toBe(0);
+    expect(await until(() => notesOf(p.memory).length > 0, 30_000)).toBe(true);
+    const [note] = notesOf(p.memory);
+    expect(note!.anchor).toMatchObject({ agent: "copilot", session: "s-cop-3" });
+    expect(note!.bullets.join(" ")).toContain("Wrenfield importer");
+  }, 40_000);
+
   test("a hook given no JSON still answers with valid JSON and exit 0", async () => {
     const { ms } = setup();
     const r = await ms(["hook", "user-prompt-submit", "--agent", "copilot"], "not json");
