@@ -602,17 +602,18 @@ function* vectorBlocks(vectors: Float32Array[], dim: number): Generator<Uint8Arr
 /**
  * The vector block and its layout. In a current-version file both parts are checked against
  * their CRC-32 first. The block is read straight into its own Float32Array, so no serialized
- * bytes stay alive behind it.
+ * bytes stay alive behind it; with `spareRows`, that array has room for that many more rows
+ * after the file's (zeros, which cost no memory until written).
  */
-export function readVectorPart(file: IndexFile): { layout: Layout; block: Float32Array } {
+export function readVectorPart(file: IndexFile, spareRows = 0): { layout: Layout; block: Float32Array } {
   const { head, fd } = file;
   const current = head.meta.schemaVersion === SCHEMA_VERSION;
   const wrongSize = current ? sizeProblem(file) : expectedSize(file) !== file.size ? "file size does not match the header" : undefined;
   if (wrongSize) throw new IndexDamagedError(wrongSize);
   const dim = head.meta.dim ?? 0;
   const layout = readLayout(file, true);
-  const block = new Float32Array(head.vectorCount * dim);
-  const blockBytes = new Uint8Array(block.buffer);
+  const block = new Float32Array((head.vectorCount + (dim ? spareRows : 0)) * dim);
+  const blockBytes = new Uint8Array(block.buffer, 0, head.vectorCount * dim * 4);
   readExactly(fd, blockBytes, blockStart(file));
   if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
   return { layout, block };

@@ -623,6 +623,15 @@ function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
   });
 }
 
+/**
+ * Room left in a loaded vector block for new vectors, so the turns a warm process indexes are
+ * added without copying the block (a copy held both blocks until the next collection). Unwritten
+ * rows cost address space, not memory; when the room is used up the block grows by half.
+ */
+function spareRows(vectors: number): number {
+  return Math.max(1024, Math.ceil(vectors / 4));
+}
+
 /** Vectors of removed chunks kept as an embedding cache while a store is open (see Store.retired): 6 MB at 768-d. */
 const RETIRED_MAX = 2_000;
 
@@ -822,7 +831,7 @@ class UnreadableIndex extends IndexDamagedError {
 function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
-  const { layout, block } = readVectorPart(file);
+  const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
   const cache = () => vectorsByContent(layout, block, dim);
   // Bound once it is loaded: load() replaces the index objects a binding would hold.
   const db = createDb(head.meta.dim);
