@@ -433,7 +433,7 @@ export class Store {
     const radix = this.o.textRadix;
     const df = (t: string) => {
       let total = 0;
-      for (const ids of Object.values(radix.find({ term: t, exact: false, tolerance: 0 }))) total += ids.length;
+      for (const ids of Object.values(radix.findPostings(t))) total += ids.length;
       return total;
     };
     // The word itself is one of its prefix matches: when it alone is over the limit, so is the
