@@ -523,8 +523,11 @@ export interface IndexContent {
   sections: Iterable<StateSection>;
   /** How many sections there can be at most: the head's room is reserved for their entries before they are made. */
   sectionsAtMost: number;
-  /** In `layout.vectorIds` order, each `meta.dim` long. */
-  vectors: Float32Array[];
+  /**
+   * The vectors' Float32 bytes, in `layout.vectorIds` order, each `meta.dim` floats long, in
+   * pieces of any size (views of the vector block: written as they come, never gathered).
+   */
+  vectors: Iterable<Uint8Array>;
 }
 
 /** Write the whole file atomically (temp file and rename), the head last since it records the sizes. */
@@ -557,11 +560,16 @@ export function writeIndexFile(path: string, c: IndexContent): void {
     const pad = Buffer.alloc((4 - (used % 4)) % 4, 0x20);
     used += pad.length;
     yield pad;
-    for (const block of vectorBlocks(c.vectors, c.meta.dim ?? 0)) {
-      used += block.byteLength;
-      crc.vectors = crc32(block, crc.vectors);
-      yield block;
+    const vectorBytes = c.layout.vectorIds.length * (c.meta.dim ?? 0) * 4;
+    let written = 0;
+    for (const piece of c.vectors) {
+      written += piece.byteLength;
+      crc.vectors = crc32(piece, crc.vectors);
+      yield piece;
     }
+    // A file whose head promised other sizes would be refused on every load: fail the save instead.
+    if (written !== vectorBytes) throw new Error(`index vectors: ${written} bytes given for ${vectorBytes}`);
+    used += written;
   }
   atomicWrite(path, parts(), (fd) => {
     const head: Omit<Head, "headCrc"> = {
@@ -581,22 +589,6 @@ export function writeIndexFile(path: string, c: IndexContent): void {
     if (text.length > headSpace) throw new Error(`index head larger than the ${headSpace} bytes reserved`);
     writeAt(fd, Buffer.concat([text, Buffer.alloc(headSpace - text.length, 0x20)]), prefix.length);
   });
-}
-
-/**
- * The vectors as bytes, through a small staging block. Not views of each vector's own
- * buffer: in JSC, reading `.buffer` of a small typed array moves its data out of the GC heap
- * into a new ArrayBuffer, which cost 70 MB at 20k vectors.
- */
-function* vectorBlocks(vectors: Float32Array[], dim: number): Generator<Uint8Array> {
-  const per = 1024;
-  const stage = new Float32Array(per * Math.max(dim, 1));
-  const bytes = new Uint8Array(stage.buffer);
-  for (let i = 0; i < vectors.length; i += per) {
-    const n = Math.min(per, vectors.length - i);
-    for (let j = 0; j < n; j++) stage.set(vectors[i + j]!, j * dim);
-    yield bytes.subarray(0, n * dim * 4);
-  }
 }
 
 /**

@@ -602,16 +602,8 @@ function toChunk(d: Doc): StoredChunk {
  */
 function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
   const { db, docs } = o;
-  const vectorIds: number[] = [];
-  const magnitudes: number[] = [];
-  const vectorHashes: string[] = [];
-  const ordered: Float32Array[] = [];
-  for (const [id, mag, vec] of o.vectors?.entries() ?? []) {
-    vectorIds.push(id);
-    magnitudes.push(mag);
-    vectorHashes.push(docs[id]?.contentHash ?? "");
-    ordered.push(vec);
-  }
+  const { ids: vectorIds, magnitudes } = o.vectors?.columns() ?? { ids: [], magnitudes: [] };
+  const vectorHashes = vectorIds.map((id) => docs[id]?.contentHash ?? "");
   const docCount = count(db);
   writeIndexFile(path, {
     meta,
@@ -619,7 +611,7 @@ function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
     layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
     sections: stateSections(o),
     sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
-    vectors: ordered,
+    vectors: o.vectors?.bytes() ?? [],
   });
 }
 

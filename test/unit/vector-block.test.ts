@@ -5,12 +5,13 @@
  * the one-pass cosines to every vector must be the cosines search uses.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyOrama } from "@orama/orama";
 import { vector as oramaVector } from "@orama/orama/trees";
 import { vectorNode } from "../../src/index/orama-internals.ts";
+import { INDEX_FILE, writeIndexFile } from "../../src/index/format.ts";
 import { Store } from "../../src/index/store.ts";
 import { VectorBlock } from "../../src/index/vector-block.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
@@ -98,6 +99,32 @@ describe("vector block", () => {
     expect([...b.get(100)!]).toEqual(expected);
   });
 
+  test("its bytes for the index file are views of the block itself, run by run between holes, in row order", () => {
+    const r = rng(13);
+    const b = new VectorBlock(DIM, 64);
+    const vecs = new Map<number, Float32Array>();
+    for (let id = 1; id <= 40; id++) {
+      vecs.set(id, Float32Array.from({ length: DIM }, r));
+      b.add(id, vecs.get(id)!);
+    }
+    for (const id of [1, 7, 8, 20, 40]) b.remove(id);
+    const buffer = b.get(2)!.buffer;
+    // At most 3 rows a piece: runs are cut at holes and at the size asked for.
+    const pieces = [...b.bytes(3 * DIM * 4)];
+    for (const p of pieces) {
+      expect(p.buffer).toBe(buffer);
+      expect(p.byteLength).toBeLessThanOrEqual(3 * DIM * 4);
+    }
+    const floats = new Float32Array(Buffer.concat(pieces).buffer.slice(0));
+    const { ids, magnitudes } = b.columns();
+    expect(ids).toEqual([...b.keys()]);
+    expect(floats.length).toBe(ids.length * DIM);
+    ids.forEach((id, i) => {
+      expect([...floats.subarray(i * DIM, (i + 1) * DIM)]).toEqual([...vecs.get(id)!]);
+      expect(magnitudes[i]).toBe(b.magnitudeOf(id)!);
+    });
+  });
+
   test("cosinesToAll is one cosine per vector, the same numbers find gives", () => {
     const r = rng(5);
     const b = new VectorBlock(DIM);
@@ -171,6 +198,33 @@ describe("the store's vectors", () => {
     const again = Store.open(dir, "m").store;
     expect(again.vectorCount).toBe(80);
     expect([...again.cosines(["n7", "h3"], q).values()]).toEqual([...loaded.cosines(["n7", "h3"], q).values()]);
+  });
+
+  test("a store with holes in its block saves and loads the same vectors; a save given the wrong vector bytes fails and leaves the old index", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-vblock-"));
+    const s = Store.empty(dir, "m", DIM);
+    const r = rng(14);
+    const chunks = Array.from({ length: 30 }, (_, i) => chunk(`h${i}`, `/p/${i % 3}.md`, `note ${i}`, i + 1));
+    const vecs = new Map(chunks.map((c) => [c.contentHash, Float32Array.from({ length: DIM }, r)]));
+    for (const f of ["/p/0.md", "/p/1.md", "/p/2.md"]) s.replaceFile(f, { mtimeMs: 1, size: 1 }, chunks.filter((c) => c.source === f), (h) => vecs.get(h));
+    s.removeFile("/p/1.md");
+    s.save();
+    const loaded = Store.open(dir, "m").store;
+    expect(loaded.vectorCount).toBe(20);
+    for (const c of chunks.filter((c) => c.source !== "/p/1.md")) expect([...loaded.vectorForContent(c.contentHash)!]).toEqual([...vecs.get(c.contentHash)!]);
+    const before = readFileSync(join(dir, INDEX_FILE));
+    const content = {
+      meta: { ...loaded.meta },
+      count: 0,
+      layout: { files: {}, vectorIds: [1, 2], magnitudes: [1, 1], vectorHashes: ["a", "b"] },
+      sections: [],
+      sectionsAtMost: 2,
+      vectors: [new Uint8Array(DIM * 4)],
+    };
+    expect(() => writeIndexFile(join(dir, INDEX_FILE), content)).toThrow("bytes given");
+    expect(readFileSync(join(dir, INDEX_FILE)).equals(before)).toBe(true);
+    expect(readdirSync(dir)).toEqual([INDEX_FILE]);
+    expect(Store.open(dir, "m").store.vectorCount).toBe(20);
   });
 
   test("a section moved to another file keeps its vector though its old chunk went first (no embedding again)", () => {
