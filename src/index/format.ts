@@ -622,18 +622,19 @@ export function vectorsByContent(layout: Pick<Layout, "vectorHashes">, block: Fl
  * The state sections, each checked against its CRC-32, then handed to `take` with what it holds:
  * a decoded clone, or the raw bytes of a raw kind, valid only during the call (every section is
  * read into the same buffer: a buffer per section left them all as garbage at once, which raised
- * a load's peak memory by the size of the state). Throws (a plain Error) on damage.
+ * a load's peak memory by the size of the state), and the byte offset in the file where the
+ * section starts. Throws (a plain Error) on damage.
  */
-export function readStateSections(file: IndexFile, take: (kind: StateSection["kind"], value: unknown) => void): void {
+export function readStateSections(file: IndexFile, take: (kind: StateSection["kind"], value: unknown, at: number) => void): void {
   const { head, bodyAt, fd } = file;
   let at = bodyAt;
   const buf = Buffer.allocUnsafe(Math.max(0, ...head.sections));
   head.sections.forEach((len, i) => {
     const bytes = buf.subarray(0, len);
     readExactly(fd, bytes, at);
-    at += len;
     if (crc32(bytes) !== head.crc.sections[i]) throw new Error(checksumProblem(["state"]));
     const kind = head.kinds[i] as StateSection["kind"];
-    take(kind, RAW_KINDS.has(kind) ? bytes : deserialize(bytes));
+    take(kind, RAW_KINDS.has(kind) ? bytes : deserialize(bytes), at);
+    at += len;
   });
 }

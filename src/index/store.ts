@@ -1,4 +1,5 @@
 import { create, count, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
+import { isUtf8 } from "node:buffer";
 import { closeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
@@ -7,6 +8,7 @@ import {
   INDEX_FILE,
   openIndexFile,
   otherVersion,
+  readExactly,
   readLayout,
   readStateSections,
   readVectorPart,
@@ -44,6 +46,60 @@ interface Doc {
   startLine: number;
   endLine: number;
   contentHash: string;
+}
+
+/**
+ * The index file a loaded store's chunk texts stay in, read by offset when a text is asked for
+ * (a hit returned, a chunk removed, the next save), through the descriptor the load opened and
+ * checked: it still reads the file that was loaded after a save replaces the file by a rename.
+ * The texts were a fifth of a loaded index (14 MiB at 20k chunks); the file's pages are the
+ * system's cache, not the process's memory. Closed when no document points at it any more.
+ */
+class TextFile {
+  constructor(readonly fd: number) {}
+  /** `len` bytes at `at` into `into`; the bytes were checked at load (CRC-32 of the section, UTF-8). */
+  readInto(at: number, into: Uint8Array): void {
+    readExactly(this.fd, into, at);
+  }
+  read(at: number, len: number): string {
+    const bytes = Buffer.allocUnsafe(len);
+    this.readInto(at, bytes);
+    return fromUtf8.decode(bytes);
+  }
+}
+
+const closeTextFile = new FinalizationRegistry<number>((fd) => {
+  try {
+    closeSync(fd);
+  } catch {}
+});
+
+/**
+ * A document of a loaded index: its text is read from the index file when asked for (TextFile).
+ * `text` is a getter of the class, so Orama's copies of a hit's document (spread) do not have it:
+ * the store reads hits' documents from its own documents store.
+ */
+class StoredDoc implements Doc {
+  declare embedding?: null;
+  constructor(
+    readonly id: string,
+    readonly source: string,
+    readonly heading: string,
+    readonly headingLevel: number,
+    readonly startLine: number,
+    readonly endLine: number,
+    readonly contentHash: string,
+    private readonly file: TextFile,
+    private readonly textAt: number,
+    /** The text's length in UTF-8 bytes. */
+    readonly textBytes: number,
+  ) {}
+  get text(): string {
+    return this.file.read(this.textAt, this.textBytes);
+  }
+  textInto(into: Uint8Array): void {
+    this.file.readInto(this.textAt, into);
+  }
 }
 
 export interface OpenResult {
@@ -168,6 +224,8 @@ export class Store {
       throw e;
     }
     const rebuild = (why: string, carried?: Map<string, Float32Array>) => unusable(indexDir, model, why, carried, listedSources(file));
+    // Set once a loaded store reads its texts through the file's descriptor: it stays open.
+    let kept = false;
     try {
       const { meta } = file.head;
       // Decided from the head alone, before paying for the Orama state.
@@ -186,7 +244,10 @@ export class Store {
       }
       const problem = sizeProblem(file);
       if (problem) return rebuild(unreadable(problem));
-      const decoded = readIndex(file);
+      const texts = new TextFile(file.fd);
+      const decoded = readIndex(file, texts);
+      closeTextFile.register(texts, file.fd);
+      kept = true;
       const store = new Store(path, decoded.meta, decoded.orama);
       if (meta.model === model) return { store };
       store.ignoreVectors();
@@ -197,7 +258,7 @@ export class Store {
       if (e instanceof MemsearchError) throw e;
       return rebuild(unreadable(oneLine(e)));
     } finally {
-      closeSync(file.fd);
+      if (!kept) closeSync(file.fd);
     }
   }
 
@@ -409,7 +470,7 @@ export class Store {
       ...(where ? { where } : {}),
     }) as Results<Doc>;
     const lengths = this.o.text.lengths;
-    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: h.score, length: lengths[this.internalId(h.id)!] }));
+    return res.hits.map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: h.score, length: lengths[this.internalId(h.id)!] }));
   }
 
   textStats(): TextStats {
@@ -466,7 +527,7 @@ export class Store {
       ...(where ? { where } : {}),
     } as never) as Results<Doc>;
     const lengths = this.o.text.lengths;
-    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: 0, cosine: h.score, length: lengths[this.internalId(h.id)!] }));
+    return res.hits.map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: 0, cosine: h.score, length: lengths[this.internalId(h.id)!] }));
   }
 
   /**
@@ -689,6 +750,12 @@ class DocWriter {
     this.u32(written);
     this.at += written;
   }
+  /** A loaded document's text, copied from the index file it was loaded from, never decoded. */
+  storedText(d: StoredDoc): void {
+    this.u32(d.textBytes);
+    d.textInto(this.buf.subarray(this.at, this.at + d.textBytes));
+    this.at += d.textBytes;
+  }
   /** The section's bytes: a view, valid until the next reset. */
   bytes(): Uint8Array {
     return this.buf.subarray(0, this.at);
@@ -708,7 +775,7 @@ function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
       sourceIndex.set(d.source, sourceIndex.size);
       room += strRoom(d.source);
     }
-    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + strRoom(d.text);
+    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + (d instanceof StoredDoc ? 4 + d.textBytes : strRoom(d.text));
   }
   w.reset(room);
   w.u32(keys.length);
@@ -728,13 +795,18 @@ function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
     w.str(d.id);
     w.str(d.contentHash);
     w.str(d.heading);
-    w.str(d.text);
+    if (d instanceof StoredDoc) w.storedText(d);
+    else w.str(d.text);
   }
   return w.bytes();
 }
 
-/** The documents of a section, as Orama's documents store holds them. Throws on bytes that do not hold together. */
-function decodeDocs(bytes: Uint8Array): Record<string, Doc> {
+/**
+ * The documents of a section, as Orama's documents store holds them, their texts left in the file
+ * (`texts`, the section starting at byte `sectionAt`): each is checked to be UTF-8, not decoded.
+ * Throws on bytes that do not hold together.
+ */
+function decodeDocs(bytes: Uint8Array, texts: TextFile, sectionAt: number): Record<string, Doc> {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   const need = (n: number) => {
@@ -747,6 +819,14 @@ function decodeDocs(bytes: Uint8Array): Record<string, Doc> {
     at += len;
     return fromUtf8.decode(bytes.subarray(at - len, at));
   };
+  /** Where a text is in the file, and its length, once its bytes are known to be UTF-8. */
+  const text = (): [number, number] => {
+    const len = u32();
+    need(len);
+    at += len;
+    if (!isUtf8(bytes.subarray(at - len, at))) throw new Error("a document's text is not UTF-8");
+    return [sectionAt + at - len, len];
+  };
   const n = u32();
   need(n * FIXED_PER_DOC);
   const fixed = at;
@@ -757,18 +837,11 @@ function decodeDocs(bytes: Uint8Array): Record<string, Doc> {
     const f = fixed + i * FIXED_PER_DOC;
     const source = sources[view.getUint32(f + 14, true)];
     if (source === undefined) throw new Error("a document names a source its section does not hold");
-    const doc: Doc = {
-      id: str(),
-      source,
-      heading: "",
-      text: "",
-      headingLevel: view.getUint8(f + 4),
-      startLine: view.getUint32(f + 6, true),
-      endLine: view.getUint32(f + 10, true),
-      contentHash: str(),
-    };
-    doc.heading = str();
-    doc.text = str();
+    const id = str();
+    const contentHash = str();
+    const heading = str();
+    const [textAt, textBytes] = text();
+    const doc = new StoredDoc(id, source, heading, view.getUint8(f + 4), view.getUint32(f + 6, true), view.getUint32(f + 10, true), contentHash, texts, textAt, textBytes);
     if (view.getUint8(f + 5) & 1) doc.embedding = null;
     out[view.getUint32(f, true)] = doc;
   }
@@ -791,17 +864,17 @@ function* slices(record: Record<string, unknown>): Generator<Record<string, unkn
 }
 
 /** The reverse of stateSections: the sections of a file, read one at a time. */
-function joinSections(file: IndexFile): SavedState {
+function joinSections(file: IndexFile, texts: TextFile): SavedState {
   let ids: unknown;
   let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
   const frequencies: SavedState["frequencies"] = {};
   const docs: SavedState["docs"] = {};
   // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
-  readStateSections(file, (kind, v) => {
+  readStateSections(file, (kind, v, at) => {
     if (kind === "ids") ids = v;
     else if (kind === "index") head = v as typeof head;
     else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
-    else Object.assign(docs, decodeDocs(v as Uint8Array));
+    else Object.assign(docs, decodeDocs(v as Uint8Array, texts, at));
   });
   return { ids, ...head, frequencies, docs };
 }
@@ -820,7 +893,7 @@ class UnreadableIndex extends IndexDamagedError {
  * Load an index file into Orama. The vector block comes back as one Float32Array that the
  * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
-function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
+function readIndex(file: IndexFile, texts: TextFile): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
   const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
@@ -830,7 +903,7 @@ function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
   const shape = indexShape(db);
   let orama: Orama;
   try {
-    loadState(db, joinSections(file));
+    loadState(db, joinSections(file, texts));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
     // The file's block becomes the vector index as it is: no object per vector.
     if (dim) replaceVectorNode(db, VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));
