@@ -244,10 +244,14 @@ export class Store {
       }
       const problem = sizeProblem(file);
       if (problem) return rebuild(unreadable(problem));
-      const texts = new TextFile(file.fd);
+      // Windows may refuse to rename a new index over a file a process holds open: texts are read
+      // into memory there, as before.
+      const texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
       const decoded = readIndex(file, texts);
-      closeTextFile.register(texts, file.fd);
-      kept = true;
+      if (texts) {
+        closeTextFile.register(texts, file.fd);
+        kept = true;
+      }
       const store = new Store(path, decoded.meta, decoded.orama);
       if (meta.model === model) return { store };
       store.ignoreVectors();
@@ -804,9 +808,9 @@ function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
 /**
  * The documents of a section, as Orama's documents store holds them, their texts left in the file
  * (`texts`, the section starting at byte `sectionAt`): each is checked to be UTF-8, not decoded.
- * Throws on bytes that do not hold together.
+ * Without `texts`, the texts are decoded into the documents. Throws on bytes that do not hold together.
  */
-function decodeDocs(bytes: Uint8Array, texts: TextFile, sectionAt: number): Record<string, Doc> {
+function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: number): Record<string, Doc> {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   const need = (n: number) => {
@@ -840,8 +844,12 @@ function decodeDocs(bytes: Uint8Array, texts: TextFile, sectionAt: number): Reco
     const id = str();
     const contentHash = str();
     const heading = str();
-    const [textAt, textBytes] = text();
-    const doc = new StoredDoc(id, source, heading, view.getUint8(f + 4), view.getUint32(f + 6, true), view.getUint32(f + 10, true), contentHash, texts, textAt, textBytes);
+    const [headingLevel, startLine, endLine] = [view.getUint8(f + 4), view.getUint32(f + 6, true), view.getUint32(f + 10, true)];
+    let doc: Doc;
+    if (texts) {
+      const [textAt, textBytes] = text();
+      doc = new StoredDoc(id, source, heading, headingLevel, startLine, endLine, contentHash, texts, textAt, textBytes);
+    } else doc = { id, source, heading, text: str(), headingLevel, startLine, endLine, contentHash };
     if (view.getUint8(f + 5) & 1) doc.embedding = null;
     out[view.getUint32(f, true)] = doc;
   }
@@ -864,7 +872,7 @@ function* slices(record: Record<string, unknown>): Generator<Record<string, unkn
 }
 
 /** The reverse of stateSections: the sections of a file, read one at a time. */
-function joinSections(file: IndexFile, texts: TextFile): SavedState {
+function joinSections(file: IndexFile, texts: TextFile | undefined): SavedState {
   let ids: unknown;
   let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
   const frequencies: SavedState["frequencies"] = {};
@@ -893,7 +901,7 @@ class UnreadableIndex extends IndexDamagedError {
  * Load an index file into Orama. The vector block comes back as one Float32Array that the
  * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
-function readIndex(file: IndexFile, texts: TextFile): { meta: StoreMeta; orama: Orama } {
+function readIndex(file: IndexFile, texts: TextFile | undefined): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
   const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));

@@ -126,4 +126,20 @@ describe("a loaded store's texts", () => {
     }
     expect(open()).toBe(0);
   });
+
+  test("on Windows, which may refuse to rename a new index over an open file, they are read into memory and the file is closed", () => {
+    const dir = tempDir();
+    const all = saved(dir, { "/p/a.md": A });
+    const platform = Object.getOwnPropertyDescriptor(process, "platform")!;
+    Object.defineProperty(process, "platform", { value: "win32" });
+    let store: Store;
+    try {
+      store = Store.open(dir, "m").store;
+    } finally {
+      Object.defineProperty(process, "platform", platform);
+    }
+    for (const d of docsOf(store)) expect(typeof Object.getOwnPropertyDescriptor(d, "text")?.value).toBe("string");
+    rmSync(join(dir, INDEX_FILE));
+    for (const c of all) expect(store.getChunk(c.chunkHash)).toEqual(c);
+  });
 });
