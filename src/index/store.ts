@@ -52,8 +52,9 @@ interface Doc {
  * The index file a loaded store's chunk texts stay in, read by offset when a text is asked for
  * (a hit returned, a chunk removed, the next save), through the descriptor the load opened and
  * checked: it still reads the file that was loaded after a save replaces the file by a rename.
- * The texts were a fifth of a loaded index (14 MiB at 20k chunks); the file's pages are the
- * system's cache, not the process's memory. Closed when no document points at it any more.
+ * Held in memory, the texts were the largest part of a loaded index after the vectors (figures in
+ * docs/BENCHMARKS.md); the file's pages are the system's cache, not the process's memory. Closed
+ * when no document points at it any more.
  */
 class TextFile {
   constructor(readonly fd: number) {}

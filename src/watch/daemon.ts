@@ -185,8 +185,8 @@ export class Daemon {
   /**
    * Collect the heap once the process has been quiet a while. A load, a re-index and a save
    * leave their garbage (the file's sections, the serialized state) and JSC grows its heap
-   * rather than collect, so the process kept tens of MB it no longer used until the next
-   * collection; a full collection at 20k chunks takes about 20 ms, spent when nobody waits.
+   * rather than collect, so the process kept memory it no longer used until the next collection
+   * (figures in docs/BENCHMARKS.md); the collection's time is spent when nobody waits.
    */
   private settle(): void {
     clearTimeout(this.settleTimer);
