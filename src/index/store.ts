@@ -320,8 +320,16 @@ export class Store {
   private missingIds(): Set<string> {
     if (!this.missing) {
       const vi = this.o.vectors;
+      const docs = this.docs();
       this.missing = new Set();
-      for (const [internalId, d] of Object.entries(this.docs())) if (!vi?.has(Number(internalId))) this.missing.add(d.id);
+      // By internal id, in the order Object.entries gave: the entries, an array and a key string
+      // per chunk, were garbage the watch process made on every start.
+      let last = 0;
+      this.o.internalIds.forEach((internalId) => (last = Math.max(last, internalId)));
+      for (let internalId = 1; internalId <= last; internalId++) {
+        const d = docs[internalId];
+        if (d && !vi?.has(internalId)) this.missing.add(d.id);
+      }
     }
     return this.missing;
   }
