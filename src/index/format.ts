@@ -268,11 +268,11 @@ export function readLayout(file: IndexFile, verify = false): Layout {
   return JSON.parse(bytes.toString("utf8")) as Layout;
 }
 
-/** Read exactly `len` bytes at `at`, or throw (the file is shorter than its head says). */
-export function readExactly(fd: number, buf: Uint8Array, at: number): void {
+/** Fill `buf` (or its `len` bytes from `offset`) from byte `at` of the file, or throw (the file is shorter than its head says). */
+export function readExactly(fd: number, buf: Uint8Array, at: number, offset = 0, len = buf.byteLength - offset): void {
   let done = 0;
-  while (done < buf.byteLength) {
-    const n = readSync(fd, buf, done, buf.byteLength - done, at + done);
+  while (done < len) {
+    const n = readSync(fd, buf, offset + done, len - done, at + done);
     if (n <= 0) throw new IndexDamagedError(`truncated at byte ${at + done}`);
     done += n;
   }

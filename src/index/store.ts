@@ -58,13 +58,13 @@ interface Doc {
  */
 class TextFile {
   constructor(readonly fd: number) {}
-  /** `len` bytes at `at` into `into`; the bytes were checked at load (CRC-32 of the section, UTF-8). */
-  readInto(at: number, into: Uint8Array): void {
-    readExactly(this.fd, into, at);
+  /** `len` bytes at `at` into `into` from `offset`; the bytes were checked at load (CRC-32 of the section, UTF-8). */
+  readInto(at: number, len: number, into: Uint8Array, offset = 0): void {
+    readExactly(this.fd, into, at, offset, len);
   }
   read(at: number, len: number): string {
     const bytes = Buffer.allocUnsafe(len);
-    this.readInto(at, bytes);
+    this.readInto(at, len, bytes);
     return fromUtf8.decode(bytes);
   }
 }
@@ -98,8 +98,8 @@ class StoredDoc implements Doc {
   get text(): string {
     return this.file.read(this.textAt, this.textBytes);
   }
-  textInto(into: Uint8Array): void {
-    this.file.readInto(this.textAt, into);
+  textInto(into: Uint8Array, offset: number): void {
+    this.file.readInto(this.textAt, this.textBytes, into, offset);
   }
 }
 
@@ -324,8 +324,7 @@ export class Store {
       this.missing = new Set();
       // By internal id, in the order Object.entries gave: the entries, an array and a key string
       // per chunk, were garbage the watch process made on every start.
-      let last = 0;
-      this.o.internalIds.forEach((internalId) => (last = Math.max(last, internalId)));
+      const last = lastInternalId(this.o);
       for (let internalId = 1; internalId <= last; internalId++) {
         const d = docs[internalId];
         if (d && !vi?.has(internalId)) this.missing.add(d.id);
@@ -718,7 +717,33 @@ function* stateSections(o: Orama): Generator<Section> {
   yield { kind: "index", value: { index, others, docCount } };
   for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
   const writer = new DocWriter();
-  for (const slice of slices(docs)) yield { kind: "docs", bytes: encodeDocs(slice as Record<string, Doc>, writer) };
+  for (const ids of docSlices(docs as Record<number, Doc>, lastInternalId(o))) yield { kind: "docs", bytes: encodeDocs(docs as Record<number, Doc>, ids, writer) };
+}
+
+/** The highest internal id a document was given (ids are not reused by another document). */
+function lastInternalId(o: Orama): number {
+  let last = 0;
+  o.internalIds.forEach((internalId) => (last = Math.max(last, internalId)));
+  return last;
+}
+
+/**
+ * The documents' internal ids in ascending order (the order a for…in over the documents gave),
+ * SECTION_DOCS at a time, in one reused array (valid until the next slice): a key string and a
+ * slice object per document were garbage of every save.
+ */
+function* docSlices(docs: Record<number, Doc>, last: number): Generator<Uint32Array> {
+  const ids = new Uint32Array(SECTION_DOCS);
+  let n = 0;
+  for (let id = 1; id <= last; id++) {
+    if (!docs[id]) continue;
+    ids[n++] = id;
+    if (n === SECTION_DOCS) {
+      yield ids;
+      n = 0;
+    }
+  }
+  if (n > 0) yield ids.subarray(0, n);
 }
 
 /**
@@ -735,19 +760,20 @@ function* stateSections(o: Orama): Generator<Section> {
  * flags bit 0: the document's embedding field is null (its vector is in the block; see insertChunk).
  */
 const FIXED_PER_DOC = 18;
-const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 class DocWriter {
-  private buf = new Uint8Array(1 << 16);
-  private view = new DataView(this.buf.buffer);
+  // Written through Buffer.write and read into by offset: a view of the rest of the buffer per
+  // string written was a garbage object per string, the bulk of what encoding the documents left.
+  private buf = Buffer.alloc(1 << 16);
+  private view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
   at = 0;
 
   /** Start a section: `bytes` at most are needed. */
   reset(bytes: number): void {
     if (this.buf.byteLength < bytes) {
-      this.buf = new Uint8Array(Math.ceil(bytes * 1.25));
-      this.view = new DataView(this.buf.buffer);
+      this.buf = Buffer.alloc(Math.ceil(bytes * 1.25));
+      this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
     }
     this.at = 0;
   }
@@ -759,14 +785,16 @@ class DocWriter {
     this.at += 4;
   }
   str(x: string): void {
-    const { written } = utf8.encodeInto(x, this.buf.subarray(this.at + 4));
+    // The room reserved holds the longest UTF-8 form, so nothing is cut; lone surrogates become
+    // U+FFFD, as TextEncoder makes them.
+    const written = this.buf.write(x, this.at + 4, "utf8");
     this.u32(written);
     this.at += written;
   }
   /** A loaded document's text, copied from the index file it was loaded from, never decoded. */
   storedText(d: StoredDoc): void {
     this.u32(d.textBytes);
-    d.textInto(this.buf.subarray(this.at, this.at + d.textBytes));
+    d.textInto(this.buf, this.at);
     this.at += d.textBytes;
   }
   /** The section's bytes: a view, valid until the next reset. */
@@ -778,12 +806,11 @@ class DocWriter {
 /** Upper bound of a string's UTF-8 length with its prefix (a UTF-16 code unit is at most 3 bytes). */
 const strRoom = (x: string) => 4 + 3 * x.length;
 
-function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
-  const keys = Object.keys(slice);
+function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter): Uint8Array {
   const sourceIndex = new Map<string, number>();
-  let room = 8 + keys.length * FIXED_PER_DOC;
-  for (const key of keys) {
-    const d = slice[key]!;
+  let room = 8 + ids.length * FIXED_PER_DOC;
+  for (const id of ids) {
+    const d = docs[id]!;
     if (!sourceIndex.has(d.source)) {
       sourceIndex.set(d.source, sourceIndex.size);
       room += strRoom(d.source);
@@ -791,10 +818,10 @@ function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
     room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + (d instanceof StoredDoc ? 4 + d.textBytes : strRoom(d.text));
   }
   w.reset(room);
-  w.u32(keys.length);
-  for (const key of keys) {
-    const d = slice[key]!;
-    w.u32(Number(key));
+  w.u32(ids.length);
+  for (const id of ids) {
+    const d = docs[id]!;
+    w.u32(id);
     w.u8(d.headingLevel);
     w.u8(d.embedding === null ? 1 : 0);
     w.u32(d.startLine);
@@ -803,8 +830,8 @@ function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
   }
   w.u32(sourceIndex.size);
   for (const source of sourceIndex.keys()) w.str(source);
-  for (const key of keys) {
-    const d = slice[key]!;
+  for (const id of ids) {
+    const d = docs[id]!;
     w.str(d.id);
     w.str(d.contentHash);
     w.str(d.heading);
