@@ -848,6 +848,7 @@ function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter): 
  */
 function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: number): Record<string, Doc> {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   const need = (n: number) => {
     if (at + n > bytes.byteLength) throw new Error("a documents section is cut short");
@@ -857,7 +858,10 @@ function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: n
     const len = u32();
     need(len);
     at += len;
-    return fromUtf8.decode(bytes.subarray(at - len, at));
+    // Decoded by offset, not through a view per string (garbage a load made for every chunk).
+    // Bytes that are not UTF-8 decode as U+FFFD: only then is the strict decoder asked, which throws.
+    const s = buf.toString("utf8", at - len, at);
+    return s.includes("\uFFFD") ? fromUtf8.decode(bytes.subarray(at - len, at)) : s;
   };
   /** Where a text is in the file, and its length, once its bytes are known to be UTF-8. */
   const text = (): [number, number] => {

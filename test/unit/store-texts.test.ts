@@ -79,28 +79,42 @@ describe("a loaded store's texts", () => {
     expect(again.searchText(["quokka"], 5).map((h) => h.chunk.chunkHash).sort()).toEqual(["/p/a.md#0", "/p/c.md#0"]);
   });
 
-  test("a text that is not UTF-8 is refused at load though its section's checksum holds: the index is rebuilt", () => {
+  test("a heading that holds U+FFFD itself (valid UTF-8) loads as it was", () => {
     const dir = tempDir();
-    saved(dir, { "/p/a.md": A });
-    const path = join(dir, INDEX_FILE);
-    const bytes = readFileSync(path);
-    const space = bytes.readUInt32LE(16);
-    const head = JSON.parse(bytes.subarray(20, 20 + space).toString()) as Head;
-    const i = head.kinds.indexOf("docs");
-    let at = 20 + space + head.layoutBytes;
-    for (let k = 0; k < i; k++) at += head.sections[k]!;
-    const section = bytes.subarray(at, at + head.sections[i]!);
-    const where = section.indexOf("quokka");
-    expect(where).toBeGreaterThan(0);
-    section[where] = 0xff;
-    head.crc.sections[i] = Bun.hash.crc32(section);
-    bytes.fill(0x20, 20, 20 + space);
-    Buffer.from(sealHead(head)).copy(bytes, 20);
-    writeFileSync(path, bytes);
-    const { store, rebuilt } = Store.open(dir, "m");
-    expect(rebuilt).toContain("unreadable");
-    expect(store.size).toBe(0);
+    const s = Store.empty(dir, "m", null);
+    const c = { ...chunks("/p/a.md", ["replacement char"])[0]!, heading: "bad \uFFFD byte", content: "## bad \uFFFD byte\nreplacement char" };
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, [c], () => undefined);
+    s.save();
+    expect(Store.open(dir, "m").store.getChunk(c.chunkHash)).toEqual(c);
   });
+
+  for (const [what, bytesOf] of [
+    ["a text", "quokka"],
+    ["a heading", "T1"],
+  ] as const) {
+    test(`${what} that is not UTF-8 is refused at load though its section's checksum holds: the index is rebuilt`, () => {
+      const dir = tempDir();
+      saved(dir, { "/p/a.md": A });
+      const path = join(dir, INDEX_FILE);
+      const bytes = readFileSync(path);
+      const space = bytes.readUInt32LE(16);
+      const head = JSON.parse(bytes.subarray(20, 20 + space).toString()) as Head;
+      const i = head.kinds.indexOf("docs");
+      let at = 20 + space + head.layoutBytes;
+      for (let k = 0; k < i; k++) at += head.sections[k]!;
+      const section = bytes.subarray(at, at + head.sections[i]!);
+      const where = section.indexOf(bytesOf);
+      expect(where).toBeGreaterThan(0);
+      section[where] = 0xff;
+      head.crc.sections[i] = Bun.hash.crc32(section);
+      bytes.fill(0x20, 20, 20 + space);
+      Buffer.from(sealHead(head)).copy(bytes, 20);
+      writeFileSync(path, bytes);
+      const { store, rebuilt } = Store.open(dir, "m");
+      expect(rebuilt).toContain("unreadable");
+      expect(store.size).toBe(0);
+    });
+  }
 
   test("the index file is closed once no loaded store reads from it", async () => {
     const dir = tempDir();
