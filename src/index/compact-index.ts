@@ -82,19 +82,29 @@ export class CompactNode {
 
   /** Every word from here down with its chunks, in Orama's order (a stack: last child first). */
   findAllWords(output: Record<string, InternalId[]>, term: string, exact: boolean): Record<string, InternalId[]> {
+    return this.walkWords(output, term, exact, (d) => Array.from(d.ids.subarray(0, d.size)));
+  }
+
+  /**
+   * findAllWords with each word's chunks as a view of its postings, not a copy: a search copied
+   * every matching word's list into a new array (thousands of ids for a common prefix), garbage
+   * that grew the warm process's heap with every query. Valid until the tree next changes.
+   */
+  findAllPostings(output: Record<string, Uint32Array>, term: string, exact: boolean): Record<string, Uint32Array> {
+    return this.walkWords(output, term, exact, (d) => d.ids.subarray(0, d.size));
+  }
+
+  private walkWords<T>(output: Record<string, T>, term: string, exact: boolean, list: (d: Postings) => T): Record<string, T> {
     const stack: CompactNode[] = [this];
     while (stack.length > 0) {
       const node = stack.pop()!;
       if (node.e) {
         const { w, d } = node;
         if (exact && w !== term) continue;
-        output[w] = [];
-        // As Orama: own properties only (a word "__proto__" sets the prototype and is not listed).
-        // Orama dedupes with includes(); a word's postings hold each chunk once already.
-        if (Object.hasOwn(output, w) && d.size > 0) {
-          const docs = output[w]!;
-          for (let i = 0; i < d.size; i++) docs.push(d.ids[i]!);
-        }
+        // As Orama: own properties only (a word "__proto__" would set the prototype and is not
+        // listed), in the order Object.keys gives (index-like words first). A word's postings hold
+        // each chunk once already (Orama dedupes with includes()).
+        if (w !== "__proto__") output[w] = list(d);
       }
       if (node.c.size > 0) for (const child of node.c.values()) stack.push(child);
     }
@@ -163,15 +173,24 @@ export class CompactRadix extends CompactNode {
 
   /** Orama's find without tolerance (never asked for): the words `term` is a prefix of (or `term` itself, when exact). */
   find(params: { term: string; exact?: boolean; tolerance?: number }): Record<string, InternalId[]> {
-    const { term } = params;
-    const exact = params.exact ?? false;
     if (params.tolerance) throw new Error("CompactRadix does not search with a tolerance");
+    const exact = params.exact ?? false;
+    return this.under(params.term, exact)?.findAllWords({}, params.term, exact) ?? {};
+  }
+
+  /** find(), each word's chunks as a view of its postings (findAllPostings): for reading at once. */
+  findPostings(term: string, exact = false): Record<string, Uint32Array> {
+    return this.under(term, exact)?.findAllPostings({}, term, exact) ?? {};
+  }
+
+  /** The node whose words `term` is a prefix of (or is, when exact), as Orama's find walks to it. */
+  private under(term: string, exact: boolean): CompactNode | undefined {
     let node: CompactNode = this;
     let i = 0;
     const termLength = term.length;
     while (i < termLength) {
       const childNode = node.c.get(term[i]!);
-      if (!childNode) return {};
+      if (!childNode) return undefined;
       const edgeLabel = childNode.s;
       const edgeLabelLength = edgeLabel.length;
       let j = 0;
@@ -180,12 +199,12 @@ export class CompactRadix extends CompactNode {
         node = childNode;
         i += j;
       } else if (i + j === termLength && j === termLength - i && !exact) {
-        return childNode.findAllWords({}, term, exact);
+        return childNode;
       } else {
-        return {};
+        return undefined;
       }
     }
-    return node.findAllWords({}, term, exact);
+    return node;
   }
 
   /** Orama's removeDocumentByWord, walk included (it follows the word's own path when the word is in the tree). */
@@ -338,7 +357,7 @@ function internalOf(index: OramaIndex, id: InternalId | string): InternalId {
  * Orama's BM25 of each chunk a word holds. The token frequency Orama stored per (chunk, token)
  * was occurrences ÷ tokens, with each token occurring once: 1 ÷ the chunk's length.
  */
-function calculateResultScores(index: OramaIndex, prop: string, term: string, ids: InternalId[], docsCount: number, relevance: Relevance, resultsMap: Map<InternalId, number>, boostPerProperty: number, whereFiltersIDs: Set<InternalId> | undefined, keywordMatchesMap: Map<InternalId, Map<string, number>>): void {
+function calculateResultScores(index: OramaIndex, prop: string, term: string, ids: ArrayLike<InternalId>, docsCount: number, relevance: Relevance, resultsMap: Map<InternalId, number>, boostPerProperty: number, whereFiltersIDs: Set<InternalId> | undefined, keywordMatchesMap: Map<InternalId, Map<string, number>> | undefined): void {
   const avgFieldLength = index.avgFieldLength[prop]!;
   const fieldLengths = index.fieldLengths[prop]!;
   const occurrences = index.tokenOccurrences[prop]!;
@@ -346,9 +365,11 @@ function calculateResultScores(index: OramaIndex, prop: string, term: string, id
   for (let k = 0; k < ids.length; k++) {
     const internalId = ids[k]!;
     if (whereFiltersIDs && !whereFiltersIDs.has(internalId)) continue;
-    let propertyMatches = keywordMatchesMap.get(internalId);
-    if (!propertyMatches) keywordMatchesMap.set(internalId, (propertyMatches = new Map()));
-    propertyMatches.set(prop, (propertyMatches.get(prop) || 0) + 1);
+    if (keywordMatchesMap) {
+      let propertyMatches = keywordMatchesMap.get(internalId);
+      if (!propertyMatches) keywordMatchesMap.set(internalId, (propertyMatches = new Map()));
+      propertyMatches.set(prop, (propertyMatches.get(prop) || 0) + 1);
+    }
     const length = fieldLengths[internalId]!;
     const bm25 = BM25(1 / length, termOccurrences, docsCount, length, avgFieldLength, relevance);
     const had = resultsMap.get(internalId);
@@ -360,7 +381,9 @@ function calculateResultScores(index: OramaIndex, prop: string, term: string, id
 function search(index: OramaIndex, term: string, tokenizer: { tokenize(raw: string, language?: string): string[] }, language: string | undefined, propertiesToSearch: string[], exact: boolean, tolerance: number, boost: Partial<Record<string, number>>, relevance: Relevance, docsCount: number, whereFiltersIDs: Set<InternalId> | undefined, threshold = 0): [InternalId, number][] {
   const tokens = tokenizer.tokenize(term, language);
   const keywordsCount = tokens.length || 1;
-  const keywordMatchesMap = new Map<InternalId, Map<string, number>>();
+  // Which keywords each chunk matched matters only to a threshold below 1 (Orama's default is 1,
+  // and ours): otherwise a Map per matching chunk was made for nothing on every query.
+  const keywordMatchesMap = threshold === 1 ? undefined : new Map<InternalId, Map<string, number>>();
   const tokenFoundMap = new Map<string, boolean>();
   const resultsMap = new Map<InternalId, number>();
   for (const prop of propertiesToSearch) {
@@ -371,7 +394,8 @@ function search(index: OramaIndex, term: string, tokenizer: { tokenize(raw: stri
     if (boostPerProperty <= 0) throw new Error(`INVALID_BOOST_VALUE: ${boostPerProperty}`);
     if (tokens.length === 0 && !term) tokens.push("");
     for (const token of tokens) {
-      const found = (tree.node as unknown as CompactRadix).find({ term: token, exact, tolerance });
+      if (tolerance) throw new Error("CompactRadix does not search with a tolerance");
+      const found = (tree.node as unknown as CompactRadix).findPostings(token, exact);
       const words = Object.keys(found);
       if (words.length > 0) tokenFoundMap.set(token, true);
       for (const word of words) calculateResultScores(index, prop, word, found[word]!, docsCount, relevance, resultsMap, boostPerProperty, whereFiltersIDs, keywordMatchesMap);
@@ -379,7 +403,7 @@ function search(index: OramaIndex, term: string, tokenizer: { tokenize(raw: stri
   }
   const results = [...resultsMap.entries()].sort((a, b) => b[1] - a[1]);
   if (results.length === 0 || threshold === 1) return results;
-  const fullMatches = results.filter(([id]) => [...(keywordMatchesMap.get(id)?.values() ?? [])].some((m) => m === keywordsCount));
+  const fullMatches = results.filter(([id]) => [...(keywordMatchesMap?.get(id)?.values() ?? [])].some((m) => m === keywordsCount));
   if (threshold === 0) {
     if (keywordsCount === 1) return results;
     for (const token of tokens) if (!tokenFoundMap.get(token)) return [];

@@ -268,11 +268,11 @@ export function readLayout(file: IndexFile, verify = false): Layout {
   return JSON.parse(bytes.toString("utf8")) as Layout;
 }
 
-/** Read exactly `len` bytes at `at`, or throw (the file is shorter than its head says). */
-export function readExactly(fd: number, buf: Uint8Array, at: number): void {
+/** Fill `buf` (or its `len` bytes from `offset`) from byte `at` of the file, or throw (the file is shorter than its head says). */
+export function readExactly(fd: number, buf: Uint8Array, at: number, offset = 0, len = buf.byteLength - offset): void {
   let done = 0;
-  while (done < buf.byteLength) {
-    const n = readSync(fd, buf, done, buf.byteLength - done, at + done);
+  while (done < len) {
+    const n = readSync(fd, buf, offset + done, len - done, at + done);
     if (n <= 0) throw new IndexDamagedError(`truncated at byte ${at + done}`);
     done += n;
   }
@@ -523,8 +523,11 @@ export interface IndexContent {
   sections: Iterable<StateSection>;
   /** How many sections there can be at most: the head's room is reserved for their entries before they are made. */
   sectionsAtMost: number;
-  /** In `layout.vectorIds` order, each `meta.dim` long. */
-  vectors: Float32Array[];
+  /**
+   * The vectors' Float32 bytes, in `layout.vectorIds` order, each `meta.dim` floats long, in
+   * pieces of any size (views of the vector block: written as they come, never gathered).
+   */
+  vectors: Iterable<Uint8Array>;
 }
 
 /** Write the whole file atomically (temp file and rename), the head last since it records the sizes. */
@@ -557,11 +560,16 @@ export function writeIndexFile(path: string, c: IndexContent): void {
     const pad = Buffer.alloc((4 - (used % 4)) % 4, 0x20);
     used += pad.length;
     yield pad;
-    for (const block of vectorBlocks(c.vectors, c.meta.dim ?? 0)) {
-      used += block.byteLength;
-      crc.vectors = crc32(block, crc.vectors);
-      yield block;
+    const vectorBytes = c.layout.vectorIds.length * (c.meta.dim ?? 0) * 4;
+    let written = 0;
+    for (const piece of c.vectors) {
+      written += piece.byteLength;
+      crc.vectors = crc32(piece, crc.vectors);
+      yield piece;
     }
+    // A file whose head promised other sizes would be refused on every load: fail the save instead.
+    if (written !== vectorBytes) throw new Error(`index vectors: ${written} bytes given for ${vectorBytes}`);
+    used += written;
   }
   atomicWrite(path, parts(), (fd) => {
     const head: Omit<Head, "headCrc"> = {
@@ -584,35 +592,20 @@ export function writeIndexFile(path: string, c: IndexContent): void {
 }
 
 /**
- * The vectors as bytes, through a small staging block. Not views of each vector's own
- * buffer: in JSC, reading `.buffer` of a small typed array moves its data out of the GC heap
- * into a new ArrayBuffer, which cost 70 MB at 20k vectors.
- */
-function* vectorBlocks(vectors: Float32Array[], dim: number): Generator<Uint8Array> {
-  const per = 1024;
-  const stage = new Float32Array(per * Math.max(dim, 1));
-  const bytes = new Uint8Array(stage.buffer);
-  for (let i = 0; i < vectors.length; i += per) {
-    const n = Math.min(per, vectors.length - i);
-    for (let j = 0; j < n; j++) stage.set(vectors[i + j]!, j * dim);
-    yield bytes.subarray(0, n * dim * 4);
-  }
-}
-
-/**
  * The vector block and its layout. In a current-version file both parts are checked against
  * their CRC-32 first. The block is read straight into its own Float32Array, so no serialized
- * bytes stay alive behind it.
+ * bytes stay alive behind it; with `spareRows`, that array has room for that many more rows
+ * after the file's (zeros, which cost no memory until written).
  */
-export function readVectorPart(file: IndexFile): { layout: Layout; block: Float32Array } {
+export function readVectorPart(file: IndexFile, spareRows = 0): { layout: Layout; block: Float32Array } {
   const { head, fd } = file;
   const current = head.meta.schemaVersion === SCHEMA_VERSION;
   const wrongSize = current ? sizeProblem(file) : expectedSize(file) !== file.size ? "file size does not match the header" : undefined;
   if (wrongSize) throw new IndexDamagedError(wrongSize);
   const dim = head.meta.dim ?? 0;
   const layout = readLayout(file, true);
-  const block = new Float32Array(head.vectorCount * dim);
-  const blockBytes = new Uint8Array(block.buffer);
+  const block = new Float32Array((head.vectorCount + (dim ? spareRows : 0)) * dim);
+  const blockBytes = new Uint8Array(block.buffer, 0, head.vectorCount * dim * 4);
   readExactly(fd, blockBytes, blockStart(file));
   if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
   return { layout, block };
@@ -629,18 +622,19 @@ export function vectorsByContent(layout: Pick<Layout, "vectorHashes">, block: Fl
  * The state sections, each checked against its CRC-32, then handed to `take` with what it holds:
  * a decoded clone, or the raw bytes of a raw kind, valid only during the call (every section is
  * read into the same buffer: a buffer per section left them all as garbage at once, which raised
- * a load's peak memory by the size of the state). Throws (a plain Error) on damage.
+ * a load's peak memory by the size of the state), and the byte offset in the file where the
+ * section starts. Throws (a plain Error) on damage.
  */
-export function readStateSections(file: IndexFile, take: (kind: StateSection["kind"], value: unknown) => void): void {
+export function readStateSections(file: IndexFile, take: (kind: StateSection["kind"], value: unknown, at: number) => void): void {
   const { head, bodyAt, fd } = file;
   let at = bodyAt;
   const buf = Buffer.allocUnsafe(Math.max(0, ...head.sections));
   head.sections.forEach((len, i) => {
     const bytes = buf.subarray(0, len);
     readExactly(fd, bytes, at);
-    at += len;
     if (crc32(bytes) !== head.crc.sections[i]) throw new Error(checksumProblem(["state"]));
     const kind = head.kinds[i] as StateSection["kind"];
-    take(kind, RAW_KINDS.has(kind) ? bytes : deserialize(bytes));
+    take(kind, RAW_KINDS.has(kind) ? bytes : deserialize(bytes), at);
+    at += len;
   });
 }

@@ -41,8 +41,8 @@ export interface FieldStats {
   avgLength(): number;
 }
 
-/** The radix tree of a string property: find() gives the internal ids of every word a term matches. */
-export type RadixNode = Pick<CompactRadix, "find">;
+/** The radix tree of a string property: find() / findPostings() give the internal ids of every word a term matches. */
+export type RadixNode = Pick<CompactRadix, "find" | "findPostings">;
 
 /** The vector field's node: our VectorBlock (compact-index.ts installs it in place of Orama's VectorIndex). */
 export type VectorNode = VectorBlock;
@@ -103,7 +103,7 @@ export function textRadix(db: AnyOrama, field = TEXT_FIELD): RadixNode {
   const tree = objectAt<Index["indexes"][string]>(objectAt(indexOf(db), "indexes", "db.data.index"), field, "db.data.index.indexes");
   const node = objectAt<RadixNode>(tree, "node", `db.data.index.indexes.${field}`);
   if (tree.type !== "Radix") throw shapeError(`db.data.index.indexes.${field}.type`, "'Radix'");
-  methodsAt(node, `db.data.index.indexes.${field}.node`, "find");
+  methodsAt(node, `db.data.index.indexes.${field}.node`, "find", "findPostings");
   return node;
 }
 

@@ -1,4 +1,5 @@
 import { create, count, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
+import { isUtf8 } from "node:buffer";
 import { closeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
@@ -7,6 +8,7 @@ import {
   INDEX_FILE,
   openIndexFile,
   otherVersion,
+  readExactly,
   readLayout,
   readStateSections,
   readVectorPart,
@@ -44,6 +46,61 @@ interface Doc {
   startLine: number;
   endLine: number;
   contentHash: string;
+}
+
+/**
+ * The index file a loaded store's chunk texts stay in, read by offset when a text is asked for
+ * (a hit returned, a chunk removed, the next save), through the descriptor the load opened and
+ * checked: it still reads the file that was loaded after a save replaces the file by a rename.
+ * Held in memory, the texts were the largest part of a loaded index after the vectors (figures in
+ * docs/BENCHMARKS.md); the file's pages are the system's cache, not the process's memory. Closed
+ * when no document points at it any more.
+ */
+class TextFile {
+  constructor(readonly fd: number) {}
+  /** `len` bytes at `at` into `into` from `offset`; the bytes were checked at load (CRC-32 of the section, UTF-8). */
+  readInto(at: number, len: number, into: Uint8Array, offset = 0): void {
+    readExactly(this.fd, into, at, offset, len);
+  }
+  read(at: number, len: number): string {
+    const bytes = Buffer.allocUnsafe(len);
+    this.readInto(at, len, bytes);
+    return fromUtf8.decode(bytes);
+  }
+}
+
+const closeTextFile = new FinalizationRegistry<number>((fd) => {
+  try {
+    closeSync(fd);
+  } catch {}
+});
+
+/**
+ * A document of a loaded index: its text is read from the index file when asked for (TextFile).
+ * `text` is a getter of the class, so Orama's copies of a hit's document (spread) do not have it:
+ * the store reads hits' documents from its own documents store.
+ */
+class StoredDoc implements Doc {
+  declare embedding?: null;
+  constructor(
+    readonly id: string,
+    readonly source: string,
+    readonly heading: string,
+    readonly headingLevel: number,
+    readonly startLine: number,
+    readonly endLine: number,
+    readonly contentHash: string,
+    private readonly file: TextFile,
+    private readonly textAt: number,
+    /** The text's length in UTF-8 bytes. */
+    readonly textBytes: number,
+  ) {}
+  get text(): string {
+    return this.file.read(this.textAt, this.textBytes);
+  }
+  textInto(into: Uint8Array, offset: number): void {
+    this.file.readInto(this.textAt, this.textBytes, into, offset);
+  }
 }
 
 export interface OpenResult {
@@ -168,6 +225,8 @@ export class Store {
       throw e;
     }
     const rebuild = (why: string, carried?: Map<string, Float32Array>) => unusable(indexDir, model, why, carried, listedSources(file));
+    // Set once a loaded store reads its texts through the file's descriptor: it stays open.
+    let kept = false;
     try {
       const { meta } = file.head;
       // Decided from the head alone, before paying for the Orama state.
@@ -186,7 +245,14 @@ export class Store {
       }
       const problem = sizeProblem(file);
       if (problem) return rebuild(unreadable(problem));
-      const decoded = readIndex(file);
+      // Windows may refuse to rename a new index over a file a process holds open: texts are read
+      // into memory there, as before.
+      const texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
+      const decoded = readIndex(file, texts);
+      if (texts) {
+        closeTextFile.register(texts, file.fd);
+        kept = true;
+      }
       const store = new Store(path, decoded.meta, decoded.orama);
       if (meta.model === model) return { store };
       store.ignoreVectors();
@@ -197,7 +263,7 @@ export class Store {
       if (e instanceof MemsearchError) throw e;
       return rebuild(unreadable(oneLine(e)));
     } finally {
-      closeSync(file.fd);
+      if (!kept) closeSync(file.fd);
     }
   }
 
@@ -254,8 +320,15 @@ export class Store {
   private missingIds(): Set<string> {
     if (!this.missing) {
       const vi = this.o.vectors;
+      const docs = this.docs();
       this.missing = new Set();
-      for (const [internalId, d] of Object.entries(this.docs())) if (!vi?.has(Number(internalId))) this.missing.add(d.id);
+      // By internal id, in the order Object.entries gave: the entries, an array and a key string
+      // per chunk, were garbage the watch process made on every start.
+      const last = lastInternalId(this.o);
+      for (let internalId = 1; internalId <= last; internalId++) {
+        const d = docs[internalId];
+        if (d && !vi?.has(internalId)) this.missing.add(d.id);
+      }
     }
     return this.missing;
   }
@@ -409,7 +482,7 @@ export class Store {
       ...(where ? { where } : {}),
     }) as Results<Doc>;
     const lengths = this.o.text.lengths;
-    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: h.score, length: lengths[this.internalId(h.id)!] }));
+    return res.hits.map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: h.score, length: lengths[this.internalId(h.id)!] }));
   }
 
   textStats(): TextStats {
@@ -433,7 +506,7 @@ export class Store {
     const radix = this.o.textRadix;
     const df = (t: string) => {
       let total = 0;
-      for (const ids of Object.values(radix.find({ term: t, exact: false, tolerance: 0 }))) total += ids.length;
+      for (const ids of Object.values(radix.findPostings(t))) total += ids.length;
       return total;
     };
     // The word itself is one of its prefix matches: when it alone is over the limit, so is the
@@ -466,7 +539,7 @@ export class Store {
       ...(where ? { where } : {}),
     } as never) as Results<Doc>;
     const lengths = this.o.text.lengths;
-    return res.hits.map((h) => ({ chunk: toChunk(h.document), bm25: 0, cosine: h.score, length: lengths[this.internalId(h.id)!] }));
+    return res.hits.map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: 0, cosine: h.score, length: lengths[this.internalId(h.id)!] }));
   }
 
   /**
@@ -602,16 +675,8 @@ function toChunk(d: Doc): StoredChunk {
  */
 function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
   const { db, docs } = o;
-  const vectorIds: number[] = [];
-  const magnitudes: number[] = [];
-  const vectorHashes: string[] = [];
-  const ordered: Float32Array[] = [];
-  for (const [id, mag, vec] of o.vectors?.entries() ?? []) {
-    vectorIds.push(id);
-    magnitudes.push(mag);
-    vectorHashes.push(docs[id]?.contentHash ?? "");
-    ordered.push(vec);
-  }
+  const { ids: vectorIds, magnitudes } = o.vectors?.columns() ?? { ids: [], magnitudes: [] };
+  const vectorHashes = vectorIds.map((id) => docs[id]?.contentHash ?? "");
   const docCount = count(db);
   writeIndexFile(path, {
     meta,
@@ -619,8 +684,17 @@ function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
     layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
     sections: stateSections(o),
     sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
-    vectors: ordered,
+    vectors: o.vectors?.bytes() ?? [],
   });
+}
+
+/**
+ * Room left in a loaded vector block for new vectors, so the turns a warm process indexes are
+ * added without copying the block (a copy held both blocks until the next collection). Unwritten
+ * rows cost address space, not memory; when the room is used up the block grows by half.
+ */
+function spareRows(vectors: number): number {
+  return Math.max(1024, Math.ceil(vectors / 4));
 }
 
 /** Vectors of removed chunks kept as an embedding cache while a store is open (see Store.retired): 6 MB at 768-d. */
@@ -643,7 +717,33 @@ function* stateSections(o: Orama): Generator<Section> {
   yield { kind: "index", value: { index, others, docCount } };
   for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
   const writer = new DocWriter();
-  for (const slice of slices(docs)) yield { kind: "docs", bytes: encodeDocs(slice as Record<string, Doc>, writer) };
+  for (const ids of docSlices(docs as Record<number, Doc>, lastInternalId(o))) yield { kind: "docs", bytes: encodeDocs(docs as Record<number, Doc>, ids, writer) };
+}
+
+/** The highest internal id a document was given (ids are not reused by another document). */
+function lastInternalId(o: Orama): number {
+  let last = 0;
+  o.internalIds.forEach((internalId) => (last = Math.max(last, internalId)));
+  return last;
+}
+
+/**
+ * The documents' internal ids in ascending order (the order a for…in over the documents gave),
+ * SECTION_DOCS at a time, in one reused array (valid until the next slice): a key string and a
+ * slice object per document were garbage of every save.
+ */
+function* docSlices(docs: Record<number, Doc>, last: number): Generator<Uint32Array> {
+  const ids = new Uint32Array(SECTION_DOCS);
+  let n = 0;
+  for (let id = 1; id <= last; id++) {
+    if (!docs[id]) continue;
+    ids[n++] = id;
+    if (n === SECTION_DOCS) {
+      yield ids;
+      n = 0;
+    }
+  }
+  if (n > 0) yield ids.subarray(0, n);
 }
 
 /**
@@ -660,19 +760,20 @@ function* stateSections(o: Orama): Generator<Section> {
  * flags bit 0: the document's embedding field is null (its vector is in the block; see insertChunk).
  */
 const FIXED_PER_DOC = 18;
-const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 class DocWriter {
-  private buf = new Uint8Array(1 << 16);
-  private view = new DataView(this.buf.buffer);
+  // Written through Buffer.write and read into by offset: a view of the rest of the buffer per
+  // string written was a garbage object per string, the bulk of what encoding the documents left.
+  private buf = Buffer.alloc(1 << 16);
+  private view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
   at = 0;
 
   /** Start a section: `bytes` at most are needed. */
   reset(bytes: number): void {
     if (this.buf.byteLength < bytes) {
-      this.buf = new Uint8Array(Math.ceil(bytes * 1.25));
-      this.view = new DataView(this.buf.buffer);
+      this.buf = Buffer.alloc(Math.ceil(bytes * 1.25));
+      this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
     }
     this.at = 0;
   }
@@ -684,9 +785,17 @@ class DocWriter {
     this.at += 4;
   }
   str(x: string): void {
-    const { written } = utf8.encodeInto(x, this.buf.subarray(this.at + 4));
+    // The room reserved holds the longest UTF-8 form, so nothing is cut; lone surrogates become
+    // U+FFFD, as TextEncoder makes them.
+    const written = this.buf.write(x, this.at + 4, "utf8");
     this.u32(written);
     this.at += written;
+  }
+  /** A loaded document's text, copied from the index file it was loaded from, never decoded. */
+  storedText(d: StoredDoc): void {
+    this.u32(d.textBytes);
+    d.textInto(this.buf, this.at);
+    this.at += d.textBytes;
   }
   /** The section's bytes: a view, valid until the next reset. */
   bytes(): Uint8Array {
@@ -697,23 +806,22 @@ class DocWriter {
 /** Upper bound of a string's UTF-8 length with its prefix (a UTF-16 code unit is at most 3 bytes). */
 const strRoom = (x: string) => 4 + 3 * x.length;
 
-function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
-  const keys = Object.keys(slice);
+function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter): Uint8Array {
   const sourceIndex = new Map<string, number>();
-  let room = 8 + keys.length * FIXED_PER_DOC;
-  for (const key of keys) {
-    const d = slice[key]!;
+  let room = 8 + ids.length * FIXED_PER_DOC;
+  for (const id of ids) {
+    const d = docs[id]!;
     if (!sourceIndex.has(d.source)) {
       sourceIndex.set(d.source, sourceIndex.size);
       room += strRoom(d.source);
     }
-    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + strRoom(d.text);
+    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + (d instanceof StoredDoc ? 4 + d.textBytes : strRoom(d.text));
   }
   w.reset(room);
-  w.u32(keys.length);
-  for (const key of keys) {
-    const d = slice[key]!;
-    w.u32(Number(key));
+  w.u32(ids.length);
+  for (const id of ids) {
+    const d = docs[id]!;
+    w.u32(id);
     w.u8(d.headingLevel);
     w.u8(d.embedding === null ? 1 : 0);
     w.u32(d.startLine);
@@ -722,19 +830,25 @@ function encodeDocs(slice: Record<string, Doc>, w: DocWriter): Uint8Array {
   }
   w.u32(sourceIndex.size);
   for (const source of sourceIndex.keys()) w.str(source);
-  for (const key of keys) {
-    const d = slice[key]!;
+  for (const id of ids) {
+    const d = docs[id]!;
     w.str(d.id);
     w.str(d.contentHash);
     w.str(d.heading);
-    w.str(d.text);
+    if (d instanceof StoredDoc) w.storedText(d);
+    else w.str(d.text);
   }
   return w.bytes();
 }
 
-/** The documents of a section, as Orama's documents store holds them. Throws on bytes that do not hold together. */
-function decodeDocs(bytes: Uint8Array): Record<string, Doc> {
+/**
+ * The documents of a section, as Orama's documents store holds them, their texts left in the file
+ * (`texts`, the section starting at byte `sectionAt`): each is checked to be UTF-8, not decoded.
+ * Without `texts`, the texts are decoded into the documents. Throws on bytes that do not hold together.
+ */
+function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: number): Record<string, Doc> {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   const need = (n: number) => {
     if (at + n > bytes.byteLength) throw new Error("a documents section is cut short");
@@ -744,7 +858,18 @@ function decodeDocs(bytes: Uint8Array): Record<string, Doc> {
     const len = u32();
     need(len);
     at += len;
-    return fromUtf8.decode(bytes.subarray(at - len, at));
+    // Decoded by offset, not through a view per string (garbage a load made for every chunk).
+    // Bytes that are not UTF-8 decode as U+FFFD: only then is the strict decoder asked, which throws.
+    const s = buf.toString("utf8", at - len, at);
+    return s.includes("\uFFFD") ? fromUtf8.decode(bytes.subarray(at - len, at)) : s;
+  };
+  /** Where a text is in the file, and its length, once its bytes are known to be UTF-8. */
+  const text = (): [number, number] => {
+    const len = u32();
+    need(len);
+    at += len;
+    if (!isUtf8(bytes.subarray(at - len, at))) throw new Error("a document's text is not UTF-8");
+    return [sectionAt + at - len, len];
   };
   const n = u32();
   need(n * FIXED_PER_DOC);
@@ -756,18 +881,15 @@ function decodeDocs(bytes: Uint8Array): Record<string, Doc> {
     const f = fixed + i * FIXED_PER_DOC;
     const source = sources[view.getUint32(f + 14, true)];
     if (source === undefined) throw new Error("a document names a source its section does not hold");
-    const doc: Doc = {
-      id: str(),
-      source,
-      heading: "",
-      text: "",
-      headingLevel: view.getUint8(f + 4),
-      startLine: view.getUint32(f + 6, true),
-      endLine: view.getUint32(f + 10, true),
-      contentHash: str(),
-    };
-    doc.heading = str();
-    doc.text = str();
+    const id = str();
+    const contentHash = str();
+    const heading = str();
+    const [headingLevel, startLine, endLine] = [view.getUint8(f + 4), view.getUint32(f + 6, true), view.getUint32(f + 10, true)];
+    let doc: Doc;
+    if (texts) {
+      const [textAt, textBytes] = text();
+      doc = new StoredDoc(id, source, heading, headingLevel, startLine, endLine, contentHash, texts, textAt, textBytes);
+    } else doc = { id, source, heading, text: str(), headingLevel, startLine, endLine, contentHash };
     if (view.getUint8(f + 5) & 1) doc.embedding = null;
     out[view.getUint32(f, true)] = doc;
   }
@@ -790,17 +912,17 @@ function* slices(record: Record<string, unknown>): Generator<Record<string, unkn
 }
 
 /** The reverse of stateSections: the sections of a file, read one at a time. */
-function joinSections(file: IndexFile): SavedState {
+function joinSections(file: IndexFile, texts: TextFile | undefined): SavedState {
   let ids: unknown;
   let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
   const frequencies: SavedState["frequencies"] = {};
   const docs: SavedState["docs"] = {};
   // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
-  readStateSections(file, (kind, v) => {
+  readStateSections(file, (kind, v, at) => {
     if (kind === "ids") ids = v;
     else if (kind === "index") head = v as typeof head;
     else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
-    else Object.assign(docs, decodeDocs(v as Uint8Array));
+    else Object.assign(docs, decodeDocs(v as Uint8Array, texts, at));
   });
   return { ids, ...head, frequencies, docs };
 }
@@ -819,17 +941,17 @@ class UnreadableIndex extends IndexDamagedError {
  * Load an index file into Orama. The vector block comes back as one Float32Array that the
  * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
-function readIndex(file: IndexFile): { meta: StoreMeta; orama: Orama } {
+function readIndex(file: IndexFile, texts: TextFile | undefined): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
-  const { layout, block } = readVectorPart(file);
+  const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
   const cache = () => vectorsByContent(layout, block, dim);
   // Bound once it is loaded: load() replaces the index objects a binding would hold.
   const db = createDb(head.meta.dim);
   const shape = indexShape(db);
   let orama: Orama;
   try {
-    loadState(db, joinSections(file));
+    loadState(db, joinSections(file, texts));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
     // The file's block becomes the vector index as it is: no object per vector.
     if (dim) replaceVectorNode(db, VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));

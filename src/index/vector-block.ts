@@ -4,10 +4,13 @@
  * VectorIndex (a Map of [magnitude, Float32Array] per chunk) with the same methods and the same
  * answers: the same cosine, computed the same way, in the same order, so ties sort alike.
  *
- * A loaded index's block is the file's vector block itself (read into one Float32Array), so a
- * load makes no object per vector. A removed row becomes a hole, skipped by the scan, so the rows
- * keep their order (a Map's: a re-added id goes last); holes are squeezed out when they are a
- * quarter of the block, and rows are appended with room to grow.
+ * A loaded index's block is the file's vector block itself (read into one Float32Array with room
+ * for more rows), so a load makes no object per vector. A removed row becomes a hole, skipped by
+ * the scan, so the rows keep their order (a Map's: a re-added id goes last); holes are squeezed
+ * out, in place, when they are a quarter of the block, and rows are appended into the room left.
+ * The block is copied into a larger one only when that room is used up: a copy holds the old and
+ * the new block at once, which after a load doubled the watch process's vector memory on the
+ * first new turn.
  */
 
 type InternalId = number;
@@ -45,15 +48,19 @@ export class VectorBlock {
 
   /**
    * A block over vectors already laid out as rows (the index file's block): `ids[i]` and
-   * `mags[i]` go with row i. The array is taken as it is, not copied.
+   * `mags[i]` go with row i. The array is taken as it is, not copied; rows past the ids are the
+   * room new vectors go into (never written, a fresh array's zero pages cost no memory until then).
    */
   static fromRows(dim: number, block: Float32Array, ids: ArrayLike<number>, mags: ArrayLike<number>): VectorBlock {
     const n = ids.length;
-    if (block.length !== n * dim || mags.length !== n) throw new Error("the vector block does not match its ids");
+    if (block.length < n * dim || block.length % dim !== 0 || mags.length !== n) throw new Error("the vector block does not match its ids");
+    const capacity = block.length / dim;
     const b = new VectorBlock(dim, 0);
     b.data = block;
-    b.mags = Float64Array.from(mags);
-    b.ids = Uint32Array.from(ids);
+    b.mags = new Float64Array(capacity);
+    b.mags.set(mags);
+    b.ids = new Uint32Array(capacity);
+    b.ids.set(ids);
     let max = 0;
     for (let i = 0; i < n; i++) {
       const id = b.ids[i]!;
@@ -98,7 +105,8 @@ export class VectorBlock {
     let r: number;
     if (this.has(id)) r = this.rowOf[id]! - 1;
     else {
-      // `v` may be a view of this block: growing copies into new arrays and leaves it readable.
+      // `v` may be a view of this block: a squeeze only moves rows down and leaves the rows past
+      // the last one as they were, and growing copies into a new block, so it stays readable.
       if (this.rows === this.ids.length) this.grow();
       r = this.rows++;
       this.live++;
@@ -129,9 +137,36 @@ export class VectorBlock {
     for (let r = 0; r < this.rows; r++) if (this.ids[r]) yield this.ids[r]!;
   }
 
-  /** Each vector in row order, as views: for writing the block out. */
-  *entries(): IterableIterator<[InternalId, number, Float32Array]> {
-    for (let r = 0; r < this.rows; r++) if (this.ids[r]) yield [this.ids[r]!, this.mags[r]!, this.data.subarray(r * this.size, (r + 1) * this.size)];
+  /** The ids and magnitudes of the vectors, in row order (the order `bytes` writes them in). */
+  columns(): { ids: InternalId[]; magnitudes: number[] } {
+    const ids: InternalId[] = [];
+    const magnitudes: number[] = [];
+    for (let r = 0; r < this.rows; r++) {
+      if (!this.ids[r]) continue;
+      ids.push(this.ids[r]!);
+      magnitudes.push(this.mags[r]!);
+    }
+    return { ids, magnitudes };
+  }
+
+  /**
+   * The vectors' bytes in row order, as views of the block itself: runs of rows without a hole,
+   * at most `maxBytes` each. Writing the index file from these copies nothing; a staging block
+   * and a view object per vector were part of what a save added to the watch process's peak.
+   */
+  *bytes(maxBytes = 1 << 20): IterableIterator<Uint8Array> {
+    const rowBytes = this.size * 4;
+    const perRun = Math.max(1, Math.floor(maxBytes / rowBytes));
+    for (let r = 0; r < this.rows; ) {
+      if (!this.ids[r]) {
+        r++;
+        continue;
+      }
+      let end = r + 1;
+      while (end < this.rows && end - r < perRun && this.ids[end]) end++;
+      yield new Uint8Array(this.data.buffer, this.data.byteOffset + r * rowBytes, (end - r) * rowBytes);
+      r = end;
+    }
   }
 
   /**
@@ -200,6 +235,7 @@ export class VectorBlock {
       this.squeeze();
       if (this.rows < this.ids.length) return;
     }
+    // A full block is copied into a larger one; this is the one copy left.
     const capacity = Math.max(16, Math.ceil(this.ids.length * 1.5));
     const data = new Float32Array(capacity * this.size);
     data.set(this.data.subarray(0, this.rows * this.size));
@@ -212,25 +248,26 @@ export class VectorBlock {
     this.ids = ids;
   }
 
-  /** Drop the holes, keeping the rows' order. Copies into a new array: views handed out of the old one stay as they were. */
+  /**
+   * Drop the holes, keeping the rows' order, in place: a copy into new arrays held the old and the
+   * new block at once. Views handed out before (get: valid until the next add or remove) may then
+   * show another row.
+   */
   private squeeze(): void {
-    const capacity = Math.max(16, Math.ceil(this.live * 1.25));
-    const data = new Float32Array(capacity * this.size);
-    const mags = new Float64Array(capacity);
-    const ids = new Uint32Array(capacity);
+    const n = this.size;
     let w = 0;
     for (let r = 0; r < this.rows; r++) {
       const id = this.ids[r]!;
       if (!id) continue;
-      data.set(this.data.subarray(r * this.size, (r + 1) * this.size), w * this.size);
-      mags[w] = this.mags[r]!;
-      ids[w] = id;
-      this.rowOf[id] = w + 1;
+      if (w !== r) {
+        this.data.copyWithin(w * n, r * n, (r + 1) * n);
+        this.mags[w] = this.mags[r]!;
+        this.ids[w] = id;
+        this.rowOf[id] = w + 1;
+      }
       w++;
     }
-    this.data = data;
-    this.mags = mags;
-    this.ids = ids;
+    this.ids.fill(0, w, this.rows);
     this.rows = w;
   }
 

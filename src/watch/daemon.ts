@@ -17,6 +17,8 @@ import { checkRequest, type WatchFailure, type WatchReply, type WatchRequest } f
 
 const SAVE_DELAY_MS = 10_000;
 const SAVE_AT_ONCE_CHUNKS = 5_000;
+/** Quiet time after the last load, re-index, save or request before the heap is collected. */
+const SETTLE_MS = 1_000;
 
 /**
  * Where the project's curated files are (Claude Code's memory folder, CLAUDE.md files): found by
@@ -60,6 +62,7 @@ export class Daemon {
   private server: Server | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
+  private settleTimer: ReturnType<typeof setTimeout> | undefined;
   lastError: string | undefined;
   /** What the socket serves: the same engine a CLI uses on a loaded index, over the index held here. */
   private engine: LocalEngine;
@@ -132,6 +135,7 @@ export class Daemon {
         });
         this.lastError = undefined;
         this.events.onIndexed?.(report, trigger);
+        this.settle();
         return report;
       } catch (e) {
         this.failed(e);
@@ -175,6 +179,19 @@ export class Daemon {
   private write(store: Store): void {
     store.save();
     this.loadedStat = this.statKey();
+    this.settle();
+  }
+
+  /**
+   * Collect the heap once the process has been quiet a while. A load, a re-index and a save
+   * leave their garbage (the file's sections, the serialized state) and JSC grows its heap
+   * rather than collect, so the process kept memory it no longer used until the next collection
+   * (figures in docs/BENCHMARKS.md); the collection's time is spent when nobody waits.
+   */
+  private settle(): void {
+    clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => Bun.gc(true), SETTLE_MS);
+    this.settleTimer.unref?.();
   }
 
   private failed(e: unknown): void {
@@ -343,6 +360,7 @@ export class Daemon {
         res = { ok: false, error: oneLine(e), exitCode: e instanceof MemsearchError ? e.exitCode : 1 };
       }
       conn.end(JSON.stringify(res) + "\n");
+      this.settle();
     });
     conn.on("error", () => {});
   }
@@ -360,6 +378,7 @@ export class Daemon {
     for (const w of this.watchers) w.close();
     for (const w of this.curatedWatchers.values()) w.close();
     clearTimeout(this.rewalkTimer);
+    clearTimeout(this.settleTimer);
     for (const t of this.timers.values()) clearTimeout(t);
     this.server?.close();
     await this.running;

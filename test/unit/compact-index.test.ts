@@ -44,8 +44,8 @@ function db(compact: boolean): AnyOrama {
 
 const QUERIES = ["redis", "cach", "deploy", "kube", "config", "post", "index token", "fix", "the", "2024", "20", "__proto__", "cafe", "snake_case_name", "roll", "r", "nothing"];
 
-function answers(d: AnyOrama, where?: Record<string, unknown>, queries = QUERIES): [string, number][][] {
-  return queries.map((q) => search(d, { term: q, properties: ["text"], limit: 1000, ...(where ? { where } : {}) } as never) as { hits: { id: string; score: number }[] }).map((r) => r.hits.map((h) => [h.id, h.score] as [string, number]));
+function answers(d: AnyOrama, where?: Record<string, unknown>, queries = QUERIES, threshold?: number): [string, number][][] {
+  return queries.map((q) => search(d, { term: q, properties: ["text"], limit: 1000, ...(where ? { where } : {}), ...(threshold !== undefined ? { threshold } : {}) } as never) as { hits: { id: string; score: number }[] }).map((r) => r.hits.map((h) => [h.id, h.score] as [string, number]));
 }
 
 /** The same history of inserts, removals and re-inserts applied to both databases. */
@@ -85,6 +85,8 @@ describe("compact index", () => {
       expect(answers(ours)).toEqual(expected);
       const where = { source: { in: ["/p/1.md", "/p/new.md"] } };
       expect(answers(ours, where)).toEqual(answers(stock, where));
+      // Below the default threshold of 1, which keywords each chunk matched counts too.
+      for (const threshold of [0, 0.5]) expect(answers(ours, undefined, [...QUERIES, "redis kube", "cache config deploy"], threshold)).toEqual(answers(stock, undefined, [...QUERIES, "redis kube", "cache config deploy"], threshold));
     });
   }
 
@@ -145,6 +147,29 @@ describe("compact index", () => {
     }
     expect(words).toBeGreaterThan(10);
     expect(buffers.size).toBe(1);
+  });
+
+  test("a search reads each word's chunks as views of its postings: the words, chunks and order find gives, nothing copied", () => {
+    const [, ours] = twins(6);
+    const copy = db(true);
+    load(copy, structuredClone(save(ours)));
+    const root = textRadix(copy) as unknown as CompactRadix;
+    const buffers = new Set<ArrayBufferLike>();
+    for (const q of [...QUERIES, ""]) {
+      for (const exact of [false, true]) {
+        const copied = root.find({ term: q, exact });
+        const viewed = root.findPostings(q, exact);
+        expect(Object.keys(viewed)).toEqual(Object.keys(copied));
+        for (const [word, ids] of Object.entries(viewed)) {
+          expect(ids).toBeInstanceOf(Uint32Array);
+          expect([...ids]).toEqual(copied[word]!);
+          if (ids.length) buffers.add(ids.buffer);
+        }
+      }
+    }
+    // A loaded tree's postings are one block: views share it, copies would not.
+    expect(buffers.size).toBe(1);
+    expect(Object.keys(root.findPostings("2", false))).toEqual(["20", "2024"]);
   });
 
   test("a damaged saved tree is refused, never half-loaded", () => {

@@ -70,6 +70,20 @@ describe("Store", () => {
     expect(s.searchText(stems("hello"), 3).length).toBe(1);
   });
 
+  test("chunks missing vectors are listed in the order they were stored, a loaded index's too (the order they are embedded and added to the block in)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const s = Store.empty(dir, "m", 4);
+    const cs = ["e", "b", "d", "a", "c"].map((id, i) => chunk(id, "/p/a.md", `## ${id}\ntext ${i}`));
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, cs, (h) => (h === "cb" || h === "ca" ? vec(1, 0, 0) : undefined));
+    s.replaceFile("/p/b.md", { mtimeMs: 1, size: 1 }, [chunk("z", "/p/b.md", "## z\nlast")], () => undefined);
+    expect(s.chunksMissingVectors().map((c) => c.chunkHash)).toEqual(["e", "d", "c", "z"]);
+    s.save();
+    const loaded = Store.open(dir, "m").store;
+    expect(loaded.chunksMissingVectors().map((c) => c.chunkHash)).toEqual(["e", "d", "c", "z"]);
+    loaded.removeFile("/p/a.md");
+    expect(loaded.chunksMissingVectors().map((c) => c.chunkHash)).toEqual(["z"]);
+  });
+
   test("source prefix filters by path, not by token", () => {
     const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
     const s = Store.empty(dir, "m");
