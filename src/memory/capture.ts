@@ -163,10 +163,14 @@ function notATurn(file: string, entry: PendingTurn, kind: SkipKind, opts: DrainO
   done(file, entry, opts);
 }
 
-/** The turn is in memory: off the queue, and its prompt with it. */
+/**
+ * The turn is in memory: its prompt, then its queue entry, go. In that order: a drainer killed
+ * between the two leaves an entry (which carries its prompt) that the next one finds noted and
+ * removes, never a prompt file with no entry left to remove it.
+ */
 function done(file: string, entry: PendingTurn, opts: DrainOptions): void {
-  removePending(file);
   if (entry.promptId) forgetPrompt(opts.dataDir, entry.sessionId, entry.promptId);
+  removePending(file);
 }
 
 /**

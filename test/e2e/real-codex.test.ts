@@ -51,6 +51,23 @@ afterAll(() => {
   tearDown(mock, RUN, [p?.root, p?.home, env?.HOME]);
 });
 
+/**
+ * The Claude Code fact captured through Claude Code's own hooks (prompt, stop, session end, the
+ * drainer), then asked about in Codex: once per file, by whichever test needs it first (the tests
+ * run in any order).
+ */
+let crossAgent: Promise<{ noted: boolean; code: number; reqs: ResponsesMock["requests"] }> | undefined;
+function askAboutClaudeFact() {
+  crossAgent ??= (async () => {
+    await captureClaudeTurn({ root: p.root, env: { ...env, CODEX_HOME: undefined }, session: "c1a0de00-0000-4000-8000-0000000000aa", ...CLAUDE_FACT });
+    const noted = await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")));
+    const before = mock.requests.length;
+    const r = await codexExec("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
+    return { noted, code: r.code, reqs: mock.requests.slice(before) };
+  })();
+  return crossAgent;
+}
+
 describe("the real Codex CLI, wired by memsearch install codex", () => {
   test("install kept the user's config.toml byte for byte and added the trust of each hook", () => {
     const after = readFileSync(join(codexHome, "config.toml"), "utf8");
@@ -153,16 +170,12 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
   test("a fact captured with Claude Code is recalled into Codex's request", async () => {
     // The Claude Code side through its own hooks (the prompt, stop and session-end hooks, the
     // drainer), its session ended as it would be before the user turns to Codex.
-    await captureClaudeTurn({ root: p.root, env: { ...env, CODEX_HOME: undefined }, session: "c1a0de00-0000-4000-8000-0000000000aa", ...CLAUDE_FACT });
-    expect(await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")))).toBe(true);
+    const { noted, code, reqs } = await askAboutClaudeFact();
+    expect(noted).toBe(true);
     const claudeNote = notes().find((n) => n.bullets.join(" ").includes("Ottervane"))!;
     expect(claudeNote.anchor?.agent).toBeUndefined();
     expect(claudeNote.heading).not.toContain("agent:");
-
-    const before = mock.requests.length;
-    const r = await codexExec("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
-    expect(r.code).toBe(0);
-    const reqs = mock.requests.slice(before);
+    expect(code).toBe(0);
     expect(reqs.length).toBeGreaterThan(0);
     const dev = reqs[0]!.developer;
     // The prompt hook's recall, through the calibrated gate, framed as quoted data: a developer message of its own.
@@ -176,8 +189,9 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
     expect(log.some((e) => e.decision === "injected" && e.agent === "codex")).toBe(true);
   }, 60_000);
 
-  // After the test above: its turn was given the Claude Code fact (Ottervane) in a developer message.
   test("layer 3: recall finds Codex's turns in the conversation index, without the memory Codex was given, and transcript opens them", async () => {
+    // Codex was given the Claude Code fact (Ottervane) in a developer message of that turn.
+    await askAboutClaudeFact();
     const ms = { ...env, MEMSEARCH_NO_WATCH: "1" };
     // One more turn, with a secret in its prompt: the agent keeps it as typed, the index redacted.
     expect((await codexExec(SECRET_PROMPT, { cwd: p.root, env })).code).toBe(0);

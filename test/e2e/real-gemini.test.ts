@@ -53,6 +53,22 @@ afterAll(() => {
   tearDown(mock, RUN, [p?.root, p?.home, env?.HOME]);
 });
 
+/**
+ * The Claude Code fact captured through Claude Code's own hooks, then asked about in Gemini CLI:
+ * once per file, by whichever test needs it first (the tests run in any order).
+ */
+let crossAgent: Promise<{ noted: boolean; code: number; reqs: GeminiMock["requests"] }> | undefined;
+function askAboutClaudeFact() {
+  crossAgent ??= (async () => {
+    await captureClaudeTurn({ root: p.root, env: { ...env, GEMINI_CLI_HOME: undefined }, session: "c1a0de00-0000-4000-8000-0000000000bb", ...CLAUDE_FACT });
+    const noted = await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")));
+    const before = mock.requests.length;
+    const r = await geminiRun("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
+    return { noted, code: r.code, reqs: mock.requests.slice(before) };
+  })();
+  return crossAgent;
+}
+
 describe("the real Gemini CLI, wired by memsearch install gemini", () => {
   test("install kept the user's settings and added one group per event", () => {
     const s = JSON.parse(readFileSync(join(geminiHome, "settings.json"), "utf8"));
@@ -129,14 +145,10 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
 
   test("a fact captured with Claude Code is recalled into Gemini CLI's request", async () => {
     // The Claude Code side through its own hooks (the prompt, stop and session-end hooks, the drainer).
-    await captureClaudeTurn({ root: p.root, env: { ...env, GEMINI_CLI_HOME: undefined }, session: "c1a0de00-0000-4000-8000-0000000000bb", ...CLAUDE_FACT });
-    expect(await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")))).toBe(true);
+    const { noted, code, reqs } = await askAboutClaudeFact();
+    expect(noted).toBe(true);
     expect(notes().find((n) => n.bullets.join(" ").includes("Ottervane"))!.anchor?.agent).toBeUndefined();
-
-    const before = mock.requests.length;
-    const r = await geminiRun("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
-    expect(r.code).toBe(0);
-    const reqs = mock.requests.slice(before);
+    expect(code).toBe(0);
     expect(reqs.length).toBeGreaterThan(0);
     const texts = reqs[0]!.userTexts;
     // The prompt hook's recall, through the calibrated gate, framed as quoted data: BeforeAgent's context.
@@ -153,8 +165,9 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
     expect(note.bullets.join(" ")).not.toContain("Memories from earlier sessions");
   }, 60_000);
 
-  // After the test above: its turn was given the Claude Code fact (Ottervane), and Gemini CLI saved that context in its chat.
   test("layer 3: recall finds Gemini CLI's turns in the conversation index, without the memory Gemini CLI was given, and transcript opens them", async () => {
+    // Gemini CLI was given the Claude Code fact (Ottervane), and saved that context in its chat.
+    await askAboutClaudeFact();
     const ms = { ...env, MEMSEARCH_NO_WATCH: "1" };
     // One more turn, with a secret in its prompt: the agent keeps it as typed, the index redacted.
     expect((await geminiRun(SECRET_PROMPT, { cwd: p.root, env })).code).toBe(0);

@@ -54,6 +54,22 @@ afterAll(() => {
   tearDown(mock, RUN, [p?.root, p?.home, h?.home]);
 });
 
+/**
+ * The Claude Code fact captured through Claude Code's own hooks, then asked about in OpenCode:
+ * once per file, by whichever test needs it first (the tests run in any order).
+ */
+let crossAgent: Promise<{ noted: boolean; code: number; reqs: ChatMock["requests"] }> | undefined;
+function askAboutClaudeFact() {
+  crossAgent ??= (async () => {
+    await captureClaudeTurn({ root: p.root, env: { ...env, XDG_CONFIG_HOME: undefined }, ...CLAUDE_FACT });
+    const noted = await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")));
+    const before = mock.requests.length;
+    const r = await opencodeRun("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
+    return { noted, code: r.code, reqs: mock.requests.slice(before) };
+  })();
+  return crossAgent;
+}
+
 describe("the real OpenCode CLI, wired by memsearch install opencode", () => {
   test("install wrote only its plugin into OpenCode's config", () => {
     expect(readdirSync(join(h.config, "opencode", "plugins"))).toEqual(["memsearch.js"]);
@@ -109,12 +125,9 @@ describe("the real OpenCode CLI, wired by memsearch install opencode", () => {
   }, 60_000);
 
   test("a fact captured with Claude Code is recalled into OpenCode's request, and the session's cold start too", async () => {
-    await captureClaudeTurn({ root: p.root, env: { ...env, XDG_CONFIG_HOME: undefined }, ...CLAUDE_FACT });
-    expect(await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")))).toBe(true);
-    const before = mock.requests.length;
-    const r = await opencodeRun("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
-    expect(r.code).toBe(0);
-    const reqs = mock.requests.slice(before);
+    const { noted, code, reqs } = await askAboutClaudeFact();
+    expect(noted).toBe(true);
+    expect(code).toBe(0);
     const main = reqs.filter((q) => !q.title);
     expect(main.length).toBeGreaterThan(0);
     const sys = main[0]!.system.join("\n");
@@ -137,8 +150,9 @@ describe("the real OpenCode CLI, wired by memsearch install opencode", () => {
     }
   }, 90_000);
 
-  // After the test above: its session was given the Claude Code fact (Ottervane) on the system prompt.
   test("layer 3: recall finds OpenCode's sessions in the conversation index, without the memory OpenCode was given, and transcript opens their turns", async () => {
+    // OpenCode was given the Claude Code fact (Ottervane) on the system prompt of that session.
+    await askAboutClaudeFact();
     const ms = { ...env, MEMSEARCH_NO_WATCH: "1" };
     const key = (session: string) => `${opencodeDb(h)}#${session}`;
     const firstNote = notes().find((n) => n.anchor?.session === sessions[0])!;
