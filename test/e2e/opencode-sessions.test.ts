@@ -5,7 +5,7 @@
  * drill-down there; a name of any other database is refused. (The real OpenCode run is
  * test/e2e/real-opencode.test.ts; this database is shaped like its 1.18.33 one.)
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempProject, type Project } from "../helpers/cli.ts";
@@ -14,14 +14,15 @@ import { opencodeFixtureDb } from "../helpers/opencode-db.ts";
 let p: Project;
 let db: string;
 let key: string;
-beforeAll(() => {
+// Each test its own project and home: they run in any order.
+beforeEach(() => {
   p = tempProject({ notes: "none", env: { MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_SUMMARIZER_PROVIDER: "extract", TZ: "UTC" } });
   const data = join(p.home, ".local", "share", "opencode");
   mkdirSync(data, { recursive: true });
   db = opencodeFixtureDb(data, p.root);
   key = `${db}#ses_1`;
 });
-afterAll(() => {
+afterEach(() => {
   for (const d of [p.root, p.home]) rmSync(d, { recursive: true, force: true });
 });
 
