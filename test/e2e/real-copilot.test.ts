@@ -30,6 +30,8 @@ let env: Record<string, string>;
 const runs: PromptResult[] = [];
 /** The events file of each scenario turn (the third turn resumes the second's session). */
 const files: string[] = [];
+/** The model requests of the scenario's turns (later tests add their own). */
+let scenarioRequests = 0;
 
 const notes = () => notesOf(p.memory);
 const events = (f: string) => parseEvents(readFileSync(f, "utf8"));
@@ -60,6 +62,7 @@ beforeAll(async () => {
   // The third turn goes on in the second's session: one file, two turns, each stop its own.
   files.push(await turn(TURNS[2]!.prompt, basename(dirname(second))));
   await until(() => notes().length >= TURNS.length);
+  scenarioRequests = mock.requests.length;
 }, 120_000);
 
 afterAll(() => {
@@ -136,8 +139,8 @@ describe("the real Copilot CLI, wired by memsearch install copilot", () => {
   test("the model's requests all reached the mock, and a later session started with the earlier turns' memory", () => {
     // Every model call Copilot recorded is one the mock answered: nothing went elsewhere.
     const calls = [...new Set(files)].flatMap((f) => readFileSync(f, "utf8").match(/"type":"assistant\.message"/g) ?? []);
-    expect(mock.requests.length).toBe(calls.length);
-    const resumedRun = mock.requests.filter((q) => userTexts(q.body).some((u) => u.includes(TURNS[2]!.prompt)));
+    expect(scenarioRequests).toBe(calls.length);
+    const resumedRun = mock.requests.slice(0, scenarioRequests).filter((q) => userTexts(q.body).some((u) => u.includes(TURNS[2]!.prompt)));
     expect(resumedRun.length).toBeGreaterThan(0);
     // SessionStart's context is a user message of its own: the recent memory, Copilot's first turn in it.
     const cold = userTexts(resumedRun[0]!.body).find((u) => u.startsWith("# Recent memory (memsearch)"));
