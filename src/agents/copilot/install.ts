@@ -8,6 +8,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { InputError } from "../../core/errors.ts";
 import { parseJson } from "../../core/json-file.ts";
+import { planSettingsUninstall, renderSettings } from "../json-settings.ts";
 import type { FileChange, InstallOptions, InstallPlan, WiredState } from "../types.ts";
 import { readAgentFile, shellQuote } from "../codex/install.ts";
 import { copilotHome } from "./files.ts";
@@ -51,23 +52,12 @@ function readSettings(path: string): { doc: SettingsDoc; text?: string } {
   return { doc: JSON.parse(text) as SettingsDoc, text };
 }
 
-const render = (doc: SettingsDoc) => `${JSON.stringify(doc, null, 2)}\n`;
 
 export function planCopilotInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan {
   const path = copilotSettingsPath(opts.env);
   const { doc, text } = readSettings(path);
   const changes: FileChange[] = [];
-  if (opts.uninstall) {
-    const hooks: Record<string, unknown[]> = {};
-    for (const [event, handlers] of Object.entries(doc.hooks ?? {})) {
-      const kept = handlers.filter((h) => !isOurs(h));
-      if (kept.length) hooks[event] = kept;
-    }
-    const { hooks: _drop, ...rest } = doc;
-    const next: SettingsDoc = Object.keys(hooks).length ? { ...rest, hooks } : rest;
-    if (text !== undefined && JSON.stringify(next) !== JSON.stringify(doc)) changes.push({ path, before: text, after: Object.keys(next).length ? render(next) : undefined });
-    return { agent: "copilot", changes, notes: [changes.length ? `memsearch's hooks removed from ${path}` : `memsearch is not wired into Copilot CLI (${path})`] };
-  }
+  if (opts.uninstall) return planSettingsUninstall({ agent: "copilot", label: "Copilot CLI", path, text, doc, ours: isOurs });
   const hooks: Record<string, unknown[]> = { ...(doc.hooks ?? {}) };
   for (const h of COPILOT_HOOKS) {
     const handlers = [...(hooks[h.event] ?? [])];
@@ -79,7 +69,7 @@ export function planCopilotInstall(opts: InstallOptions & { uninstall?: boolean 
     hooks[h.event] = handlers;
   }
   const next = { ...doc, hooks };
-  if (text === undefined || JSON.stringify(next) !== JSON.stringify(doc)) changes.push({ path, before: text, after: render(next) });
+  if (text === undefined || JSON.stringify(next) !== JSON.stringify(doc)) changes.push({ path, before: text, after: renderSettings(next) });
   const events = COPILOT_HOOKS.map((h) => h.event).join(", ");
   return { agent: "copilot", changes, notes: [changes.length ? `memsearch's hooks wired into Copilot CLI (${path}): ${events}` : `memsearch is already wired into Copilot CLI (${path})`] };
 }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { InputError } from "../../core/errors.ts";
 import { parseJson } from "../../core/json-file.ts";
+import { planSettingsUninstall, renderSettings } from "../json-settings.ts";
 import type { FileChange, InstallOptions, InstallPlan, WiredState } from "../types.ts";
 import { readAgentFile, shellQuote } from "../codex/install.ts";
 import { geminiHome } from "./files.ts";
@@ -69,23 +70,12 @@ function switchedOff(doc: SettingsDoc): string | undefined {
   return undefined;
 }
 
-const render = (doc: SettingsDoc) => `${JSON.stringify(doc, null, 2)}\n`;
 
 export function planGeminiInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan {
   const path = settingsPath(opts.env);
   const { doc, text } = readSettings(path);
   const changes: FileChange[] = [];
-  if (opts.uninstall) {
-    const hooks: Record<string, unknown[]> = {};
-    for (const [event, groups] of Object.entries(doc.hooks ?? {})) {
-      const kept = groups.filter((g) => !isOurGroup(g));
-      if (kept.length) hooks[event] = kept;
-    }
-    const { hooks: _drop, ...rest } = doc;
-    const next: SettingsDoc = Object.keys(hooks).length ? { ...rest, hooks } : rest;
-    if (text !== undefined && JSON.stringify(next) !== JSON.stringify(doc)) changes.push({ path, before: text, after: Object.keys(next).length ? render(next) : undefined });
-    return { agent: "gemini", changes, notes: [changes.length ? `memsearch's hooks removed from ${path}` : `memsearch is not wired into Gemini CLI (${path})`] };
-  }
+  if (opts.uninstall) return planSettingsUninstall({ agent: "gemini", label: "Gemini CLI", path, text, doc, ours: isOurGroup });
   const off = switchedOff(doc);
   if (off) throw new InputError(`${path} turns memsearch's hooks off (${off}): they would never run; change that, then run this again`);
   const hooks: Record<string, unknown[]> = { ...(doc.hooks ?? {}) };
@@ -99,7 +89,7 @@ export function planGeminiInstall(opts: InstallOptions & { uninstall?: boolean }
     hooks[h.event] = groups;
   }
   const next = { ...doc, hooks };
-  if (text === undefined || JSON.stringify(next) !== JSON.stringify(doc)) changes.push({ path, before: text, after: render(next) });
+  if (text === undefined || JSON.stringify(next) !== JSON.stringify(doc)) changes.push({ path, before: text, after: renderSettings(next) });
   const events = GEMINI_HOOKS.map((h) => h.event).join(", ");
   return { agent: "gemini", changes, notes: [changes.length ? `memsearch's hooks wired into Gemini CLI (${path}): ${events}` : `memsearch is already wired into Gemini CLI (${path})`] };
 }
