@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseRollout } from "../../src/agents/codex/rollout.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
 import { captureClaudeTurn } from "../helpers/claude-turn.ts";
-import { CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, recallTurns, SCENARIO, scenarioRules, SECRET, SECRET_PROMPT, tearDown, until } from "../helpers/real-agent.ts";
+import { checkFileLayerThree, CLAUDE_FACT, leftAfter, memsearchEnv, notesOf, SCENARIO, scenarioRules, SECRET_PROMPT, tearDown, until } from "../helpers/real-agent.ts";
 import { startResponsesMock, type ResponsesMock } from "../helpers/responses-mock.ts";
 import { assertRealCodex, codexEnv, codexExec, hooksRan, makeCodexHome, rollouts, type ExecResult } from "../helpers/real-codex.ts";
 
@@ -192,62 +192,9 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
   test("layer 3: recall finds Codex's turns in the conversation index, without the memory Codex was given, and transcript opens them", async () => {
     // Codex was given the Claude Code fact (Ottervane) in a developer message of that turn.
     await askAboutClaudeFact();
-    const ms = { ...env, MEMSEARCH_NO_WATCH: "1" };
     // One more turn, with a secret in its prompt: the agent keeps it as typed, the index redacted.
     expect((await codexExec(SECRET_PROMPT, { cwd: p.root, env })).code).toBe(0);
-    const first = parseRollout(readFileSync(scenario[0]!, "utf8")).turns[0]!;
-    const hits = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "codex" });
-    const hit = hits.find((r) => r.transcript?.path === scenario[0]);
-    expect(hit).toBeDefined();
-    expect(hits.every((r) => r.agent === "codex")).toBe(true);
-    expect(hit!.transcript!.turn_uuid).toBe(first.id);
-    expect(hit!.open).toBe(`memsearch transcript ${scenario[0]} --turn ${first.id}`);
-    const open = await run(["transcript", scenario[0]!, "--turn", hit!.transcript!.turn_uuid, "-c", "0"], { cwd: p.root, env: ms });
-    expect(open.code).toBe(0);
-    expect(open.stdout).toContain(TURNS[0]!.prompt);
-    // Searched with the notes, the turn's note and its transcript are one result.
-    const both = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, source: "all", agent: "codex" });
-    expect(both.find((r) => r.turn === first.id)?.from).toEqual(expect.arrayContaining(["note", "transcript"]));
-    // The tool's call and output are indexed too, and the turn is found by them.
-    const tooled = await recallTurns("checklist-item-marmalade", { cwd: p.root, env: ms });
-    expect(tooled.some((r) => r.agent === "codex" && r.transcript?.path === scenario[1])).toBe(true);
-    // Claude Code's turns only: none of Codex's.
-    expect((await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "claude" })).some((r) => r.agent === "codex")).toBe(false);
-
-    // What memsearch gave Codex (the session start's recent memory, the prompt's recall) is in the rollouts, not in the index.
-    const raw = rollouts(codexHome).map((f) => readFileSync(f, "utf8")).join("\n");
-    expect(raw).toContain("Ottervane");
-    expect(raw).toContain("Recent memory (memsearch)");
-    expect(await recallTurns("Ottervane", { cwd: p.root, env: ms, agent: "codex" })).toEqual([]);
-    expect(await recallTurns("Recent memory memsearch", { cwd: p.root, env: ms, agent: "codex" })).toEqual([]);
-    // Claude Code's turn holds it, and the same query finds it there.
-    expect((await recallTurns("Ottervane", { cwd: p.root, env: ms })).map((r) => r.agent)).toContain("claude");
-    const rows = indexedRows(env.MEMSEARCH_HOME!, "codex");
-    expect(new Set(rows.map((r) => r.path))).toEqual(new Set(rollouts(codexHome)));
-    expect(rows.filter((r) => r.role === "user").map((r) => r.text)).toEqual(expect.arrayContaining(TURNS.map((t) => t.prompt)));
-    expect(rollouts(codexHome).some((f) => readFileSync(f, "utf8").includes(SECRET))).toBe(true);
-    expect(rows.filter((r) => r.role === "user" && r.text.includes("Vellichor")).map((r) => r.text)).toEqual([SECRET_PROMPT.replace(SECRET, "[REDACTED:anthropic-key]")]);
-    const secretHit = (await recallTurns("Vellichor deploy key", { cwd: p.root, env: ms, agent: "codex" }))[0];
-    expect(secretHit?.transcript?.snippet).toContain("Vellichor");
-    expect(JSON.stringify(secretHit)).not.toContain(SECRET);
-    // The session table too: each session's first prompt, as typed.
-    expect(rows.filter((r) => r.role === "session:first_prompt").map((r) => r.text)).toContainEqual(`First prompt\n${TURNS[0]!.prompt}`);
-    for (const r of rows) {
-      const all = [r.text, r.inputs, r.results].join("\n");
-      expect(all).not.toContain(SECRET);
-      for (const injected of ["Ottervane", "memsearch", "<environment_context>", "Memories from earlier sessions"]) expect(all).not.toContain(injected);
-    }
-
-    // Across projects: from another project, only with --all-projects.
-    const other = tempProject({ notes: "none" });
-    try {
-      expect((await recallTurns("Quillfeather broker billing events", { cwd: other.root, env: ms })).some((r) => r.agent === "codex")).toBe(false);
-      const all = await recallTurns("Quillfeather broker billing events", { cwd: other.root, env: ms, allProjects: true });
-      expect(all.some((r) => r.agent === "codex" && r.transcript?.path === scenario[0])).toBe(true);
-    } finally {
-      rmSync(other.root, { recursive: true, force: true });
-      rmSync(other.home, { recursive: true, force: true });
-    }
+    await checkFileLayerThree({ agent: "codex", root: p.root, env, files: rollouts(codexHome), scenario, firstTurnId: parseRollout(readFileSync(scenario[0]!, "utf8")).turns[0]!.id, injected: ["<environment_context>"] });
   }, 60_000);
 
   test("no process is left once Codex has exited and the drainers are done", async () => {

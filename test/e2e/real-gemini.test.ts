@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parseChat } from "../../src/agents/gemini/chat.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
 import { captureClaudeTurn } from "../helpers/claude-turn.ts";
-import { CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, recallTurns, SCENARIO, scenarioRules, SECRET, SECRET_PROMPT, tearDown, until } from "../helpers/real-agent.ts";
+import { checkFileLayerThree, CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, SCENARIO, scenarioRules, SECRET_PROMPT, tearDown, until } from "../helpers/real-agent.ts";
 import type { ExecResult } from "../helpers/real-codex.ts";
 import { startGeminiMock, type GeminiMock } from "../helpers/gemini-mock.ts";
 import { assertRealGemini, chats, geminiEnv, geminiRun, hookCalls, makeGeminiHome, USER_SETTINGS } from "../helpers/real-gemini.ts";
@@ -168,59 +168,11 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
   test("layer 3: recall finds Gemini CLI's turns in the conversation index, without the memory Gemini CLI was given, and transcript opens them", async () => {
     // Gemini CLI was given the Claude Code fact (Ottervane), and saved that context in its chat.
     await askAboutClaudeFact();
-    const ms = { ...env, MEMSEARCH_NO_WATCH: "1" };
     // One more turn, with a secret in its prompt: the agent keeps it as typed, the index redacted.
     expect((await geminiRun(SECRET_PROMPT, { cwd: p.root, env })).code).toBe(0);
-    const first = parseChat(readFileSync(scenario[0]!, "utf8")).turns[0]!;
-    const hits = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "gemini" });
-    const hit = hits.find((r) => r.transcript?.path === scenario[0]);
-    expect(hit).toBeDefined();
-    expect(hits.every((r) => r.agent === "gemini")).toBe(true);
-    expect(hit!.transcript!.turn_uuid).toBe(first.id);
-    expect(hit!.open).toBe(`memsearch transcript ${scenario[0]} --turn ${first.id}`);
-    const open = await run(["transcript", scenario[0]!, "--turn", hit!.transcript!.turn_uuid, "-c", "0"], { cwd: p.root, env: ms });
-    expect(open.code).toBe(0);
-    expect(open.stdout).toContain(TURNS[0]!.prompt);
-    // Searched with the notes, the turn's note and its transcript are one result.
-    const both = await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, source: "all", agent: "gemini" });
-    expect(both.find((r) => r.turn === first.id)?.from).toEqual(expect.arrayContaining(["note", "transcript"]));
-    const tooled = await recallTurns("checklist-item-marmalade", { cwd: p.root, env: ms });
-    expect(tooled.some((r) => r.agent === "gemini" && r.transcript?.path === scenario[1])).toBe(true);
-    expect((await recallTurns("Quillfeather broker billing events", { cwd: p.root, env: ms, agent: "claude" })).some((r) => r.agent === "gemini")).toBe(false);
-
-    // What memsearch gave Gemini CLI (the session start's recent memory, the prompt's recall) is in its chats, not in the index.
-    const raw = chats(geminiHome).map((f) => readFileSync(f, "utf8")).join("\n");
-    expect(raw).toContain("Ottervane");
-    expect(raw).toContain("Recent memory (memsearch)");
-    expect(await recallTurns("Ottervane", { cwd: p.root, env: ms, agent: "gemini" })).toEqual([]);
-    expect(await recallTurns("Recent memory memsearch", { cwd: p.root, env: ms, agent: "gemini" })).toEqual([]);
-    expect((await recallTurns("Ottervane", { cwd: p.root, env: ms })).map((r) => r.agent)).toContain("claude");
-    const rows = indexedRows(env.MEMSEARCH_HOME!, "gemini");
-    expect(new Set(rows.map((r) => r.path))).toEqual(new Set(chats(geminiHome)));
-    expect(rows.filter((r) => r.role === "user").map((r) => r.text)).toEqual(expect.arrayContaining([...TURNS.map((t) => t.prompt), "Which library renders the invoice PDFs, and why is it pinned?"]));
-    expect(chats(geminiHome).some((f) => readFileSync(f, "utf8").includes(SECRET))).toBe(true);
-    expect(rows.filter((r) => r.role === "user" && r.text.includes("Vellichor")).map((r) => r.text)).toEqual([SECRET_PROMPT.replace(SECRET, "[REDACTED:anthropic-key]")]);
-    const secretHit = (await recallTurns("Vellichor deploy key", { cwd: p.root, env: ms, agent: "gemini" }))[0];
-    expect(secretHit?.transcript?.snippet).toContain("Vellichor");
-    expect(JSON.stringify(secretHit)).not.toContain(SECRET);
-    // The session table too: each session's first prompt, as typed.
-    expect(rows.filter((r) => r.role === "session:first_prompt").map((r) => r.text)).toContainEqual(`First prompt\n${TURNS[0]!.prompt}`);
-    for (const r of rows) {
-      const all = [r.text, r.inputs, r.results].join("\n");
-      expect(all).not.toContain(SECRET);
-      for (const injected of ["Ottervane", "memsearch", "hook_context", "session_context", "Memories from earlier sessions"]) expect(all).not.toContain(injected);
-    }
-
-    // Across projects: from another project, only with --all-projects.
-    const other = tempProject({ notes: "none" });
-    try {
-      expect((await recallTurns("Quillfeather broker billing events", { cwd: other.root, env: ms })).some((r) => r.agent === "gemini")).toBe(false);
-      const all = await recallTurns("Quillfeather broker billing events", { cwd: other.root, env: ms, allProjects: true });
-      expect(all.some((r) => r.agent === "gemini" && r.transcript?.path === scenario[0])).toBe(true);
-    } finally {
-      rmSync(other.root, { recursive: true, force: true });
-      rmSync(other.home, { recursive: true, force: true });
-    }
+    await checkFileLayerThree({ agent: "gemini", root: p.root, env, files: chats(geminiHome), scenario, firstTurnId: parseChat(readFileSync(scenario[0]!, "utf8")).turns[0]!.id, injected: ["hook_context", "session_context"] });
+    // The question about the Claude Code fact is one of Gemini CLI's prompts, as typed.
+    expect(indexedRows(env.MEMSEARCH_HOME!, "gemini").filter((r) => r.role === "user").map((r) => r.text)).toContain("Which library renders the invoice PDFs, and why is it pinned?");
   }, 60_000);
 
   test("report: turns noted of turns run, duration, and the hook calls Gemini CLI logged (each of ours succeeded)", async () => {

@@ -3,7 +3,7 @@
  * temp HOME, the environment of a run, running the client, the scenario's turns and the fact Claude
  * Code captures for them, the memsearch settings they run under, reading the project's notes,
  * waiting for a condition, the processes left after a run, and the conversation index seen from
- * the outside (recall's JSON, the index's rows).
+ * the outside (recall's JSON, the index's rows, the layer-3 checks of an agent whose transcripts are files).
  */
 import { Database } from "bun:sqlite";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -142,5 +142,82 @@ export function indexedRows(memsearchHome: string, agent: string): { path: strin
       .all(agent);
   } finally {
     db.close();
+  }
+}
+
+/**
+ * Layer 3 of an agent whose transcripts are files (Codex rollouts, Gemini CLI chats), checked from
+ * the outside once the suite's sessions ran, the Claude Code fact was asked about in the agent and
+ * SECRET_PROMPT was typed into it: the first scenario turn found by recall with its agent, file and
+ * turn id, and opened by `transcript --turn`; its note and transcript one result; the tool's output
+ * found; `--agent claude` leaving it out; what memsearch gave the agent (in the agent's own files)
+ * and the secret in no row; each session's first prompt as typed; another project reaching it only
+ * with `--all-projects`.
+ */
+export async function checkFileLayerThree(o: {
+  agent: string;
+  root: string;
+  env: Record<string, string>;
+  /** Every transcript file the agent wrote, and those of the scenario's turns (in order). */
+  files: string[];
+  scenario: string[];
+  firstTurnId: string;
+  /** Strings only memsearch's context or the agent's scaffolding holds. */
+  injected: string[];
+}): Promise<void> {
+  const { expect } = await import("bun:test");
+  const { tempProject } = await import("./cli.ts");
+  const ms = { ...o.env, MEMSEARCH_NO_WATCH: "1" };
+  const at = { cwd: o.root, env: ms };
+  const hits = await recallTurns("Quillfeather broker billing events", { ...at, agent: o.agent });
+  const hit = hits.find((r) => r.transcript?.path === o.scenario[0]);
+  expect(hit).toBeDefined();
+  expect(hits.every((r) => r.agent === o.agent)).toBe(true);
+  expect(hit!.transcript!.turn_uuid).toBe(o.firstTurnId);
+  expect(hit!.open).toBe(`memsearch transcript ${o.scenario[0]} --turn ${o.firstTurnId}`);
+  const open = await run(["transcript", o.scenario[0]!, "--turn", o.firstTurnId, "-c", "0"], at);
+  expect(open.code).toBe(0);
+  expect(open.stdout).toContain(SCENARIO[0]!.prompt);
+  // Searched with the notes, the turn's note and its transcript are one result.
+  const both = await recallTurns("Quillfeather broker billing events", { ...at, source: "all", agent: o.agent });
+  expect(both.find((r) => r.turn === o.firstTurnId)?.from).toEqual(expect.arrayContaining(["note", "transcript"]));
+  // The tool's call and output are indexed too, and the turn is found by them.
+  const tooled = await recallTurns("checklist-item-marmalade", at);
+  expect(tooled.some((r) => r.agent === o.agent && r.transcript?.path === o.scenario[1])).toBe(true);
+  expect((await recallTurns("Quillfeather broker billing events", { ...at, agent: "claude" })).some((r) => r.agent === o.agent)).toBe(false);
+
+  // What memsearch gave the agent (the session start's recent memory, the prompt's recall) is in its files, not in the index.
+  const raw = o.files.map((f) => readFileSync(f, "utf8")).join("\n");
+  expect(raw).toContain("Ottervane");
+  expect(raw).toContain("Recent memory (memsearch)");
+  expect(await recallTurns("Ottervane", { ...at, agent: o.agent })).toEqual([]);
+  expect(await recallTurns("Recent memory memsearch", { ...at, agent: o.agent })).toEqual([]);
+  // Claude Code's turn holds it, and the same query finds it there.
+  expect((await recallTurns("Ottervane", at)).map((r) => r.agent)).toContain("claude");
+  const rows = indexedRows(o.env.MEMSEARCH_HOME!, o.agent);
+  expect(new Set(rows.map((r) => r.path))).toEqual(new Set(o.files));
+  expect(rows.filter((r) => r.role === "user").map((r) => r.text)).toEqual(expect.arrayContaining(SCENARIO.map((t) => t.prompt)));
+  expect(raw).toContain(SECRET);
+  expect(rows.filter((r) => r.role === "user" && r.text.includes("Vellichor")).map((r) => r.text)).toEqual([SECRET_PROMPT.replace(SECRET, "[REDACTED:anthropic-key]")]);
+  const secretHit = (await recallTurns("Vellichor deploy key", { ...at, agent: o.agent }))[0];
+  expect(secretHit?.transcript?.snippet).toContain("Vellichor");
+  expect(JSON.stringify(secretHit)).not.toContain(SECRET);
+  // The session table too: each session's first prompt, as typed.
+  expect(rows.filter((r) => r.role === "session:first_prompt").map((r) => r.text)).toContainEqual(`First prompt\n${SCENARIO[0]!.prompt}`);
+  for (const r of rows) {
+    const all = [r.text, r.inputs, r.results].join("\n");
+    expect(all).not.toContain(SECRET);
+    for (const injected of ["Ottervane", "memsearch", "Memories from earlier sessions", ...o.injected]) expect(all).not.toContain(injected);
+  }
+
+  // Across projects: from another project, only with --all-projects.
+  const other = tempProject({ notes: "none" });
+  try {
+    expect((await recallTurns("Quillfeather broker billing events", { cwd: other.root, env: ms })).some((r) => r.agent === o.agent)).toBe(false);
+    const all = await recallTurns("Quillfeather broker billing events", { cwd: other.root, env: ms, allProjects: true });
+    expect(all.some((r) => r.agent === o.agent && r.transcript?.path === o.scenario[0])).toBe(true);
+  } finally {
+    rmSync(other.root, { recursive: true, force: true });
+    rmSync(other.home, { recursive: true, force: true });
   }
 }
