@@ -51,21 +51,36 @@ interface Doc {
 /**
  * The index file a loaded store's chunk texts stay in, read by offset when a text is asked for
  * (a hit returned, a chunk removed, the next save), through the descriptor the load opened and
- * checked: it still reads the file that was loaded after a save replaces the file by a rename.
- * Held in memory, the texts were the largest part of a loaded index after the vectors (figures in
- * docs/BENCHMARKS.md); the file's pages are the system's cache, not the process's memory. Closed
- * when no document points at it any more.
+ * checked: it still reads the file that was loaded after another writer replaces the file by a
+ * rename. Held in memory, the texts were the largest part of a loaded index after the vectors
+ * (figures in docs/BENCHMARKS.md); the file's pages are the system's cache, not the process's
+ * memory. The store's own save moves its documents to the file it wrote and closes this one, whose
+ * blocks an unlinked file would otherwise hold for the life of the process; a store dropped closes
+ * it when collected.
  */
 class TextFile {
-  constructor(readonly fd: number) {}
+  private open = true;
+  constructor(readonly fd: number) {
+    closeTextFile.register(this, fd, this);
+  }
   /** `len` bytes at `at` into `into` from `offset`; the bytes were checked at load (CRC-32 of the section, UTF-8). */
   readInto(at: number, len: number, into: Uint8Array, offset = 0): void {
+    // A closed descriptor's number may be another file's by now: never read through it.
+    if (!this.open) throw new IndexDamagedError("a chunk's text was asked of an index file already closed");
     readExactly(this.fd, into, at, offset, len);
   }
   read(at: number, len: number): string {
     const bytes = Buffer.allocUnsafe(len);
     this.readInto(at, len, bytes);
     return fromUtf8.decode(bytes);
+  }
+  close(): void {
+    if (!this.open) return;
+    this.open = false;
+    closeTextFile.unregister(this);
+    try {
+      closeSync(this.fd);
+    } catch {}
   }
 }
 
@@ -90,8 +105,8 @@ class StoredDoc implements Doc {
     readonly startLine: number,
     readonly endLine: number,
     readonly contentHash: string,
-    private readonly file: TextFile,
-    private readonly textAt: number,
+    private file: TextFile,
+    private textAt: number,
     /** The text's length in UTF-8 bytes. */
     readonly textBytes: number,
   ) {}
@@ -100,6 +115,11 @@ class StoredDoc implements Doc {
   }
   textInto(into: Uint8Array, offset: number): void {
     this.file.readInto(this.textAt, this.textBytes, into, offset);
+  }
+  /** The same bytes, found at `at` in another file (the one a save wrote). */
+  moveTo(file: TextFile, at: number): void {
+    this.file = file;
+    this.textAt = at;
   }
 }
 
@@ -187,6 +207,8 @@ export class Store {
   meta: StoreMeta;
   readonly path: string;
   private dirty = false;
+  /** The index file this store's loaded documents read their texts from (TextFile), if any. */
+  private texts: TextFile | undefined;
 
   private constructor(path: string, meta: StoreMeta, o: Orama) {
     this.path = path;
@@ -248,12 +270,16 @@ export class Store {
       // Windows may refuse to rename a new index over a file a process holds open: texts are read
       // into memory there, as before.
       const texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
-      const decoded = readIndex(file, texts);
-      if (texts) {
-        closeTextFile.register(texts, file.fd);
-        kept = true;
+      kept = texts !== undefined;
+      let decoded;
+      try {
+        decoded = readIndex(file, texts);
+      } catch (e) {
+        texts?.close();
+        throw e;
       }
       const store = new Store(path, decoded.meta, decoded.orama);
+      store.texts = texts;
       if (meta.model === model) return { store };
       store.ignoreVectors();
       return { store, otherModel: meta.model };
@@ -621,8 +647,24 @@ export class Store {
     clearIndexPath(this.path);
     // Leftovers of writers killed mid-save would otherwise pile up, each the size of the index.
     sweepIndexTemps(dirname(this.path));
-    writeIndex(this.path, this.meta, this.o);
+    const moved = writeIndex(this.path, this.meta, this.o, this.texts !== undefined);
     this.dirty = false;
+    if (moved) this.moveTexts(moved);
+  }
+
+  /**
+   * Point every loaded document at its text in the file just saved, and close the file they read
+   * before: replaced by the rename, it was unlinked, but its blocks stayed allocated (the size of
+   * an index) while a descriptor held it.
+   */
+  private moveTexts({ file, at }: MovedTexts): void {
+    const docs = this.docs();
+    for (let id = 1; id < at.length; id++) {
+      const d = docs[id];
+      if (d instanceof StoredDoc) d.moveTo(file, at[id]!);
+    }
+    this.texts?.close();
+    this.texts = file;
   }
 
   private docs(): Record<number, Doc> {
@@ -673,19 +715,32 @@ function toChunk(d: Doc): StoredChunk {
  * The state goes in sections, each serialized and dropped before the next is made: serializing
  * it whole cost 80–150 MB of peak memory at 20k chunks.
  */
-function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
+function writeIndex(path: string, meta: StoreMeta, o: Orama, reopen: boolean): MovedTexts | undefined {
   const { db, docs } = o;
   const { ids: vectorIds, magnitudes } = o.vectors?.columns() ?? { ids: [], magnitudes: [] };
   const vectorHashes = vectorIds.map((id) => docs[id]?.contentHash ?? "");
   const docCount = count(db);
-  writeIndexFile(path, {
-    meta,
-    count: docCount,
-    layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
-    sections: stateSections(o),
-    sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
-    vectors: o.vectors?.bytes() ?? [],
-  });
+  // Where each loaded document's text goes in the new file, by internal id.
+  const at = reopen ? new Float64Array(lastInternalId(o) + 1) : undefined;
+  const fd = writeIndexFile(
+    path,
+    {
+      meta,
+      count: docCount,
+      layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
+      sections: stateSections(o, at),
+      sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
+      vectors: o.vectors?.bytes() ?? [],
+    },
+    { reopen },
+  );
+  return fd === undefined || !at ? undefined : { file: new TextFile(fd), at };
+}
+
+/** The file a save wrote, and where in it each loaded document's text is (by internal id). */
+interface MovedTexts {
+  file: TextFile;
+  at: Float64Array;
 }
 
 /**
@@ -711,13 +766,18 @@ type Section = StateSection;
  * thousand. The index section holds the index with an empty frequency map per property; each
  * property's map goes in "freq" slices, an empty one in none.
  */
-function* stateSections(o: Orama): Generator<Section> {
+function* stateSections(o: Orama, textAt?: Float64Array): Generator<Section> {
   const { ids, index, frequencies, docs, docCount, others } = saveState(o);
   yield { kind: "ids", value: ids };
   yield { kind: "index", value: { index, others, docCount } };
   for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
   const writer = new DocWriter();
-  for (const ids of docSlices(docs as Record<number, Doc>, lastInternalId(o))) yield { kind: "docs", bytes: encodeDocs(docs as Record<number, Doc>, ids, writer) };
+  for (const ids of docSlices(docs as Record<number, Doc>, lastInternalId(o))) {
+    const bytes = encodeDocs(docs as Record<number, Doc>, ids, writer, textAt);
+    // Offsets in the section so far, made offsets in the file once it is known where it goes.
+    const placed = textAt && ((sectionAt: number) => ids.forEach((id) => (textAt[id]! += sectionAt)));
+    yield { kind: "docs", bytes, ...(placed ? { placed } : {}) };
+  }
 }
 
 /** The highest internal id a document was given (ids are not reused by another document). */
@@ -791,11 +851,13 @@ class DocWriter {
     this.u32(written);
     this.at += written;
   }
-  /** A loaded document's text, copied from the index file it was loaded from, never decoded. */
-  storedText(d: StoredDoc): void {
+  /** A loaded document's text, copied from the index file it was loaded from, never decoded; returns where in the section it went. */
+  storedText(d: StoredDoc): number {
     this.u32(d.textBytes);
+    const at = this.at;
     d.textInto(this.buf, this.at);
     this.at += d.textBytes;
+    return at;
   }
   /** The section's bytes: a view, valid until the next reset. */
   bytes(): Uint8Array {
@@ -806,7 +868,7 @@ class DocWriter {
 /** Upper bound of a string's UTF-8 length with its prefix (a UTF-16 code unit is at most 3 bytes). */
 const strRoom = (x: string) => 4 + 3 * x.length;
 
-function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter): Uint8Array {
+function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter, textAt?: Float64Array): Uint8Array {
   const sourceIndex = new Map<string, number>();
   let room = 8 + ids.length * FIXED_PER_DOC;
   for (const id of ids) {
@@ -835,8 +897,10 @@ function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter): 
     w.str(d.id);
     w.str(d.contentHash);
     w.str(d.heading);
-    if (d instanceof StoredDoc) w.storedText(d);
-    else w.str(d.text);
+    if (d instanceof StoredDoc) {
+      const at = w.storedText(d);
+      if (textAt) textAt[id] = at;
+    } else w.str(d.text);
   }
   return w.bytes();
 }
