@@ -1008,15 +1008,24 @@ class UnreadableIndex extends IndexDamagedError {
 function readIndex(file: IndexFile, texts: TextFile | undefined): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
-  const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
-  const cache = () => vectorsByContent(layout, block, dim);
   // Bound once it is loaded: load() replaces the index objects a binding would hold.
   const db = createDb(head.meta.dim);
   const shape = indexShape(db);
-  let orama: Orama;
+  // The state first, the vectors last: the state's load leaves garbage that, read after the
+  // vectors, added to a peak already holding them (figures in docs/BENCHMARKS.md). Its damage is
+  // told once the vectors are read, so they are still handed back as a cache.
+  let broken: string | undefined;
   try {
     loadState(db, joinSections(file, texts));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
+  } catch (e) {
+    broken = oneLine(e);
+  }
+  const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
+  const cache = () => vectorsByContent(layout, block, dim);
+  if (broken !== undefined) throw new UnreadableIndex(broken, cache());
+  let orama: Orama;
+  try {
     // The file's block becomes the vector index as it is: no object per vector.
     if (dim) replaceVectorNode(db, VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));
     orama = bindOrama<Doc>(db);
