@@ -101,6 +101,23 @@ describe("a loaded store's texts", () => {
     expect(Store.open(dir, "m").store.getChunk(c.chunkHash)).toEqual(c);
   });
 
+  /** Change bytes of the index's documents section, its checksum and the head made to agree again. */
+  function patchDocs(dir: string, patch: (section: Buffer) => void): void {
+    const path = join(dir, INDEX_FILE);
+    const bytes = readFileSync(path);
+    const space = bytes.readUInt32LE(16);
+    const head = JSON.parse(bytes.subarray(20, 20 + space).toString()) as Head;
+    const i = head.kinds.indexOf("docs");
+    let at = 20 + space + head.layoutBytes;
+    for (let k = 0; k < i; k++) at += head.sections[k]!;
+    const section = bytes.subarray(at, at + head.sections[i]!);
+    patch(section);
+    head.crc.sections[i] = Bun.hash.crc32(section);
+    bytes.fill(0x20, 20, 20 + space);
+    Buffer.from(sealHead(head)).copy(bytes, 20);
+    writeFileSync(path, bytes);
+  }
+
   for (const [what, bytesOf] of [
     ["a text", "quokka"],
     ["a heading", "T1"],
@@ -108,26 +125,32 @@ describe("a loaded store's texts", () => {
     test(`${what} that is not UTF-8 is refused at load though its section's checksum holds: the index is rebuilt`, () => {
       const dir = tempDir();
       saved(dir, { "/p/a.md": A });
-      const path = join(dir, INDEX_FILE);
-      const bytes = readFileSync(path);
-      const space = bytes.readUInt32LE(16);
-      const head = JSON.parse(bytes.subarray(20, 20 + space).toString()) as Head;
-      const i = head.kinds.indexOf("docs");
-      let at = 20 + space + head.layoutBytes;
-      for (let k = 0; k < i; k++) at += head.sections[k]!;
-      const section = bytes.subarray(at, at + head.sections[i]!);
-      const where = section.indexOf(bytesOf);
-      expect(where).toBeGreaterThan(0);
-      section[where] = 0xff;
-      head.crc.sections[i] = Bun.hash.crc32(section);
-      bytes.fill(0x20, 20, 20 + space);
-      Buffer.from(sealHead(head)).copy(bytes, 20);
-      writeFileSync(path, bytes);
+      patchDocs(dir, (section) => {
+        const where = section.indexOf(bytesOf);
+        expect(where).toBeGreaterThan(0);
+        section[where] = 0xff;
+      });
       const { store, rebuilt } = Store.open(dir, "m");
       expect(rebuilt).toContain("unreadable");
       expect(store.size).toBe(0);
     });
   }
+
+  test("two texts that are each cut UTF-8 are refused, though one's end and the next one's start would make a character", () => {
+    const dir = tempDir();
+    saved(dir, { "/p/a.md": A });
+    patchDocs(dir, (section) => {
+      // The first text ends with the lead byte of "é" (C3 A9), the next begins with its continuation byte.
+      const end = section.indexOf(`## T0\n${A[0]}`) + `## T0\n${A[0]}`.length - 1;
+      const start = section.indexOf("## T1\n");
+      expect(Math.min(end, start)).toBeGreaterThan(0);
+      section[end] = 0xc3;
+      section[start] = 0xa9;
+    });
+    const { store, rebuilt } = Store.open(dir, "m");
+    expect(rebuilt).toContain("unreadable");
+    expect(store.size).toBe(0);
+  });
 
   test("the index file is closed once no loaded store reads from it", async () => {
     const dir = tempDir();
