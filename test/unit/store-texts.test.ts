@@ -4,7 +4,7 @@
  * still reads the loaded file once a save has replaced it by a rename.
  */
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyOrama } from "@orama/orama";
@@ -13,6 +13,7 @@ import { documents } from "../../src/index/orama-internals.ts";
 import { INDEX_FILE, Store } from "../../src/index/store.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
 import { VectorBlock } from "../../src/index/vector-block.ts";
+import * as fs from "node:fs";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -230,6 +231,34 @@ describe("a loaded store's texts", () => {
     expect(fdsOn(path).map((f) => f.target)).toEqual([path]);
     for (const c of all) expect(store.getChunk(c.chunkHash)).toEqual(c);
     expect(Store.open(dir, "m").store.size).toBe(6);
+  });
+
+  test("a save whose file is replaced before it is reopened leaves them read from the file loaded", () => {
+    const dir = tempDir();
+    const all = saved(dir, { "/p/a.md": A, "/p/b.md": B });
+    const other = tempDir();
+    saved(other, { "/p/a.md": ["another writer's text"] });
+    const path = realpathSync(join(dir, INDEX_FILE));
+    const { store } = Store.open(dir, "m");
+    const open = fs.openSync;
+    let replaced = false;
+    // Another writer's file renamed over ours between our rename and our reopening it.
+    const spy = spyOn(fs, "openSync").mockImplementation(((p: fs.PathLike, flags: number, mode?: number) => {
+      if (p === join(dir, INDEX_FILE) && !replaced) {
+        replaced = true;
+        renameSync(join(other, INDEX_FILE), p);
+      }
+      return open(p, flags, mode);
+    }) as typeof fs.openSync);
+    try {
+      store.save();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(replaced).toBe(true);
+    // Still the loaded file (unlinked now), not the other writer's.
+    expect(fdsOn(path).map((f) => f.target)).toEqual([`${path} (deleted)`]);
+    for (const c of all) expect(store.getChunk(c.chunkHash)).toEqual(c);
   });
 
   test("on Windows, which may refuse to rename a new index over an open file, they are read into memory and the file is closed", () => {
