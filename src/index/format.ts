@@ -508,7 +508,7 @@ export function clearIndexPath(path: string): void {
  * structured-clone value, or, for the documents, bytes the store encodes itself. Raw bytes may be
  * a view of a buffer the store reuses for the next section: they are written before it is made.
  */
-export type StateSection = { kind: "ids" | "index" | "freq"; value: unknown } | { kind: "docs"; bytes: Uint8Array };
+export type StateSection = { kind: "ids" | "index" | "freq"; value: unknown } | { kind: "docs"; bytes: Uint8Array; placed?: (at: number) => void };
 
 /** Sections stored as the store's own bytes, read back as bytes (not decoded as a clone). */
 const RAW_KINDS: ReadonlySet<string> = new Set<StateSection["kind"]>(["docs"]);
@@ -530,8 +530,13 @@ export interface IndexContent {
   vectors: Iterable<Uint8Array>;
 }
 
-/** Write the whole file atomically (temp file and rename), the head last since it records the sizes. */
-export function writeIndexFile(path: string, c: IndexContent): void {
+/**
+ * Write the whole file atomically (temp file and rename), the head last since it records the sizes.
+ * A raw section's `placed` is told the byte offset it is written at. With `reopen`, returns a
+ * descriptor of the file just written, opened for reading once it is renamed into place (see
+ * reopenWritten), or undefined when it could not be checked to be that file.
+ */
+export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: boolean } = {}): number | undefined {
   const { files, ...rest } = c.meta;
   const layoutBytes = Buffer.from(JSON.stringify(c.layout satisfies Layout));
   const sections: number[] = [];
@@ -543,6 +548,9 @@ export function writeIndexFile(path: string, c: IndexContent): void {
   // Checksums of the parts, summed as they stream out (the head records them).
   const crc = { layout: crc32(layoutBytes), sections: [] as number[], vectors: 0 };
   let used = 0;
+  // Where each raw section was written, to check it again through the descriptor reopened.
+  const raw: { at: number; len: number; crc: number }[] = [];
+  let written: { dev: number; ino: number } | undefined;
   function* parts(): Generator<Uint8Array> {
     yield prefix;
     yield Buffer.alloc(headSpace, 0x20); // the head goes here once the sizes are known
@@ -550,10 +558,15 @@ export function writeIndexFile(path: string, c: IndexContent): void {
     used = prefix.length + headSpace + layoutBytes.length;
     for (const section of c.sections) {
       const bytes = "bytes" in section ? section.bytes : new Uint8Array(serialize(section.value));
+      const sum = crc32(bytes);
+      if ("bytes" in section) {
+        section.placed?.(used);
+        raw.push({ at: used, len: bytes.byteLength, crc: sum });
+      }
       sections.push(bytes.byteLength);
       kinds.push(section.kind);
       used += bytes.byteLength;
-      crc.sections.push(crc32(bytes));
+      crc.sections.push(sum);
       yield bytes;
     }
     // Pad so the Float32 block starts 4-byte aligned and can be read straight into a Float32Array.
@@ -588,7 +601,36 @@ export function writeIndexFile(path: string, c: IndexContent): void {
     const text = Buffer.from(sealHead(head));
     if (text.length > headSpace) throw new Error(`index head larger than the ${headSpace} bytes reserved`);
     writeAt(fd, Buffer.concat([text, Buffer.alloc(headSpace - text.length, 0x20)]), prefix.length);
+    if (opts.reopen) {
+      const st = fstatSync(fd);
+      written = { dev: st.dev, ino: st.ino };
+    }
   });
+  return written && reopenWritten(path, written, used, raw);
+}
+
+/**
+ * The file just renamed to `path`, opened for reading, when it is the one written: the same inode
+ * (not another writer's file renamed over it since), the size written and the raw sections' bytes
+ * as their CRC-32s say (they are what a loaded store reads by offset). Undefined otherwise: the
+ * save stands, the caller keeps reading what it read before.
+ */
+function reopenWritten(path: string, written: { dev: number; ino: number }, size: number, raw: { at: number; len: number; crc: number }[]): number | undefined {
+  let fd: number;
+  try {
+    fd = openOwnFile(path, "read");
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.dev === written.dev && st.ino === written.ino && st.size === size) {
+      const buf = new Uint8Array(Math.min(1 << 20, Math.max(1, ...raw.map((r) => r.len))));
+      if (raw.every((r) => crcOfRange(fd, r.at, r.len, buf) === r.crc)) return fd;
+    }
+  } catch {}
+  closeSync(fd);
+  return undefined;
 }
 
 /**

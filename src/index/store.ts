@@ -51,21 +51,36 @@ interface Doc {
 /**
  * The index file a loaded store's chunk texts stay in, read by offset when a text is asked for
  * (a hit returned, a chunk removed, the next save), through the descriptor the load opened and
- * checked: it still reads the file that was loaded after a save replaces the file by a rename.
- * Held in memory, the texts were the largest part of a loaded index after the vectors (figures in
- * docs/BENCHMARKS.md); the file's pages are the system's cache, not the process's memory. Closed
- * when no document points at it any more.
+ * checked: it still reads the file that was loaded after another writer replaces the file by a
+ * rename. Held in memory, the texts were the largest part of a loaded index after the vectors
+ * (figures in docs/BENCHMARKS.md); the file's pages are the system's cache, not the process's
+ * memory. The store's own save moves its documents to the file it wrote and closes this one, whose
+ * blocks an unlinked file would otherwise hold for the life of the process; a store dropped closes
+ * it when collected.
  */
 class TextFile {
-  constructor(readonly fd: number) {}
+  private open = true;
+  constructor(readonly fd: number) {
+    closeTextFile.register(this, fd, this);
+  }
   /** `len` bytes at `at` into `into` from `offset`; the bytes were checked at load (CRC-32 of the section, UTF-8). */
   readInto(at: number, len: number, into: Uint8Array, offset = 0): void {
+    // A closed descriptor's number may be another file's by now: never read through it.
+    if (!this.open) throw new IndexDamagedError("a chunk's text was asked of an index file already closed");
     readExactly(this.fd, into, at, offset, len);
   }
   read(at: number, len: number): string {
     const bytes = Buffer.allocUnsafe(len);
     this.readInto(at, len, bytes);
     return fromUtf8.decode(bytes);
+  }
+  close(): void {
+    if (!this.open) return;
+    this.open = false;
+    closeTextFile.unregister(this);
+    try {
+      closeSync(this.fd);
+    } catch {}
   }
 }
 
@@ -90,8 +105,8 @@ class StoredDoc implements Doc {
     readonly startLine: number,
     readonly endLine: number,
     readonly contentHash: string,
-    private readonly file: TextFile,
-    private readonly textAt: number,
+    private file: TextFile,
+    private textAt: number,
     /** The text's length in UTF-8 bytes. */
     readonly textBytes: number,
   ) {}
@@ -100,6 +115,11 @@ class StoredDoc implements Doc {
   }
   textInto(into: Uint8Array, offset: number): void {
     this.file.readInto(this.textAt, this.textBytes, into, offset);
+  }
+  /** The same bytes, found at `at` in another file (the one a save wrote). */
+  moveTo(file: TextFile, at: number): void {
+    this.file = file;
+    this.textAt = at;
   }
 }
 
@@ -187,6 +207,8 @@ export class Store {
   meta: StoreMeta;
   readonly path: string;
   private dirty = false;
+  /** The index file this store's loaded documents read their texts from (TextFile), if any. */
+  private texts: TextFile | undefined;
 
   private constructor(path: string, meta: StoreMeta, o: Orama) {
     this.path = path;
@@ -248,12 +270,16 @@ export class Store {
       // Windows may refuse to rename a new index over a file a process holds open: texts are read
       // into memory there, as before.
       const texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
-      const decoded = readIndex(file, texts);
-      if (texts) {
-        closeTextFile.register(texts, file.fd);
-        kept = true;
+      kept = texts !== undefined;
+      let decoded;
+      try {
+        decoded = readIndex(file, texts);
+      } catch (e) {
+        texts?.close();
+        throw e;
       }
       const store = new Store(path, decoded.meta, decoded.orama);
+      store.texts = texts;
       if (meta.model === model) return { store };
       store.ignoreVectors();
       return { store, otherModel: meta.model };
@@ -621,8 +647,24 @@ export class Store {
     clearIndexPath(this.path);
     // Leftovers of writers killed mid-save would otherwise pile up, each the size of the index.
     sweepIndexTemps(dirname(this.path));
-    writeIndex(this.path, this.meta, this.o);
+    const moved = writeIndex(this.path, this.meta, this.o, this.texts !== undefined);
     this.dirty = false;
+    if (moved) this.moveTexts(moved);
+  }
+
+  /**
+   * Point every loaded document at its text in the file just saved, and close the file they read
+   * before: replaced by the rename, it was unlinked, but its blocks stayed allocated (the size of
+   * an index) while a descriptor held it.
+   */
+  private moveTexts({ file, at }: MovedTexts): void {
+    const docs = this.docs();
+    for (let id = 1; id < at.length; id++) {
+      const d = docs[id];
+      if (d instanceof StoredDoc) d.moveTo(file, at[id]!);
+    }
+    this.texts?.close();
+    this.texts = file;
   }
 
   private docs(): Record<number, Doc> {
@@ -673,19 +715,32 @@ function toChunk(d: Doc): StoredChunk {
  * The state goes in sections, each serialized and dropped before the next is made: serializing
  * it whole cost 80–150 MB of peak memory at 20k chunks.
  */
-function writeIndex(path: string, meta: StoreMeta, o: Orama): void {
+function writeIndex(path: string, meta: StoreMeta, o: Orama, reopen: boolean): MovedTexts | undefined {
   const { db, docs } = o;
   const { ids: vectorIds, magnitudes } = o.vectors?.columns() ?? { ids: [], magnitudes: [] };
   const vectorHashes = vectorIds.map((id) => docs[id]?.contentHash ?? "");
   const docCount = count(db);
-  writeIndexFile(path, {
-    meta,
-    count: docCount,
-    layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
-    sections: stateSections(o),
-    sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
-    vectors: o.vectors?.bytes() ?? [],
-  });
+  // Where each loaded document's text goes in the new file, by internal id.
+  const at = reopen ? new Float64Array(lastInternalId(o) + 1) : undefined;
+  const fd = writeIndexFile(
+    path,
+    {
+      meta,
+      count: docCount,
+      layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
+      sections: stateSections(o, at),
+      sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
+      vectors: o.vectors?.bytes() ?? [],
+    },
+    { reopen },
+  );
+  return fd === undefined || !at ? undefined : { file: new TextFile(fd), at };
+}
+
+/** The file a save wrote, and where in it each loaded document's text is (by internal id). */
+interface MovedTexts {
+  file: TextFile;
+  at: Float64Array;
 }
 
 /**
@@ -711,13 +766,18 @@ type Section = StateSection;
  * thousand. The index section holds the index with an empty frequency map per property; each
  * property's map goes in "freq" slices, an empty one in none.
  */
-function* stateSections(o: Orama): Generator<Section> {
+function* stateSections(o: Orama, textAt?: Float64Array): Generator<Section> {
   const { ids, index, frequencies, docs, docCount, others } = saveState(o);
   yield { kind: "ids", value: ids };
   yield { kind: "index", value: { index, others, docCount } };
   for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
   const writer = new DocWriter();
-  for (const ids of docSlices(docs as Record<number, Doc>, lastInternalId(o))) yield { kind: "docs", bytes: encodeDocs(docs as Record<number, Doc>, ids, writer) };
+  for (const ids of docSlices(docs as Record<number, Doc>, lastInternalId(o))) {
+    const bytes = encodeDocs(docs as Record<number, Doc>, ids, writer, textAt);
+    // Offsets in the section so far, made offsets in the file once it is known where it goes.
+    const placed = textAt && ((sectionAt: number) => ids.forEach((id) => (textAt[id]! += sectionAt)));
+    yield { kind: "docs", bytes, ...(placed ? { placed } : {}) };
+  }
 }
 
 /** The highest internal id a document was given (ids are not reused by another document). */
@@ -791,11 +851,13 @@ class DocWriter {
     this.u32(written);
     this.at += written;
   }
-  /** A loaded document's text, copied from the index file it was loaded from, never decoded. */
-  storedText(d: StoredDoc): void {
+  /** A loaded document's text, copied from the index file it was loaded from, never decoded; returns where in the section it went. */
+  storedText(d: StoredDoc): number {
     this.u32(d.textBytes);
+    const at = this.at;
     d.textInto(this.buf, this.at);
     this.at += d.textBytes;
+    return at;
   }
   /** The section's bytes: a view, valid until the next reset. */
   bytes(): Uint8Array {
@@ -806,7 +868,7 @@ class DocWriter {
 /** Upper bound of a string's UTF-8 length with its prefix (a UTF-16 code unit is at most 3 bytes). */
 const strRoom = (x: string) => 4 + 3 * x.length;
 
-function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter): Uint8Array {
+function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter, textAt?: Float64Array): Uint8Array {
   const sourceIndex = new Map<string, number>();
   let room = 8 + ids.length * FIXED_PER_DOC;
   for (const id of ids) {
@@ -835,18 +897,21 @@ function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter): 
     w.str(d.id);
     w.str(d.contentHash);
     w.str(d.heading);
-    if (d instanceof StoredDoc) w.storedText(d);
-    else w.str(d.text);
+    if (d instanceof StoredDoc) {
+      const at = w.storedText(d);
+      if (textAt) textAt[id] = at;
+    } else w.str(d.text);
   }
   return w.bytes();
 }
 
 /**
- * The documents of a section, as Orama's documents store holds them, their texts left in the file
- * (`texts`, the section starting at byte `sectionAt`): each is checked to be UTF-8, not decoded.
+ * The documents of a section, added to `out` as Orama's documents store holds them, their texts left
+ * in the file (`texts`, the section starting at byte `sectionAt`): each is checked to be UTF-8
+ * (`utf8`), not decoded.
  * Without `texts`, the texts are decoded into the documents. Throws on bytes that do not hold together.
  */
-function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: number): Record<string, Doc> {
+function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: number, utf8: Utf8Check, out: Record<string, Doc>): void {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
@@ -868,7 +933,7 @@ function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: n
     const len = u32();
     need(len);
     at += len;
-    if (!isUtf8(bytes.subarray(at - len, at))) throw new Error("a document's text is not UTF-8");
+    utf8.add(buf, at - len, len);
     return [sectionAt + at - len, len];
   };
   const n = u32();
@@ -876,7 +941,6 @@ function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: n
   const fixed = at;
   at += n * FIXED_PER_DOC;
   const sources = Array.from({ length: u32() }, str);
-  const out: Record<string, Doc> = {};
   for (let i = 0; i < n; i++) {
     const f = fixed + i * FIXED_PER_DOC;
     const source = sources[view.getUint32(f + 14, true)];
@@ -894,7 +958,32 @@ function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: n
     out[view.getUint32(f, true)] = doc;
   }
   if (at !== bytes.byteLength) throw new Error("a documents section has bytes past its documents");
-  return out;
+  utf8.flush();
+}
+
+/**
+ * Checks that texts are UTF-8 a batch at a time: copied into one reused buffer, each followed by a
+ * newline, and the buffer checked when full. A view of the section per text, to check it alone,
+ * was the most numerous garbage of a load. Checked whole, the batch is UTF-8 exactly when every
+ * text is: a newline can neither end a character begun before it nor continue one.
+ */
+class Utf8Check {
+  private buf = Buffer.allocUnsafe(1 << 16);
+  private used = 0;
+  add(from: Buffer, at: number, len: number): void {
+    if (len + 1 > this.buf.byteLength) {
+      if (!isUtf8(from.subarray(at, at + len))) throw new Error("a document's text is not UTF-8");
+      return;
+    }
+    if (this.used + len + 1 > this.buf.byteLength) this.flush();
+    from.copy(this.buf, this.used, at, at + len);
+    this.buf[this.used + len] = 0x0a;
+    this.used += len + 1;
+  }
+  flush(): void {
+    if (this.used && !isUtf8(this.buf.subarray(0, this.used))) throw new Error("a document's text is not UTF-8");
+    this.used = 0;
+  }
 }
 
 function* slices(record: Record<string, unknown>): Generator<Record<string, unknown>> {
@@ -917,12 +1006,13 @@ function joinSections(file: IndexFile, texts: TextFile | undefined): SavedState 
   let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
   const frequencies: SavedState["frequencies"] = {};
   const docs: SavedState["docs"] = {};
+  const utf8 = new Utf8Check();
   // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
   readStateSections(file, (kind, v, at) => {
     if (kind === "ids") ids = v;
     else if (kind === "index") head = v as typeof head;
     else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
-    else Object.assign(docs, decodeDocs(v as Uint8Array, texts, at));
+    else decodeDocs(v as Uint8Array, texts, at, utf8, docs as Record<string, Doc>);
   });
   return { ids, ...head, frequencies, docs };
 }
@@ -944,15 +1034,24 @@ class UnreadableIndex extends IndexDamagedError {
 function readIndex(file: IndexFile, texts: TextFile | undefined): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
-  const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
-  const cache = () => vectorsByContent(layout, block, dim);
   // Bound once it is loaded: load() replaces the index objects a binding would hold.
   const db = createDb(head.meta.dim);
   const shape = indexShape(db);
-  let orama: Orama;
+  // The state first, the vectors last: the state's load leaves garbage that, read after the
+  // vectors, added to a peak already holding them (figures in docs/BENCHMARKS.md). Its damage is
+  // told once the vectors are read, so they are still handed back as a cache.
+  let broken: string | undefined;
   try {
     loadState(db, joinSections(file, texts));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
+  } catch (e) {
+    broken = oneLine(e);
+  }
+  const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
+  const cache = () => vectorsByContent(layout, block, dim);
+  if (broken !== undefined) throw new UnreadableIndex(broken, cache());
+  let orama: Orama;
+  try {
     // The file's block becomes the vector index as it is: no object per vector.
     if (dim) replaceVectorNode(db, VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));
     orama = bindOrama<Doc>(db);

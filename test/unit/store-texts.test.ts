@@ -3,8 +3,8 @@
  * loaded index in memory. Each is read by offset through the descriptor the load opened, which
  * still reads the loaded file once a save has replaced it by a rename.
  */
-import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyOrama } from "@orama/orama";
@@ -12,6 +12,8 @@ import { sealHead, type Head } from "../../src/index/format.ts";
 import { documents } from "../../src/index/orama-internals.ts";
 import { INDEX_FILE, Store } from "../../src/index/store.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
+import { VectorBlock } from "../../src/index/vector-block.ts";
+import * as fs from "node:fs";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -41,6 +43,18 @@ function saved(dir: string, files: Record<string, string[]>): StoredChunk[] {
   }
   s.save();
   return all;
+}
+
+/** Descriptors of this process open on `path`, by what they read: the file there now, or one unlinked since (" (deleted)"). */
+function fdsOn(path: string): { fd: string; target: string }[] {
+  return readdirSync("/proc/self/fd").flatMap((fd) => {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      return target === path || target === `${path} (deleted)` ? [{ fd, target }] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 const docsOf = (s: Store) => Object.values(documents<{ text: string }>((s as unknown as { db: AnyOrama }).db));
@@ -88,6 +102,23 @@ describe("a loaded store's texts", () => {
     expect(Store.open(dir, "m").store.getChunk(c.chunkHash)).toEqual(c);
   });
 
+  /** Change bytes of the index's documents section, its checksum and the head made to agree again. */
+  function patchDocs(dir: string, patch: (section: Buffer) => void): void {
+    const path = join(dir, INDEX_FILE);
+    const bytes = readFileSync(path);
+    const space = bytes.readUInt32LE(16);
+    const head = JSON.parse(bytes.subarray(20, 20 + space).toString()) as Head;
+    const i = head.kinds.indexOf("docs");
+    let at = 20 + space + head.layoutBytes;
+    for (let k = 0; k < i; k++) at += head.sections[k]!;
+    const section = bytes.subarray(at, at + head.sections[i]!);
+    patch(section);
+    head.crc.sections[i] = Bun.hash.crc32(section);
+    bytes.fill(0x20, 20, 20 + space);
+    Buffer.from(sealHead(head)).copy(bytes, 20);
+    writeFileSync(path, bytes);
+  }
+
   for (const [what, bytesOf] of [
     ["a text", "quokka"],
     ["a heading", "T1"],
@@ -95,26 +126,32 @@ describe("a loaded store's texts", () => {
     test(`${what} that is not UTF-8 is refused at load though its section's checksum holds: the index is rebuilt`, () => {
       const dir = tempDir();
       saved(dir, { "/p/a.md": A });
-      const path = join(dir, INDEX_FILE);
-      const bytes = readFileSync(path);
-      const space = bytes.readUInt32LE(16);
-      const head = JSON.parse(bytes.subarray(20, 20 + space).toString()) as Head;
-      const i = head.kinds.indexOf("docs");
-      let at = 20 + space + head.layoutBytes;
-      for (let k = 0; k < i; k++) at += head.sections[k]!;
-      const section = bytes.subarray(at, at + head.sections[i]!);
-      const where = section.indexOf(bytesOf);
-      expect(where).toBeGreaterThan(0);
-      section[where] = 0xff;
-      head.crc.sections[i] = Bun.hash.crc32(section);
-      bytes.fill(0x20, 20, 20 + space);
-      Buffer.from(sealHead(head)).copy(bytes, 20);
-      writeFileSync(path, bytes);
+      patchDocs(dir, (section) => {
+        const where = section.indexOf(bytesOf);
+        expect(where).toBeGreaterThan(0);
+        section[where] = 0xff;
+      });
       const { store, rebuilt } = Store.open(dir, "m");
       expect(rebuilt).toContain("unreadable");
       expect(store.size).toBe(0);
     });
   }
+
+  test("two texts that are each cut UTF-8 are refused, though one's end and the next one's start would make a character", () => {
+    const dir = tempDir();
+    saved(dir, { "/p/a.md": A });
+    patchDocs(dir, (section) => {
+      // The first text ends with the lead byte of "é" (C3 A9), the next begins with its continuation byte.
+      const end = section.indexOf(`## T0\n${A[0]}`) + `## T0\n${A[0]}`.length - 1;
+      const start = section.indexOf("## T1\n");
+      expect(Math.min(end, start)).toBeGreaterThan(0);
+      section[end] = 0xc3;
+      section[start] = 0xa9;
+    });
+    const { store, rebuilt } = Store.open(dir, "m");
+    expect(rebuilt).toContain("unreadable");
+    expect(store.size).toBe(0);
+  });
 
   test("the index file is closed once no loaded store reads from it", async () => {
     const dir = tempDir();
@@ -139,6 +176,89 @@ describe("a loaded store's texts", () => {
       await Bun.sleep(10);
     }
     expect(open()).toBe(0);
+  });
+
+  test("after the store's own save they are read from the file it wrote: the file it replaced is closed, its blocks freed", () => {
+    const dir = tempDir();
+    const all = saved(dir, { "/p/a.md": A, "/p/b.md": B });
+    const path = realpathSync(join(dir, INDEX_FILE));
+    const { store } = Store.open(dir, "m");
+    expect(fdsOn(path).map((f) => f.target)).toEqual([path]);
+    const loaded = statSync(path).ino;
+    store.replaceFile("/p/c.md", { mtimeMs: 2, size: 1 }, chunks("/p/c.md", ["a new turn about quokka"]), () => new Float32Array([1, 1]));
+    store.save();
+    expect(statSync(path).ino).not.toBe(loaded);
+    // One descriptor, on the file now at the path: none left on the unlinked one.
+    const fds = fdsOn(path);
+    expect(fds.map((f) => f.target)).toEqual([path]);
+    expect(statSync(`/proc/self/fd/${fds[0]!.fd}`).ino).toBe(statSync(path).ino);
+    // The loaded chunks still hold no text (the new one was never in a file this store read).
+    expect(docsOf(store).filter((d) => Object.getOwnPropertyDescriptor(d, "text")).map((d) => d.text)).toEqual(["## T0\na new turn about quokka"]);
+    for (const c of all) expect(store.getChunk(c.chunkHash)).toEqual(c);
+    expect(store.searchText(["quokka"], 5).map((h) => h.chunk.chunkHash).sort()).toEqual(["/p/a.md#0", "/p/c.md#0"]);
+    // Saved again from the file it moved to: removed, read and written whole, the old one closed again.
+    store.removeFile("/p/b.md");
+    store.save();
+    expect(fdsOn(path).map((f) => f.target)).toEqual([path]);
+    for (const c of all.filter((c) => c.source === "/p/a.md")) expect(store.getChunk(c.chunkHash)).toEqual(c);
+    const again = Store.open(dir, "m").store;
+    expect(again.size).toBe(4);
+    for (const c of all.filter((c) => c.source === "/p/a.md")) expect(again.getChunk(c.chunkHash)).toEqual(c);
+  });
+
+  test("a save that fails before its rename leaves them read from the file loaded, which stays the index", () => {
+    const dir = tempDir();
+    const all = saved(dir, { "/p/a.md": A, "/p/b.md": B });
+    const path = realpathSync(join(dir, INDEX_FILE));
+    const before = readFileSync(path);
+    const { store } = Store.open(dir, "m");
+    store.replaceFile("/p/c.md", { mtimeMs: 2, size: 1 }, chunks("/p/c.md", ["a new turn about quokka"]), () => new Float32Array([1, 1]));
+    // Every state section, texts included, is written before the vectors: this fails the save past them.
+    const bytes = spyOn(VectorBlock.prototype, "bytes").mockImplementation(function* () {
+      yield new Uint8Array(4);
+      throw new Error("no space left on device");
+    });
+    try {
+      expect(() => store.save()).toThrow("no space left on device");
+    } finally {
+      bytes.mockRestore();
+    }
+    expect(readdirSync(dir)).toEqual([INDEX_FILE]);
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(fdsOn(path).map((f) => f.target)).toEqual([path]);
+    for (const c of all) expect(store.getChunk(c.chunkHash)).toEqual(c);
+    store.save();
+    expect(fdsOn(path).map((f) => f.target)).toEqual([path]);
+    for (const c of all) expect(store.getChunk(c.chunkHash)).toEqual(c);
+    expect(Store.open(dir, "m").store.size).toBe(6);
+  });
+
+  test("a save whose file is replaced before it is reopened leaves them read from the file loaded", () => {
+    const dir = tempDir();
+    const all = saved(dir, { "/p/a.md": A, "/p/b.md": B });
+    const other = tempDir();
+    saved(other, { "/p/a.md": ["another writer's text"] });
+    const path = realpathSync(join(dir, INDEX_FILE));
+    const { store } = Store.open(dir, "m");
+    const open = fs.openSync;
+    let replaced = false;
+    // Another writer's file renamed over ours between our rename and our reopening it.
+    const spy = spyOn(fs, "openSync").mockImplementation(((p: fs.PathLike, flags: number, mode?: number) => {
+      if (p === join(dir, INDEX_FILE) && !replaced) {
+        replaced = true;
+        renameSync(join(other, INDEX_FILE), p);
+      }
+      return open(p, flags, mode);
+    }) as typeof fs.openSync);
+    try {
+      store.save();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(replaced).toBe(true);
+    // Still the loaded file (unlinked now), not the other writer's.
+    expect(fdsOn(path).map((f) => f.target)).toEqual([`${path} (deleted)`]);
+    for (const c of all) expect(store.getChunk(c.chunkHash)).toEqual(c);
   });
 
   test("on Windows, which may refuse to rename a new index over an open file, they are read into memory and the file is closed", () => {
