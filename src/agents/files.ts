@@ -1,6 +1,7 @@
-import { lstatSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError, NotFoundError } from "../core/errors.ts";
+import { openOwnFile } from "../core/fsutil.ts";
 import { ForeignTranscriptError } from "../transcript/claude-files.ts";
 import type { TranscriptStamp } from "../transcript/types.ts";
 
@@ -44,4 +45,23 @@ export function passing(paths: string[], check: (path: string, root: string, o: 
       return false;
     }
   });
+}
+
+/**
+ * The most of another agent's transcript read at once: its readers take a file whole (a Gemini CLI
+ * chat is rewritten in place, a Codex rollout's turns are found from its end), so a bigger one is
+ * refused before it is read rather than held in the memory of the drainer or the watch process.
+ */
+export const TRANSCRIPT_READ_MAX = 256 * 1024 * 1024;
+
+/** A transcript's text, read whole, never through a link; one over `max` bytes is refused with one line. */
+export function readTranscriptText(path: string, max = TRANSCRIPT_READ_MAX): string {
+  const fd = openOwnFile(path, "read");
+  try {
+    const size = fstatSync(fd).size;
+    if (size > max) throw new InputError(`${path} is ${Math.ceil(size / 1048576)} MiB, over the ${Math.floor(max / 1048576)} MiB memsearch reads of one transcript`);
+    return readFileSync(fd).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
 }

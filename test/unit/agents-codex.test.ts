@@ -3,12 +3,13 @@
  * older one) into the neutral turn, its hook input into the neutral one, and the agent on a note.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agentOf, formatAnchor, parseAnchor } from "../../src/core/anchor.ts";
 import { findStoppedRolloutTurn, parseRollout } from "../../src/agents/codex/rollout.ts";
 import { checkProjectRollout, isCodexRolloutPath } from "../../src/agents/codex/files.ts";
+import { readTranscriptText, TRANSCRIPT_READ_MAX } from "../../src/agents/files.ts";
 import { AGENTS, agentNamed, agentOrDefault } from "../../src/agents/registry.ts";
 import { appendTurnNote, notesIn } from "../../src/memory/journal.ts";
 import { REPO } from "../helpers/cli.ts";
@@ -73,6 +74,18 @@ describe("Codex rollouts → the neutral turn", () => {
     expect(found?.turn.userText).toContain("[REDACTED]");
     expect(found?.turn.text).toContain("[Codex]: We picked the Zanzibar scheduler");
     expect(await findStoppedRolloutTurn(file, { promptId: "other" })).toBeUndefined();
+  });
+
+  test("a rollout too large to read whole is refused before it is read (the drainer then writes the note from what the hooks saw)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "codex-rollout-"));
+    const file = join(dir, "rollout.jsonl");
+    writeFileSync(file, fixture("paginated-0.169.jsonl"));
+    truncateSync(file, TRANSCRIPT_READ_MAX + 1);
+    expect(findStoppedRolloutTurn(file, { promptId: "01a2178f-35dc-78c0-987f-b6c79cdadb6a" })).rejects.toThrow(/is 257 MiB, over the 256 MiB memsearch reads of one transcript/);
+    const small = join(dir, "small.jsonl");
+    writeFileSync(small, "0123456789\n");
+    expect(readTranscriptText(small)).toBe("0123456789\n");
+    expect(() => readTranscriptText(small, 10)).toThrow(/over the 0 MiB/);
   });
 });
 

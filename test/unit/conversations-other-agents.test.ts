@@ -7,9 +7,10 @@
  */
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { TRANSCRIPT_READ_MAX } from "../../src/agents/files.ts";
 import { transcriptSources } from "../../src/agents/registry.ts";
 import { openTranscriptDb } from "../../src/conversations/db.ts";
 import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
@@ -144,6 +145,16 @@ describe("other agents' transcripts in the conversation index", () => {
     expect(r.errors.map((e) => e.path)).toEqual(["opencode"]);
     expect(r.archived).toBe(0);
     expect(find("three tests pass", { agent: "opencode" })[0]?.archivedAt).toBeUndefined();
+  });
+
+  test("a transcript too large to read whole is refused with one line before it is read; the others are still indexed", async () => {
+    const huge = join(home, ".codex", "sessions", "2026", "11", "26", "rollout-2026-11-26T13-00-00-huge.jsonl");
+    writeFileSync(huge, readFileSync(rollout, "utf8"));
+    truncateSync(huge, TRANSCRIPT_READ_MAX + 1); // sparse: no disk, no memory
+    const r = await update();
+    expect(r.errors.map((e) => [e.path, e.message])).toEqual([[huge, expect.stringMatching(/is 257 MiB, over the 256 MiB memsearch reads of one transcript/)]]);
+    expect(find("Zanzibar scheduler", { agent: "codex" }).map((h) => h.path)).toContain(rollout);
+    expect(find("marmalade").length).toBeGreaterThan(0);
   });
 
   test("a damaged transcript is an error of its own; the other agents' are still indexed", async () => {

@@ -2,9 +2,8 @@
 import type { AgentAdapter } from "../types.ts";
 import { parseCodexHookInput } from "./hook.ts";
 import { allRollouts, checkProjectRollout, isCodexRolloutPath, projectRollouts } from "./files.ts";
-import { fileStamps } from "../files.ts";
+import { fileStamps, readTranscriptText } from "../files.ts";
 import { findStoppedRolloutTurn, parseRollout, renderRolloutTurn, rolloutTurns } from "./rollout.ts";
-import { readOwnText } from "../../core/fsutil.ts";
 import { sanitize } from "../../core/redact.ts";
 import { existsSync } from "node:fs";
 import { codexHome, codexWired, planCodexInstall } from "./install.ts";
@@ -23,7 +22,7 @@ export const codex: AgentAdapter = {
     claims: isCodexRolloutPath,
     check: checkProjectRollout,
     async read(path) {
-      const r = parseRollout(readOwnText(path), { redact: sanitize });
+      const r = parseRollout(readTranscriptText(path), { redact: sanitize });
       return { sessionId: r.sessionId, cwd: r.cwd, turns: rolloutTurns(r) };
     },
     render: (t) => renderRolloutTurn(t),

@@ -8,7 +8,7 @@
  * also carries the developer messages (skills, our injected memory), AGENTS.md and the
  * environment, which are never the user's words and are dropped.
  */
-import { readOwnText } from "../../core/fsutil.ts";
+import { readTranscriptText } from "../files.ts";
 import { clip, oneLine } from "../../core/text.ts";
 import { TurnSegmenter } from "../../transcript/turns.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
@@ -178,7 +178,7 @@ export function renderRolloutTurn(t: Pick<RolloutTurn, "userText" | "items">): s
  * the recorded one. Throws when the file cannot be read (the drainer then uses what the hooks saw).
  */
 export async function findStoppedRolloutTurn(path: string, q: TurnQuery): Promise<FoundTurn | undefined> {
-  const r = parseRollout(readOwnText(path), { redact: q.redact });
+  const r = parseRollout(readTranscriptText(path), { redact: q.redact });
   const last = r.turns.at(-1);
   const t = q.promptId ? r.turns.find((x) => x.id === q.promptId) : last && q.prompt !== undefined && last.userText.trim() === q.prompt.trim() ? last : undefined;
   if (!t) return undefined;

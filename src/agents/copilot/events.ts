@@ -12,7 +12,7 @@
  *   - `hook.start` / `hook.end`: each hook's input and output, the session start's context among
  *     them: never a turn's text.
  */
-import { readOwnText } from "../../core/fsutil.ts";
+import { readTranscriptText } from "../files.ts";
 import { clipRedacted } from "../../core/redact.ts";
 import { oneLine } from "../../core/text.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
@@ -143,7 +143,7 @@ function pick(turns: EventsTurn[], q: TurnQuery): { turn: EventsTurn; stopped: b
 
 /** Throws when the file cannot be read (the drainer then uses what the hooks saw). */
 export async function findStoppedEventsTurn(path: string, q: TurnQuery): Promise<FoundTurn | undefined> {
-  const s = parseEvents(readOwnText(path), { redact: q.redact });
+  const s = parseEvents(readTranscriptText(path), { redact: q.redact });
   const p = pick(s.turns, q);
   if (!p) return undefined;
   return { turn: agentLastTurn(p.turn, s.sessionId ?? "", renderEventsTurn(p.turn)), complete: p.stopped };

@@ -1,9 +1,8 @@
 /** GitHub Copilot CLI (`@github/copilot`): Claude-style hooks in its settings.json, JSONL session events. */
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { readOwnText } from "../../core/fsutil.ts";
 import { sanitize } from "../../core/redact.ts";
-import { fileStamps } from "../files.ts";
+import { fileStamps, readTranscriptText } from "../files.ts";
 import { renderAgentTurn } from "../render.ts";
 import type { AgentAdapter } from "../types.ts";
 import { allSessions, checkProjectSession, COPILOT_LABEL, copilotHome, isCopilotEventsPath, projectSessions } from "./files.ts";
@@ -25,7 +24,7 @@ export const copilot: AgentAdapter = {
     check: checkProjectSession,
     async read(path) {
       const { parseEvents, eventsTurns } = await import("./events.ts");
-      const s = parseEvents(readOwnText(path), { redact: sanitize });
+      const s = parseEvents(readTranscriptText(path), { redact: sanitize });
       return { sessionId: s.sessionId ?? dirname(path).split("/").at(-1), cwd: s.cwd, turns: eventsTurns(s) };
     },
     render: (t) => renderAgentTurn(t, COPILOT_LABEL),

@@ -12,7 +12,7 @@
  * first, not the tool results it files as user messages, and without the `<hook_context>` our own
  * hooks gave it (its `displayContent` leaves BeforeAgent's out; the session start's is in both).
  */
-import { readOwnText } from "../../core/fsutil.ts";
+import { readTranscriptText } from "../files.ts";
 import { clip, oneLine } from "../../core/text.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
@@ -158,7 +158,7 @@ function samePrompt(have: string, recorded: string): boolean {
  * when the file cannot be read (the drainer then uses what the hooks saw).
  */
 export async function findStoppedChatTurn(path: string, q: TurnQuery): Promise<FoundTurn | undefined> {
-  const chat = parseChat(readOwnText(path), { redact: q.redact });
+  const chat = parseChat(readTranscriptText(path), { redact: q.redact });
   const last = chat.turns.at(-1);
   if (!last) return undefined;
   if (q.prompt !== undefined && !samePrompt(last.userText, q.prompt)) return undefined;

@@ -1,10 +1,9 @@
 /** Gemini CLI (`@google/gemini-cli`): hooks in its settings.json, JSONL chats replayed from upserts. */
 import { existsSync } from "node:fs";
-import { readOwnText } from "../../core/fsutil.ts";
 import { sanitize } from "../../core/redact.ts";
 import type { AgentAdapter } from "../types.ts";
 import { allChats, chatProjectRoot, checkProjectChat, geminiHome, isGeminiChatPath, projectChats } from "./files.ts";
-import { fileStamps } from "../files.ts";
+import { fileStamps, readTranscriptText } from "../files.ts";
 import { renderAgentTurn } from "../render.ts";
 import { formatGeminiOutput, parseGeminiHookInput } from "./hook.ts";
 import { geminiWired, planGeminiInstall } from "./install.ts";
@@ -24,7 +23,7 @@ export const gemini: AgentAdapter = {
     check: checkProjectChat,
     async read(path) {
       const { parseChat, chatTurns } = await import("./chat.ts");
-      const chat = parseChat(readOwnText(path), { redact: sanitize });
+      const chat = parseChat(readTranscriptText(path), { redact: sanitize });
       return { sessionId: chat.sessionId, cwd: chatProjectRoot(path), turns: chatTurns(chat) };
     },
     render: (t) => renderAgentTurn(t, "Gemini CLI"),
