@@ -343,6 +343,8 @@ describe("the page in Chromium", () => {
       expect(await page.locator("#forget-done").innerText()).toBe("Forgotten: 1 note removed; turn u1 will not be written again.");
       await page.click("#note-close");
       await page.waitForSelector("button.note");
+      // The list is fetched again once the note closes: the forgotten note leaves it when that answer comes.
+      await page.locator("button.note", { hasText: "redis pool" }).waitFor({ state: "detached", timeout: 10_000 });
       expect(await page.locator("button.note", { hasText: "redis pool" }).count()).toBe(0);
       expect(memoryText()).not.toContain("redis pool");
       expect(JSON.parse(readFileSync(join(dataDir, "forgotten.json"), "utf8")).turns.map((t: { turn: string }) => t.turn)).toEqual(["u1"]);
