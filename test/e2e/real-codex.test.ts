@@ -63,7 +63,10 @@ function askAboutClaudeFact() {
     const noted = await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")));
     const before = mock.requests.length;
     const r = await codexExec("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
-    return { noted, code: r.code, reqs: mock.requests.slice(before) };
+    const reqs = mock.requests.slice(before);
+    // Its drainer outlives the agent: the turn's own note is waited for, so no later test meets it writing.
+    await until(() => notes().some((n) => n.anchor?.agent === "codex" && n.bullets.join(" ").includes("invoice PDFs")));
+    return { noted, code: r.code, reqs };
   })();
   return crossAgent;
 }
@@ -194,6 +197,8 @@ describe("the real Codex CLI, wired by memsearch install codex", () => {
     await askAboutClaudeFact();
     // One more turn, with a secret in its prompt: the agent keeps it as typed, the index redacted.
     expect((await codexExec(SECRET_PROMPT, { cwd: p.root, env })).code).toBe(0);
+    // Its drainer outlives the agent: its note is waited for, so no later test meets it writing.
+    expect(await until(() => notes().some((n) => n.anchor?.agent === "codex" && n.bullets.join(" ").includes("Vellichor")))).toBe(true);
     await checkFileLayerThree({ agent: "codex", root: p.root, env, files: rollouts(codexHome), scenario, firstTurnId: parseRollout(readFileSync(scenario[0]!, "utf8")).turns[0]!.id, injected: ["<environment_context>"] });
   }, 60_000);
 

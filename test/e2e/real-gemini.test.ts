@@ -64,7 +64,10 @@ function askAboutClaudeFact() {
     const noted = await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")));
     const before = mock.requests.length;
     const r = await geminiRun("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
-    return { noted, code: r.code, reqs: mock.requests.slice(before) };
+    const reqs = mock.requests.slice(before);
+    // Its drainer outlives the agent: the turn's own note is waited for, so no later test meets it writing.
+    await until(() => notes().some((n) => n.anchor?.agent === "gemini" && n.bullets.join(" ").includes("invoice PDFs")));
+    return { noted, code: r.code, reqs };
   })();
   return crossAgent;
 }
@@ -170,6 +173,8 @@ describe("the real Gemini CLI, wired by memsearch install gemini", () => {
     await askAboutClaudeFact();
     // One more turn, with a secret in its prompt: the agent keeps it as typed, the index redacted.
     expect((await geminiRun(SECRET_PROMPT, { cwd: p.root, env })).code).toBe(0);
+    // Its drainer outlives the agent: its note is waited for, so no later test meets it writing.
+    expect(await until(() => notes().some((n) => n.anchor?.agent === "gemini" && n.bullets.join(" ").includes("Vellichor")))).toBe(true);
     await checkFileLayerThree({ agent: "gemini", root: p.root, env, files: chats(geminiHome), scenario, firstTurnId: parseChat(readFileSync(scenario[0]!, "utf8")).turns[0]!.id, injected: ["hook_context", "session_context"] });
     // The question about the Claude Code fact is one of Gemini CLI's prompts, as typed.
     expect(indexedRows(env.MEMSEARCH_HOME!, "gemini").filter((r) => r.role === "user").map((r) => r.text)).toContain("Which library renders the invoice PDFs, and why is it pinned?");

@@ -65,7 +65,10 @@ function askAboutClaudeFact() {
     const noted = await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")));
     const before = mock.requests.length;
     const r = await opencodeRun("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
-    return { noted, code: r.code, reqs: mock.requests.slice(before) };
+    const reqs = mock.requests.slice(before);
+    // Its drainer outlives the agent: the turn's own note is waited for, so no later test meets it writing.
+    await until(() => notes().some((n) => n.anchor?.agent === "opencode" && n.bullets.join(" ").includes("invoice PDFs")));
+    return { noted, code: r.code, reqs };
   })();
   return crossAgent;
 }
