@@ -96,13 +96,7 @@ export interface ArchiveStats {
  * must not write). Undefined when there is no index yet or it is of another version or unreadable.
  */
 export function archiveStats(path: string): ArchiveStats | undefined {
-  if (!existsSync(path)) return undefined;
-  let db: Database | undefined;
-  try {
-    db = new Database(path, { readonly: true, strict: true });
-    db.run("PRAGMA busy_timeout = 2000");
-    const v = db.query("PRAGMA user_version").get();
-    if (!isRecord(v) || v.user_version !== SCHEMA_VERSION) return undefined;
+  return readOnly(path, (db) => {
     const f = db.query("SELECT count(*) AS n, min(gone_at) AS oldest FROM files WHERE gone_at IS NOT NULL").get();
     const m = db
       .query("SELECT count(*) AS n, coalesce(sum(length(text) + length(inputs) + length(results)), 0) AS chars FROM messages WHERE file_id IN (SELECT id FROM files WHERE gone_at IS NOT NULL)")
@@ -116,11 +110,7 @@ export function archiveStats(path: string): ArchiveStats | undefined {
       chars: (Number(m.chars) || 0) + (Number(c.chars) || 0),
       ...(typeof f.oldest === "number" ? { oldestGoneAt: f.oldest } : {}),
     };
-  } catch {
-    return undefined;
-  } finally {
-    db?.close();
-  }
+  });
 }
 
 /**
@@ -128,15 +118,25 @@ export function archiveStats(path: string): ArchiveStats | undefined {
  * changing it; undefined when the index holds no archived transcript at `path`.
  */
 export function readArchivedTranscript(dbPath: string, path: string): { file: ArchivedFile; turns: Turn[] } | undefined {
-  if (!existsSync(dbPath)) return undefined;
+  return readOnly(dbPath, (db) => {
+    const file = archivedFile(db, path);
+    return file ? { file, turns: archivedTurns(db, file.id) } : undefined;
+  });
+}
+
+/**
+ * `read` over the index file opened read-only (never created, healed or updated); undefined when
+ * there is no index, it is of another version, or it cannot be read.
+ */
+function readOnly<T>(path: string, read: (db: Database) => T | undefined): T | undefined {
+  if (!existsSync(path)) return undefined;
   let db: Database | undefined;
   try {
-    db = new Database(dbPath, { readonly: true, strict: true });
+    db = new Database(path, { readonly: true, strict: true });
     db.run("PRAGMA busy_timeout = 2000");
     const v = db.query("PRAGMA user_version").get();
     if (!isRecord(v) || v.user_version !== SCHEMA_VERSION) return undefined;
-    const file = archivedFile(db, path);
-    return file ? { file, turns: archivedTurns(db, file.id) } : undefined;
+    return read(db);
   } catch {
     return undefined;
   } finally {

@@ -2,6 +2,7 @@
  * The Memory Hub's API shapes, shared by the server (data.ts, api.ts) and the page (client/).
  * Types only: the page imports this file with `import type`, which the transpiler drops.
  */
+import type { CostRow } from "../memory/prices.ts";
 
 export interface ProjectCard {
   id: string;
@@ -250,19 +251,11 @@ export interface SessionsPage {
   sessions: SessionReceived[];
 }
 
-/** One day's or month's model calls, added up (memory/prices.ts). */
-export interface CostRowView {
-  period: string;
-  calls: number;
-  failed: number;
-  inTokens: number;
-  outTokens: number;
-  charsOnly: number;
-  usd: number;
-  unpriced: number;
+/** One day's or month's model calls, added up (memory/prices.ts), without the split by purpose. */
+export type CostRowView = Omit<CostRow, "purposes"> & {
   /** `$0.0123`, `unknown`, `$0.01 + 2 unpriced`. */
   shown: string;
-}
+};
 
 /** What the memory cost, over the projects in view. */
 export interface CostsPage {

@@ -112,6 +112,13 @@ export class CompactNode {
   }
 }
 
+/** How many characters an edge's label shares with `word` from `at` on. */
+function sharedLength(label: string, word: string, at: number): number {
+  let j = 0;
+  while (j < label.length && at + j < word.length && label[j] === word[at + j]) j++;
+  return j;
+}
+
 /** Orama's RadixTree with compact postings (see the top of this file). */
 export class CompactRadix extends CompactNode {
   constructor() {
@@ -128,8 +135,7 @@ export class CompactRadix extends CompactNode {
       if (childNode) {
         const edgeLabel = childNode.s;
         const edgeLabelLength = edgeLabel.length;
-        let j = 0;
-        while (j < edgeLabelLength && i + j < wordLength && edgeLabel[j] === word[i + j]) j++;
+        const j = sharedLength(edgeLabel, word, i);
         if (j === edgeLabelLength) {
           node = childNode;
           i += j;
@@ -191,10 +197,8 @@ export class CompactRadix extends CompactNode {
     while (i < termLength) {
       const childNode = node.c.get(term[i]!);
       if (!childNode) return undefined;
-      const edgeLabel = childNode.s;
-      const edgeLabelLength = edgeLabel.length;
-      let j = 0;
-      while (j < edgeLabelLength && i + j < termLength && edgeLabel[j] === term[i + j]) j++;
+      const edgeLabelLength = childNode.s.length;
+      const j = sharedLength(childNode.s, term, i);
       if (j === edgeLabelLength) {
         node = childNode;
         i += j;

@@ -21,7 +21,7 @@ import { sanitize } from "../core/redact.ts";
 import { claudeProjectsDir, findProjectTranscripts, isSubagentPath } from "../transcript/claude-files.ts";
 import { EmptyTranscriptError, listTurns } from "../transcript/reader.ts";
 import { describeSkips, NOT_TURN_KINDS, turnKind, type SkipKind } from "../transcript/turn-kind.ts";
-import type { ProjectTranscripts } from "../transcript/types.ts";
+import type { ProjectTranscripts, Turn } from "../transcript/types.ts";
 import { ACTIVE_MS, existingNotes, hasNote, isLineId, turnTimes } from "./import.ts";
 import { localDay } from "./journal.ts";
 import { readForgotten } from "./forgotten.ts";
@@ -152,6 +152,17 @@ function stampOf(path: string): { stamp: string; mtime: number } | undefined {
   }
 }
 
+/** A turn as the cache keeps it: its ids, its time, whether it is one to capture, its prompt's first words. */
+function cachedTurn(t: Turn): CachedTranscript["turns"][number] {
+  return {
+    uuid: t.uuid,
+    ...(t.promptId !== undefined ? { promptId: t.promptId } : {}),
+    ...(t.timestamp !== undefined ? { timestamp: t.timestamp } : {}),
+    kind: turnKind(t),
+    prompt: clip(oneLine(sanitize(t.userText)), 80),
+  };
+}
+
 async function readTranscriptTurns(path: string, stamp: string): Promise<CachedTranscript> {
   const index = await listTurns(path);
   return {
@@ -159,13 +170,7 @@ async function readTranscriptTurns(path: string, stamp: string): Promise<CachedT
     sessionId: index.sessionId,
     subagent: index.subagent,
     unanswered: index.stats.skipped["user:local-command"] ?? 0,
-    turns: index.turns.map((t) => ({
-      uuid: t.uuid,
-      ...(t.promptId !== undefined ? { promptId: t.promptId } : {}),
-      ...(t.timestamp !== undefined ? { timestamp: t.timestamp } : {}),
-      kind: turnKind(t),
-      prompt: clip(oneLine(sanitize(t.userText)), 80),
-    })),
+    turns: index.turns.map(cachedTurn),
   };
 }
 
@@ -178,13 +183,7 @@ async function readOtherTurns(source: ProjectTranscripts, path: string, stamp: s
     sessionId: r.sessionId ?? path,
     subagent: false,
     unanswered: 0,
-    turns: r.turns.map((t) => ({
-      uuid: t.uuid,
-      ...(t.promptId !== undefined ? { promptId: t.promptId } : {}),
-      ...(t.timestamp !== undefined ? { timestamp: t.timestamp } : {}),
-      kind: turnKind(t),
-      prompt: clip(oneLine(sanitize(t.userText)), 80),
-    })),
+    turns: r.turns.map(cachedTurn),
   };
 }
 

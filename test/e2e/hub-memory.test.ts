@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, w
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import type { CostsPage, Overview, SessionsPage } from "../../src/hub/types.ts";
-import { launchChromium } from "../helpers/browser.ts";
+import { contrasts, launchChromium } from "../helpers/browser.ts";
 import { BIN, REPO, run, tempProject } from "../helpers/cli.ts";
 
 const ART = join(REPO, "test-artifacts", "hub-memory");
@@ -205,40 +205,10 @@ describe("the page in Chromium", () => {
     else await page.screenshot({ path: join(ART, file), fullPage: opts.fullPage });
     shots.push({ file, description });
   };
-  /** Contrast of each selector's text against its background (WCAG ratio). */
-  const contrasts = (sels: string[]) =>
-    page.evaluate((list) => {
-      const rgb = (c: string) => c.match(/\d+(\.\d+)?/g)!.slice(0, 3).map(Number);
-      const lum = (c: string) => {
-        const [r, g, b] = rgb(c).map((v) => {
-          const x = v / 255;
-          return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
-        });
-        return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
-      };
-      const bgOf = (el: Element | null): string => {
-        for (let e = el; e; e = e.parentElement) {
-          const bg = getComputedStyle(e).backgroundColor;
-          if (bg !== "rgba(0, 0, 0, 0)" && bg !== "transparent") return bg;
-        }
-        return getComputedStyle(document.body).backgroundColor;
-      };
-      const out: Record<string, number> = {};
-      for (const sel of list) {
-        const el = document.querySelector(sel);
-        if (!el) {
-          out[sel] = 0;
-          continue;
-        }
-        const [a, b] = [lum(getComputedStyle(el).color), lum(bgOf(el))];
-        out[sel] = Math.round(((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) * 10) / 10;
-      }
-      return out;
-    }, sels);
   const readable = async (sels: string[]) => {
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
-      for (const [sel, ratio] of Object.entries(await contrasts(sels))) expect([scheme, sel, ratio >= 4.5]).toEqual([scheme, sel, true]);
+      for (const [sel, ratio] of Object.entries(await contrasts(page, sels))) expect([scheme, sel, ratio >= 4.5]).toEqual([scheme, sel, true]);
     }
     await page.emulateMedia({ colorScheme: "light" });
   };

@@ -13,7 +13,7 @@ import { heatmapLayout, longDay } from "../../src/hub/client/charts.ts";
 import type { Overview, SearchPage } from "../../src/hub/types.ts";
 import { isAlive } from "../../src/core/processes.ts";
 import { localDay } from "../../src/memory/journal.ts";
-import { launchChromium } from "../helpers/browser.ts";
+import { contrasts, launchChromium } from "../helpers/browser.ts";
 import { BIN, REPO, run, tempProject } from "../helpers/cli.ts";
 import { appendTurn } from "../fault/transcript.ts";
 import { projectSlug } from "../../src/transcript/claude-files.ts";
@@ -528,40 +528,16 @@ describe("memsearch hub: the page in Chromium", () => {
     await page.keyboard.press("Escape");
   });
 
-  /** WCAG contrast of the text colour of each selector against the page or its card: at least 4.5 : 1 to read. */
-  const contrasts = () =>
-    page.evaluate(() => {
-      const rgb = (c: string) => c.match(/\d+(\.\d+)?/g)!.slice(0, 3).map(Number);
-      const lum = (c: string) => {
-        const [r, g, b] = rgb(c).map((v) => {
-          const x = v / 255;
-          return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
-        });
-        return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
-      };
-      const bgOf = (el: Element | null): string => {
-        for (let e = el; e; e = e.parentElement) {
-          const bg = getComputedStyle(e).backgroundColor;
-          if (bg !== "rgba(0, 0, 0, 0)" && bg !== "transparent") return bg;
-        }
-        return getComputedStyle(document.body).backgroundColor;
-      };
-      const out: Record<string, number> = {};
-      for (const sel of ["body", ".card-label", ".card-value", ".card-sub", ".project-path", ".heat-foot .muted", "button[type=submit]", "a.project"]) {
-        const el = document.querySelector(sel)!;
-        const [a, b] = [lum(getComputedStyle(el).color), lum(bgOf(el))];
-        out[sel] = Math.round(((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) * 10) / 10;
-      }
-      return out;
-    });
+  /** The overview's texts: each needs a contrast of at least 4.5 : 1 against the page or its card (WCAG). */
+  const OVERVIEW_TEXT = ["body", ".card-label", ".card-value", ".card-sub", ".project-path", ".heat-foot .muted", "button[type=submit]", "a.project"];
 
   test("readable in light and dark themes (system or toggled), no horizontal scrolling at 1,280 px", async () => {
     await start();
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
-    for (const [sel, ratio] of Object.entries(await contrasts())) expect([sel, ratio >= 4.5]).toEqual([sel, true]);
+    for (const [sel, ratio] of Object.entries(await contrasts(page, OVERVIEW_TEXT))) expect([sel, ratio >= 4.5]).toEqual([sel, true]);
     await page.emulateMedia({ colorScheme: "dark" });
     expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe("rgb(14, 19, 24)");
-    for (const [sel, ratio] of Object.entries(await contrasts())) expect([sel, ratio >= 4.5]).toEqual([sel, true]);
+    for (const [sel, ratio] of Object.entries(await contrasts(page, OVERVIEW_TEXT))) expect([sel, ratio >= 4.5]).toEqual([sel, true]);
     await shot("overview-1280-dark.png", "The overview in dark mode (the system's preference), 1,280 px");
     await page.emulateMedia({ colorScheme: "light" });
     await page.click("#theme");

@@ -5,12 +5,13 @@
  * loading its postings as views of one block.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, insert, load, remove, save, search, type AnyOrama } from "@orama/orama";
 import { CompactRadix, compactIndex } from "../../src/index/compact-index.ts";
-import { sealHead, type Head } from "../../src/index/format.ts";
+import { patchDocs } from "../helpers/index-bytes.ts";
+import { rng } from "../../scripts/bench/corpus.ts";
 import { bindOrama, saveState, textRadix } from "../../src/index/orama-internals.ts";
 import { Store } from "../../src/index/store.ts";
 import { createTokenizer } from "../../src/index/tokenizer.ts";
@@ -18,16 +19,6 @@ import type { StoredChunk } from "../../src/index/types.ts";
 
 const WORDS = "redis cache cached caching deploy deployment kubernetes kube rollout rollback config configuration configure postgres post posting index indexer indexing token tokens tokenizer __proto__ constructor café 2024 20 v8 fix fixture fixed the a of snake_case_name".split(" ");
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function text(r: () => number): string {
   const n = 3 + Math.floor(r() * 25);
@@ -213,20 +204,8 @@ describe("a documents section that does not hold together", () => {
     const chunks: StoredChunk[] = ["## A\nredis cache", "## B\nkubernetes"].map((content, i) => ({ chunkHash: `h${i}`, contentHash: `c${i}`, source: "/p/a.md", content, heading: content.slice(3, 4), headingLevel: 2, startLine: 1, endLine: 2 }));
     store.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, () => new Float32Array([0, 1]));
     store.save();
-    const path = join(dir, "index.bin");
-    const bytes = readFileSync(path);
-    const space = bytes.readUInt32LE(16);
-    const head = JSON.parse(bytes.subarray(20, 20 + space).toString()) as Head;
-    const i = head.kinds.indexOf("docs");
-    let at = 20 + space + head.layoutBytes;
-    for (let k = 0; k < i; k++) at += head.sections[k]!;
     // The document count says one more than the section holds.
-    bytes.writeUInt32LE(bytes.readUInt32LE(at) + 1, at);
-    head.crc.sections[i] = Bun.hash.crc32(bytes.subarray(at, at + head.sections[i]!));
-    const sealed = Buffer.from(sealHead(head));
-    bytes.fill(0x20, 20, 20 + space);
-    sealed.copy(bytes, 20);
-    writeFileSync(path, bytes);
+    patchDocs(dir, (section) => section.writeUInt32LE(section.readUInt32LE(0) + 1, 0));
     const { store: again, rebuilt } = Store.open(dir, "m");
     expect(rebuilt).toContain("unreadable");
     expect(again.size).toBe(0);

@@ -4,16 +4,16 @@
  * still reads the loaded file once a save has replaced it by a rename.
  */
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyOrama } from "@orama/orama";
-import { sealHead, type Head } from "../../src/index/format.ts";
 import { documents } from "../../src/index/orama-internals.ts";
 import { INDEX_FILE, Store } from "../../src/index/store.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
 import { VectorBlock } from "../../src/index/vector-block.ts";
 import * as fs from "node:fs";
+import { patchDocs } from "../helpers/index-bytes.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -101,23 +101,6 @@ describe("a loaded store's texts", () => {
     s.save();
     expect(Store.open(dir, "m").store.getChunk(c.chunkHash)).toEqual(c);
   });
-
-  /** Change bytes of the index's documents section, its checksum and the head made to agree again. */
-  function patchDocs(dir: string, patch: (section: Buffer) => void): void {
-    const path = join(dir, INDEX_FILE);
-    const bytes = readFileSync(path);
-    const space = bytes.readUInt32LE(16);
-    const head = JSON.parse(bytes.subarray(20, 20 + space).toString()) as Head;
-    const i = head.kinds.indexOf("docs");
-    let at = 20 + space + head.layoutBytes;
-    for (let k = 0; k < i; k++) at += head.sections[k]!;
-    const section = bytes.subarray(at, at + head.sections[i]!);
-    patch(section);
-    head.crc.sections[i] = Bun.hash.crc32(section);
-    bytes.fill(0x20, 20, 20 + space);
-    Buffer.from(sealHead(head)).copy(bytes, 20);
-    writeFileSync(path, bytes);
-  }
 
   for (const [what, bytesOf] of [
     ["a text", "quokka"],
