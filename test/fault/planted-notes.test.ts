@@ -30,6 +30,16 @@ const PLANTS: { code: string; text: string }[] = [
 /** Text that must never reach Claude bare: an opening tag or a template token. */
 const RAW_TAG = /<\/?[A-Za-z!|?]|\[\/?INST\]|<<\/?SYS>>/;
 
+/** A project with the planted notes, and one session of our own on this machine (its transcript in the home). */
+function plantedBesideOwn(): Project {
+  const p = kit.project({ memory: "none" });
+  const transcript = join(p.home, ".claude", "projects", "-own", "own-1.jsonl");
+  mkdirSync(join(p.home, ".claude", "projects", "-own"), { recursive: true });
+  writeFileSync(transcript, JSON.stringify({ type: "user", uuid: "o1", sessionId: "own-1", message: { role: "user", content: "tune the quokka cache eviction" } }) + "\n");
+  plant(p, transcript);
+  return p;
+}
+
 function plant(p: Project, ownTranscript?: string): void {
   mkdirSync(p.memory, { recursive: true });
   const planted = [
@@ -85,11 +95,7 @@ describe("planted notes reach Claude only as quoted, marked data", () => {
   test(
     "status line: the last session is ours (its transcript is on this machine), not the newer planted one; our note is unlabelled",
     tracked(kit, async () => {
-      const p = kit.project({ memory: "none" });
-      const transcript = join(p.home, ".claude", "projects", "-own", "own-1.jsonl");
-      mkdirSync(join(p.home, ".claude", "projects", "-own"), { recursive: true });
-      writeFileSync(transcript, JSON.stringify({ type: "user", uuid: "o1", sessionId: "own-1", message: { role: "user", content: "tune the quokka cache eviction" } }) + "\n");
-      plant(p, transcript);
+      const p = plantedBesideOwn();
       const out = await hook(p, "session-start", { session_id: "s-new", source: "startup" });
       expect(out.systemMessage).toMatch(/Last session \([^)]*\): "tune the quokka cache eviction"/);
       const ctx: string = out.hookSpecificOutput.additionalContext;
@@ -128,11 +134,7 @@ describe("planted notes reach Claude only as quoted, marked data", () => {
   test(
     "the skill's search output says which notes came with the repository and which read like instructions",
     tracked(kit, async () => {
-      const p = kit.project({ memory: "none" });
-      const transcript = join(p.home, ".claude", "projects", "-own", "own-1.jsonl");
-      mkdirSync(join(p.home, ".claude", "projects", "-own"), { recursive: true });
-      writeFileSync(transcript, JSON.stringify({ type: "user", uuid: "o1", sessionId: "own-1", message: { role: "user", content: "tune the quokka cache eviction" } }) + "\n");
-      plant(p, transcript);
+      const p = plantedBesideOwn();
       const env = { ...p.env, MEMSEARCH_EMBEDDING_PROVIDER: "none" };
       const search = async (q: string) => JSON.parse((await ms(["search", q, "--json-output"], { cwd: p.root, env })).stdout) as { content: string; from_repository: boolean; instruction_like: boolean }[];
       const planted = (await search("vorpalgate")).find((r) => r.content.includes("vorpalgate"))!;

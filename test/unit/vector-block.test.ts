@@ -152,17 +152,22 @@ function chunk(id: string, source: string, content: string, line = 1): StoredChu
   return { chunkHash: id, contentHash: `c${content}`, source, content, heading: "", headingLevel: 0, startLine: line, endLine: line };
 }
 
+/** A store of 40 chunks with seeded vectors, saved and opened again; the generator goes on from where the vectors left it. */
+function savedAndLoaded(seed: number) {
+  const dir = mkdtempSync(join(tmpdir(), "ms-vblock-"));
+  const s = Store.empty(dir, "m", DIM);
+  const r = rng(seed);
+  const chunks = Array.from({ length: 40 }, (_, i) => chunk(`h${i}`, "/p/a.md", `note ${i}`, i + 1));
+  const vecs = new Map(chunks.map((c) => [c.contentHash, Float32Array.from({ length: DIM }, r)]));
+  s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, (h) => vecs.get(h));
+  s.save();
+  const loaded = Store.open(dir, "m").store;
+  return { r, dir, chunks, loaded, node: vectorNode((loaded as unknown as { db: AnyOrama }).db)! };
+}
+
 describe("the store's vectors", () => {
   test("a loaded store's vectors are the file's block, one array, with no object per vector", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ms-vblock-"));
-    const s = Store.empty(dir, "m", DIM);
-    const r = rng(9);
-    const chunks = Array.from({ length: 40 }, (_, i) => chunk(`h${i}`, "/p/a.md", `note ${i}`, i + 1));
-    const vecs = new Map(chunks.map((c) => [c.contentHash, Float32Array.from({ length: DIM }, r)]));
-    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, (h) => vecs.get(h));
-    s.save();
-    const loaded = Store.open(dir, "m").store;
-    const node = vectorNode((loaded as unknown as { db: AnyOrama }).db)!;
+    const { r, chunks, loaded, node } = savedAndLoaded(9);
     expect(node).toBeInstanceOf(VectorBlock);
     const buffers = new Set([...node.keys()].map((id) => node.get(id)!.buffer));
     expect(buffers.size).toBe(1);
@@ -176,15 +181,7 @@ describe("the store's vectors", () => {
   });
 
   test("a loaded store takes new vectors into its block's room: the block is not copied on the first new turn", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ms-vblock-"));
-    const s = Store.empty(dir, "m", DIM);
-    const r = rng(10);
-    const chunks = Array.from({ length: 40 }, (_, i) => chunk(`h${i}`, "/p/a.md", `note ${i}`, i + 1));
-    const vecs = new Map(chunks.map((c) => [c.contentHash, Float32Array.from({ length: DIM }, r)]));
-    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, (h) => vecs.get(h));
-    s.save();
-    const loaded = Store.open(dir, "m").store;
-    const node = vectorNode((loaded as unknown as { db: AnyOrama }).db)!;
+    const { r, dir, loaded, node } = savedAndLoaded(10);
     const buffer = node.get([...node.keys()][0]!)!.buffer;
     const more = Array.from({ length: 40 }, (_, i) => chunk(`n${i}`, "/p/b.md", `new ${i}`, i + 1));
     const newVecs = new Map(more.map((c) => [c.contentHash, Float32Array.from({ length: DIM }, r)]));
