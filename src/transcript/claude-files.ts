@@ -12,7 +12,7 @@ import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { InputError, NotFoundError } from "../core/errors.ts";
 import { errCode } from "../core/fsutil.ts";
-import { gitTopLevel } from "../core/project.ts";
+import { gitTopLevel, realOr } from "../core/project.ts";
 
 /** A transcript path refused because it is not one of this project's (`anotherProject`: it is some other project's). */
 export class ForeignTranscriptError extends InputError {
@@ -159,13 +159,6 @@ export function notRegularInside(path: string, within: string, outside: string):
   }
 }
 
-export function realOr(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return resolve(p);
-  }
-}
 
 /** Strictly below `dir` (`relative` gives `..`-led or absolute paths for anything else). */
 export function isInside(path: string, dir: string): boolean {

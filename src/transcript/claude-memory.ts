@@ -19,7 +19,8 @@ import { lstatSync, readdirSync, readFileSync, statSync, type Dirent } from "nod
 import { basename, isAbsolute, join, normalize, resolve } from "node:path";
 import * as v from "valibot";
 import { parseJson, readJson } from "../core/json-file.ts";
-import { claudeConfigDir, homeOf, isInside, notRegularInside, projectSlug, realOr } from "./claude-files.ts";
+import { claudeConfigDir, homeOf, isInside, notRegularInside, projectSlug } from "./claude-files.ts";
+import { realOr } from "../core/project.ts";
 
 export type MemoryFolderFrom = "default" | "managed settings" | "local settings" | "user settings";
 

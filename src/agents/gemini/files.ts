@@ -6,10 +6,11 @@
  * carries the sha256 of it too.
  */
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { readTextQuiet } from "../../core/fsutil.ts";
+import { realOr } from "../../core/project.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
 import { passing, requirePlainTranscript, transcriptPath } from "../files.ts";
 
@@ -20,13 +21,6 @@ export function geminiHome(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.GEMINI_CLI_HOME || env.HOME || homedir(), ".gemini");
 }
 
-function realOr(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return resolve(p);
-  }
-}
 
 /** The path below Gemini CLI's `tmp` folder, when it lies there. */
 function underTmp(path: string, env?: NodeJS.ProcessEnv): string[] | undefined {

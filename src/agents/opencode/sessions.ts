@@ -5,10 +5,11 @@
  * the database OpenCode itself uses (`OPENCODE_DB`, else its data folder's `opencode.db`) is
  * claimed: a name a cloned note's anchor carries can point nowhere else.
  */
-import { existsSync, lstatSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as v from "valibot";
 import { NotFoundError } from "../../core/errors.ts";
+import { realOr } from "../../core/project.ts";
 import { sanitize } from "../../core/redact.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
 import type { Turn } from "../../transcript/types.ts";
@@ -32,13 +33,6 @@ export function parseSessionKey(path: string, env: NodeJS.ProcessEnv = process.e
   return { db, sessionId };
 }
 
-function realOr(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return resolve(p);
-  }
-}
 
 const SessionRow = v.object({ id: SessionId, directory: v.string(), parent_id: v.nullable(v.string()) });
 
