@@ -1,4 +1,4 @@
-import { isObj } from "../transcript/entries.ts";
+import { isObj, type Obj } from "../transcript/entries.ts";
 import type { LastTurn, ToolCall, Turn, TurnItem } from "../transcript/types.ts";
 import { turnKind } from "../transcript/turn-kind.ts";
 
@@ -70,4 +70,22 @@ export function agentTurns(turns: (AgentTurn & { line: number })[], o: { promptI
     start: 0,
     end: 0,
   }));
+}
+
+/**
+ * A JSONL transcript's lines as objects, blank lines left out: a line that is not one JSON object
+ * (cut by a crash, or not JSON at all) is an empty object, which holds no turn.
+ */
+export function jsonLines(text: string): Obj[] {
+  const out: Obj[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const o = JSON.parse(line);
+      out.push(isObj(o) ? o : {});
+    } catch {
+      out.push({});
+    }
+  }
+  return out;
 }

@@ -15,7 +15,7 @@ import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
 import type { ToolCall, Turn } from "../../transcript/types.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
 import { renderAgentTurn } from "../render.ts";
-import { addAssistantText, addToolCall, agentLastTurn, agentTurns, asString as str, endedWith, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
+import { addAssistantText, addToolCall, agentLastTurn, agentTurns, asString as str, jsonLines, endedWith, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 
 export interface RolloutTurn extends AgentTurn {
   /** Codex's turn id (the hooks' `turn_id`), else `line-N` of the line that opened it. */
@@ -107,16 +107,7 @@ function readLine(o: Obj, events: boolean, items: boolean, redact: (s: string) =
 /** Parse a rollout's text. Lines that are not JSON objects (a line cut by a crash) are skipped. */
 export function parseRollout(text: string, opts: { redact?: (s: string) => string } = {}): Rollout {
   const redact = opts.redact ?? ((s: string) => s);
-  const lines: Obj[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      const o = JSON.parse(line);
-      lines.push(isObj(o) ? o : {});
-    } catch {
-      lines.push({});
-    }
-  }
+  const lines = jsonLines(text);
   const out: Rollout = { turns: [] };
   // The events say the turn as the user saw it; the model input only when there are none.
   const events = lines.some((o) => o.type === "event_msg" && isObj(o.payload) && (o.payload.type === "user_message" || (o.payload.type === "item_completed" && isObj(o.payload.item) && o.payload.item.type === "UserMessage")));

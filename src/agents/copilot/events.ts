@@ -15,13 +15,13 @@
 import { readTranscriptText } from "../files.ts";
 import { clipRedacted } from "../../core/redact.ts";
 import { oneLine } from "../../core/text.ts";
-import { isObj, type Obj } from "../../transcript/entries.ts";
+import { isObj } from "../../transcript/entries.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
 import { TurnSegmenter } from "../../transcript/turns.ts";
 import type { Turn } from "../../transcript/types.ts";
 import { renderAgentTurn } from "../render.ts";
 import { COPILOT_LABEL } from "./files.ts";
-import { addAssistantText, addToolCall, agentLastTurn, agentTurns, argsSummary, asString as str, endedWith, TOOL_OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
+import { addAssistantText, addToolCall, agentLastTurn, agentTurns, argsSummary, asString as str, jsonLines, endedWith, TOOL_OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 
 export interface EventsTurn extends AgentTurn {
   /** The user message's `interactionId`, else `line-N` of the line that opened it. */
@@ -38,20 +38,6 @@ export interface CopilotSession {
   turns: EventsTurn[];
 }
 
-function lines(text: string): Obj[] {
-  const out: Obj[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      const o = JSON.parse(line);
-      out.push(isObj(o) ? o : {});
-    } catch {
-      // A line cut by a crash, or not JSON at all: it holds no turn.
-      out.push({});
-    }
-  }
-  return out;
-}
 
 /** Parse a session's events. `redact` is applied to every text before it is kept (tool outputs before their clip). */
 export function parseEvents(text: string, opts: { redact?: (s: string) => string } = {}): CopilotSession {
@@ -61,7 +47,7 @@ export function parseEvents(text: string, opts: { redact?: (s: string) => string
   const add = (t?: EventsTurn) => t && out.turns.push(t);
   // The last model call of the open turn asked for tools: its turn_end does not end the turn.
   let askedTools = false;
-  lines(text).forEach((o, i) => {
+  jsonLines(text).forEach((o, i) => {
     const d = isObj(o.data) ? o.data : {};
     switch (o.type) {
       case "session.start": {
