@@ -147,6 +147,19 @@ describe("other agents' transcripts in the conversation index", () => {
     expect(find("three tests pass", { agent: "opencode" })[0]?.archivedAt).toBeUndefined();
   });
 
+  test("a FIFO named like a rollout or a chat, and a FIFO in place of OpenCode's database, are never opened", async () => {
+    const day = join(home, ".codex", "sessions", "2026", "11", "26");
+    const fifos = [join(day, "rollout-2026-11-26T14-00-00-fifo.jsonl"), join(home, ".gemini", "tmp", "proj", "chats", "session-fifo.jsonl")];
+    const db = join(home, ".local", "share", "opencode", "opencode.db");
+    rmSync(db);
+    for (const f of [...fifos, db]) expect(Bun.spawnSync(["mkfifo", f]).exitCode).toBe(0);
+    // A read of any of them would block this test until its timeout.
+    const r = await update();
+    expect(r.errors.map((e) => e.path)).toEqual(["opencode"]);
+    expect(find("Zanzibar scheduler", { agent: "codex" }).map((h) => h.path)).toContain(rollout);
+    expect(find("marmalade", { agent: "gemini" }).length).toBeGreaterThan(0);
+  });
+
   test("a transcript too large to read whole is refused with one line before it is read; the others are still indexed", async () => {
     const huge = join(home, ".codex", "sessions", "2026", "11", "26", "rollout-2026-11-26T13-00-00-huge.jsonl");
     writeFileSync(huge, readFileSync(rollout, "utf8"));
