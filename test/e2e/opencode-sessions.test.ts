@@ -6,6 +6,7 @@
  * test/e2e/real-opencode.test.ts; this database is shaped like its 1.18.33 one.)
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempProject, type Project } from "../helpers/cli.ts";
@@ -58,6 +59,22 @@ describe("OpenCode sessions", () => {
     const missing = await p.ms(["transcript", `${db}#ses_nope`]);
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain("no OpenCode session ses_nope");
+  });
+
+  test("a session of another project (a planted note's anchor could name one) is refused unless --all-projects", async () => {
+    const other = join(p.home, "elsewhere");
+    const db2 = new Database(db);
+    db2.run("UPDATE session SET directory = ? WHERE id = 'ses_1'", [other]);
+    db2.close();
+    const refused = await p.ms(["transcript", key, "--turn", "msg_u1"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("another project's session");
+    expect(refused.stdout).not.toContain("three tests");
+    const all = await p.ms(["transcript", key, "--turn", "msg_u1", "--all-projects"]);
+    expect(all.code).toBe(0);
+    expect(all.stdout).toContain("All three tests pass.");
+    // import leaves it alone too.
+    expect((await p.ms(["import", "--dry-run"])).stdout).not.toContain("Would import 2 turns");
   });
 
   test("recall finds the turn in notes and conversations as one result, and points at the session", async () => {
