@@ -277,6 +277,7 @@ describe("memsearch with the real Claude Code", () => {
   }, SCENARIO_MS + 180_000);
 
   test("layer 1: a CLAUDE.md and a Claude Code memory file the real client writes in a session are found by `memsearch search` in the next one, labelled curated", async () => {
+    await scenario();
     const claudeMd = join(project, "CLAUDE.md");
     const memoryFile = join(home, ".claude", "projects", projectSlug(project), "memory", "release-train.md");
     const write = async (prompt: string, match: string, file_path: string, content: string) => {
@@ -300,9 +301,12 @@ describe("memsearch with the real Claude Code", () => {
     expect(memHits.find((h) => h.kind === "curated")).toMatchObject({ source: memoryFile, from_repository: false });
     turns.push({ session: "tool", codeword: "", prompt: "", reply: "" });
     await allNoted();
-  }, 300_000);
+  }, SCENARIO_MS + 300_000);
 
   test("a plan from a real plan-mode session (plan file written, ExitPlanMode approved in its dialog) is a session-table hit of `memsearch recall --raw`, naming the session and the plan file", async () => {
+    // After the scenario, as every test here: run first, its session would be one more transcript
+    // and its turn one more under the scenario's counts.
+    await scenario();
     const plan = "# Thumbnail worker plan\n\nzq-plan-7: migrate the thumbnail worker to SQS in two phases, the resize consumers first.";
     const prompt = "Plan how the thumbnail worker moves off the old broker.";
     // What a model in plan mode does: write the plan file its plan_mode reminder names (the one
@@ -369,7 +373,7 @@ describe("memsearch with the real Claude Code", () => {
     expect(text.stdout).toContain(`Plan [session table] of session ${sessionId}: Thumbnail worker plan`);
     expect(text.stdout).toContain(`plan file: ${planFile}`);
     await allNoted();
-  }, 300_000);
+  }, SCENARIO_MS + 300_000);
 
   test("`memsearch recall --raw` through the Bash tool: a turn of an earlier session comes back as its note and its own messages, one result", async () => {
     await scenario();
