@@ -1,8 +1,7 @@
-import { createHash } from "node:crypto";
 import { closeSync, constants as fsConstants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { StorageError } from "./errors.ts";
-import { oneLine } from "./text.ts";
+import { oneLine, sha256Hex } from "./text.ts";
 
 /**
  * Write a file so that readers see the old content or the new, never a torn one:
@@ -171,7 +170,7 @@ export function mtimeOf(path: string): number {
 export function safeName(id: string): string {
   const clean = id.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_");
   if (clean.length <= 80) return clean || "unknown";
-  return `${clean.slice(0, 40)}-${createHash("sha256").update(id).digest("hex").slice(0, 16)}`;
+  return `${clean.slice(0, 40)}-${sha256Hex(id).slice(0, 16)}`;
 }
 
 /** Whether `p` is a folder (false when it cannot be looked at). */

@@ -111,3 +111,12 @@ export function localMinute(at: Date | number): string {
   const p = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
 }
+
+/**
+ * The SHA-256 of `data` in hex. Bun's hasher, not node:crypto's createHash (the same digest):
+ * loading node:crypto brings Node's streams with it, milliseconds every hook and command paid
+ * at start-up for a hash of a few bytes.
+ */
+export function sha256Hex(data: string | Uint8Array): string {
+  return new Bun.CryptoHasher("sha256").update(data).digest("hex");
+}

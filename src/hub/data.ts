@@ -7,7 +7,6 @@
  */
 import { projectTranscripts, transcriptAgent, transcriptSources } from "../agents/registry.ts";
 import type { AgentAdapter } from "../agents/types.ts";
-import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
@@ -37,7 +36,7 @@ import { readModelCalls } from "../memory/ledger.ts";
 import { costReport, formatUsd, type CostRow } from "../memory/prices.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import type { Turn, TurnItem } from "../transcript/types.ts";
-import { clip } from "../core/text.ts";
+import { clip, sha256Hex } from "../core/text.ts";
 import type { CostRowView, CostsPage, CuratedCard, CuratedView, DayPage, ForgetDone, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, PromptReceived, SearchHit, SearchPage, SessionsPage, TimelinePage, TurnCounts, TurnsView, TurnView } from "./types.ts";
 
 export interface HubOptions {
@@ -79,7 +78,7 @@ const FIRST_WORDS_CHARS = 120;
 const redact = (text: string, max: number) => clipRedacted(text, max);
 
 export function projectId(root: string, dataDir: string): string {
-  return createHash("sha256").update(`${root}\0${dataDir}`).digest("hex").slice(0, 12);
+  return sha256Hex(`${root}\0${dataDir}`).slice(0, 12);
 }
 
 export class HubData {
@@ -99,7 +98,7 @@ export class HubData {
     this.scope = scope;
     this.list = list;
     this.env = env;
-    this.key = scope === "all" ? "all" : `p-${createHash("sha256").update(list[0]!.dataDir).digest("hex").slice(0, 16)}`;
+    this.key = scope === "all" ? "all" : `p-${sha256Hex(list[0]!.dataDir).slice(0, 16)}`;
   }
 
   /** The projects in view: the current one, and with allProjects every one in the registry. */

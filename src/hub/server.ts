@@ -3,7 +3,6 @@
  * the page's files from the binary itself. A running hub is recorded in `~/.memsearch/hub/` so a
  * second `memsearch hub` for the same data finds it and reuses it instead of starting another.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
 import { fchmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
@@ -61,7 +60,9 @@ function stateFile(key: string, env = process.env): string {
 function sameSecret(given: string, token: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+  // Bun's Web Crypto has node:crypto's constant-time compare; importing node:crypto here put it
+  // (hoisted into the one bundle) in the start-up of every command and hook.
+  return a.length === b.length && crypto.timingSafeEqual(a, b);
 }
 
 /**
@@ -103,7 +104,7 @@ interface StartedHub {
 
 /** Listen on 127.0.0.1 (a free port unless one is given) and serve `data`. */
 function startServer(data: HubData, opts: { port?: number } = {}): StartedHub {
-  const token = randomBytes(24).toString("base64url");
+  const token = Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url");
   let port = 0;
   let server: ReturnType<typeof Bun.serve>;
   try {

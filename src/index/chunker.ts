@@ -6,10 +6,9 @@
  * identities stay comparable. Unlike it, headings come from marked's block lexer, so a
  * `#` line inside a code fence, list or blockquote does not start a section.
  */
-import { createHash } from "node:crypto";
 import { Lexer, Tokenizer, type Token, type Tokens } from "marked";
 import { UsageError } from "../core/errors.ts";
-import { oneLine } from "../core/text.ts";
+import { oneLine, sha256Hex } from "../core/text.ts";
 import type { Chunk } from "./types.ts";
 
 export interface ChunkOptions {
@@ -415,7 +414,7 @@ class ChunkList {
 // Small helpers
 
 function sha256Hex16(s: string): string {
-  return createHash("sha256").update(s, "utf8").digest("hex").slice(0, 16);
+  return sha256Hex(s).slice(0, 16);
 }
 
 /** \r\n and lone \r become \n (marked does the same), and a leading BOM goes. */

@@ -10,7 +10,6 @@
  * A turn file is deleted only after its note is in the journal. Everything written here is
  * redacted first: these files live in the project like the notes.
  */
-import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import * as v from "valibot";
@@ -18,7 +17,7 @@ import { dataFiles } from "../core/project.ts";
 import { atomicWrite, isRegularFile, mtimeOf, safeName } from "../core/fsutil.ts";
 import { readJsonFile } from "../core/json-file.ts";
 import { isAlive } from "../core/processes.ts";
-import { clip } from "../core/text.ts";
+import { clip, sha256Hex } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
 import type { TurnKind } from "../transcript/turn-kind.ts";
 
@@ -213,7 +212,7 @@ export function sweepTempFiles(dataDir: string, now = Date.now()): number {
 
 /** Write a turn to the queue and return its file. A Stop fired twice for one prompt updates the entry. */
 export function enqueueTurn(dataDir: string, turn: PendingTurn): string {
-  const promptId = turn.promptId ?? `t${createHash("sha256").update(`${turn.stoppedAt}\n${turn.lastAssistantMessage ?? ""}`).digest("hex").slice(0, 16)}`;
+  const promptId = turn.promptId ?? `t${sha256Hex(`${turn.stoppedAt}\n${turn.lastAssistantMessage ?? ""}`).slice(0, 16)}`;
   const file = join(pendingDir(dataDir), `${keyOf(turn.sessionId, promptId)}.json`);
   const clean: PendingTurn = {
     ...turn,

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../core/text.ts";
 import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,7 +24,7 @@ export type WatchInfo = v.InferOutput<typeof WatchInfoShape>;
  * lives in a per-user temp folder named by a hash of the data folder.
  */
 export function socketPath(dataDir: string): string {
-  const id = createHash("sha256").update(dataDir).digest("hex").slice(0, 16);
+  const id = sha256Hex(dataDir).slice(0, 16);
   if (process.platform === "win32") return `\\\\.\\pipe\\memsearch-${id}`;
   const uid = typeof process.getuid === "function" ? process.getuid() : "u";
   return join(tmpdir(), `memsearch-${uid}`, `${id}.sock`);

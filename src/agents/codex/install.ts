@@ -5,7 +5,7 @@
  * trusted: the entry is `[hooks.state."<hooks.json>:<event>:<group>:<handler>"]` with
  * `trusted_hash = "sha256:<hex of the handler's canonical JSON>"` (trustHash).
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../core/text.ts";
 import { lstatSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -67,7 +67,7 @@ function canonical(v: unknown): string {
 /** The hash Codex compares a hook against (0.169; verified by the real-client suite). */
 export function trustHash(snake: string, h: Handler): string {
   const doc = { event_name: snake, hooks: [{ async: false, command: h.command, timeout: h.timeout, type: "command" }] };
-  return `sha256:${createHash("sha256").update(canonical(doc)).digest("hex")}`;
+  return `sha256:${sha256Hex(canonical(doc))}`;
 }
 
 const HooksFile = v.looseObject({ hooks: v.optional(v.record(v.string(), v.array(v.unknown()))) });

@@ -5,7 +5,7 @@
  * writes the folder a project slot belongs to in `<slot>/.project_root`; the chat's first line
  * carries the sha256 of it too.
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../core/text.ts";
 import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -54,7 +54,7 @@ function ofProject(path: string, slot: string, root: string): boolean {
   if (recorded && isAbsolute(recorded)) return sameProject(projectOfCwd(recorded), root);
   try {
     const hash = JSON.parse(firstLine(path))?.projectHash;
-    return typeof hash === "string" && hash === createHash("sha256").update(root).digest("hex");
+    return typeof hash === "string" && hash === sha256Hex(root);
   } catch {
     return false;
   }
