@@ -25,6 +25,7 @@ import { IndexDamagedError, MemsearchError, NotFoundError } from "../core/errors
 import { atomicWrite, openOwnFile, writeAt } from "../core/fsutil.ts";
 import { isAlive } from "../core/processes.ts";
 import { INDEX_FILE } from "../core/project.ts";
+import { rowsFor } from "./vector-kernel.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 // Named with the project's other files; imported from here too, with the format it names.
@@ -635,9 +636,9 @@ function reopenWritten(path: string, written: { dev: number; ino: number }, size
 
 /**
  * The vector block and its layout. In a current-version file both parts are checked against
- * their CRC-32 first. The block is read straight into its own Float32Array, so no serialized
- * bytes stay alive behind it; with `spareRows`, that array has room for that many more rows
- * after the file's (zeros, which cost no memory until written).
+ * their CRC-32 first. The block is read straight into the memory the vector scan runs in
+ * (vector-kernel.ts), so no serialized bytes stay alive behind it; with `spareRows`, it has room
+ * for that many more rows after the file's (zeros, which cost no memory until written).
  */
 export function readVectorPart(file: IndexFile, spareRows = 0): { layout: Layout; block: Float32Array } {
   const { head, fd } = file;
@@ -646,7 +647,7 @@ export function readVectorPart(file: IndexFile, spareRows = 0): { layout: Layout
   if (wrongSize) throw new IndexDamagedError(wrongSize);
   const dim = head.meta.dim ?? 0;
   const layout = readLayout(file, true);
-  const block = new Float32Array((head.vectorCount + (dim ? spareRows : 0)) * dim);
+  const block = rowsFor(dim, head.vectorCount + (dim ? spareRows : 0));
   const blockBytes = new Uint8Array(block.buffer, 0, head.vectorCount * dim * 4);
   readExactly(fd, blockBytes, blockStart(file));
   if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));

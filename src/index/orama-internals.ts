@@ -134,6 +134,18 @@ export function internalIds(db: AnyOrama): Map<string, InternalId> {
 }
 
 /**
+ * The internal ids a where clause leaves, as Orama's own searches compute them (its index
+ * component's searchByWhereClause), for a search Store runs itself (the vector block's nearest).
+ */
+export function whereIds(db: AnyOrama, where: Record<string, unknown>): Set<InternalId> {
+  const component = objectAt<Pick<typeof oramaIndex, "searchByWhereClause">>(db, "index", "db");
+  methodsAt(component, "db.index", "searchByWhereClause");
+  const ids = component.searchByWhereClause(indexOf(db), db.tokenizer, where as never, "english");
+  if (!(ids instanceof Set)) throw shapeError("db.index.searchByWhereClause()", "a Set of internal ids");
+  return ids as Set<InternalId>;
+}
+
+/**
  * Check every internal Store uses and keep the typed references. Call again whenever Orama
  * replaces the objects (load() does).
  */

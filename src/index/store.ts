@@ -27,7 +27,7 @@ import {
 export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
 import { createTokenizer } from "./tokenizer.ts";
 import { compactIndex } from "./compact-index.ts";
-import { bindOrama, indexShape, loadState, replaceVectorNode, saveState, type BoundOrama, type SavedState } from "./orama-internals.ts";
+import { bindOrama, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
 import { VectorBlock } from "./vector-block.ts";
 import type { StoredChunk } from "./types.ts";
 
@@ -550,22 +550,23 @@ export class Store {
     return [found.reduce((a, b) => (counts.get(a)! <= counts.get(b)! ? a : b))];
   }
 
-  /** Vector candidates above `similarity`. */
+  /**
+   * Vector candidates above `similarity`: what Orama's vector search answers (the same hits, in
+   * its order), taken from the block's `nearest` instead, which keeps the best `limit` as it
+   * scans where Orama made a pair per vector and sorted them all.
+   */
   searchVector(vector: Float32Array, limit: number, similarity: number, sourcePrefix?: string): Hit[] {
-    if (this.vectorsIgnored || !this.meta.dim || vector.length !== this.meta.dim) return [];
+    const node = this.o.vectors;
+    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return [];
     const where = this.whereSource(sourcePrefix);
     if (where === null) return [];
-    // Orama's search parameters are typed from the literal schema createDb could not give it.
-    const res = search(this.db, {
-      mode: "vector",
-      vector: { value: vector, property: "embedding" },
-      similarity,
-      limit,
-      includeVectors: false,
-      ...(where ? { where } : {}),
-    } as never) as Results<Doc>;
+    const docs = this.docs();
     const lengths = this.o.text.lengths;
-    return res.hits.map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: 0, cosine: h.score, length: lengths[this.internalId(h.id)!] }));
+    const only = where ? whereIds(this.db, where) : undefined;
+    return node.nearest(vector, limit, similarity, only).flatMap(([id, cosine]) => {
+      const d = docs[id];
+      return d ? [{ chunk: toChunk(d), bm25: 0, cosine, length: lengths[id] }] : [];
+    });
   }
 
   /**

@@ -8,10 +8,13 @@
  * for more rows), so a load makes no object per vector. A removed row becomes a hole, skipped by
  * the scan, so the rows keep their order (a Map's: a re-added id goes last); holes are squeezed
  * out, in place, when they are a quarter of the block, and rows are appended into the room left.
- * The block is copied into a larger one only when that room is used up: a copy holds the old and
- * the new block at once, which after a load doubled the watch process's vector memory on the
- * first new turn.
+ * The block lives in a WebAssembly memory (vector-kernel.ts), where the scan runs four
+ * multiply-adds at a time with the same sums to the bit, and where more room is made in place:
+ * a copy into a larger block held the old and the new one at once, which after a load doubled
+ * the watch process's vector memory on the first new turn. Where WebAssembly is refused, the
+ * block is a plain array and the scan the JS loop below.
  */
+import { RowMemory } from "./vector-kernel.ts";
 
 type InternalId = number;
 
@@ -29,6 +32,8 @@ export class VectorBlock {
   /** The dimension (named as Orama's VectorIndex names it). */
   readonly size: number;
   private data: Float32Array;
+  /** The memory `data` is a view of, and its kernel; undefined for a plain array. */
+  private mem: RowMemory | undefined;
   private mags: Float64Array;
   /** Row → internal id, 0 for a hole. */
   private ids: Uint32Array;
@@ -40,7 +45,8 @@ export class VectorBlock {
 
   constructor(dim: number, capacity = 16) {
     this.size = dim;
-    this.data = new Float32Array(capacity * dim);
+    this.mem = RowMemory.create(dim, capacity);
+    this.data = this.mem?.rows ?? new Float32Array(capacity * dim);
     this.mags = new Float64Array(capacity);
     this.ids = new Uint32Array(capacity);
     this.rowOf = new Uint32Array(capacity + 1);
@@ -48,15 +54,18 @@ export class VectorBlock {
 
   /**
    * A block over vectors already laid out as rows (the index file's block): `ids[i]` and
-   * `mags[i]` go with row i. The array is taken as it is, not copied; rows past the ids are the
-   * room new vectors go into (never written, a fresh array's zero pages cost no memory until then).
+   * `mags[i]` go with row i. Rows made by `rowsFor` are taken as they are, not copied; rows past
+   * the ids are the room new vectors go into (never written, fresh zero pages cost no memory
+   * until then). Any other array is copied into a memory of the kernel's.
    */
   static fromRows(dim: number, block: Float32Array, ids: ArrayLike<number>, mags: ArrayLike<number>): VectorBlock {
     const n = ids.length;
     if (block.length < n * dim || block.length % dim !== 0 || mags.length !== n) throw new Error("the vector block does not match its ids");
     const capacity = block.length / dim;
     const b = new VectorBlock(dim, 0);
-    b.data = block;
+    b.mem = RowMemory.of(block) ?? RowMemory.create(dim, capacity);
+    if (b.mem && b.mem.rows !== block) b.mem.rows.set(block);
+    b.data = b.mem?.rows ?? block;
     b.mags = new Float64Array(capacity);
     b.mags.set(mags);
     b.ids = new Uint32Array(capacity);
@@ -99,15 +108,18 @@ export class VectorBlock {
 
   /** Orama's add: a new id goes last; an id already held keeps its row (as Map.set keeps its place). */
   add(id: InternalId, value: Float32Array | number[]): void {
-    const v = value instanceof Float32Array ? value : new Float32Array(value);
+    let v = value instanceof Float32Array ? value : new Float32Array(value);
     // Orama checks a document's vector against the schema; one added directly is checked here.
     if (v.length !== this.size) throw new Error(`a vector of ${v.length} dimensions in an index of ${this.size}`);
     let r: number;
     if (this.has(id)) r = this.rowOf[id]! - 1;
     else {
-      // `v` may be a view of this block: a squeeze only moves rows down and leaves the rows past
-      // the last one as they were, and growing copies into a new block, so it stays readable.
-      if (this.rows === this.ids.length) this.grow();
+      if (this.rows === this.ids.length) {
+        // `v` may be a view of this block: growing the memory in place detaches the old views
+        // (a squeeze only moves rows down and leaves the rows past the last one as they were).
+        if (v.buffer === this.data.buffer) v = v.slice();
+        this.grow();
+      }
       r = this.rows++;
       this.live++;
       if (id >= this.rowOf.length) {
@@ -179,21 +191,64 @@ export class VectorBlock {
     const qMag = magnitude(q, this.size);
     const out: Similar[] = [];
     if (whereFiltersIDs) {
+      const dot = this.dotWith(q);
       for (const id of whereFiltersIDs) {
         if (!this.has(id)) continue;
         const r = this.rowOf[id]! - 1;
-        const cos = this.dot(q, r) / (qMag * this.mags[r]!);
+        const cos = dot(r) / (qMag * this.mags[r]!);
         if (cos >= similarity) out.push([id, cos]);
       }
       return out;
     }
+    const dots = this.allDots(q);
     for (let r = 0; r < this.rows; r++) {
       const id = this.ids[r]!;
       if (id === 0) continue;
-      const cos = this.dot(q, r) / (qMag * this.mags[r]!);
+      const cos = dots[r]! / (qMag * this.mags[r]!);
       if (cos >= similarity) out.push([id, cos]);
     }
     return out;
+  }
+
+  /**
+   * What Orama's vector search keeps of `find`: the `limit` best at or above `similarity`, in
+   * its order (cosine descending, then internal id), without a pair per vector and a sort of
+   * them all. `only`: the ids a filter left.
+   */
+  nearest(query: Float32Array, limit: number, similarity: number, only?: Iterable<InternalId>): Similar[] {
+    if (limit <= 0) return [];
+    const qMag = magnitude(query, this.size);
+    const best: Similar[] = [];
+    // Orama's sortTokenScorePredicate: is [id, cos] ahead of the k-th kept?
+    const ahead = (id: InternalId, cos: number, k: Similar) => cos > k[1] || (cos === k[1] && id < k[0]);
+    const consider = (id: InternalId, cos: number) => {
+      if (!(cos >= similarity)) return;
+      if (best.length === limit && !ahead(id, cos, best[limit - 1]!)) return;
+      let lo = 0;
+      let hi = best.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (ahead(id, cos, best[mid]!)) hi = mid;
+        else lo = mid + 1;
+      }
+      best.splice(lo, 0, [id, cos]);
+      if (best.length > limit) best.pop();
+    };
+    if (only) {
+      const dot = this.dotWith(query);
+      for (const id of only) {
+        if (!this.has(id)) continue;
+        const r = this.rowOf[id]! - 1;
+        consider(id, dot(r) / (qMag * this.mags[r]!));
+      }
+      return best;
+    }
+    const dots = this.allDots(query);
+    for (let r = 0; r < this.rows; r++) {
+      const id = this.ids[r]!;
+      if (id !== 0) consider(id, dots[r]! / (qMag * this.mags[r]!));
+    }
+    return best;
   }
 
   /**
@@ -205,10 +260,36 @@ export class VectorBlock {
     const out = new Float64Array(Math.ceil(this.live / step));
     let seen = 0;
     let k = 0;
-    for (let r = 0; r < this.rows; r++) if (this.ids[r] && seen++ % step === 0) out[k++] = this.dot(query, r) / (qMag * this.mags[r]!);
+    if (step === 1) {
+      const dots = this.allDots(query);
+      for (let r = 0; r < this.rows; r++) if (this.ids[r]) out[k++] = dots[r]! / (qMag * this.mags[r]!);
+      return out.subarray(0, k);
+    }
+    const dot = this.dotWith(query);
+    for (let r = 0; r < this.rows; r++) if (this.ids[r] && seen++ % step === 0) out[k++] = dot(r) / (qMag * this.mags[r]!);
     return out.subarray(0, k);
   }
 
+  /** The dot product of `q` with every row (holes included), by row: the kernel's, or the JS loop's. */
+  private allDots(q: Float32Array): ArrayLike<number> {
+    if (this.mem) {
+      this.mem.query(q);
+      return this.mem.dots(0, this.rows);
+    }
+    const out = new Float64Array(this.rows);
+    for (let r = 0; r < this.rows; r++) if (this.ids[r]) out[r] = this.dot(q, r);
+    return out;
+  }
+
+  /** The dot product of `q` with one row at a time (for a few rows, or rows not in a run). */
+  private dotWith(q: Float32Array): (r: number) => number {
+    const mem = this.mem;
+    if (!mem) return (r) => this.dot(q, r);
+    mem.query(q);
+    return (r) => mem.dot(r);
+  }
+
+  /** The JS loop: the sums the kernel matches to the bit (vector-kernel.ts). */
   private dot(q: Float32Array, r: number): number {
     const n = this.size;
     const v = this.data;
@@ -235,15 +316,19 @@ export class VectorBlock {
       this.squeeze();
       if (this.rows < this.ids.length) return;
     }
-    // A full block is copied into a larger one; this is the one copy left.
     const capacity = Math.max(16, Math.ceil(this.ids.length * 1.5));
-    const data = new Float32Array(capacity * this.size);
-    data.set(this.data.subarray(0, this.rows * this.size));
+    if (this.mem?.grow(capacity)) this.data = this.mem.rows;
+    else {
+      // A plain array (or a memory that cannot grow that far) is copied into a larger one.
+      this.mem = undefined;
+      const data = new Float32Array(capacity * this.size);
+      data.set(this.data.subarray(0, this.rows * this.size));
+      this.data = data;
+    }
     const mags = new Float64Array(capacity);
     mags.set(this.mags.subarray(0, this.rows));
     const ids = new Uint32Array(capacity);
     ids.set(this.ids.subarray(0, this.rows));
-    this.data = data;
     this.mags = mags;
     this.ids = ids;
   }
