@@ -51,6 +51,21 @@ export function rssMethod(): string {
   return hasGnuTime ? "GNU time %M (ru_maxrss)" : "polled /proc/<pid>/status VmHWM";
 }
 
+/**
+ * What a live process holds now, KiB: resident in all, its private (anonymous) pages, and the
+ * pages of files it maps (the binary's, mostly: one copy in the page cache for every process).
+ */
+export function residentKiB(pid: number): { rss: number; anon: number; file: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+    const out = { rss: field("VmRSS"), anon: field("RssAnon"), file: field("RssFile") };
+    return Object.values(out).every(Number.isFinite) ? out : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** VmHWM (peak RSS) of a live process, KiB. */
 export function vmHwmKiB(pid: number): number | undefined {
   try {

@@ -84,6 +84,8 @@ export function scaleSummary(s: ScaleResult): string {
   ];
   if (s.watchReadyMs !== undefined) {
     parts.push(`watch ready in ${(s.watchReadyMs / 1000).toFixed(2)} s; watch peak RSS ${fmtMiB(s.watchLoadedRssMiB)} MiB once loaded, ${fmtMiB(s.watchRssMiB)} MiB after re-indexing new turns`);
+    const r = s.watchResidentMiB;
+    if (r) parts.push(`resident at the end ${fmtMiB(r.rss)} MiB: ${fmtMiB(r.anon)} MiB its own, ${fmtMiB(r.file)} MiB of mapped files (the binary's pages, one copy for every memsearch process)`);
   }
   return parts.join(" · ");
 }

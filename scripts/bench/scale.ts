@@ -41,6 +41,8 @@ export interface ScaleResult {
   /** Watch peak RSS once the index is loaded, and at the end (after re-indexing new turns). */
   watchLoadedRssMiB?: number;
   watchRssMiB?: number;
+  /** What the watch holds at the end of the warm runs (not its peak): private pages and mapped files' pages. */
+  watchResidentMiB?: { rss: number; anon: number; file: number };
   /** In-process step timings from profile.ts (cold open, search, build). */
   profile?: Record<string, Record<string, number>>;
   /** Bun's CPU profile of one cold and one warm `memsearch search`. */
@@ -293,6 +295,7 @@ async function warmPhase(ctx: Ctx, result: ScaleResult, fixtures: string): Promi
     result.cpu.warm = await cpuProfile([env.bin, "search", env.queries[0]!, "-j"], { cwd: root, env: cmdEnv });
     await warmRuns(ctx, watch, fixtures);
     result.watchRssMiB = watch.peakRssMiB();
+    result.watchResidentMiB = watch.residentMiB();
     // The last session leaves: SessionEnd stops the watch process (its budget includes that wait).
     add(await series("hook session-end, last session (stops watch)", 1, (_i, rss) => hook("session-end", { session_id: "keeper" }, rss), hookCheck, true));
     // The watch acknowledges at once and then saves what it deferred; time until it is gone.

@@ -7,7 +7,7 @@ import { askWatch } from "../../src/watch/client.ts";
 import type { WatchRequest } from "../../src/watch/protocol.ts";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { vmHwmKiB } from "./proc.ts";
+import { residentKiB, vmHwmKiB } from "./proc.ts";
 
 const READY = /Watching \d+ path/;
 
@@ -70,6 +70,12 @@ export class WatchProcess {
   peakRssMiB(): number | undefined {
     const kib = this.proc ? vmHwmKiB(this.proc.pid) : undefined;
     return kib === undefined ? undefined : kib / 1024;
+  }
+
+  /** Resident now, MiB: in all, private, and file pages (shared with every process mapping the same files). */
+  residentMiB(): { rss: number; anon: number; file: number } | undefined {
+    const kib = this.proc ? residentKiB(this.proc.pid) : undefined;
+    return kib && { rss: kib.rss / 1024, anon: kib.anon / 1024, file: kib.file / 1024 };
   }
 
   /** Wait for the process to leave (SessionEnd asks it to); kill it if it does not. */

@@ -34,6 +34,8 @@ export interface HealOptions {
   buildMissing?: boolean;
   /** Claude Code's curated files to (re)build with, when the caller knows them (the watch process). */
   curated?: string[];
+  /** Load for the lowest peak memory rather than the quickest load (Store.open's `lowPeak`: the watch process). */
+  lowPeak?: boolean;
 }
 
 export interface Healed {
@@ -59,7 +61,7 @@ export interface Healed {
 export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promise<Healed> {
   const { indexDir } = ctx.project;
   const model = ctx.config["embedding.model"];
-  const open = () => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild" });
+  const open = () => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak });
   const first = open();
   if (usable(first)) return asIs(first);
   if (first.missing && opts.buildMissing === false) return { store: first.store, nothingIndexed: true };

@@ -236,7 +236,12 @@ export class Store {
    * is opened for keyword search, its vectors ignored (`otherModel`).
    * Never prints; throws only what a rebuild cannot fix (the file may not be read).
    */
-  static open(indexDir: string, model: string, opts: { anyModel?: boolean } = {}): OpenResult {
+  /**
+   * `lowPeak`: collect the state's garbage before the vectors are read, so they are not read on
+   * top of it (figures in docs/BENCHMARKS.md); a few tens of milliseconds more, worth it for the
+   * watch process, whose peak is what it keeps, not for a command that exits after one search.
+   */
+  static open(indexDir: string, model: string, opts: { anyModel?: boolean; lowPeak?: boolean } = {}): OpenResult {
     const path = join(indexDir, INDEX_FILE);
     let file: IndexFile;
     try {
@@ -273,7 +278,7 @@ export class Store {
       kept = texts !== undefined;
       let decoded;
       try {
-        decoded = readIndex(file, texts);
+        decoded = readIndex(file, texts, opts.lowPeak === true);
       } catch (e) {
         texts?.close();
         throw e;
@@ -1032,7 +1037,7 @@ class UnreadableIndex extends IndexDamagedError {
  * Load an index file into Orama. The vector block comes back as one Float32Array that the
  * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
-function readIndex(file: IndexFile, texts: TextFile | undefined): { meta: StoreMeta; orama: Orama } {
+function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
   // Bound once it is loaded: load() replaces the index objects a binding would hold.
@@ -1048,6 +1053,7 @@ function readIndex(file: IndexFile, texts: TextFile | undefined): { meta: StoreM
   } catch (e) {
     broken = oneLine(e);
   }
+  if (lowPeak) Bun.gc(true);
   const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
   const cache = () => vectorsByContent(layout, block, dim);
   if (broken !== undefined) throw new UnreadableIndex(broken, cache());

@@ -105,7 +105,7 @@ export class Daemon {
   private async load(locked = false): Promise<{ store: Store; rebuilt?: Healed["rebuilt"] }> {
     const key = this.statKey();
     if (this.store && key === this.loadedStat) return { store: this.store };
-    const healed = await openOrRebuild(this.ctx, { paths: this.paths, otherModel: "rebuild", locked, buildMissing: false, ...(this.curated ? { curated: this.curated } : {}) });
+    const healed = await openOrRebuild(this.ctx, { paths: this.paths, otherModel: "rebuild", locked, buildMissing: false, lowPeak: true, ...(this.curated ? { curated: this.curated } : {}) });
     this.store = healed.store;
     this.loadedStat = healed.rebuilt ? this.statKey() : key;
     if (healed.rebuilt && healed.report) {

@@ -149,4 +149,19 @@ describe("the store's vector search", () => {
     expect(ours(30, -1, "/p/")).toEqual(orama(30, -1));
     expect(ours(30, -1, "/q/")).toEqual([]);
   });
+
+  test("a store loaded for a low peak (as the watch process loads) holds and answers what a plain load does", () => {
+    const r = rng(32);
+    const dir = mkdtempSync(join(tmpdir(), "ms-kernel-"));
+    const s = Store.empty(dir, "m", DIM);
+    const chunks = Array.from({ length: 300 }, (_, i) => chunk(`h${i}`, "/p/a.md", `note ${i}`, i + 1));
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, () => Float32Array.from({ length: DIM }, r));
+    s.save();
+    const q = Float32Array.from({ length: DIM }, r);
+    const plain = Store.open(dir, "m").store;
+    const low = Store.open(dir, "m", { lowPeak: true }).store;
+    expect(low.vectorCount).toBe(300);
+    expect(low.searchVector(q, 20, -1)).toEqual(plain.searchVector(q, 20, -1));
+    expect(low.searchText(["note"], 5)).toEqual(plain.searchText(["note"], 5));
+  });
 });
