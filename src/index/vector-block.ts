@@ -32,8 +32,8 @@ export class VectorBlock {
   /** The dimension (named as Orama's VectorIndex names it). */
   readonly size: number;
   private data: Float32Array;
-  /** The memory `data` is a view of, and its kernel; undefined for a plain array. */
-  private mem: RowMemory | undefined;
+  /** What `data` is the view of: a WebAssembly memory and its kernel, or a plain array. */
+  private mem: RowMemory;
   private mags: Float64Array;
   /** Row → internal id, 0 for a hole. */
   private ids: Uint32Array;
@@ -46,7 +46,7 @@ export class VectorBlock {
   constructor(dim: number, capacity = 16) {
     this.size = dim;
     this.mem = RowMemory.create(dim, capacity);
-    this.data = this.mem?.rows ?? new Float32Array(capacity * dim);
+    this.data = this.mem.rows;
     this.mags = new Float64Array(capacity);
     this.ids = new Uint32Array(capacity);
     this.rowOf = new Uint32Array(capacity + 1);
@@ -54,18 +54,17 @@ export class VectorBlock {
 
   /**
    * A block over vectors already laid out as rows (the index file's block): `ids[i]` and
-   * `mags[i]` go with row i. Rows made by `rowsFor` are taken as they are, not copied; rows past
-   * the ids are the room new vectors go into (never written, fresh zero pages cost no memory
-   * until then). Any other array is copied into a memory of the kernel's.
+   * `mags[i]` go with row i. The array is taken as it is, not copied (rows made by `rowsFor` are
+   * in the kernel's memory); rows past the ids are the room new vectors go into (never written,
+   * fresh zero pages cost no memory until then).
    */
   static fromRows(dim: number, block: Float32Array, ids: ArrayLike<number>, mags: ArrayLike<number>): VectorBlock {
     const n = ids.length;
     if (block.length < n * dim || block.length % dim !== 0 || mags.length !== n) throw new Error("the vector block does not match its ids");
     const capacity = block.length / dim;
     const b = new VectorBlock(dim, 0);
-    b.mem = RowMemory.of(block) ?? RowMemory.create(dim, capacity);
-    if (b.mem && b.mem.rows !== block) b.mem.rows.set(block);
-    b.data = b.mem?.rows ?? block;
+    b.mem = RowMemory.of(dim, block);
+    b.data = b.mem.rows;
     b.mags = new Float64Array(capacity);
     b.mags.set(mags);
     b.ids = new Uint32Array(capacity);
@@ -191,16 +190,15 @@ export class VectorBlock {
     const qMag = magnitude(q, this.size);
     const out: Similar[] = [];
     if (whereFiltersIDs) {
-      const dot = this.dotWith(q);
       for (const id of whereFiltersIDs) {
         if (!this.has(id)) continue;
         const r = this.rowOf[id]! - 1;
-        const cos = dot(r) / (qMag * this.mags[r]!);
+        const cos = this.mem.dot(q, r) / (qMag * this.mags[r]!);
         if (cos >= similarity) out.push([id, cos]);
       }
       return out;
     }
-    const dots = this.allDots(q);
+    const dots = this.mem.dots(q, this.rows);
     for (let r = 0; r < this.rows; r++) {
       const id = this.ids[r]!;
       if (id === 0) continue;
@@ -235,15 +233,14 @@ export class VectorBlock {
       if (best.length > limit) best.pop();
     };
     if (only) {
-      const dot = this.dotWith(query);
       for (const id of only) {
         if (!this.has(id)) continue;
         const r = this.rowOf[id]! - 1;
-        consider(id, dot(r) / (qMag * this.mags[r]!));
+        consider(id, this.mem.dot(query, r) / (qMag * this.mags[r]!));
       }
       return best;
     }
-    const dots = this.allDots(query);
+    const dots = this.mem.dots(query, this.rows);
     for (let r = 0; r < this.rows; r++) {
       const id = this.ids[r]!;
       if (id !== 0) consider(id, dots[r]! / (qMag * this.mags[r]!));
@@ -261,53 +258,12 @@ export class VectorBlock {
     let seen = 0;
     let k = 0;
     if (step === 1) {
-      const dots = this.allDots(query);
+      const dots = this.mem.dots(query, this.rows);
       for (let r = 0; r < this.rows; r++) if (this.ids[r]) out[k++] = dots[r]! / (qMag * this.mags[r]!);
       return out.subarray(0, k);
     }
-    const dot = this.dotWith(query);
-    for (let r = 0; r < this.rows; r++) if (this.ids[r] && seen++ % step === 0) out[k++] = dot(r) / (qMag * this.mags[r]!);
+    for (let r = 0; r < this.rows; r++) if (this.ids[r] && seen++ % step === 0) out[k++] = this.mem.dot(query, r) / (qMag * this.mags[r]!);
     return out.subarray(0, k);
-  }
-
-  /** The dot product of `q` with every row (holes included), by row: the kernel's, or the JS loop's. */
-  private allDots(q: Float32Array): ArrayLike<number> {
-    if (this.mem) {
-      this.mem.query(q);
-      return this.mem.dots(0, this.rows);
-    }
-    const out = new Float64Array(this.rows);
-    for (let r = 0; r < this.rows; r++) if (this.ids[r]) out[r] = this.dot(q, r);
-    return out;
-  }
-
-  /** The dot product of `q` with one row at a time (for a few rows, or rows not in a run). */
-  private dotWith(q: Float32Array): (r: number) => number {
-    const mem = this.mem;
-    if (!mem) return (r) => this.dot(q, r);
-    mem.query(q);
-    return (r) => mem.dot(r);
-  }
-
-  /** The JS loop: the sums the kernel matches to the bit (vector-kernel.ts). */
-  private dot(q: Float32Array, r: number): number {
-    const n = this.size;
-    const v = this.data;
-    const at = r * n;
-    const tail = n - (n % 4);
-    let d0 = 0;
-    let d1 = 0;
-    let d2 = 0;
-    let d3 = 0;
-    let i = 0;
-    for (; i < tail; i += 4) {
-      d0 += q[i]! * v[at + i]!;
-      d1 += q[i + 1]! * v[at + i + 1]!;
-      d2 += q[i + 2]! * v[at + i + 2]!;
-      d3 += q[i + 3]! * v[at + i + 3]!;
-    }
-    for (; i < n; i++) d0 += q[i]! * v[at + i]!;
-    return d0 + d1 + d2 + d3;
   }
 
   /** Room for more rows: holes squeezed out when there are many, else a larger block. */
@@ -317,14 +273,8 @@ export class VectorBlock {
       if (this.rows < this.ids.length) return;
     }
     const capacity = Math.max(16, Math.ceil(this.ids.length * 1.5));
-    if (this.mem?.grow(capacity)) this.data = this.mem.rows;
-    else {
-      // A plain array (or a memory that cannot grow that far) is copied into a larger one.
-      this.mem = undefined;
-      const data = new Float32Array(capacity * this.size);
-      data.set(this.data.subarray(0, this.rows * this.size));
-      this.data = data;
-    }
+    this.mem.grow(capacity);
+    this.data = this.mem.rows;
     const mags = new Float64Array(capacity);
     mags.set(this.mags.subarray(0, this.rows));
     const ids = new Uint32Array(capacity);

@@ -12,6 +12,10 @@
  * The vectors live in the module's memory: a block's rows are a Float32Array view of it, so a
  * scan copies nothing, and growing the memory keeps the rows where they are (JSC reserves the
  * address space; the engine copies nothing we can see, and no second block is ever alive).
+ *
+ * The module is assembled, compiled and instantiated only for a scan of at least KERNEL_MIN_FLOATS:
+ * in a new process JSC compiles it on first use, milliseconds a hook over a small index (which the
+ * JS loop scans in less) must not pay. Scans below that, and single rows, run the JS loop.
  */
 
 // The module, written out as its bytes: one function, `dots(qd, rows, count, rowBytes, dim, out)`.
@@ -44,81 +48,107 @@ const list = (items: number[][]) => [...uleb(items.length), ...items.flat()];
 const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...body];
 const name = (s: string) => list([...s].map((c) => [c.charCodeAt(0)]));
 
-// Locals: the six parameters, then r, p (row start), vp, qp (running pointers), end8, end4, end
-// (where the 8-wide, the 4-wide and the scalar parts of a row stop), then the two f64x2
-// accumulators (lanes d0 d1 and d2 d3) and d0 once the lanes are taken apart.
-const [QD, ROWS, COUNT, ROW_BYTES, DIM, OUT, R, P, VP, QP, END8, END4, END, ACC_A, ACC_B, D0, TMP] = Array.from({ length: 17 }, (_, i) => i);
-const get = (l: number) => [0x20, l];
-const set = (l: number) => [0x21, l];
-const tee = (l: number) => [0x22, l];
-const i32 = (n: number) => [0x41, ...sleb(n)];
-const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
-const memarg = (alignLog2: number, offset: number) => [alignLog2, ...uleb(offset)];
-const ADD = 0x6a;
-const AND = 0x71;
-const SHL = 0x74;
-const LT_U = 0x49;
-const GE_U = 0x4f;
-const v128Load = (offset: number) => simd(0x00, ...memarg(4, offset));
-const PROMOTE_LOW = simd(0x5f);
-const F64X2_MUL = simd(0xf2);
-const F64X2_ADD = simd(0xf0);
-const lane = (l: number) => simd(0x21, l);
-/** `block loop <cond: exit when true> body br 0 end end` */
-const whileNot = (exit: number[], body: number[]) => [0x02, 0x40, 0x03, 0x40, ...exit, 0x0d, 1, ...body, 0x0c, 0, 0x0b, 0x0b];
-const bump = (l: number, by: number) => [...get(l), ...i32(by), ADD, ...set(l)];
+/** The module's bytes (built on first need: the arrays cost a millisecond a process never scanning should not pay). */
+function assemble(): Uint8Array<ArrayBuffer> {
+  // Locals: the six parameters, then r, p (row start), vp, qp (running pointers), end8, end4, end
+  // (where the 8-wide, the 4-wide and the scalar parts of a row stop), then the two f64x2
+  // accumulators (lanes d0 d1 and d2 d3) and d0 once the lanes are taken apart.
+  const [QD, ROWS, COUNT, ROW_BYTES, DIM, OUT, R, P, VP, QP, END8, END4, END, ACC_A, ACC_B, D0, TMP] = Array.from({ length: 17 }, (_, i) => i);
+  const get = (l: number) => [0x20, l];
+  const set = (l: number) => [0x21, l];
+  const tee = (l: number) => [0x22, l];
+  const i32 = (n: number) => [0x41, ...sleb(n)];
+  const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
+  const memarg = (alignLog2: number, offset: number) => [alignLog2, ...uleb(offset)];
+  const ADD = 0x6a;
+  const AND = 0x71;
+  const SHL = 0x74;
+  const LT_U = 0x49;
+  const GE_U = 0x4f;
+  const v128Load = (offset: number) => simd(0x00, ...memarg(4, offset));
+  const PROMOTE_LOW = simd(0x5f);
+  const F64X2_MUL = simd(0xf2);
+  const F64X2_ADD = simd(0xf0);
+  const lane = (l: number) => simd(0x21, l);
+  /** `block loop <cond: exit when true> body br 0 end end` */
+  const whileNot = (exit: number[], body: number[]) => [0x02, 0x40, 0x03, 0x40, ...exit, 0x0d, 1, ...body, 0x0c, 0, 0x0b, 0x0b];
+  const bump = (l: number, by: number) => [...get(l), ...i32(by), ADD, ...set(l)];
 
-/** Four floats at vp + vo against the query at qp + qo: d0 d1 into ACC_A, d2 d3 into ACC_B. */
-const HIGH_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
-const four = (qo: number, vo: number) => [
-  ...get(VP), ...v128Load(vo), ...set(TMP),
-  ...get(ACC_A), ...get(QP), ...v128Load(qo), ...get(TMP), ...PROMOTE_LOW, ...F64X2_MUL, ...F64X2_ADD, ...set(ACC_A),
-  ...get(ACC_B), ...get(QP), ...v128Load(qo + 16), ...get(TMP), ...get(TMP), ...simd(0x0d, ...HIGH_HALF), ...PROMOTE_LOW, ...F64X2_MUL, ...F64X2_ADD, ...set(ACC_B),
-];
-const rowEnd = (mask: number) => [...get(P), ...get(DIM), ...i32(mask), AND, ...i32(2), SHL, ADD];
+  /** Four floats at vp + vo against the query at qp + qo: d0 d1 into ACC_A, d2 d3 into ACC_B. */
+  const HIGH_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
+  const four = (qo: number, vo: number) => [
+    ...get(VP), ...v128Load(vo), ...set(TMP),
+    ...get(ACC_A), ...get(QP), ...v128Load(qo), ...get(TMP), ...PROMOTE_LOW, ...F64X2_MUL, ...F64X2_ADD, ...set(ACC_A),
+    ...get(ACC_B), ...get(QP), ...v128Load(qo + 16), ...get(TMP), ...get(TMP), ...simd(0x0d, ...HIGH_HALF), ...PROMOTE_LOW, ...F64X2_MUL, ...F64X2_ADD, ...set(ACC_B),
+  ];
+  const rowEnd = (mask: number) => [...get(P), ...get(DIM), ...i32(mask), AND, ...i32(2), SHL, ADD];
 
-const body = [
-  ...get(ROWS), ...set(P),
-  ...whileNot([...get(R), ...get(COUNT), GE_U], [
-    ...simd(0x0c, ...new Array<number>(16).fill(0)), ...tee(ACC_A), ...set(ACC_B),
-    ...get(P), ...set(VP), ...get(QD), ...set(QP),
-    ...rowEnd(-8), ...set(END8), ...rowEnd(-4), ...set(END4), ...rowEnd(-1), ...set(END),
-    // Eight floats a step (two fours, one after the other: the lanes see the JS loop's order).
-    ...whileNot([...get(VP), ...get(END8), GE_U], [...four(0, 0), ...four(32, 16), ...bump(QP, 64), ...bump(VP, 32)]),
-    ...get(VP), ...get(END4), LT_U, 0x04, 0x40, ...four(0, 0), ...bump(QP, 32), ...bump(VP, 16), 0x0b,
-    // The JS loop adds the last dim % 4 products to d0.
-    ...get(ACC_A), ...lane(0), ...set(D0),
-    ...whileNot([...get(VP), ...get(END), GE_U], [
-      ...get(D0), ...get(QP), 0x2b, ...memarg(3, 0), ...get(VP), 0x2a, ...memarg(2, 0), 0xbb, 0xa2, 0xa0, ...set(D0),
-      ...bump(QP, 8), ...bump(VP, 4),
+  const body = [
+    ...get(ROWS), ...set(P),
+    ...whileNot([...get(R), ...get(COUNT), GE_U], [
+      ...simd(0x0c, ...new Array<number>(16).fill(0)), ...tee(ACC_A), ...set(ACC_B),
+      ...get(P), ...set(VP), ...get(QD), ...set(QP),
+      ...rowEnd(-8), ...set(END8), ...rowEnd(-4), ...set(END4), ...rowEnd(-1), ...set(END),
+      // Eight floats a step (two fours, one after the other: the lanes see the JS loop's order).
+      ...whileNot([...get(VP), ...get(END8), GE_U], [...four(0, 0), ...four(32, 16), ...bump(QP, 64), ...bump(VP, 32)]),
+      ...get(VP), ...get(END4), LT_U, 0x04, 0x40, ...four(0, 0), ...bump(QP, 32), ...bump(VP, 16), 0x0b,
+      // The JS loop adds the last dim % 4 products to d0.
+      ...get(ACC_A), ...lane(0), ...set(D0),
+      ...whileNot([...get(VP), ...get(END), GE_U], [
+        ...get(D0), ...get(QP), 0x2b, ...memarg(3, 0), ...get(VP), 0x2a, ...memarg(2, 0), 0xbb, 0xa2, 0xa0, ...set(D0),
+        ...bump(QP, 8), ...bump(VP, 4),
+      ]),
+      ...get(OUT), ...get(R), ...i32(3), SHL, ADD,
+      ...get(D0), ...get(ACC_A), ...lane(1), 0xa0, ...get(ACC_B), ...lane(0), 0xa0, ...get(ACC_B), ...lane(1), 0xa0,
+      0x39, ...memarg(3, 0),
+      ...get(P), ...get(ROW_BYTES), ADD, ...set(P),
+      ...bump(R, 1),
     ]),
-    ...get(OUT), ...get(R), ...i32(3), SHL, ADD,
-    ...get(D0), ...get(ACC_A), ...lane(1), 0xa0, ...get(ACC_B), ...lane(0), 0xa0, ...get(ACC_B), ...lane(1), 0xa0,
-    0x39, ...memarg(3, 0),
-    ...get(P), ...get(ROW_BYTES), ADD, ...set(P),
-    ...bump(R, 1),
-  ]),
-  0x0b,
-];
-const code = [...list([[7, I32], [2, V128], [1, F64], [1, V128]]), ...body];
-const MODULE = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-  ...section(1, list([[0x60, ...list([[I32], [I32], [I32], [I32], [I32], [I32]]), 0]])),
-  ...section(2, list([[...name("m"), ...name("mem"), 0x02, 0x00, 0x01]])),
-  ...section(3, list([[0]])),
-  ...section(7, list([[...name("dots"), 0x00, 0]])),
-  ...section(10, list([[...uleb(code.length), ...code]])),
-]);
+    0x0b,
+  ];
+  const code = [...list([[7, I32], [2, V128], [1, F64], [1, V128]]), ...body];
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, list([[0x60, ...list([[I32], [I32], [I32], [I32], [I32], [I32]]), 0]])),
+    ...section(2, list([[...name("m"), ...name("mem"), 0x02, 0x00, 0x01]])),
+    ...section(3, list([[0]])),
+    ...section(7, list([[...name("dots"), 0x00, 0]])),
+    ...section(10, list([[...uleb(code.length), ...code]])),
+  ]);
+}
 
 const PAGE = 65536;
 /** Past this, a memory32 cannot address it; such a block stays a plain array (and the JS loop). */
 const MAX_BYTES = 2 ** 32 - PAGE;
+/** The smallest scan (rows × dim) the kernel runs: below it the JS loop is done before the kernel is compiled. */
+export const KERNEL_MIN_FLOATS = 1 << 21;
+
+/**
+ * The JS loop: four accumulators let the CPU overlap the multiply-adds; the tail goes to the
+ * first, and the sums are added in the same order for every row. The kernel matches it to the bit.
+ */
+export function dotAt(q: Float32Array, v: Float32Array, at: number, dim: number): number {
+  const tail = dim - (dim % 4);
+  let d0 = 0;
+  let d1 = 0;
+  let d2 = 0;
+  let d3 = 0;
+  let i = 0;
+  for (; i < tail; i += 4) {
+    d0 += q[i]! * v[at + i]!;
+    d1 += q[i + 1]! * v[at + i + 1]!;
+    d2 += q[i + 2]! * v[at + i + 2]!;
+    d3 += q[i + 3]! * v[at + i + 3]!;
+  }
+  for (; i < dim; i++) d0 += q[i]! * v[at + i]!;
+  return d0 + d1 + d2 + d3;
+}
 
 let compiled: WebAssembly.Module | null | undefined;
 function kernelModule(): WebAssembly.Module | null {
   if (compiled === undefined) {
     try {
-      compiled = new WebAssembly.Module(MODULE);
+      compiled = new WebAssembly.Module(assemble());
     } catch {
       compiled = null;
     }
@@ -132,93 +162,132 @@ const owners = new WeakMap<ArrayBufferLike, RowMemory>();
 type Dots = (qd: number, rows: number, count: number, rowBytes: number, dim: number, out: number) => void;
 
 /**
- * Rows of `dim` floats in a WebAssembly memory, with room for `capacity` rows, and the scratch
- * the kernel uses after them (the query widened to f64, then an f64 per row). `rows` is the view
- * a VectorBlock keeps; `grow` makes room in place and gives a new view of the same rows.
+ * Rows of `dim` floats with room for `capacity` rows: in a WebAssembly memory, with the scratch
+ * the kernel uses after them (the query widened to f64, then an f64 per row), or, where that is
+ * refused, in a plain array scanned by the JS loop. `rows` is the view a VectorBlock keeps;
+ * `grow` makes room (in place in a memory) and gives a new view of the same rows.
  */
 export class RowMemory {
   readonly dim: number;
-  private memory: WebAssembly.Memory;
-  private kernel: Dots;
-  private capacity = 0;
-  rows = new Float32Array(0);
+  private memory: WebAssembly.Memory | undefined;
+  /** The kernel once instantiated; null when it cannot be. */
+  private kernel: Dots | null | undefined;
+  rows: Float32Array = new Float32Array(0);
   private queryAt = 0;
   private outAt = 0;
-  private widened = new Float64Array(0);
   private out = new Float64Array(0);
 
-  private constructor(dim: number, capacity: number, memory: WebAssembly.Memory, kernel: Dots) {
+  private constructor(dim: number, capacity: number, memory: WebAssembly.Memory | undefined, plain?: Float32Array) {
     this.dim = dim;
     this.memory = memory;
-    this.kernel = kernel;
-    this.place(capacity);
+    if (plain) this.rows = plain;
+    else this.place(capacity);
   }
 
-  /** Room for `capacity` rows, or undefined where WebAssembly or that much memory is refused. */
-  static create(dim: number, capacity: number): RowMemory | undefined {
-    const mod = kernelModule();
-    const bytes = bytesFor(dim, capacity);
-    if (!mod || dim <= 0 || bytes > MAX_BYTES) return undefined;
-    try {
-      const memory = new WebAssembly.Memory({ initial: Math.ceil(bytes / PAGE) });
-      const instance = new WebAssembly.Instance(mod, { m: { mem: memory } });
-      return new RowMemory(dim, capacity, memory, instance.exports.dots as Dots);
-    } catch {
-      return undefined;
-    }
+  /**
+   * Room for `capacity` rows: in a WebAssembly memory when the kernel would scan that many and
+   * one is given, else a plain array (a memory's pages cost a new process more to fill, which a
+   * hook loading a small index would pay for nothing).
+   */
+  static create(dim: number, capacity: number): RowMemory {
+    const memory = capacity * dim >= KERNEL_MIN_FLOATS ? wasmMemory(bytesFor(dim, capacity)) : undefined;
+    return memory ? new RowMemory(dim, capacity, memory) : new RowMemory(dim, capacity, undefined, new Float32Array(capacity * dim));
   }
 
-  /** The memory `rows` is the whole row view of, if it is one of these. */
-  static of(rows: Float32Array): RowMemory | undefined {
+  /** The memory `rows` is the whole row view of, if it is one of these; else a plain one over `rows` itself (not copied). */
+  static of(dim: number, rows: Float32Array): RowMemory {
     const mem = owners.get(rows.buffer);
-    return mem && mem.rows.byteOffset === rows.byteOffset && mem.rows.length === rows.length ? mem : undefined;
+    if (mem && mem.dim === dim && mem.rows.byteOffset === rows.byteOffset && mem.rows.length === rows.length) return mem;
+    return new RowMemory(dim, rows.length / dim, undefined, rows);
   }
 
-  /** Room for `capacity` rows; false (nothing changed) when the memory cannot grow that far. */
-  grow(capacity: number): boolean {
+  /** Whether the kernel has scanned these rows (instantiated and run). */
+  get kernelRan(): boolean {
+    return typeof this.kernel === "function";
+  }
+
+  /** Whether the rows are in a WebAssembly memory (the kernel may scan them). */
+  get inMemory(): boolean {
+    return this.memory !== undefined;
+  }
+
+  /**
+   * Room for `capacity` rows, the rows kept: in place in a memory; a plain array is copied into a
+   * larger one, or into a memory once the kernel would scan that many.
+   */
+  grow(capacity: number): void {
     const bytes = bytesFor(this.dim, capacity);
-    if (bytes > MAX_BYTES) return false;
-    const pages = Math.ceil(bytes / PAGE) - this.memory.buffer.byteLength / PAGE;
-    try {
-      if (pages > 0) this.memory.grow(pages);
-    } catch {
-      return false;
+    if (this.memory && bytes <= MAX_BYTES) {
+      try {
+        const pages = Math.ceil(bytes / PAGE) - this.memory.buffer.byteLength / PAGE;
+        if (pages > 0) this.memory.grow(pages);
+        // The query and the per-row sums move past the new rows; what they held was scratch.
+        this.place(capacity);
+        return;
+      } catch {}
     }
-    // The query and the per-row sums move past the new rows; what they held was scratch.
-    this.place(capacity);
-    return true;
+    const old = this.rows;
+    const memory = !this.memory && capacity * this.dim >= KERNEL_MIN_FLOATS ? wasmMemory(bytes) : undefined;
+    this.memory = memory;
+    this.kernel = undefined;
+    if (memory) this.place(capacity);
+    else this.rows = new Float32Array(capacity * this.dim);
+    this.rows.set(old.subarray(0, Math.min(old.length, this.rows.length)));
   }
 
   private place(capacity: number): void {
     const { dim, memory } = this;
-    this.capacity = capacity;
+    if (!memory) return;
     this.queryAt = queryAt(dim, capacity);
     this.outAt = this.queryAt + dim * 8;
     this.rows = new Float32Array(memory.buffer, 0, capacity * dim);
-    owners.set(memory.buffer, this);
-    this.widened = new Float64Array(memory.buffer, this.queryAt, dim);
     this.out = new Float64Array(memory.buffer, this.outAt, capacity);
-  }
-
-  /** The query the next `dots` calls use (widened to f64 once, not per row). */
-  query(q: Float32Array): void {
-    for (let i = 0; i < this.dim; i++) this.widened[i] = q[i]!;
+    owners.set(memory.buffer, this);
   }
 
   /**
-   * The dot product of the query with `count` rows from row `first` on, `step` rows apart, in
-   * the first `count` places of the array returned (valid until the next call or grow).
+   * The dot product of `query` with each of the first `count` rows, in the first `count` places
+   * of the array returned (valid until the next call or grow): the kernel's for a large scan of
+   * rows in a memory, else the JS loop's. The same numbers either way.
    */
-  dots(first: number, count: number, step = 1): Float64Array {
+  dots(query: Float32Array, count: number): Float64Array {
     const { dim } = this;
-    if (count > 0) this.kernel(this.queryAt, first * dim * 4, Math.min(count, this.capacity), step * dim * 4, dim, this.outAt);
-    return this.out;
+    const kernel = count * dim >= KERNEL_MIN_FLOATS ? this.instantiated() : null;
+    if (kernel) {
+      const widened = new Float64Array(this.memory!.buffer, this.queryAt, dim);
+      for (let i = 0; i < dim; i++) widened[i] = query[i]!;
+      kernel(this.queryAt, 0, count, dim * 4, dim, this.outAt);
+      return this.out;
+    }
+    const out = new Float64Array(count);
+    for (let r = 0; r < count; r++) out[r] = dotAt(query, this.rows, r * dim, dim);
+    return out;
   }
 
-  /** The dot product of the query with one row. */
-  dot(row: number): number {
-    this.kernel(this.queryAt, row * this.dim * 4, 1, 0, this.dim, this.outAt);
-    return this.out[0]!;
+  /** The dot product of `query` with one row (the JS loop: one row is not worth a call into the kernel). */
+  dot(query: Float32Array, row: number): number {
+    return dotAt(query, this.rows, row * this.dim, this.dim);
+  }
+
+  private instantiated(): Dots | null {
+    if (this.kernel !== undefined) return this.kernel;
+    const mod = this.memory ? kernelModule() : null;
+    try {
+      this.kernel = mod ? (new WebAssembly.Instance(mod, { m: { mem: this.memory! } }).exports.dots as Dots) : null;
+    } catch {
+      this.kernel = null;
+    }
+    return this.kernel;
+  }
+}
+
+/** A WebAssembly memory of at least `bytes`, or undefined where none is given. */
+function wasmMemory(bytes: number): WebAssembly.Memory | undefined {
+  if (bytes > MAX_BYTES || typeof WebAssembly !== "object") return undefined;
+  try {
+    return new WebAssembly.Memory({ initial: Math.ceil(bytes / PAGE) });
+  } catch {
+    return undefined;
   }
 }
 
@@ -232,8 +301,8 @@ function queryAt(dim: number, capacity: number): number {
 
 /**
  * Room for `rows` vectors of `dim` floats, to read an index file's block into: in a memory of the
- * kernel's (VectorBlock.fromRows then takes it as it is), else a plain array.
+ * kernel's where one is given (VectorBlock.fromRows then takes it as it is), else a plain array.
  */
 export function rowsFor(dim: number, rows: number): Float32Array {
-  return (dim > 0 ? RowMemory.create(dim, rows)?.rows : undefined) ?? new Float32Array(rows * dim);
+  return RowMemory.create(dim, rows).rows;
 }

@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { search, type AnyOrama } from "@orama/orama";
-import { RowMemory, rowsFor } from "../../src/index/vector-kernel.ts";
+import { KERNEL_MIN_FLOATS, RowMemory, rowsFor } from "../../src/index/vector-kernel.ts";
 import { VectorBlock } from "../../src/index/vector-block.ts";
 import { Store } from "../../src/index/store.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
@@ -44,43 +44,62 @@ function reference(q: Float32Array, v: Float32Array, at: number, dim: number): n
 
 describe("the kernel", () => {
   for (const dim of [1, 3, 4, 7, 8, 12, 13, 100, 384, 768]) {
-    test(`its sums are the JS loop's to the bit at ${dim} dimensions, every row and every third`, () => {
+    test(`its sums are the JS loop's to the bit at ${dim} dimensions, every row`, () => {
       const r = rng(dim);
-      const rows = 97;
-      const mem = RowMemory.create(dim, rows)!;
-      expect(mem).toBeDefined();
+      // Just enough rows for the kernel to take the scan.
+      const rows = Math.ceil(KERNEL_MIN_FLOATS / dim) + 3;
+      const mem = RowMemory.create(dim, rows);
+      expect(mem.inMemory).toBe(true);
       mem.rows.set(wide(r, rows * dim));
       const q = wide(r, dim);
-      mem.query(q);
-      const all = [...mem.dots(0, rows).subarray(0, rows)];
-      const mismatches = all.filter((d, k) => !Object.is(d, reference(q, mem.rows, k * dim, dim)));
-      expect(mismatches).toEqual([]);
-      const strided = [...mem.dots(2, 32, 3).subarray(0, 32)];
-      expect(strided).toEqual(Array.from({ length: 32 }, (_, k) => reference(q, mem.rows, (2 + 3 * k) * dim, dim)));
-      expect(mem.dot(rows - 1)).toBe(reference(q, mem.rows, (rows - 1) * dim, dim));
+      const all = mem.dots(q, rows).subarray(0, rows);
+      expect(mem.kernelRan).toBe(true);
+      let mismatches = 0;
+      for (let k = 0; k < rows; k++) if (!Object.is(all[k], reference(q, mem.rows, k * dim, dim))) mismatches++;
+      expect(mismatches).toBe(0);
+      expect(mem.dot(q, rows - 1)).toBe(reference(q, mem.rows, (rows - 1) * dim, dim));
     });
   }
 
-  test("growing keeps the rows where they were, and their sums", () => {
+  test("a small scan is the JS loop's, and the kernel is not compiled for it", () => {
+    const r = rng(6);
+    const mem = RowMemory.create(768, 100);
+    mem.rows.set(wide(r, 100 * 768));
+    const q = wide(r, 768);
+    expect([...mem.dots(q, 100).subarray(0, 100)]).toEqual(Array.from({ length: 100 }, (_, k) => reference(q, mem.rows, k * 768, 768)));
+    expect(mem.kernelRan).toBe(false);
+  });
+
+  test("growing keeps the rows where they were, and their sums: a memory in place, a small plain block into a memory once the kernel would scan it", () => {
     const r = rng(7);
     const dim = 768;
-    const mem = RowMemory.create(dim, 10)!;
+    const rows = Math.ceil(KERNEL_MIN_FLOATS / dim);
+    // Small: a plain array, scanned by the JS loop (no memory a new process would pay to fill).
+    const small = RowMemory.create(dim, 10);
+    expect(small.inMemory).toBe(false);
     const first = wide(r, 10 * dim);
-    mem.rows.set(first);
-    const before = mem.rows;
-    expect(mem.grow(5000)).toBe(true);
-    // The old view is detached (the memory's buffer was replaced); the new one holds the same rows.
+    small.rows.set(first);
+    small.grow(rows);
+    expect(small.inMemory).toBe(true);
+    expect([...small.rows.subarray(0, 10 * dim)]).toEqual([...first]);
+    // In a memory, more room is made in place: the old view is detached (the memory's buffer was
+    // replaced) and the new one holds the same rows.
+    const before = small.rows;
+    small.grow(rows * 2);
     expect(before.length).toBe(0);
-    expect(mem.rows.length).toBe(5000 * dim);
-    expect([...mem.rows.subarray(0, 10 * dim)]).toEqual([...first]);
+    expect(small.rows.length).toBe(rows * 2 * dim);
+    expect([...small.rows.subarray(0, 10 * dim)]).toEqual([...first]);
     const q = wide(r, dim);
-    mem.query(q);
-    expect(mem.dots(0, 10)[9]).toBe(reference(q, first, 9 * dim, dim));
-    // A block is adopted as it is only when it is a memory's whole row view.
-    expect(RowMemory.of(mem.rows)).toBe(mem);
-    expect(RowMemory.of(mem.rows.subarray(dim))).toBeUndefined();
-    expect(RowMemory.of(new Float32Array(dim))).toBeUndefined();
-    expect(RowMemory.of(rowsFor(dim, 4))).toBeDefined();
+    expect(small.dots(q, rows)[9]).toBe(reference(q, first, 9 * dim, dim));
+    expect(small.kernelRan).toBe(true);
+    // A block is adopted as it is only when it is a memory's whole row view; any other array is wrapped, not copied.
+    expect(RowMemory.of(dim, small.rows)).toBe(small);
+    const plain = new Float32Array(dim);
+    expect(RowMemory.of(dim, plain).rows).toBe(plain);
+    expect(RowMemory.of(dim, plain).inMemory).toBe(false);
+    expect(RowMemory.of(dim, small.rows.subarray(dim)).inMemory).toBe(false);
+    expect(RowMemory.of(dim, rowsFor(dim, rows)).inMemory).toBe(true);
+    expect(RowMemory.of(dim, rowsFor(dim, 4)).inMemory).toBe(false);
   });
 });
 
