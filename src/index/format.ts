@@ -636,9 +636,10 @@ function reopenWritten(path: string, written: { dev: number; ino: number }, size
 
 /**
  * The vector block and its layout. In a current-version file both parts are checked against
- * their CRC-32 first. The block is read straight into the memory the vector scan runs in
- * (vector-kernel.ts), so no serialized bytes stay alive behind it; with `spareRows`, it has room
- * for that many more rows after the file's (zeros, which cost no memory until written).
+ * their CRC-32 first. The block is read straight into the rows the vector scan reads (a plain
+ * array, or the SIMD kernel's memory for a block it scans: vector-kernel.ts), so no serialized
+ * bytes stay alive behind it; with `spareRows`, it has room for that many more rows after the
+ * file's (zeros, which cost no memory until written).
  */
 export function readVectorPart(file: IndexFile, spareRows = 0): { layout: Layout; block: Float32Array } {
   const { head, fd } = file;

@@ -235,8 +235,6 @@ export class Store {
    * holds are carried over as an embedding cache. With `anyModel`, an index of another model
    * is opened for keyword search, its vectors ignored (`otherModel`).
    * Never prints; throws only what a rebuild cannot fix (the file may not be read).
-   */
-  /**
    * `lowPeak`: collect the state's garbage before the vectors are read, so they are not read on
    * top of it (figures in docs/BENCHMARKS.md); a few tens of milliseconds more, worth it for the
    * watch process, whose peak is what it keeps, not for a command that exits after one search.

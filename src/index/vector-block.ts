@@ -8,11 +8,11 @@
  * for more rows), so a load makes no object per vector. A removed row becomes a hole, skipped by
  * the scan, so the rows keep their order (a Map's: a re-added id goes last); holes are squeezed
  * out, in place, when they are a quarter of the block, and rows are appended into the room left.
- * The block lives in a WebAssembly memory (vector-kernel.ts), where the scan runs four
- * multiply-adds at a time with the same sums to the bit, and where more room is made in place:
- * a copy into a larger block held the old and the new one at once, which after a load doubled
- * the watch process's vector memory on the first new turn. Where WebAssembly is refused, the
- * block is a plain array and the scan the JS loop below.
+ * A block large enough for the SIMD kernel lives in a WebAssembly memory (vector-kernel.ts),
+ * which scans it with the JS loop's sums to the bit and where more room is made in place: a copy
+ * into a larger block held the old and the new one at once, which after a load doubled the watch
+ * process's vector memory on the first new turn. A smaller block is a plain array, copied when it
+ * grows, and scanned by the JS loop.
  */
 import { RowMemory } from "./vector-kernel.ts";
 
@@ -182,8 +182,7 @@ export class VectorBlock {
 
   /**
    * Orama's find: the cosine of `query` with every vector (or with the ids a filter left, in
-   * their order), kept when at or above `similarity`. Four accumulators let the CPU overlap the
-   * multiply-adds; the sums are added in the same order for every row.
+   * their order), kept when at or above `similarity`.
    */
   find(query: Float32Array | number[], similarity: number, whereFiltersIDs?: Iterable<InternalId>): Similar[] {
     const q = query instanceof Float32Array ? query : new Float32Array(query);

@@ -1,21 +1,21 @@
 /**
- * The dot products of a vector search, in WebAssembly SIMD: a JS loop over 20k × 768 floats
- * is bound by one multiply-add at a time; two f64x2 lanes pairs do four.
+ * The dot products of a vector search, in WebAssembly SIMD: where the JS loop does one
+ * multiply-add at a time, the kernel does two per f64x2 instruction (figures in docs/BENCHMARKS.md).
  *
- * The sums are the JS loop's to the bit (vector-block.ts `dot`): each float is widened to f64,
- * each product is an f64 product (exact: two 24-bit mantissas fit in 53), and the four
- * accumulators of the JS loop are the four lanes here, each fed the same products in the same
- * order and added in the same order at the end ((d0 + d1) + d2) + d3. No fused multiply-add
- * (relaxed SIMD) is used: it would round differently. So a search ranks and ties exactly as
- * before, and the JS loop stays the fallback where WebAssembly is refused.
+ * The sums are the JS loop's to the bit (`dotAt` below): each float is widened to f64, each product
+ * is an f64 product (exact: two 24-bit mantissas fit in 53), and the four accumulators of the JS
+ * loop are the four lanes here, each fed the same products in the same order and added in the same
+ * order at the end ((d0 + d1) + d2) + d3. No fused multiply-add (relaxed SIMD) is used: it would
+ * round differently. So a search ranks and ties exactly as before, whichever of the two scans it.
  *
- * The vectors live in the module's memory: a block's rows are a Float32Array view of it, so a
- * scan copies nothing, and growing the memory keeps the rows where they are (JSC reserves the
- * address space; the engine copies nothing we can see, and no second block is ever alive).
+ * A block the kernel scans lives in the module's memory: its rows are a Float32Array view of it,
+ * so a scan copies nothing, and growing the memory keeps the rows where they are (JSC reserves the
+ * address space; no second block is alive while one is copied).
  *
- * The module is assembled, compiled and instantiated only for a scan of at least KERNEL_MIN_FLOATS:
- * in a new process JSC compiles it on first use, milliseconds a hook over a small index (which the
- * JS loop scans in less) must not pay. Scans below that, and single rows, run the JS loop.
+ * Only blocks of at least KERNEL_MIN_FLOATS get a memory, and the module is assembled, compiled and
+ * instantiated on the first scan that large: a new process paid milliseconds for a memory and the
+ * kernel's first call, which a hook over a small index (scanned sooner by the JS loop) must not pay.
+ * Smaller blocks, single rows, and any block where WebAssembly is refused run the JS loop.
  */
 
 // The module, written out as its bytes: one function, `dots(qd, rows, count, rowBytes, dim, out)`.
