@@ -48,31 +48,45 @@ const list = (items: number[][]) => [...uleb(items.length), ...items.flat()];
 const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...body];
 const name = (s: string) => list([...s].map((c) => [c.charCodeAt(0)]));
 
+// Instruction helpers shared by the two modules.
+const get = (l: number) => [0x20, l];
+const set = (l: number) => [0x21, l];
+const tee = (l: number) => [0x22, l];
+const i32 = (n: number) => [0x41, ...sleb(n)];
+const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
+const memarg = (alignLog2: number, offset: number) => [alignLog2, ...uleb(offset)];
+const ADD = 0x6a;
+const AND = 0x71;
+const SHL = 0x74;
+const LT_U = 0x49;
+const GE_U = 0x4f;
+/** `block loop <cond: exit when true> body br 0 end end` */
+const whileNot = (exit: number[], body: number[]) => [0x02, 0x40, 0x03, 0x40, ...exit, 0x0d, 1, ...body, 0x0c, 0, 0x0b, 0x0b];
+const bump = (l: number, by: number) => [...get(l), ...i32(by), ADD, ...set(l)];
+/** A module of one function `fn` with these i32 parameters and locals, importing its memory as m.mem. */
+function moduleOf(fn: string, params: number, locals: number[][], body: number[]): Uint8Array<ArrayBuffer> {
+  const code = [...list(locals), ...body];
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, list([[0x60, ...list(Array.from({ length: params }, () => [I32])), 0]])),
+    ...section(2, list([[...name("m"), ...name("mem"), 0x02, 0x00, 0x01]])),
+    ...section(3, list([[0]])),
+    ...section(7, list([[...name(fn), 0x00, 0]])),
+    ...section(10, list([[...uleb(code.length), ...code]])),
+  ]);
+}
+
 /** The module's bytes (built on first need: the arrays cost a millisecond a process never scanning should not pay). */
 function assemble(): Uint8Array<ArrayBuffer> {
   // Locals: the six parameters, then r, p (row start), vp, qp (running pointers), end8, end4, end
   // (where the 8-wide, the 4-wide and the scalar parts of a row stop), then the two f64x2
   // accumulators (lanes d0 d1 and d2 d3) and d0 once the lanes are taken apart.
   const [QD, ROWS, COUNT, ROW_BYTES, DIM, OUT, R, P, VP, QP, END8, END4, END, ACC_A, ACC_B, D0, TMP] = Array.from({ length: 17 }, (_, i) => i);
-  const get = (l: number) => [0x20, l];
-  const set = (l: number) => [0x21, l];
-  const tee = (l: number) => [0x22, l];
-  const i32 = (n: number) => [0x41, ...sleb(n)];
-  const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
-  const memarg = (alignLog2: number, offset: number) => [alignLog2, ...uleb(offset)];
-  const ADD = 0x6a;
-  const AND = 0x71;
-  const SHL = 0x74;
-  const LT_U = 0x49;
-  const GE_U = 0x4f;
   const v128Load = (offset: number) => simd(0x00, ...memarg(4, offset));
   const PROMOTE_LOW = simd(0x5f);
   const F64X2_MUL = simd(0xf2);
   const F64X2_ADD = simd(0xf0);
   const lane = (l: number) => simd(0x21, l);
-  /** `block loop <cond: exit when true> body br 0 end end` */
-  const whileNot = (exit: number[], body: number[]) => [0x02, 0x40, 0x03, 0x40, ...exit, 0x0d, 1, ...body, 0x0c, 0, 0x0b, 0x0b];
-  const bump = (l: number, by: number) => [...get(l), ...i32(by), ADD, ...set(l)];
 
   /** Four floats at vp + vo against the query at qp + qo: d0 d1 into ACC_A, d2 d3 into ACC_B. */
   const HIGH_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
@@ -106,15 +120,7 @@ function assemble(): Uint8Array<ArrayBuffer> {
     ]),
     0x0b,
   ];
-  const code = [...list([[7, I32], [2, V128], [1, F64], [1, V128]]), ...body];
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, list([[0x60, ...list([[I32], [I32], [I32], [I32], [I32], [I32]]), 0]])),
-    ...section(2, list([[...name("m"), ...name("mem"), 0x02, 0x00, 0x01]])),
-    ...section(3, list([[0]])),
-    ...section(7, list([[...name("dots"), 0x00, 0]])),
-    ...section(10, list([[...uleb(code.length), ...code]])),
-  ]);
+  return moduleOf("dots", 6, [[7, I32], [2, V128], [1, F64], [1, V128]], body);
 }
 
 const PAGE = 65536;
@@ -305,4 +311,164 @@ function queryAt(dim: number, capacity: number): number {
  */
 export function rowsFor(dim: number, rows: number): Float32Array {
   return RowMemory.create(dim, rows).rows;
+}
+
+/**
+ * The integer dots of a cold block's first pass (vector-block.ts): each row's int8 codes against
+ * the query's int16 codes, summed exactly in i32 lanes (the query's scale keeps every sum within
+ * an i32: quantizeQuery). `idots(qp, codes, count, stride, out)`: `count` rows of `stride` bytes
+ * (a multiple of 16, zero past the dimension) from byte `codes` on, against `stride` i16 at `qp`,
+ * each sum to i32 `out[k]`.
+ */
+function assembleCodes(): Uint8Array<ArrayBuffer> {
+  const [QP0, CODES, COUNT, STRIDE, OUT, R, P, VP, QP, END, ACC, C] = Array.from({ length: 12 }, (_, i) => i);
+  const v128Load = (offset: number) => simd(0x00, ...memarg(4, offset));
+  const EXTEND_LOW = simd(0x87);
+  const EXTEND_HIGH = simd(0x88);
+  const DOT = simd(0xba);
+  const I32X4_ADD = simd(0xae);
+  const lane = (l: number) => simd(0x1b, l);
+  const half = (extend: number[], qo: number) => [...get(ACC), ...get(C), ...extend, ...get(QP), ...v128Load(qo), ...DOT, ...I32X4_ADD, ...set(ACC)];
+  const body = [
+    ...get(CODES), ...set(P),
+    ...whileNot([...get(R), ...get(COUNT), GE_U], [
+      ...simd(0x0c, ...new Array<number>(16).fill(0)), ...set(ACC),
+      ...get(P), ...set(VP), ...get(QP0), ...set(QP),
+      ...get(P), ...get(STRIDE), ADD, ...set(END),
+      ...whileNot([...get(VP), ...get(END), GE_U], [
+        ...get(VP), ...v128Load(0), ...set(C),
+        ...half(EXTEND_LOW, 0), ...half(EXTEND_HIGH, 16),
+        ...bump(VP, 16), ...bump(QP, 32),
+      ]),
+      ...get(OUT), ...get(R), ...i32(2), SHL, ADD,
+      ...get(ACC), ...lane(0), ...get(ACC), ...lane(1), ADD, ...get(ACC), ...lane(2), ADD, ...get(ACC), ...lane(3), ADD,
+      0x36, ...memarg(2, 0),
+      ...get(P), ...get(STRIDE), ADD, ...set(P),
+      ...bump(R, 1),
+    ]),
+    0x0b,
+  ];
+  return moduleOf("idots", 5, [[5, I32], [2, V128]], body);
+}
+
+let compiledCodes: WebAssembly.Module | null | undefined;
+function codesModule(): WebAssembly.Module | null {
+  if (compiledCodes === undefined) {
+    try {
+      compiledCodes = new WebAssembly.Module(assembleCodes());
+    } catch {
+      compiledCodes = null;
+    }
+  }
+  return compiledCodes;
+}
+
+type IDots = (qp: number, codes: number, count: number, stride: number, out: number) => void;
+
+/** Bytes per row of codes: the dimension rounded up to the kernel's 16 lanes. */
+export function codeStride(dim: number): number {
+  return Math.ceil(dim / 16) * 16;
+}
+
+/**
+ * Rows of int8 codes (`stride` bytes each, zero past the dimension) with room for `capacity`
+ * rows: in a WebAssembly memory, with the query's i16 codes and an i32 per row after them, or
+ * in a plain array where that is refused (then the JS loop sums them: integers, exact in any order).
+ */
+export class CodeMemory {
+  readonly dim: number;
+  readonly stride: number;
+  private memory: WebAssembly.Memory | undefined;
+  private kernel: IDots | null | undefined;
+  codes: Int8Array = new Int8Array(0);
+  private queryAt = 0;
+  private outAt = 0;
+  private out = new Int32Array(0);
+
+  constructor(dim: number, capacity: number, wasm = true) {
+    this.dim = dim;
+    this.stride = codeStride(dim);
+    this.memory = wasm ? wasmMemory(this.bytesFor(capacity)) : undefined;
+    this.place(capacity);
+  }
+
+  get capacity(): number {
+    return this.codes.length / this.stride;
+  }
+
+  /** Whether the integer kernel has summed these rows (instantiated and run). */
+  get kernelRan(): boolean {
+    return typeof this.kernel === "function";
+  }
+
+  private bytesFor(capacity: number): number {
+    return capacity * this.stride + this.stride * 2 + capacity * 4;
+  }
+
+  private place(capacity: number): void {
+    const { memory, stride } = this;
+    if (!memory) {
+      const old = this.codes;
+      this.codes = new Int8Array(capacity * stride);
+      this.codes.set(old.subarray(0, Math.min(old.length, this.codes.length)));
+      return;
+    }
+    this.queryAt = capacity * stride;
+    this.outAt = this.queryAt + stride * 2;
+    this.codes = new Int8Array(memory.buffer, 0, capacity * stride);
+    this.out = new Int32Array(memory.buffer, this.outAt, capacity);
+  }
+
+  /** Room for `capacity` rows, the rows kept (in place in a memory; the query and sums after them are scratch). */
+  grow(capacity: number): void {
+    if (this.memory) {
+      const bytes = this.bytesFor(capacity);
+      try {
+        const pages = Math.ceil(bytes / PAGE) - this.memory.buffer.byteLength / PAGE;
+        if (bytes > MAX_BYTES) throw new RangeError("past a memory32");
+        if (pages > 0) this.memory.grow(pages);
+        this.place(capacity);
+        return;
+      } catch {
+        const old = this.codes;
+        this.memory = undefined;
+        this.kernel = undefined;
+        this.codes = old.slice(0, Math.min(old.length, capacity * this.stride));
+      }
+    }
+    this.place(capacity);
+  }
+
+  /**
+   * The exact integer dot of `query` (`stride` i16 codes, zero past the dimension) with each of the
+   * first `count` rows, in the first `count` places of the array returned (valid until the next call or grow).
+   */
+  dots(query: Int16Array, count: number): Int32Array {
+    const kernel = this.instantiated();
+    if (kernel) {
+      new Int16Array(this.memory!.buffer, this.queryAt, this.stride).set(query);
+      kernel(this.queryAt, 0, count, this.stride, this.outAt);
+      return this.out;
+    }
+    const { codes, dim, stride } = this;
+    const out = new Int32Array(count);
+    for (let r = 0; r < count; r++) {
+      let s = 0;
+      const at = r * stride;
+      for (let i = 0; i < dim; i++) s += query[i]! * codes[at + i]!;
+      out[r] = s;
+    }
+    return out;
+  }
+
+  private instantiated(): IDots | null {
+    if (this.kernel !== undefined) return this.kernel;
+    const mod = this.memory ? codesModule() : null;
+    try {
+      this.kernel = mod ? (new WebAssembly.Instance(mod, { m: { mem: this.memory! } }).exports.idots as IDots) : null;
+    } catch {
+      this.kernel = null;
+    }
+    return this.kernel;
+  }
 }
