@@ -537,7 +537,7 @@ export interface IndexContent {
  * descriptor of the file just written, opened for reading once it is renamed into place (see
  * reopenWritten), or undefined when it could not be checked to be that file.
  */
-export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: boolean } = {}): number | undefined {
+export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: boolean; vectorsAt?: (at: number) => void } = {}): number | undefined {
   const { files, ...rest } = c.meta;
   const layoutBytes = Buffer.from(JSON.stringify(c.layout satisfies Layout));
   const sections: number[] = [];
@@ -573,6 +573,7 @@ export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: b
     // Pad so the Float32 block starts 4-byte aligned and can be read straight into a Float32Array.
     const pad = Buffer.alloc((4 - (used % 4)) % 4, 0x20);
     used += pad.length;
+    opts.vectorsAt?.(used);
     yield pad;
     const vectorBytes = c.layout.vectorIds.length * (c.meta.dim ?? 0) * 4;
     let written = 0;
@@ -653,6 +654,32 @@ export function readVectorPart(file: IndexFile, spareRows = 0): { layout: Layout
   readExactly(fd, blockBytes, blockStart(file));
   if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
   return { layout, block };
+}
+
+/**
+ * The vector block streamed, for a load that keeps no float rows (a cold block, vector-block.ts):
+ * `take(first, floats, n)` gets rows first…first + n − 1, `chunkBytes` at most at a time, in one
+ * reused buffer (valid during the call). Returns false when the block fails its CRC-32, checked as
+ * it streams (the rows given are then to be dropped: readVectorPart tells the damage as before).
+ * Only for a current-version file whose size sizeProblem found right.
+ */
+export function streamVectorBlock(file: IndexFile, take: (first: number, floats: Float32Array, n: number) => void, chunkBytes = 4 << 20): boolean {
+  const { head, fd } = file;
+  const dim = head.meta.dim ?? 0;
+  if (head.meta.schemaVersion !== SCHEMA_VERSION || sizeProblem(file) || !dim) throw new IndexDamagedError("the vector block cannot be streamed");
+  const perChunk = Math.max(1, Math.floor(chunkBytes / (dim * 4)));
+  const floats = new Float32Array(perChunk * dim);
+  const bytes = new Uint8Array(floats.buffer);
+  const at = blockStart(file);
+  let crc = 0;
+  for (let first = 0; first < head.vectorCount; first += perChunk) {
+    const n = Math.min(perChunk, head.vectorCount - first);
+    const part = bytes.subarray(0, n * dim * 4);
+    readExactly(fd, part, at + first * dim * 4);
+    crc = crc32(part, crc);
+    take(first, floats, n);
+  }
+  return crc === head.crc.vectors;
 }
 
 /** The vectors of a block by content hash (the embedding cache an unusable index leaves), as views of the block. */

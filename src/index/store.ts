@@ -12,6 +12,8 @@ import {
   readLayout,
   readStateSections,
   readVectorPart,
+  streamVectorBlock,
+  blockStart,
   vectorsByContent,
   SCHEMA_VERSION,
   sizeProblem,
@@ -29,6 +31,7 @@ import { createTokenizer } from "./tokenizer.ts";
 import { compactIndex } from "./compact-index.ts";
 import { bindOrama, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
 import { VectorBlock } from "./vector-block.ts";
+import { KERNEL_MIN_FLOATS } from "./vector-kernel.ts";
 import type { StoredChunk } from "./types.ts";
 
 /**
@@ -661,12 +664,14 @@ export class Store {
    * before: replaced by the rename, it was unlinked, but its blocks stayed allocated (the size of
    * an index) while a descriptor held it.
    */
-  private moveTexts({ file, at }: MovedTexts): void {
+  private moveTexts({ file, at, vectorsAt }: MovedTexts): void {
     const docs = this.docs();
     for (let id = 1; id < at.length; id++) {
       const d = docs[id];
       if (d instanceof StoredDoc) d.moveTo(file, at[id]!);
     }
+    // A cold block's rows were written in row order: they are the new file's block now.
+    if (vectorsAt !== undefined) this.o.vectors?.repoint(file, vectorsAt);
     this.texts?.close();
     this.texts = file;
   }
@@ -726,6 +731,7 @@ function writeIndex(path: string, meta: StoreMeta, o: Orama, reopen: boolean): M
   const docCount = count(db);
   // Where each loaded document's text goes in the new file, by internal id.
   const at = reopen ? new Float64Array(lastInternalId(o) + 1) : undefined;
+  let vectorsAt: number | undefined;
   const fd = writeIndexFile(
     path,
     {
@@ -736,15 +742,16 @@ function writeIndex(path: string, meta: StoreMeta, o: Orama, reopen: boolean): M
       sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
       vectors: o.vectors?.bytes() ?? [],
     },
-    { reopen },
+    { reopen, vectorsAt: (v) => (vectorsAt = v) },
   );
-  return fd === undefined || !at ? undefined : { file: new TextFile(fd), at };
+  return fd === undefined || !at ? undefined : { file: new TextFile(fd), at, vectorsAt };
 }
 
-/** The file a save wrote, and where in it each loaded document's text is (by internal id). */
+/** The file a save wrote, where in it each loaded document's text is (by internal id), and its vector block. */
 interface MovedTexts {
   file: TextFile;
   at: Float64Array;
+  vectorsAt: number | undefined;
 }
 
 /**
@@ -1052,6 +1059,13 @@ function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolea
     broken = oneLine(e);
   }
   if (lowPeak) Bun.gc(true);
+  if (lowPeak && texts && broken === undefined && dim && head.vectorCount * dim >= KERNEL_MIN_FLOATS) {
+    const cold = readColdVectors(file, texts, dim);
+    if (cold) {
+      if (count(db) !== head.count) throw new IndexDamagedError("document count does not match the header");
+      return { meta: { ...head.meta, files: cold.layout.files }, orama: cold.orama(db) };
+    }
+  }
   const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
   const cache = () => vectorsByContent(layout, block, dim);
   if (broken !== undefined) throw new UnreadableIndex(broken, cache());
@@ -1065,4 +1079,30 @@ function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolea
   }
   if (count(db) !== head.count) throw new UnreadableIndex("document count does not match the header", cache());
   return { meta: { ...head.meta, files: layout.files }, orama };
+}
+
+/**
+ * The watch process's load (Store.open with lowPeak): the vector block streamed from the file a few
+ * MiB at a time into a cold block (vector-block.ts), which keeps int8 codes of the rows and reads
+ * their floats through `texts` when a search needs them. Undefined when the block fails its
+ * CRC-32: the caller then reads it as before, which tells the damage the same way.
+ */
+function readColdVectors(file: IndexFile, texts: TextFile, dim: number): { layout: ReturnType<typeof readLayout>; orama: (db: AnyOrama) => Orama } | undefined {
+  const layout = readLayout(file, true);
+  const n = layout.vectorIds.length;
+  if (n !== file.head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
+  let block: VectorBlock;
+  try {
+    block = VectorBlock.cold(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file));
+  } catch (e) {
+    throw new IndexDamagedError(oneLine(e));
+  }
+  if (!streamVectorBlock(file, (first, floats, count) => block.coldFill(first, floats, count))) return undefined;
+  return {
+    layout,
+    orama: (db) => {
+      replaceVectorNode(db, block);
+      return bindOrama<Doc>(db);
+    },
+  };
 }

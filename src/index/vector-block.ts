@@ -13,8 +13,14 @@
  * into a larger block held the old and the new one at once, which after a load doubled the watch
  * process's vector memory on the first new turn. A smaller block is a plain array, copied when it
  * grows, and scanned by the JS loop.
+ *
+ * A cold block (VectorBlock.cold: the watch process's) holds no float rows of the file it was
+ * loaded from: int8 codes of them (vector-cold.ts), a first pass over which bounds every cosine,
+ * and the floats read from the file for the rows the bounds cannot rule out. Its answers are the
+ * exact scan's, to the bit and in the same order; rows, holes, squeezes and growth are the same.
  */
-import { RowMemory } from "./vector-kernel.ts";
+import { ColdRows, type RowFile } from "./vector-cold.ts";
+import { dotAt, RowMemory } from "./vector-kernel.ts";
 
 type InternalId = number;
 
@@ -42,6 +48,8 @@ export class VectorBlock {
   /** Rows used, holes included. */
   private rows = 0;
   private live = 0;
+  /** Set in a cold block: the codes, and the floats of rows added since the load or the last save. */
+  private cold: ColdRows | undefined;
 
   constructor(dim: number, capacity = 16) {
     this.size = dim;
@@ -67,22 +75,70 @@ export class VectorBlock {
     b.data = b.mem.rows;
     b.mags = new Float64Array(capacity);
     b.mags.set(mags);
-    b.ids = new Uint32Array(capacity);
-    b.ids.set(ids);
+    b.takeIds(ids, capacity);
+    return b;
+  }
+
+  /**
+   * A cold block of the file's `ids.length` vectors, with room for `capacity` rows: its rows are
+   * read from `file` (the block at byte `blockAt`) when a search needs them. The caller gives
+   * every row's floats once (`coldFill`) before it is searched.
+   */
+  static cold(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number, file: RowFile, blockAt: number, wasm = true): VectorBlock {
+    const n = ids.length;
+    if (mags.length !== n || capacity < n) throw new Error("the vector block does not match its ids");
+    const b = new VectorBlock(dim, 0);
+    b.mem = RowMemory.of(dim, new Float32Array(0));
+    b.data = b.mem.rows;
+    b.mags = new Float64Array(capacity);
+    b.mags.set(mags);
+    b.takeIds(ids, capacity);
+    b.cold = new ColdRows(dim, capacity, file, blockAt, wasm);
+    return b;
+  }
+
+  /** The floats of file rows `first`…`first + n - 1` (`floats` from 0), to make their codes from: a cold block's load. */
+  coldFill(first: number, floats: Float32Array, n: number): void {
+    for (let k = 0; k < n; k++) this.cold!.setRow(first + k, floats, k * this.size, this.mags[first + k]!, first + k);
+  }
+
+  /** Whether the block is cold (its loaded rows' floats are in the index file, not in memory). */
+  get isCold(): boolean {
+    return this.cold !== undefined;
+  }
+
+  /** The integer pass's kernel ran (tests). */
+  get coldKernelRan(): boolean {
+    return this.cold?.kernelRan === true;
+  }
+
+  /**
+   * After a save that wrote this block's rows, in row order, into the file now read through `file`
+   * (its block at byte `blockAt`): the cold rows are read from there, the floats held for rows
+   * added since are dropped.
+   */
+  repoint(file: RowFile, blockAt: number): void {
+    this.cold?.repoint(file, blockAt, this.ids, this.rows);
+  }
+
+  /** Rows for `ids` (the file's order), each checked: an id, once. */
+  private takeIds(ids: ArrayLike<number>, capacity: number): void {
+    const n = ids.length;
+    this.ids = new Uint32Array(capacity);
+    this.ids.set(ids);
     let max = 0;
     for (let i = 0; i < n; i++) {
-      const id = b.ids[i]!;
+      const id = this.ids[i]!;
       if (id === 0 || !Number.isInteger(ids[i])) throw new Error("a vector has no valid id");
       if (id > max) max = id;
     }
-    b.rowOf = new Uint32Array(max + 1);
+    this.rowOf = new Uint32Array(max + 1);
     for (let i = 0; i < n; i++) {
-      if (b.rowOf[b.ids[i]!]) throw new Error("two vectors have the same id");
-      b.rowOf[b.ids[i]!] = i + 1;
+      if (this.rowOf[this.ids[i]!]) throw new Error("two vectors have the same id");
+      this.rowOf[this.ids[i]!] = i + 1;
     }
-    b.rows = n;
-    b.live = n;
-    return b;
+    this.rows = n;
+    this.live = n;
   }
 
   /** Vectors held. */
@@ -94,10 +150,11 @@ export class VectorBlock {
     return id < this.rowOf.length && this.rowOf[id]! > 0;
   }
 
-  /** The vector of `id`: a view into the block, valid until the next add or remove. */
+  /** The vector of `id`: a view into the block, valid until the next add or remove (in a cold block, read from the file). */
   get(id: InternalId): Float32Array | undefined {
     if (!this.has(id)) return undefined;
     const r = this.rowOf[id]! - 1;
+    if (this.cold) return this.cold.row(r, id);
     return this.data.subarray(r * this.size, (r + 1) * this.size);
   }
 
@@ -129,8 +186,15 @@ export class VectorBlock {
       this.rowOf[id] = r + 1;
       this.ids[r] = id;
     }
-    this.data.set(v, r * this.size);
     this.mags[r] = magnitude(v, this.size);
+    if (this.cold) {
+      // Kept until a save writes it to the file (the caller may reuse its array).
+      const own = v.slice();
+      this.cold.hot.set(id, own);
+      this.cold.setRow(r, own, 0, this.mags[r]!, -1);
+      return;
+    }
+    this.data.set(v, r * this.size);
   }
 
   remove(id: InternalId): void {
@@ -138,6 +202,7 @@ export class VectorBlock {
     const r = this.rowOf[id]! - 1;
     this.rowOf[id] = 0;
     this.ids[r] = 0;
+    this.cold?.hot.delete(id);
     this.live--;
     if (r === this.rows - 1) this.rows--;
     else if (this.rows - this.live > Math.max(64, this.rows / 4)) this.squeeze();
@@ -166,6 +231,10 @@ export class VectorBlock {
    * and a view object per vector were part of what a save added to the watch process's peak.
    */
   *bytes(maxBytes = 1 << 20): IterableIterator<Uint8Array> {
+    if (this.cold) {
+      yield* this.cold.bytes(this.ids, this.rows, maxBytes);
+      return;
+    }
     const rowBytes = this.size * 4;
     const perRun = Math.max(1, Math.floor(maxBytes / rowBytes));
     for (let r = 0; r < this.rows; ) {
@@ -192,9 +261,18 @@ export class VectorBlock {
       for (const id of whereFiltersIDs) {
         if (!this.has(id)) continue;
         const r = this.rowOf[id]! - 1;
-        const cos = this.mem.dot(q, r) / (qMag * this.mags[r]!);
+        const cos = this.dotOf(q, r) / (qMag * this.mags[r]!);
         if (cos >= similarity) out.push([id, cos]);
       }
+      return out;
+    }
+    if (this.cold) {
+      const picked = this.candidates(q, qMag, similarity);
+      this.cold.forRows(picked.rows, picked.n, this.ids, (k, floats, at) => {
+        const r = picked.rows[k]!;
+        const cos = dotAt(q, floats, at, this.size) / (qMag * this.mags[r]!);
+        if (cos >= similarity) out.push([this.ids[r]!, cos]);
+      });
       return out;
     }
     const dots = this.mem.dots(q, this.rows);
@@ -235,8 +313,16 @@ export class VectorBlock {
       for (const id of only) {
         if (!this.has(id)) continue;
         const r = this.rowOf[id]! - 1;
-        consider(id, this.mem.dot(query, r) / (qMag * this.mags[r]!));
+        consider(id, this.dotOf(query, r) / (qMag * this.mags[r]!));
       }
+      return best;
+    }
+    if (this.cold) {
+      const picked = this.candidates(query, qMag, similarity, limit);
+      this.cold.forRows(picked.rows, picked.n, this.ids, (k, floats, at) => {
+        const r = picked.rows[k]!;
+        consider(this.ids[r]!, dotAt(query, floats, at, this.size) / (qMag * this.mags[r]!));
+      });
       return best;
     }
     const dots = this.mem.dots(query, this.rows);
@@ -256,6 +342,15 @@ export class VectorBlock {
     const out = new Float64Array(Math.ceil(this.live / step));
     let seen = 0;
     let k = 0;
+    if (this.cold) {
+      const visit = new Uint32Array(out.length);
+      for (let r = 0; r < this.rows; r++) if (this.ids[r] && seen++ % step === 0) visit[k++] = r;
+      this.cold.forRows(visit, k, this.ids, (j, floats, at) => {
+        const r = visit[j]!;
+        out[j] = dotAt(query, floats, at, this.size) / (qMag * this.mags[r]!);
+      });
+      return out.subarray(0, k);
+    }
     if (step === 1) {
       const dots = this.mem.dots(query, this.rows);
       for (let r = 0; r < this.rows; r++) if (this.ids[r]) out[k++] = dots[r]! / (qMag * this.mags[r]!);
@@ -272,8 +367,11 @@ export class VectorBlock {
       if (this.rows < this.ids.length) return;
     }
     const capacity = Math.max(16, Math.ceil(this.ids.length * 1.5));
-    this.mem.grow(capacity);
-    this.data = this.mem.rows;
+    if (this.cold) this.cold.grow(capacity);
+    else {
+      this.mem.grow(capacity);
+      this.data = this.mem.rows;
+    }
     const mags = new Float64Array(capacity);
     mags.set(this.mags.subarray(0, this.rows));
     const ids = new Uint32Array(capacity);
@@ -294,7 +392,8 @@ export class VectorBlock {
       const id = this.ids[r]!;
       if (!id) continue;
       if (w !== r) {
-        this.data.copyWithin(w * n, r * n, (r + 1) * n);
+        if (this.cold) this.cold.move(r, w);
+        else this.data.copyWithin(w * n, r * n, (r + 1) * n);
         this.mags[w] = this.mags[r]!;
         this.ids[w] = id;
         this.rowOf[id] = w + 1;
@@ -305,8 +404,72 @@ export class VectorBlock {
     this.rows = w;
   }
 
+  /** The exact dot of `query` with row `r` (a cold row's floats read from the file). */
+  private dotOf(query: Float32Array, r: number): number {
+    if (!this.cold) return this.mem.dot(query, r);
+    return dotAt(query, this.cold.row(r, this.ids[r]!), 0, this.size);
+  }
+
+  /**
+   * The rows of a cold block to score exactly, ascending: every row whose cosine's upper bound
+   * reaches `similarity` and, with `limit`, the limit-th largest lower bound (τ), plus every row
+   * without a bound. Why no row of the answer is left out: `limit` rows have cos ≥ lower ≥ τ, so
+   * the limit-th best cosine is ≥ τ and every row of the best `limit` has upper ≥ cos ≥ τ; and a
+   * row kept for its cosine ≥ similarity has upper ≥ cos ≥ similarity. The exact cosines alone
+   * then decide, in the exact scan's order. A query without a bound (not finite, no length) scores
+   * every row exactly.
+   */
+  private candidates(query: Float32Array, qMag: number, similarity: number, limit?: number): { rows: Uint32Array; n: number } {
+    const cold = this.cold!;
+    const rows = new Uint32Array(this.live);
+    let n = 0;
+    const b = cold.scores(query, qMag, this.mags, this.rows);
+    if (!b) {
+      for (let r = 0; r < this.rows; r++) if (this.ids[r]) rows[n++] = r;
+      return { rows, n };
+    }
+    const { lo, hi } = b;
+    let t = similarity;
+    if (limit !== undefined) t = Math.max(similarity, kthLargest(lo, this.ids, this.rows, limit, (r) => cold.isBounded(r)));
+    // Written as "not below" so a NaN bound (never expected) is scored rather than dropped.
+    for (let r = 0; r < this.rows; r++) if (this.ids[r] && (!cold.isBounded(r) || !(hi[r]! < t))) rows[n++] = r;
+    return { rows, n };
+  }
+
   /** Orama's save() gets nothing: the index file stores the block itself (format.ts). */
   toJSON(): { size: number; vectors: [] } {
     return { size: this.size, vectors: [] };
   }
+}
+
+/** The `k`-th largest of `values` over the live rows `use` accepts; −Infinity when fewer than `k` (a min-heap of the k largest). */
+function kthLargest(values: Float64Array, ids: Uint32Array, rows: number, k: number, use: (r: number) => boolean): number {
+  const heap = new Float64Array(Math.min(k, rows) + 1);
+  let size = 0;
+  for (let r = 0; r < rows; r++) {
+    const x = values[r]!;
+    if (!ids[r] || !use(r) || !(x > -Infinity)) continue;
+    if (size < k) {
+      let i = size++;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (heap[p]! <= x) break;
+        heap[i] = heap[p]!;
+        i = p;
+      }
+      heap[i] = x;
+    } else if (x > heap[0]!) {
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= size) break;
+        const c = l + 1 < size && heap[l + 1]! < heap[l]! ? l + 1 : l;
+        if (heap[c]! >= x) break;
+        heap[i] = heap[c]!;
+        i = c;
+      }
+      heap[i] = x;
+    }
+  }
+  return size < k ? -Infinity : heap[0]!;
 }

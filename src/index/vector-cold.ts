@@ -1,0 +1,291 @@
+/**
+ * The rows of a cold vector block (vector-block.ts): what the watch process keeps of a loaded
+ * index's vectors. Per row, int8 codes and three f64 (its scale, its quantization error, the norm
+ * of its codes); the float32 rows stay in the index file and are read by offset, through the
+ * descriptor the store reads its chunk texts with, only for the rows a search must score exactly.
+ * Rows added since the load (new turns) keep their floats in memory until a save puts them in the
+ * file. Figures in docs/BENCHMARKS.md.
+ *
+ * Why the answers are the exact scan's, to the bit: the integer pass bounds each row's cosine
+ * from both sides (`scores`), every row whose bounds let it into the answer is scored exactly, with
+ * the same dot (dotAt) on the same floats, and the exact scores alone decide (VectorBlock.nearest).
+ * With q = s_q·q̂ + δq and v = s_r·c + δv, q·v − s_q·s_r·(q̂·c) = q·δv + δq·(s_r·c), so
+ * |q·v − A| ≤ ‖q‖·e_r + e_q·n_r; the 1e-9 terms cover the rounding of the floating sums (the exact
+ * dot's own, relative to ‖q‖·‖v‖, is under 1e-13 at any model's dimension). A row whose floats or
+ * stored magnitude could break that reasoning (not finite, a magnitude of 0, one that is not the
+ * row's: only a file we did not write holds those) gets no bound: it is always scored exactly.
+ */
+import { IndexDamagedError } from "../core/errors.ts";
+import { CodeMemory } from "./vector-kernel.ts";
+
+/** The file a cold block's rows are read from: readInto throws IndexDamagedError once it is closed or cut short. */
+export interface RowFile {
+  readInto(at: number, len: number, into: Uint8Array, offset?: number): void;
+}
+
+/** Rows read from the file in one piece at most (a scan of every row holds one piece at a time). */
+const READ_BYTES = 1 << 20;
+/** Relative difference allowed between a stored magnitude and the row's own for a row to be bounded. */
+const MAG_AGREES = 1e-6;
+
+/** A query's codes: q̂ and what the bound needs of it. */
+interface QueryCodes {
+  codes: Int16Array;
+  scale: number;
+  err: number;
+  norm: number;
+}
+
+export class ColdRows {
+  readonly dim: number;
+  private mem: CodeMemory;
+  private scale: Float64Array;
+  private err: Float64Array;
+  private norm: Float64Array;
+  /** 1 when the row has a bound, 0 when it is always scored exactly. */
+  private bounded: Uint8Array;
+  /** Row → its row in the file's vector block, −1 for a row whose floats are in `hot`. */
+  private fileRow: Float64Array;
+  /** Floats of rows added since the load or the last save, by internal id. */
+  readonly hot = new Map<number, Float32Array>();
+  private file: RowFile;
+  private blockAt: number;
+  private readBuf: Float32Array;
+  private lo = new Float64Array(0);
+  private hi = new Float64Array(0);
+
+  constructor(dim: number, capacity: number, file: RowFile, blockAt: number, wasm = true) {
+    this.dim = dim;
+    this.mem = new CodeMemory(dim, capacity, wasm);
+    this.scale = new Float64Array(capacity);
+    this.err = new Float64Array(capacity);
+    this.norm = new Float64Array(capacity);
+    this.bounded = new Uint8Array(capacity);
+    this.fileRow = new Float64Array(capacity).fill(-1);
+    this.file = file;
+    this.blockAt = blockAt;
+    this.readBuf = new Float32Array(Math.max(dim, Math.floor(READ_BYTES / 4 / dim) * dim));
+  }
+
+  /** Whether the integer kernel ran (tests). */
+  get kernelRan(): boolean {
+    return this.mem.kernelRan;
+  }
+
+  /**
+   * Row `r`'s codes from its floats `v` (from `at`); `mag` is the magnitude the cosine divides by.
+   * The row's floats are then found at `fileRow` of the file, or in `hot` (−1).
+   */
+  setRow(r: number, v: Float32Array, at: number, mag: number, fileRow: number): void {
+    const { dim } = this;
+    const codes = this.mem.codes;
+    const o = r * this.mem.stride;
+    let max = 0;
+    let finite = true;
+    let squares = 0;
+    for (let i = 0; i < dim; i++) {
+      const x = v[at + i]!;
+      if (!Number.isFinite(x)) finite = false;
+      const ax = Math.abs(x);
+      if (ax > max) max = ax;
+      squares += x * x;
+    }
+    const s = finite ? max / 127 : 0;
+    let e = 0;
+    let cc = 0;
+    for (let i = 0; i < dim; i++) {
+      const x = v[at + i]!;
+      const c = s > 0 ? Math.max(-127, Math.min(127, Math.round(x / s))) : 0;
+      codes[o + i] = c;
+      const d = x - s * c;
+      e += d * d;
+      cc += c * c;
+    }
+    this.scale[r] = s;
+    this.err[r] = Math.sqrt(e);
+    this.norm[r] = s * Math.sqrt(cc);
+    const own = Math.sqrt(squares);
+    this.bounded[r] = finite && Number.isFinite(s) && Number.isFinite(mag) && mag > 0 && Math.abs(mag - own) <= MAG_AGREES * mag ? 1 : 0;
+    this.fileRow[r] = fileRow;
+  }
+
+  /** Row `from` moved to row `to` (a squeeze): its codes and figures go with it. */
+  move(from: number, to: number): void {
+    const st = this.mem.stride;
+    this.mem.codes.copyWithin(to * st, from * st, (from + 1) * st);
+    this.scale[to] = this.scale[from]!;
+    this.err[to] = this.err[from]!;
+    this.norm[to] = this.norm[from]!;
+    this.bounded[to] = this.bounded[from]!;
+    this.fileRow[to] = this.fileRow[from]!;
+  }
+
+  grow(capacity: number): void {
+    this.mem.grow(capacity);
+    const wider = <T extends Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+      const b = make(capacity);
+      b.set(a.subarray(0, Math.min(a.length, capacity)));
+      return b;
+    };
+    this.scale = wider(this.scale, (n) => new Float64Array(n));
+    this.err = wider(this.err, (n) => new Float64Array(n));
+    this.norm = wider(this.norm, (n) => new Float64Array(n));
+    this.bounded = wider(this.bounded, (n) => new Uint8Array(n));
+    const rows = wider(this.fileRow, (n) => new Float64Array(n).fill(-1));
+    this.fileRow = rows;
+  }
+
+  /**
+   * After a save that reopened the file it wrote: the live rows (`ids[r]` ≠ 0), in row order, are
+   * rows 0, 1, … of that file's block at `blockAt`, the floats held in memory among them.
+   */
+  repoint(file: RowFile, blockAt: number, ids: Uint32Array, rows: number): void {
+    let k = 0;
+    for (let r = 0; r < rows; r++) this.fileRow[r] = ids[r] ? k++ : -1;
+    this.hot.clear();
+    this.file = file;
+    this.blockAt = blockAt;
+  }
+
+  /** Read `n` rows of the file from file row `first` into `into` (its first n × dim floats). */
+  private readFileRows(first: number, n: number, into: Float32Array): void {
+    const bytes = n * this.dim * 4;
+    const view = new Uint8Array(into.buffer, into.byteOffset, bytes);
+    this.file.readInto(this.blockAt + first * this.dim * 4, bytes, view);
+  }
+
+  /** Row `r`'s floats (of `id`): the ones in memory, or a fresh copy read from the file. */
+  row(r: number, id: number): Float32Array {
+    const hot = this.hot.get(id);
+    if (hot) return hot;
+    const fr = this.fileRow[r]!;
+    if (fr < 0) throw new IndexDamagedError("a vector's row is neither in memory nor in the index file");
+    const out = new Float32Array(this.dim);
+    this.readFileRows(fr, 1, out);
+    return out;
+  }
+
+  /**
+   * Calls `each(k, floats, at)` for the rows `rows[0..n)` (ascending), the floats of rows[k] at
+   * `at` of `floats` (valid during the call): rows next to each other in the file are read in one
+   * piece.
+   */
+  forRows(rows: ArrayLike<number>, n: number, ids: Uint32Array, each: (k: number, floats: Float32Array, at: number) => void): void {
+    const { dim } = this;
+    const perRead = this.readBuf.length / dim;
+    for (let k = 0; k < n; ) {
+      const r = rows[k]!;
+      const hot = this.hot.get(ids[r]!);
+      const first = this.fileRow[r]!;
+      if (hot || first < 0) {
+        each(k, hot ?? this.row(r, ids[r]!), 0);
+        k++;
+        continue;
+      }
+      let end = k + 1;
+      while (end < n && end - k < perRead && this.fileRow[rows[end]!] === first + (end - k) && !this.hot.has(ids[rows[end]!]!)) end++;
+      this.readFileRows(first, end - k, this.readBuf);
+      for (let j = k; j < end; j++) each(j, this.readBuf, (j - k) * dim);
+      k = end;
+    }
+  }
+
+  /**
+   * The rows' floats in row order, as a save writes them: runs of rows next to each other in the
+   * file read into a fresh buffer each (at most `maxBytes`), rows held in memory as views of them.
+   */
+  *bytes(ids: Uint32Array, rows: number, maxBytes: number): IterableIterator<Uint8Array> {
+    const rowBytes = this.dim * 4;
+    const perRun = Math.max(1, Math.floor(maxBytes / rowBytes));
+    for (let r = 0; r < rows; ) {
+      const id = ids[r]!;
+      if (!id) {
+        r++;
+        continue;
+      }
+      const hot = this.hot.get(id);
+      const first = this.fileRow[r]!;
+      if (hot || first < 0) {
+        const v = hot ?? this.row(r, id);
+        yield new Uint8Array(v.buffer, v.byteOffset, rowBytes);
+        r++;
+        continue;
+      }
+      let end = r + 1;
+      let n = 1;
+      for (; end < rows && n < perRun; end++) {
+        if (!ids[end]) continue;
+        if (this.fileRow[end] !== first + n || this.hot.has(ids[end]!)) break;
+        n++;
+      }
+      const out = new Float32Array(n * this.dim);
+      this.readFileRows(first, n, out);
+      yield new Uint8Array(out.buffer);
+      r = end;
+    }
+  }
+
+  /**
+   * The bounds of every row's cosine with `query` (`lo`, `hi`, for rows 0..rows), as `find`
+   * computes it: dot / (qMag × mags[r]); undefined when the query itself cannot be bounded (not
+   * finite, or of no length: every row is then scored exactly, as before). A row without a bound
+   * gets −Infinity..+Infinity.
+   */
+  scores(query: Float32Array, qMag: number, mags: Float64Array, rows: number): { lo: Float64Array; hi: Float64Array } | undefined {
+    const q = this.quantizeQuery(query);
+    if (!q || !(qMag > 0) || !Number.isFinite(qMag)) return undefined;
+    if (this.lo.length < rows) {
+      this.lo = new Float64Array(this.mem.capacity);
+      this.hi = new Float64Array(this.mem.capacity);
+    }
+    const { lo, hi, scale, err, norm, bounded } = this;
+    const dots = this.mem.dots(q.codes, rows);
+    const up = 1 + 1e-9;
+    for (let r = 0; r < rows; r++) {
+      if (!bounded[r]) {
+        lo[r] = -Infinity;
+        hi[r] = Infinity;
+        continue;
+      }
+      const denom = qMag * mags[r]!;
+      const a = q.scale * scale[r]! * dots[r]!;
+      const e = (q.norm * err[r]! + q.err * norm[r]!) * up + 1e-9 * denom;
+      lo[r] = (a - e) / denom;
+      hi[r] = (a + e) / denom;
+    }
+    return { lo, hi };
+  }
+
+  /** Whether row `r` has a bound (else it is always scored exactly). */
+  isBounded(r: number): boolean {
+    return this.bounded[r] === 1;
+  }
+
+  /**
+   * q̂ = round(q / s_q), s_q = max|q| / Q, with Q the largest code whose sums over any row fit in
+   * an i32 (127 × Q × dim < 2^31); undefined for a query not finite or all zeros.
+   */
+  private quantizeQuery(query: Float32Array): QueryCodes | undefined {
+    const { dim } = this;
+    const top = Math.min(32767, Math.floor((2 ** 31 - 1) / (127 * dim)));
+    let max = 0;
+    let squares = 0;
+    for (let i = 0; i < dim; i++) {
+      const x = query[i]!;
+      if (!Number.isFinite(x)) return undefined;
+      if (Math.abs(x) > max) max = Math.abs(x);
+      squares += x * x;
+    }
+    if (!(max > 0) || top < 1) return undefined;
+    const s = max / top;
+    const codes = new Int16Array(this.mem.stride);
+    let e = 0;
+    for (let i = 0; i < dim; i++) {
+      const c = Math.max(-top, Math.min(top, Math.round(query[i]! / s)));
+      codes[i] = c;
+      const d = query[i]! - s * c;
+      e += d * d;
+    }
+    return { codes, scale: s, err: Math.sqrt(e), norm: Math.sqrt(squares) };
+  }
+}
