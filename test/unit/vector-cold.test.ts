@@ -235,6 +235,52 @@ describe("a cold block answers as the block of its floats", () => {
   }
 });
 
+describe("the bound at its worst", () => {
+  // Queries for which a term of the bound is reached, not merely approached: a bound short of
+  // either term (or a margin too small) leaves out the row the exact scan keeps.
+  for (const dim of [100, 768]) {
+    test(`${dim} dimensions: a query along a row's rounding error, and one whose own rounding runs along a row's codes`, () => {
+      const r = rng(dim * 7 + 1);
+      const n = 40;
+      const vs = vectors(dim, n, dim + 9);
+      // A row of ±1: its codes are exact (±127, no error of its own), all of one size.
+      const signs = Float32Array.from({ length: dim }, () => (r() < 0 ? -1 : 1));
+      vs[n - 1] = signs;
+      const floats = new Float32Array(n * dim);
+      vs.forEach((v, i) => floats.set(v, i * dim));
+      const ids = Array.from({ length: n }, (_, i) => i + 1);
+      const mags = vs.map((v) => magnitude(v, dim));
+      const path = join(tempDir(), "rows");
+      writeFileSync(path, Buffer.from(floats.buffer));
+      const plain = VectorBlock.fromRows(dim, floats.slice(), ids, mags);
+      const cold = VectorBlock.cold(dim, ids, mags, n, rowFile(path), 0);
+      cold.coldFill(0, floats, n);
+      const qs: [Float32Array, number][] = [];
+      // q = v − s·c: q·v − A is then ‖q‖·e_r exactly.
+      for (let x = 0; x < 12; x++) {
+        const v = vs[x]!;
+        const s = v.reduce((m, y) => Math.max(m, Math.abs(y)), 0) / 127;
+        qs.push([Float32Array.from(v, (y) => y - s * Math.max(-127, Math.min(127, Math.round(y / s)))), x + 1]);
+      }
+      // q = s_q·(q̂ + 0.49·sign(c)): its rounding error is e_q along the ±1 row's codes, q·v − A = e_q·n_r.
+      const top = Math.min(32767, Math.floor((2 ** 31 - 1) / (127 * dim)));
+      for (let k = 0; k < 6; k++) {
+        const sq = 1 / top;
+        const q = Float32Array.from(signs, (sg, i) => (i === 0 ? sg * top * sq : sg * (Math.floor(((r() + 1) / 2) * (top - 2)) + 0.49) * sq));
+        qs.push([q, n]);
+      }
+      for (const [q, id] of qs) {
+        const [[, cos]] = plain.find(q, -Infinity, [id]) as [[number, number]];
+        const kept = plain.find(q, cos);
+        expect(kept.map(([i]) => i)).toContain(id);
+        expect(cold.find(q, cos)).toEqual(kept);
+        expect(cold.nearest(q, 3, cos)).toEqual(plain.nearest(q, 3, cos));
+        expect(cold.nearest(q, 1, -Infinity)).toEqual(plain.nearest(q, 1, -Infinity));
+      }
+    });
+  }
+});
+
 describe("the integer kernel", () => {
   for (const dim of [1, 7, 16, 100, 768]) {
     test(`its sums are the exact integer dots at ${dim} dimensions, the largest codes included`, () => {
