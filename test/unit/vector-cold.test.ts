@@ -260,7 +260,7 @@ describe("the bound at its worst", () => {
       for (let x = 0; x < 12; x++) {
         const v = vs[x]!;
         const s = v.reduce((m, y) => Math.max(m, Math.abs(y)), 0) / 127;
-        qs.push([Float32Array.from(v, (y) => y - s * Math.max(-127, Math.min(127, Math.round(y / s)))), x + 1]);
+        qs.push([Float32Array.from(v, (y) => y - s * Math.max(-127, Math.min(127, Math.floor(y / s + 0.5)))), x + 1]);
       }
       // q = s_q·(q̂ + 0.49·sign(c)): its rounding error is e_q along the ±1 row's codes, q·v − A = e_q·n_r.
       const top = Math.min(32767, Math.floor((2 ** 31 - 1) / (127 * dim)));
