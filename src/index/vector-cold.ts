@@ -81,15 +81,15 @@ export class ColdRows {
     const codes = this.mem.codes;
     const o = r * this.mem.stride;
     let max = 0;
-    let finite = true;
     let squares = 0;
     for (let i = 0; i < dim; i++) {
       const x = v[at + i]!;
-      if (!Number.isFinite(x)) finite = false;
       const ax = Math.abs(x);
       if (ax > max) max = ax;
       squares += x * x;
     }
+    // NaN or Infinity in the row makes the sum of squares so (a float32's square is far from overflowing a double).
+    const finite = Number.isFinite(squares);
     const s = finite ? max / 127 : 0;
     let e = 0;
     let cc = 0;
