@@ -116,7 +116,7 @@ describe("a cold store answers as the exact scan", () => {
     const hashes = ["f0.md#0", "f1.md#0", "f5.md#0", "f5.md#1", "f7.md#99", "f0.md#40"];
     expect(answers(cold, qs, hashes)).toEqual(answers(plain, qs, hashes));
     expect(blockOf(cold).coldKernelRan).toBe(true);
-  });
+  }, 60_000);
 
   test("through new turns, removes, re-adds, a squeeze and growth, a save and a reload: identical, and the same bytes saved", () => {
     const table = vectorTable(DIM, 2);
@@ -183,7 +183,7 @@ describe("a cold store answers as the exact scan", () => {
     const plainA = Store.open(dirA, "m").store;
     expect(answers(again.cold, qs, hashes)).toEqual(answers(plainA, qs, hashes));
     expect(answers(again.plain, qs, hashes)).toEqual(answers(plainA, qs, hashes));
-  });
+  }, 60_000);
 });
 
 /** A RowFile over a file of float rows (as the store gives its TextFile). */
