@@ -150,17 +150,32 @@ export function dotAt(q: Float32Array, v: Float32Array, at: number, dim: number)
   return d0 + d1 + d2 + d3;
 }
 
-let compiled: WebAssembly.Module | null | undefined;
-function kernelModule(): WebAssembly.Module | null {
-  if (compiled === undefined) {
-    try {
-      compiled = new WebAssembly.Module(assemble());
-    } catch {
-      compiled = null;
+/** A module compiled on first need, once per process; null where WebAssembly refuses it. */
+function lazyModule(make: () => Uint8Array<ArrayBuffer>): () => WebAssembly.Module | null {
+  let compiled: WebAssembly.Module | null | undefined;
+  return () => {
+    if (compiled === undefined) {
+      try {
+        compiled = new WebAssembly.Module(make());
+      } catch {
+        compiled = null;
+      }
     }
-  }
-  return compiled;
+    return compiled;
+  };
 }
+
+/** `fn` of an instance of `mod` over `memory`, or null (no module or memory, or refused). */
+function instantiate<F>(mod: WebAssembly.Module | null, memory: WebAssembly.Memory | undefined, fn: string): F | null {
+  if (!mod || !memory) return null;
+  try {
+    return new WebAssembly.Instance(mod, { m: { mem: memory } }).exports[fn] as F;
+  } catch {
+    return null;
+  }
+}
+
+const kernelModule = lazyModule(assemble);
 
 /** Each memory's current buffer → its RowMemory, so a block read into one is adopted, not copied. */
 const owners = new WeakMap<ArrayBufferLike, RowMemory>();
@@ -276,13 +291,7 @@ export class RowMemory {
   }
 
   private instantiated(): Dots | null {
-    if (this.kernel !== undefined) return this.kernel;
-    const mod = this.memory ? kernelModule() : null;
-    try {
-      this.kernel = mod ? (new WebAssembly.Instance(mod, { m: { mem: this.memory! } }).exports.dots as Dots) : null;
-    } catch {
-      this.kernel = null;
-    }
+    if (this.kernel === undefined) this.kernel = instantiate<Dots>(this.memory ? kernelModule() : null, this.memory, "dots");
     return this.kernel;
   }
 }
@@ -351,17 +360,7 @@ function assembleCodes(): Uint8Array<ArrayBuffer> {
   return moduleOf("idots", 5, [[5, I32], [2, V128]], body);
 }
 
-let compiledCodes: WebAssembly.Module | null | undefined;
-function codesModule(): WebAssembly.Module | null {
-  if (compiledCodes === undefined) {
-    try {
-      compiledCodes = new WebAssembly.Module(assembleCodes());
-    } catch {
-      compiledCodes = null;
-    }
-  }
-  return compiledCodes;
-}
+const codesModule = lazyModule(assembleCodes);
 
 type IDots = (qp: number, codes: number, count: number, stride: number, out: number) => void;
 
@@ -462,13 +461,7 @@ export class CodeMemory {
   }
 
   private instantiated(): IDots | null {
-    if (this.kernel !== undefined) return this.kernel;
-    const mod = this.memory ? codesModule() : null;
-    try {
-      this.kernel = mod ? (new WebAssembly.Instance(mod, { m: { mem: this.memory! } }).exports.idots as IDots) : null;
-    } catch {
-      this.kernel = null;
-    }
+    if (this.kernel === undefined) this.kernel = instantiate<IDots>(this.memory ? codesModule() : null, this.memory, "idots");
     return this.kernel;
   }
 }
