@@ -255,6 +255,7 @@ export class Store {
     const rebuild = (why: string, carried?: Map<string, Float32Array>) => unusable(indexDir, model, why, carried, listedSources(file));
     // Set once a loaded store reads its texts through the file's descriptor: it stays open.
     let kept = false;
+    let texts: TextFile | undefined;
     try {
       const { meta } = file.head;
       // Decided from the head alone, before paying for the Orama state.
@@ -275,17 +276,11 @@ export class Store {
       if (problem) return rebuild(unreadable(problem));
       // Windows may refuse to rename a new index over a file a process holds open: texts are read
       // into memory there, as before.
-      const texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
-      kept = texts !== undefined;
-      let decoded;
-      try {
-        decoded = readIndex(file, texts, opts.lowPeak === true);
-      } catch (e) {
-        texts?.close();
-        throw e;
-      }
+      texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
+      const decoded = readIndex(file, texts, opts.lowPeak === true);
       const store = new Store(path, decoded.meta, decoded.orama);
       store.texts = texts;
+      kept = texts !== undefined;
       if (meta.model === model) return { store };
       store.ignoreVectors();
       return { store, otherModel: meta.model };
@@ -295,7 +290,8 @@ export class Store {
       if (e instanceof MemsearchError) throw e;
       return rebuild(unreadable(oneLine(e)));
     } finally {
-      if (!kept) closeSync(file.fd);
+      // Not before: a rebuild reads the file list of the index it replaces through this descriptor.
+      if (!kept) texts ? texts.close() : closeSync(file.fd);
     }
   }
 

@@ -260,3 +260,17 @@ describe("a loaded store's texts", () => {
     for (const c of all) expect(store.getChunk(c.chunkHash)).toEqual(c);
   });
 });
+
+describe("a loaded store's texts, when the load fails", () => {
+  test("the rebuild still gets the files the damaged index listed (read through the descriptor before it is closed)", () => {
+    const dir = tempDir();
+    saved(dir, { "/p/a.md": A, "/elsewhere/b.md": B });
+    patchDocs(dir, (section) => {
+      section[section.indexOf("quokka")] = 0xff;
+    });
+    const { rebuilt, sources } = Store.open(dir, "m");
+    expect(rebuilt).toContain("unreadable");
+    expect(sources?.sort()).toEqual(["/elsewhere/b.md", "/p/a.md"]);
+    expect(fdsOn(join(realpathSync(dir), INDEX_FILE))).toEqual([]);
+  });
+});
