@@ -88,8 +88,6 @@ export class VectorBlock {
     const n = ids.length;
     if (mags.length !== n || capacity < n) throw new Error("the vector block does not match its ids");
     const b = new VectorBlock(dim, 0);
-    b.mem = RowMemory.of(dim, new Float32Array(0));
-    b.data = b.mem.rows;
     b.mags = new Float64Array(capacity);
     b.mags.set(mags);
     b.takeIds(ids, capacity);

@@ -33,7 +33,6 @@ interface QueryCodes {
   codes: Int16Array;
   scale: number;
   err: number;
-  norm: number;
 }
 
 export class ColdRows {
@@ -236,8 +235,10 @@ export class ColdRows {
    * gets −Infinity..+Infinity.
    */
   scores(query: Float32Array, qMag: number, mags: Float64Array, rows: number): { lo: Float64Array; hi: Float64Array } | undefined {
+    // ‖q‖ is qMag itself: the same sum of squares, in the same order (vector-block.ts magnitude).
+    if (!(qMag > 0) || !Number.isFinite(qMag)) return undefined;
     const q = this.quantizeQuery(query);
-    if (!q || !(qMag > 0) || !Number.isFinite(qMag)) return undefined;
+    if (!q) return undefined;
     if (this.lo.length < rows) {
       this.lo = new Float64Array(this.mem.capacity);
       this.hi = new Float64Array(this.mem.capacity);
@@ -253,7 +254,7 @@ export class ColdRows {
       }
       const denom = qMag * mags[r]!;
       const a = q.scale * scale[r]! * dots[r]!;
-      const e = (q.norm * err[r]! + q.err * norm[r]!) * up + 1e-9 * denom;
+      const e = (qMag * err[r]! + q.err * norm[r]!) * up + 1e-9 * denom;
       lo[r] = (a - e) / denom;
       hi[r] = (a + e) / denom;
     }
@@ -273,12 +274,10 @@ export class ColdRows {
     const { dim } = this;
     const top = Math.min(32767, Math.floor((2 ** 31 - 1) / (127 * dim)));
     let max = 0;
-    let squares = 0;
     for (let i = 0; i < dim; i++) {
       const x = query[i]!;
       if (!Number.isFinite(x)) return undefined;
       if (Math.abs(x) > max) max = Math.abs(x);
-      squares += x * x;
     }
     if (!(max > 0) || top < 1) return undefined;
     const s = max / top;
@@ -290,6 +289,6 @@ export class ColdRows {
       const d = query[i]! - s * c;
       e += d * d;
     }
-    return { codes, scale: s, err: Math.sqrt(e), norm: Math.sqrt(squares) };
+    return { codes, scale: s, err: Math.sqrt(e) };
   }
 }

@@ -238,14 +238,10 @@ export class RowMemory {
    */
   grow(capacity: number): void {
     const bytes = bytesFor(this.dim, capacity);
-    if (this.memory && bytes <= MAX_BYTES) {
-      try {
-        const pages = Math.ceil(bytes / PAGE) - this.memory.buffer.byteLength / PAGE;
-        if (pages > 0) this.memory.grow(pages);
-        // The query and the per-row sums move past the new rows; what they held was scratch.
-        this.place(capacity);
-        return;
-      } catch {}
+    if (this.memory && growInPlace(this.memory, bytes)) {
+      // The query and the per-row sums move past the new rows; what they held was scratch.
+      this.place(capacity);
+      return;
     }
     const old = this.rows;
     const memory = !this.memory && capacity * this.dim >= KERNEL_MIN_FLOATS ? wasmMemory(bytes) : undefined;
@@ -293,6 +289,18 @@ export class RowMemory {
   private instantiated(): Dots | null {
     if (this.kernel === undefined) this.kernel = instantiate<Dots>(this.memory ? kernelModule() : null, this.memory, "dots");
     return this.kernel;
+  }
+}
+
+/** Grow `memory` to hold at least `bytes`, its contents kept; false (nothing changed) when it cannot. */
+function growInPlace(memory: WebAssembly.Memory, bytes: number): boolean {
+  if (bytes > MAX_BYTES) return false;
+  try {
+    const pages = Math.ceil(bytes / PAGE) - memory.buffer.byteLength / PAGE;
+    if (pages > 0) memory.grow(pages);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -420,20 +428,10 @@ export class CodeMemory {
 
   /** Room for `capacity` rows, the rows kept (in place in a memory; the query and sums after them are scratch). */
   grow(capacity: number): void {
-    if (this.memory) {
-      const bytes = this.bytesFor(capacity);
-      try {
-        const pages = Math.ceil(bytes / PAGE) - this.memory.buffer.byteLength / PAGE;
-        if (bytes > MAX_BYTES) throw new RangeError("past a memory32");
-        if (pages > 0) this.memory.grow(pages);
-        this.place(capacity);
-        return;
-      } catch {
-        const old = this.codes;
-        this.memory = undefined;
-        this.kernel = undefined;
-        this.codes = old.slice(0, Math.min(old.length, capacity * this.stride));
-      }
+    if (this.memory && !growInPlace(this.memory, this.bytesFor(capacity))) {
+      // Plain codes from here on; place() copies them out of the memory, still whole.
+      this.memory = undefined;
+      this.kernel = undefined;
     }
     this.place(capacity);
   }

@@ -14,6 +14,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import * as v from "valibot";
+import { DEFAULT_AGENT } from "../core/anchor.ts";
 import { atomicWrite } from "../core/fsutil.ts";
 import { readJsonFile } from "../core/json-file.ts";
 import { clip, oneLine } from "../core/text.ts";
@@ -30,7 +31,7 @@ import { queuedTurnKeys } from "./pending.ts";
 export type TurnState = "noted" | "queued" | "running" | "missing" | "forgotten" | SkipKind;
 
 /** The agent of Claude Code's transcripts, as anchors name it (none) and people call it. */
-const CLAUDE = { agent: "claude", label: "Claude Code" };
+const CLAUDE = { agent: DEFAULT_AGENT, label: "Claude Code" };
 
 export interface MissingTurn {
   /** The agent the turn was with (`claude`, `codex`…) and its name for people. */

@@ -10,7 +10,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { openOwnFile } from "../../core/fsutil.ts";
 import { realOr } from "../../core/project.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import { requirePlainTranscript, transcriptPath } from "../files.ts";
+import { passing, requirePlainTranscript, transcriptPath } from "../files.ts";
 
 const HEAD_BYTES = 64 * 1024;
 export const EVENTS_FILE = "events.jsonl";
@@ -80,12 +80,5 @@ export function allSessions(env: NodeJS.ProcessEnv = process.env): string[] {
 
 /** This project's sessions (for `import`): every one checkProjectSession lets through. */
 export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  return allSessions(env).filter((p) => {
-    try {
-      checkProjectSession(p, root, { env });
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return passing(allSessions(env), checkProjectSession, root, env);
 }
