@@ -10,7 +10,7 @@ import { Database } from "bun:sqlite";
 import { copyFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { agentOrDefault } from "../../src/agents/registry.ts";
-import { sessionKey } from "../../src/agents/opencode/db.ts";
+import { sessionKey } from "../../src/agents/opencode/session-key.ts";
 import { opencodeDbPath } from "../../src/agents/opencode/sessions.ts";
 import { drainPending } from "../../src/memory/capture.ts";
 import { changeList } from "../../src/memory/forgotten.ts";

@@ -9,13 +9,13 @@
  * `state.input` / `state.output`) and steps. Injected memory is never in it: memsearch injects
  * through the system prompt, which OpenCode does not store.
  */
-import { Database } from "bun:sqlite";
-import { lstatSync } from "node:fs";
+import type { Database } from "bun:sqlite";
 import * as v from "valibot";
 import { clip, oneLine } from "../../core/text.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
 import type { ToolCall } from "../../transcript/types.ts";
 import { renderToolsThenWords } from "../render.ts";
+import { openOpencodeDb, splitSessionKey } from "./session-key.ts";
 import { addAssistantText, addToolCall, agentLastTurn, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 
 const UserData = v.object({ role: v.literal("user") });
@@ -63,12 +63,6 @@ function toolInput(input: unknown): string {
     return JSON.stringify(o);
   }
   return input === undefined ? "" : String(input);
-}
-
-/** Opens OpenCode's database read-only; throws when it is not a plain file (a link could point anywhere). */
-export function openOpencodeDb(path: string): Database {
-  if (!lstatSync(path).isFile()) throw new Error(`${path} is not a plain file`);
-  return new Database(path, { readonly: true });
 }
 
 interface Row {
@@ -179,21 +173,6 @@ export function readOpencodeSession(db: Database, sessionId: string, redact: (s:
 /** A turn labelled for a summariser, as Claude Code's and Codex's are. */
 export function renderOpencodeTurn(t: OpencodeTurn): string {
   return renderToolsThenWords(t, "OpenCode");
-}
-
-/** An OpenCode session id as memsearch names one (`ses_…`). */
-export const SessionId = v.pipe(v.string(), v.regex(/^[\w-]{1,200}$/));
-
-/** How a session is named as a transcript (sessions.ts): the name a note's anchor carries too. */
-export function sessionKey(db: string, sessionId: string): string {
-  return `${db}#${sessionId}`;
-}
-
-/** The database a transcript name is in, and its session when it names one (a bare database path, as older plugins sent: none). */
-export function splitSessionKey(name: string): { db: string; sessionId?: string } {
-  const at = name.lastIndexOf("#");
-  const sessionId = name.slice(at + 1);
-  return at >= 0 && v.is(SessionId, sessionId) ? { db: name.slice(0, at), sessionId } : { db: name };
 }
 
 /**

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { field, HookFields, Id, sessionStartSource, type NeutralHookInput } from "../types.ts";
-import { sessionKey, SessionId } from "./db.ts";
+import { sessionKey, SessionId } from "./session-key.ts";
 
 /**
  * The JSON memsearch's OpenCode plugin (plugin.ts) sends each hook on stdin. OpenCode itself has

@@ -14,7 +14,7 @@ import { sanitize } from "../../core/redact.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
 import type { Turn } from "../../transcript/types.ts";
 import { agentTurns } from "../turn.ts";
-import { openOpencodeDb, readOpencodeSession, sessionKey, SessionId, splitSessionKey } from "./db.ts";
+import { openOpencodeDb, sessionKey, SessionId, splitSessionKey } from "./session-key.ts";
 import { opencodeDataDir } from "./install.ts";
 
 /** The database OpenCode uses (the rule its plugin follows too: plugin.ts). */
@@ -66,6 +66,8 @@ export function checkProjectSession(path: string, root: string, o: { env?: NodeJ
 export async function readSession(path: string, env: NodeJS.ProcessEnv = process.env): Promise<{ sessionId: string; cwd?: string; turns: Turn[] }> {
   const k = parseSessionKey(path, env);
   if (!k) throw new ForeignTranscriptError(`refused: ${path} is not an OpenCode session`);
+  // The reader of messages and parts, loaded only here and by the drainer: every hook loads this file.
+  const { readOpencodeSession } = await import("./db.ts");
   const db = openOpencodeDb(k.db);
   try {
     const row = v.safeParse(SessionRow, db.query("SELECT id, directory, parent_id FROM session WHERE id = ?").get(k.sessionId));
