@@ -35,8 +35,18 @@ export function fileStamps(paths: string[]): TranscriptStamp[] {
   return out;
 }
 
+/**
+ * A project's transcripts with their stamps: those among `listed` (a listing just made) that `check`
+ * lets through, or, without it, among every one `all` names, stamped then.
+ */
+export function projectStamps(listed: TranscriptStamp[] | undefined, all: () => string[], check: Parameters<typeof passing>[1], root: string, env: NodeJS.ProcessEnv = process.env): TranscriptStamp[] {
+  if (!listed) return fileStamps(passing(all(), check, root, env));
+  const mine = new Set(passing(listed.map((s) => s.path), check, root, env));
+  return listed.filter((s) => mine.has(s.path));
+}
+
 /** The transcripts among `paths` that `check` lets through for the project at `root`. */
-export function passing(paths: string[], check: (path: string, root: string, o: { env?: NodeJS.ProcessEnv }) => void, root: string, env: NodeJS.ProcessEnv): string[] {
+function passing(paths: string[], check: (path: string, root: string, o: { env?: NodeJS.ProcessEnv }) => void, root: string, env: NodeJS.ProcessEnv): string[] {
   return paths.filter((p) => {
     try {
       check(p, root, { env });

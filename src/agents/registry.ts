@@ -60,7 +60,7 @@ export function projectTranscripts(root: string, env: NodeJS.ProcessEnv = proces
     } catch (e) {
       return [{ ...base, files: [], exists: () => true, problem: (e as Error)?.message ?? String(e) }];
     }
-    const mine = new Set(listed.length ? t.projectFiles(root, env).map((s) => s.path) : []);
+    const mine = new Set(listed.length ? t.projectFiles(root, env, listed).map((s) => s.path) : []);
     const names = new Set(listed.map((s) => s.path));
     return [{ ...base, files: listed.filter((s) => mine.has(s.path)), exists: (path: string) => names.has(path) }];
   });

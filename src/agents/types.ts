@@ -126,8 +126,11 @@ export interface AgentAdapter {
     read(path: string, env?: NodeJS.ProcessEnv): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
     /** A turn labelled for a summariser (`import` writes its note from it). */
     render(t: Turn): string;
-    /** This project's transcripts (for `import`), with when each last changed (an OpenCode session is no file to stat). */
-    projectFiles(root: string, env?: NodeJS.ProcessEnv): TranscriptStamp[];
+    /**
+     * This project's transcripts (for `import`), with when each last changed (an OpenCode session is
+     * no file to stat). `listed`: what `list` just gave, to pick from instead of listing again.
+     */
+    projectFiles(root: string, env?: NodeJS.ProcessEnv, listed?: TranscriptStamp[]): TranscriptStamp[];
     /** Every one on this machine, for the conversation index (throws when it cannot be listed). */
     list(env?: NodeJS.ProcessEnv): TranscriptStamp[];
     /** Changes whenever any of them may have; when it has not, the conversation index skips the listing. */

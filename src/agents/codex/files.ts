@@ -8,7 +8,7 @@ import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isInside, realOr } from "../../core/project.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import { passing, requirePlainTranscript, transcriptPath } from "../files.ts";
+import { requirePlainTranscript, transcriptPath } from "../files.ts";
 import { codexHome } from "./install.ts";
 
 const HEAD_BYTES = 256 * 1024;
@@ -77,9 +77,4 @@ export function allRollouts(env: NodeJS.ProcessEnv = process.env): string[] {
   };
   for (const d of rolloutDirs(env)) walk(d, 0);
   return out;
-}
-
-/** Every rollout of this project. */
-export function projectRollouts(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  return passing(allRollouts(env), checkProjectRollout, root, env);
 }

@@ -1,8 +1,8 @@
 /** Codex CLI (`@openai/codex`): Claude-style hooks through hooks.json, JSONL rollouts. */
 import type { AgentAdapter } from "../types.ts";
 import { parseCodexHookInput } from "./hook.ts";
-import { allRollouts, checkProjectRollout, isCodexRolloutPath, projectRollouts } from "./files.ts";
-import { fileStamps, readTranscriptText } from "../files.ts";
+import { allRollouts, checkProjectRollout, isCodexRolloutPath } from "./files.ts";
+import { fileStamps, projectStamps, readTranscriptText } from "../files.ts";
 import { findStoppedRolloutTurn, parseRollout, renderRolloutTurn, rolloutTurns } from "./rollout.ts";
 import { sanitize } from "../../core/redact.ts";
 import { existsSync } from "node:fs";
@@ -26,7 +26,7 @@ export const codex: AgentAdapter = {
       return { sessionId: r.sessionId, cwd: r.cwd, turns: rolloutTurns(r) };
     },
     render: (t) => renderRolloutTurn(t),
-    projectFiles: (root, env) => fileStamps(projectRollouts(root, env)),
+    projectFiles: (root, env, listed) => projectStamps(listed, () => allRollouts(env), checkProjectRollout, root, env),
     list: (env) => fileStamps(allRollouts(env)),
   },
 };

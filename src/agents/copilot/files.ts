@@ -10,7 +10,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { openOwnFile } from "../../core/fsutil.ts";
 import { realOr } from "../../core/project.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import { passing, requirePlainTranscript, transcriptPath } from "../files.ts";
+import { requirePlainTranscript, transcriptPath } from "../files.ts";
 
 const HEAD_BYTES = 64 * 1024;
 export const EVENTS_FILE = "events.jsonl";
@@ -76,9 +76,4 @@ export function allSessions(env: NodeJS.ProcessEnv = process.env): string[] {
     return [];
   }
   return ids.map((id) => join(sessionStateDir(env), id, EVENTS_FILE));
-}
-
-/** This project's sessions (for `import`): every one checkProjectSession lets through. */
-export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  return passing(allSessions(env), checkProjectSession, root, env);
 }

@@ -2,10 +2,10 @@
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { sanitize } from "../../core/redact.ts";
-import { fileStamps, readTranscriptText } from "../files.ts";
+import { fileStamps, projectStamps, readTranscriptText } from "../files.ts";
 import { renderAgentTurn } from "../render.ts";
 import type { AgentAdapter } from "../types.ts";
-import { allSessions, checkProjectSession, COPILOT_LABEL, copilotHome, isCopilotEventsPath, projectSessions } from "./files.ts";
+import { allSessions, checkProjectSession, COPILOT_LABEL, copilotHome, isCopilotEventsPath } from "./files.ts";
 import { formatCopilotOutput, parseCopilotHookInput } from "./hook.ts";
 import { copilotWired, planCopilotInstall } from "./install.ts";
 
@@ -28,7 +28,7 @@ export const copilot: AgentAdapter = {
       return { sessionId: s.sessionId ?? dirname(path).split("/").at(-1), cwd: s.cwd, turns: eventsTurns(s) };
     },
     render: (t) => renderAgentTurn(t, COPILOT_LABEL),
-    projectFiles: (root, env) => fileStamps(projectSessions(root, env)),
+    projectFiles: (root, env, listed) => projectStamps(listed, () => allSessions(env), checkProjectSession, root, env),
     list: (env) => fileStamps(allSessions(env)),
   },
 };

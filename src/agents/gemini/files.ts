@@ -12,7 +12,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { readTextQuiet } from "../../core/fsutil.ts";
 import { realOr } from "../../core/project.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import { passing, requirePlainTranscript, transcriptPath } from "../files.ts";
+import { requirePlainTranscript, transcriptPath } from "../files.ts";
 
 const HEAD_BYTES = 64 * 1024;
 
@@ -97,9 +97,4 @@ export function allChats(env: NodeJS.ProcessEnv = process.env): string[] {
 export function chatProjectRoot(path: string): string | undefined {
   const recorded = readTextQuiet(join(dirname(dirname(path)), ".project_root"))?.trim();
   return recorded && isAbsolute(recorded) && !recorded.includes("\0") ? recorded : undefined;
-}
-
-/** This project's chats (for `import`): every chat that checkProjectChat lets through. */
-export function projectChats(root: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  return passing(allChats(env), checkProjectChat, root, env);
 }

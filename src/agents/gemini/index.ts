@@ -2,8 +2,8 @@
 import { existsSync } from "node:fs";
 import { sanitize } from "../../core/redact.ts";
 import type { AgentAdapter } from "../types.ts";
-import { allChats, chatProjectRoot, checkProjectChat, geminiHome, isGeminiChatPath, projectChats } from "./files.ts";
-import { fileStamps, readTranscriptText } from "../files.ts";
+import { allChats, chatProjectRoot, checkProjectChat, geminiHome, isGeminiChatPath } from "./files.ts";
+import { fileStamps, projectStamps, readTranscriptText } from "../files.ts";
 import { renderAgentTurn } from "../render.ts";
 import { formatGeminiOutput, parseGeminiHookInput } from "./hook.ts";
 import { geminiWired, planGeminiInstall } from "./install.ts";
@@ -27,7 +27,7 @@ export const gemini: AgentAdapter = {
       return { sessionId: chat.sessionId, cwd: chatProjectRoot(path), turns: chatTurns(chat) };
     },
     render: (t) => renderAgentTurn(t, "Gemini CLI"),
-    projectFiles: (root, env) => fileStamps(projectChats(root, env)),
+    projectFiles: (root, env, listed) => projectStamps(listed, () => allChats(env), checkProjectChat, root, env),
     list: (env) => fileStamps(allChats(env)),
   },
 };
