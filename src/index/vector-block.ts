@@ -253,33 +253,10 @@ export class VectorBlock {
    */
   find(query: Float32Array | number[], similarity: number, whereFiltersIDs?: Iterable<InternalId>): Similar[] {
     const q = query instanceof Float32Array ? query : new Float32Array(query);
-    const qMag = magnitude(q, this.size);
     const out: Similar[] = [];
-    if (whereFiltersIDs) {
-      for (const id of whereFiltersIDs) {
-        if (!this.has(id)) continue;
-        const r = this.rowOf[id]! - 1;
-        const cos = this.dotOf(q, r) / (qMag * this.mags[r]!);
-        if (cos >= similarity) out.push([id, cos]);
-      }
-      return out;
-    }
-    if (this.cold) {
-      const picked = this.candidates(q, qMag, similarity);
-      this.cold.forRows(picked.rows, picked.n, this.ids, (k, floats, at) => {
-        const r = picked.rows[k]!;
-        const cos = dotAt(q, floats, at, this.size) / (qMag * this.mags[r]!);
-        if (cos >= similarity) out.push([this.ids[r]!, cos]);
-      });
-      return out;
-    }
-    const dots = this.mem.dots(q, this.rows);
-    for (let r = 0; r < this.rows; r++) {
-      const id = this.ids[r]!;
-      if (id === 0) continue;
-      const cos = dots[r]! / (qMag * this.mags[r]!);
+    this.scan(q, similarity, undefined, whereFiltersIDs, (id, cos) => {
       if (cos >= similarity) out.push([id, cos]);
-    }
+    });
     return out;
   }
 
@@ -290,7 +267,6 @@ export class VectorBlock {
    */
   nearest(query: Float32Array, limit: number, similarity: number, only?: Iterable<InternalId>): Similar[] {
     if (limit <= 0) return [];
-    const qMag = magnitude(query, this.size);
     const best: Similar[] = [];
     // Orama's sortTokenScorePredicate: is [id, cos] ahead of the k-th kept?
     const ahead = (id: InternalId, cos: number, k: Similar) => cos > k[1] || (cos === k[1] && id < k[0]);
@@ -307,28 +283,38 @@ export class VectorBlock {
       best.splice(lo, 0, [id, cos]);
       if (best.length > limit) best.pop();
     };
+    this.scan(query, similarity, limit, only, consider);
+    return best;
+  }
+
+  /**
+   * `visit(id, cosine)` for every vector that may be kept: the ids `only` names, in its order; in a
+   * cold block, the rows its bounds let through for `similarity` and, with `limit`, the best
+   * `limit` (candidates); else every row, in row order. The cosine is the exact scan's, always.
+   */
+  private scan(query: Float32Array, similarity: number, limit: number | undefined, only: Iterable<InternalId> | undefined, visit: (id: InternalId, cos: number) => void): void {
+    const qMag = magnitude(query, this.size);
     if (only) {
       for (const id of only) {
         if (!this.has(id)) continue;
         const r = this.rowOf[id]! - 1;
-        consider(id, this.dotOf(query, r) / (qMag * this.mags[r]!));
+        visit(id, this.dotOf(query, r) / (qMag * this.mags[r]!));
       }
-      return best;
+      return;
     }
     if (this.cold) {
       const picked = this.candidates(query, qMag, similarity, limit);
       this.cold.forRows(picked.rows, picked.n, this.ids, (k, floats, at) => {
         const r = picked.rows[k]!;
-        consider(this.ids[r]!, dotAt(query, floats, at, this.size) / (qMag * this.mags[r]!));
+        visit(this.ids[r]!, dotAt(query, floats, at, this.size) / (qMag * this.mags[r]!));
       });
-      return best;
+      return;
     }
     const dots = this.mem.dots(query, this.rows);
     for (let r = 0; r < this.rows; r++) {
       const id = this.ids[r]!;
-      if (id !== 0) consider(id, dots[r]! / (qMag * this.mags[r]!));
+      if (id !== 0) visit(id, dots[r]! / (qMag * this.mags[r]!));
     }
-    return best;
   }
 
   /**
