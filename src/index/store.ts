@@ -1051,16 +1051,14 @@ function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolea
   try {
     loadState(db, joinSections(file, texts));
     if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
+    if (count(db) !== head.count) throw new Error("document count does not match the header");
   } catch (e) {
     broken = oneLine(e);
   }
   if (lowPeak) Bun.gc(true);
   if (lowPeak && texts && broken === undefined && dim && head.vectorCount * dim >= KERNEL_MIN_FLOATS) {
-    const cold = readColdVectors(file, texts, dim);
-    if (cold) {
-      if (count(db) !== head.count) throw new IndexDamagedError("document count does not match the header");
-      return { meta: { ...head.meta, files: cold.layout.files }, orama: cold.orama(db) };
-    }
+    const files = readColdVectors(file, texts, dim, db);
+    if (files) return { meta: { ...head.meta, files }, orama: bindOrama<Doc>(db) };
   }
   const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
   const cache = () => vectorsByContent(layout, block, dim);
@@ -1073,17 +1071,17 @@ function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolea
   } catch (e) {
     throw new UnreadableIndex(oneLine(e), cache());
   }
-  if (count(db) !== head.count) throw new UnreadableIndex("document count does not match the header", cache());
   return { meta: { ...head.meta, files: layout.files }, orama };
 }
 
 /**
  * The watch process's load (Store.open with lowPeak): the vector block streamed from the file a few
  * MiB at a time into a cold block (vector-block.ts), which keeps int8 codes of the rows and reads
- * their floats through `texts` when a search needs them. Undefined when the block fails its
- * CRC-32: the caller then reads it as before, which tells the damage the same way.
+ * their floats through `texts` when a search needs them, put in `db`. Returns the layout's file
+ * list; undefined when the block fails its CRC-32 (nothing put in `db`): the caller then reads it
+ * as before, which tells the damage the same way.
  */
-function readColdVectors(file: IndexFile, texts: TextFile, dim: number): { layout: ReturnType<typeof readLayout>; orama: (db: AnyOrama) => Orama } | undefined {
+function readColdVectors(file: IndexFile, texts: TextFile, dim: number, db: AnyOrama): StoreMeta["files"] | undefined {
   const layout = readLayout(file, true);
   const n = layout.vectorIds.length;
   if (n !== file.head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
@@ -1094,11 +1092,6 @@ function readColdVectors(file: IndexFile, texts: TextFile, dim: number): { layou
     throw new IndexDamagedError(oneLine(e));
   }
   if (!streamVectorBlock(file, (first, floats, count) => block.coldFill(first, floats, count))) return undefined;
-  return {
-    layout,
-    orama: (db) => {
-      replaceVectorNode(db, block);
-      return bindOrama<Doc>(db);
-    },
-  };
+  replaceVectorNode(db, block);
+  return layout.files;
 }
