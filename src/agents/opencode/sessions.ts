@@ -5,14 +5,14 @@
  * the database OpenCode itself uses (`OPENCODE_DB`, else its data folder's `opencode.db`) is
  * claimed: a name a cloned note's anchor carries can point nowhere else.
  */
-import { existsSync, lstatSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as v from "valibot";
 import { NotFoundError } from "../../core/errors.ts";
 import { realOr } from "../../core/project.ts";
 import { sanitize } from "../../core/redact.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import type { Turn } from "../../transcript/types.ts";
+import type { TranscriptStamp, Turn } from "../../transcript/types.ts";
 import { agentTurns } from "../turn.ts";
 import { openOpencodeDb, sessionKey, SessionId, splitSessionKey } from "./session-key.ts";
 import { opencodeDataDir } from "./install.ts";
@@ -78,15 +78,6 @@ export async function readSession(path: string, env: NodeJS.ProcessEnv = process
   }
 }
 
-/** A session as the conversation index lists it: changed when its messages or parts did. */
-export interface SessionStamp {
-  path: string;
-  /** Parts in the session (grows with every word and tool call). */
-  size: number;
-  /** The latest update time of the session, its messages and its parts (ms). */
-  mtime: number;
-}
-
 const StampRow = v.object({ id: SessionId, directory: v.string(), parent_id: v.nullable(v.string()), parts: v.number(), updated: v.nullable(v.number()) });
 
 /**
@@ -95,9 +86,14 @@ const StampRow = v.object({ id: SessionId, directory: v.string(), parent_id: v.n
  * project's. Empty when OpenCode has no database here; throws when it has one that cannot be read
  * (a link, another schema, a damaged file), so that nothing is taken for gone.
  */
-export function listSessions(env: NodeJS.ProcessEnv = process.env, root?: string): (SessionStamp & { directory: string })[] {
+export function listSessions(env: NodeJS.ProcessEnv = process.env, root?: string): TranscriptStamp[] {
   const path = opencodeDbPath(env);
-  if (!existsSync(path) && !isLink(path)) return [];
+  // Absent: no OpenCode here. Anything else there (a link too) is opened, and refused, below.
+  try {
+    lstatSync(path);
+  } catch {
+    return [];
+  }
   const db = openOpencodeDb(path);
   try {
     const rows = db
@@ -108,13 +104,14 @@ export function listSessions(env: NodeJS.ProcessEnv = process.env, root?: string
          FROM session s ORDER BY s.time_created, s.id`,
       )
       .all();
-    const out: (SessionStamp & { directory: string })[] = [];
+    const out: TranscriptStamp[] = [];
     const cache = new Map<string, string>();
     for (const r of rows) {
       const s = v.safeParse(StampRow, r);
       if (!s.success || s.output.parent_id) continue;
       if (root !== undefined && !sameProject(projectOfCwd(s.output.directory, cache), root)) continue;
-      out.push({ path: sessionKey(path, s.output.id), size: s.output.parts, mtime: s.output.updated ?? 0, directory: s.output.directory });
+      // size: the parts in the session (grows with every word and tool call); mtime: the latest update of it, its messages and parts.
+      out.push({ path: sessionKey(path, s.output.id), size: s.output.parts, mtime: s.output.updated ?? 0 });
     }
     return out;
   } finally {
@@ -138,18 +135,10 @@ export function databaseVersion(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** This project's sessions (for `import`); none when the database cannot be read. */
-export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): SessionStamp[] {
+export function projectSessions(root: string, env: NodeJS.ProcessEnv = process.env): TranscriptStamp[] {
   try {
-    return listSessions(env, root).map(({ path, size, mtime }) => ({ path, size, mtime }));
+    return listSessions(env, root);
   } catch {
     return [];
-  }
-}
-
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
   }
 }
