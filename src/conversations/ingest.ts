@@ -21,8 +21,7 @@ import { claudeProjectsDir, isSubagentPath, notRegularTranscript, projectOfCwd, 
 import { isDamage } from "./db.ts";
 import { lineEvent, type LineEvent, type SessionKind, type SessionPart, type ToolResult } from "./extract.ts";
 import { TurnSegmenter } from "../transcript/turns.ts";
-import { ftsText } from "./fts.ts";
-import { deleteFileRows, INPUTS_MAX, inWrite, isDirRow, isFileRow, isKnownFile, isRecord, MESSAGE_COLS, messageColumns, RESULTS_MAX, rollback, rowWriter, TEXT_MAX, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
+import { deleteFileRows, INPUTS_MAX, inWrite, isDirRow, isFileRow, isKnownFile, isRecord, KNOWN_COLS, MESSAGE_COLS, messageColumns, metaValue, RESULTS_MAX, rollback, rowWriter, setMeta, TEXT_MAX, type FileRow, type KnownFile, type MessageColumns } from "./rows.ts";
 import { updateOtherTranscripts } from "./others.ts";
 import type { TranscriptSource } from "../transcript/types.ts";
 
@@ -173,7 +172,6 @@ interface DirMark {
   settled: boolean;
 }
 
-const KNOWN_COLS = "id, path, dev, ino, size, mtime, gone_at";
 
 /** Rows whose path starts with `prefix` (which ends in "/"): a range on the path index. */
 function underArgs(prefix: string): [string, string] {
@@ -190,14 +188,14 @@ function lastFullScanKey(projectsDir: string): string {
 
 /** When the last full scan of this projects folder started (ms since epoch), if any. */
 export function lastFullScan(db: Database, projectsDir: string): number | undefined {
-  const r = db.query("SELECT value FROM meta WHERE key = ?").get(lastFullScanKey(projectsDir)) as { value?: unknown } | null;
-  return r && typeof r.value === "number" ? r.value : undefined;
+  const value = metaValue(db, lastFullScanKey(projectsDir));
+  return typeof value === "number" ? value : undefined;
 }
 
 /** Set (or with undefined, forget) the time of the last full scan: tests, and nothing else. */
 export function setLastFullScan(db: Database, projectsDir: string, ms: number | undefined): void {
   if (ms === undefined) db.query("DELETE FROM meta WHERE key = ?").run(lastFullScanKey(projectsDir));
-  else db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(lastFullScanKey(projectsDir), ms);
+  else setMeta(db, lastFullScanKey(projectsDir), ms);
 }
 
 /**
@@ -734,7 +732,7 @@ class FileReader {
     this.project = project;
     const session = this.state.sessionId ?? basename(this.path).replace(/\.jsonl$/i, "");
     const fileTs = this.fileTime();
-    const w = rowWriter(this.db, ftsText);
+    const w = rowWriter(this.db);
     let n = 0;
     for (const c of this.session.values()) w.session(this.file.id, project, session, { ...c, ts: c.ts || fileTs });
     for (const row of this.rows) {

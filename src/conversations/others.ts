@@ -13,8 +13,7 @@ import { clip } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { projectOfCwd } from "../transcript/claude-files.ts";
 import type { TranscriptSource, TranscriptStamp, Turn } from "../transcript/types.ts";
-import { ftsText } from "./fts.ts";
-import { deleteFileRows, INPUTS_MAX, inWrite, isKnownFile, RESULTS_MAX, rowWriter, TEXT_MAX, type KnownFile, type NewMessage } from "./rows.ts";
+import { deleteFileRows, INPUTS_MAX, inWrite, isKnownFile, KNOWN_COLS, metaValue, RESULTS_MAX, rowWriter, setMeta, TEXT_MAX, type KnownFile, type NewMessage } from "./rows.ts";
 
 /** What an update counts (ingest.ts: UpdateReport). */
 interface Counts {
@@ -45,7 +44,7 @@ export async function updateOtherTranscripts(db: Database, sources: readonly Tra
     }
     report.files += listed.length;
     const known = new Map<string, KnownFile>();
-    for (const r of db.query("SELECT id, path, dev, ino, size, mtime, gone_at FROM files WHERE agent = ?").all(source.agent)) if (isKnownFile(r)) known.set(r.path, r);
+    for (const r of db.query(`SELECT ${KNOWN_COLS} FROM files WHERE agent = ?`).all(source.agent)) if (isKnownFile(r)) known.set(r.path, r);
     for (const t of listed) {
       const k = known.get(t.path);
       known.delete(t.path);
@@ -69,13 +68,13 @@ export async function updateOtherTranscripts(db: Database, sources: readonly Tra
       });
     }
     // A transcript that failed is tried again next time: the version is kept only when all were read.
-    if (version !== undefined && report.errors.length === errors) db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(versionKey, version);
+    if (version !== undefined && report.errors.length === errors) setMeta(db, versionKey, version);
   }
 }
 
 function storedVersion(db: Database, key: string): string | undefined {
-  const r = db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value?: unknown } | null;
-  return typeof r?.value === "string" ? r.value : undefined;
+  const value = metaValue(db, key);
+  return typeof value === "string" ? value : undefined;
 }
 
 /** Replace a transcript's rows with what it holds now, in one write transaction; returns the messages written. */
@@ -93,7 +92,7 @@ function writeTranscript(db: Database, agent: string, t: TranscriptStamp, read: 
       const r = db.query("INSERT INTO files (path, dev, ino, size, mtime, consumed, project, session, state, agent) VALUES (?, 0, 0, ?, ?, ?, ?, ?, '{}', ?) RETURNING id").get(t.path, t.size, t.mtime, t.size, project, session, agent) as { id: number };
       fileId = r.id;
     }
-    const w = rowWriter(db, ftsText);
+    const w = rowWriter(db);
     let n = 0;
     let first = true;
     for (const turn of read.turns) {

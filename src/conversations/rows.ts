@@ -3,6 +3,7 @@
  * cast, so a database written by another version (or damaged) yields no row rather than a wrong one.
  */
 import type { Database } from "bun:sqlite";
+import { ftsText } from "./fts.ts";
 
 /** Stored text of one message (longer is clipped: a recall needs the gist, not a 100 KB paste). */
 export const TEXT_MAX = 20_000;
@@ -127,7 +128,20 @@ export interface NewSessionRow {
  * The statements every reader of transcripts writes its rows with, prepared once per write: a
  * message and its full-text row, a session table row (one per key: a later one replaces it).
  */
-export function rowWriter(db: Database, ftsText: (s: string) => string) {
+/** The columns of a `files` row the ingest compares with what is on disk (KnownFile). */
+export const KNOWN_COLS = "id, path, dev, ino, size, mtime, gone_at";
+
+/** A value of the index's `meta` table, as stored (checked by the caller). */
+export function metaValue(db: Database, key: string): unknown {
+  const r = db.query("SELECT value FROM meta WHERE key = ?").get(key) as { value?: unknown } | null;
+  return r?.value;
+}
+
+export function setMeta(db: Database, key: string, value: string | number): void {
+  db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+}
+
+export function rowWriter(db: Database) {
   const insert = db.query(
     "INSERT INTO messages (file_id, project, session, turn_uuid, prompt_id, uuid, msg_key, ts, role, text, tools, paths, inputs, results) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
   );
