@@ -51,29 +51,34 @@ export function rssMethod(): string {
   return hasGnuTime ? "GNU time %M (ru_maxrss)" : "polled /proc/<pid>/status VmHWM";
 }
 
+/** Fields of a live process's /proc status, in KiB (undefined when it is gone or one is missing). */
+function statusKiB<K extends string>(pid: number, fields: Record<K, string>): Record<K, number> | undefined {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const out = {} as Record<K, number>;
+  for (const [key, name] of Object.entries(fields) as [K, string][]) {
+    const m = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status);
+    if (!m) return undefined;
+    out[key] = Number(m[1]);
+  }
+  return out;
+}
+
 /**
  * What a live process holds now, KiB: resident in all, its private (anonymous) pages, and the
  * pages of files it maps (the binary's, mostly: one copy in the page cache for every process).
  */
 export function residentKiB(pid: number): { rss: number; anon: number; file: number } | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
-    const out = { rss: field("VmRSS"), anon: field("RssAnon"), file: field("RssFile") };
-    return Object.values(out).every(Number.isFinite) ? out : undefined;
-  } catch {
-    return undefined;
-  }
+  return statusKiB(pid, { rss: "VmRSS", anon: "RssAnon", file: "RssFile" });
 }
 
 /** VmHWM (peak RSS) of a live process, KiB. */
 export function vmHwmKiB(pid: number): number | undefined {
-  try {
-    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
+  return statusKiB(pid, { hwm: "VmHWM" })?.hwm;
 }
 
 /** Run `cmd` once as a new process and measure it. */

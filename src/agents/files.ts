@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, lstatSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, readFileSync, readSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError, NotFoundError } from "../core/errors.ts";
 import { openOwnFile } from "../core/fsutil.ts";
@@ -21,6 +21,27 @@ export function requirePlainTranscript(abs: string, path: string): void {
     throw new NotFoundError(`transcript not found: ${path}`);
   }
   if (!st.isFile()) throw new ForeignTranscriptError(`refused: ${path} is not a plain file`);
+}
+
+/**
+ * The first line of a transcript as JSON, from its first `headBytes` (where the agent writes what
+ * session it is: its folder, its project); undefined when that line is not JSON. Opened as our own
+ * files are: never through a link, never a FIFO.
+ */
+export function firstJsonLine(path: string, headBytes: number): unknown {
+  const buf = Buffer.alloc(headBytes);
+  const fd = openOwnFile(path, "read");
+  let n: number;
+  try {
+    n = readSync(fd, buf, 0, headBytes, 0);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    return JSON.parse(buf.subarray(0, n).toString("utf8").split("\n")[0] ?? "");
+  } catch {
+    return undefined;
+  }
 }
 
 /** The plain files among `paths`, with what changes when they do (a link, a folder or a FIFO is left out). */

@@ -4,11 +4,11 @@
  * the project (its `session_meta` cwd, by the project rule every agent shares: the git top level).
  * A note's anchor may come with a cloned repository: this is what stops it from opening any file.
  */
-import { closeSync, openSync, readdirSync, readSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isInside, realOr } from "../../core/project.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import { requirePlainTranscript, transcriptPath } from "../files.ts";
+import { firstJsonLine, requirePlainTranscript, transcriptPath } from "../files.ts";
 import { codexHome } from "./install.ts";
 
 const HEAD_BYTES = 256 * 1024;
@@ -32,21 +32,8 @@ export function isCodexRolloutPath(path: string, env: NodeJS.ProcessEnv = proces
 
 /** The working folder the rollout's session started in (its first line), undefined when it has none. */
 function rolloutCwd(path: string): string | undefined {
-  const buf = Buffer.alloc(HEAD_BYTES);
-  let n = 0;
-  const fd = openSync(path, "r");
-  try {
-    n = readSync(fd, buf, 0, HEAD_BYTES, 0);
-  } finally {
-    closeSync(fd);
-  }
-  const first = buf.subarray(0, n).toString("utf8").split("\n")[0] ?? "";
-  try {
-    const o = JSON.parse(first);
-    return o?.type === "session_meta" && typeof o.payload?.cwd === "string" ? o.payload.cwd : undefined;
-  } catch {
-    return undefined;
-  }
+  const o = firstJsonLine(path, HEAD_BYTES) as { type?: unknown; payload?: { cwd?: unknown } } | undefined;
+  return o?.type === "session_meta" && typeof o.payload?.cwd === "string" ? o.payload.cwd : undefined;
 }
 
 /** Throws unless `path` is a rollout of this project (of any project with `anyProject`). */

@@ -4,13 +4,12 @@
  * session started in the project (its `session.start` line's `context.cwd`, by the rule every
  * agent shares: the git top level).
  */
-import { closeSync, readdirSync, readSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { openOwnFile } from "../../core/fsutil.ts";
 import { realOr } from "../../core/project.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import { requirePlainTranscript, transcriptPath } from "../files.ts";
+import { firstJsonLine, requirePlainTranscript, transcriptPath } from "../files.ts";
 
 const HEAD_BYTES = 64 * 1024;
 export const EVENTS_FILE = "events.jsonl";
@@ -37,21 +36,9 @@ export function isCopilotEventsPath(path: string, env: NodeJS.ProcessEnv = proce
 
 /** The folder the session started in (its first line, `session.start`), undefined when it has none. */
 export function sessionCwd(path: string): string | undefined {
-  const buf = Buffer.alloc(HEAD_BYTES);
-  const fd = openOwnFile(path, "read");
-  let n = 0;
-  try {
-    n = readSync(fd, buf, 0, HEAD_BYTES, 0);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    const o = JSON.parse(buf.subarray(0, n).toString("utf8").split("\n")[0] ?? "");
-    const cwd = o?.type === "session.start" ? o.data?.context?.cwd : undefined;
-    return typeof cwd === "string" && cwd.startsWith("/") && !cwd.includes("\0") ? cwd : undefined;
-  } catch {
-    return undefined;
-  }
+  const o = firstJsonLine(path, HEAD_BYTES) as { type?: unknown; data?: { context?: { cwd?: unknown } } } | undefined;
+  const cwd = o?.type === "session.start" ? o.data?.context?.cwd : undefined;
+  return typeof cwd === "string" && cwd.startsWith("/") && !cwd.includes("\0") ? cwd : undefined;
 }
 
 /** Throws unless `path` is a Copilot CLI session of this project (of any project with `anyProject`). */

@@ -6,13 +6,13 @@
  * carries the sha256 of it too.
  */
 import { sha256Hex } from "../../core/text.ts";
-import { closeSync, openSync, readdirSync, readSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { readTextQuiet } from "../../core/fsutil.ts";
 import { realOr } from "../../core/project.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
-import { requirePlainTranscript, transcriptPath } from "../files.ts";
+import { firstJsonLine, requirePlainTranscript, transcriptPath } from "../files.ts";
 
 const HEAD_BYTES = 64 * 1024;
 
@@ -38,22 +38,12 @@ export function isGeminiChatPath(path: string, env: NodeJS.ProcessEnv = process.
   return parts !== undefined && parts.length >= 3 && parts[1] === "chats";
 }
 
-function firstLine(path: string): string {
-  const buf = Buffer.alloc(HEAD_BYTES);
-  const fd = openSync(path, "r");
-  try {
-    return buf.subarray(0, readSync(fd, buf, 0, HEAD_BYTES, 0)).toString("utf8").split("\n")[0] ?? "";
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** The chat belongs to the project at `root`: its slot's `.project_root`, else its first line's hash. */
 function ofProject(path: string, slot: string, root: string): boolean {
   const recorded = readTextQuiet(join(slot, ".project_root"))?.trim();
   if (recorded && isAbsolute(recorded)) return sameProject(projectOfCwd(recorded), root);
   try {
-    const hash = JSON.parse(firstLine(path))?.projectHash;
+    const hash = (firstJsonLine(path, HEAD_BYTES) as { projectHash?: unknown } | undefined)?.projectHash;
     return typeof hash === "string" && hash === sha256Hex(root);
   } catch {
     return false;
