@@ -6,11 +6,9 @@
  */
 import { join } from "node:path";
 import * as v from "valibot";
-import { InputError } from "../../core/errors.ts";
-import { parseJson } from "../../core/json-file.ts";
-import { planSettingsUninstall, renderSettings } from "../json-settings.ts";
-import type { FileChange, InstallOptions, InstallPlan, WiredState } from "../types.ts";
-import { readAgentFile, shellQuote } from "../codex/install.ts";
+import { planSettingsInstall, planSettingsUninstall, readJsonSettings } from "../json-settings.ts";
+import type { InstallOptions, InstallPlan, WiredState } from "../types.ts";
+import { shellQuote } from "../codex/install.ts";
 import { copilotHome } from "./files.ts";
 
 /** Copilot CLI's event, our hook, its timeout (seconds, as Copilot CLI counts it). */
@@ -44,34 +42,17 @@ export function copilotSettingsPath(env?: NodeJS.ProcessEnv): string {
 }
 
 function readSettings(path: string): { doc: SettingsDoc; text?: string } {
-  const text = readAgentFile(path);
-  if (text === undefined || !text.trim()) return { doc: {}, text };
-  const r = parseJson(text, Settings);
-  if ("problem" in r) throw new InputError(`${path}: ${r.problem} (memsearch edits only plain JSON); fix the file or add memsearch's hooks by hand, then run this again`);
-  // Checked above; the file as written is what is merged into, its keys in the user's order.
-  return { doc: JSON.parse(text) as SettingsDoc, text };
+  return readJsonSettings<SettingsDoc>(path, Settings, "(memsearch edits only plain JSON); fix the file or add memsearch's hooks by hand, then run this again");
 }
 
 
 export function planCopilotInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan {
   const path = copilotSettingsPath(opts.env);
   const { doc, text } = readSettings(path);
-  const changes: FileChange[] = [];
-  if (opts.uninstall) return planSettingsUninstall({ agent: "copilot", label: "Copilot CLI", path, text, doc, ours: isOurs });
-  const hooks: Record<string, unknown[]> = { ...(doc.hooks ?? {}) };
-  for (const h of COPILOT_HOOKS) {
-    const handlers = [...(hooks[h.event] ?? [])];
-    const ours: Handler = { type: "command", bash: copilotHookCommand(opts.exe, h.hook), timeoutSec: h.timeoutSec };
-    // An outdated handler of ours is replaced where it stands; the user's keep their places.
-    const at = handlers.findIndex(isOurs);
-    if (at < 0) handlers.push(ours);
-    else handlers[at] = ours;
-    hooks[h.event] = handlers;
-  }
-  const next = { ...doc, hooks };
-  if (text === undefined || JSON.stringify(next) !== JSON.stringify(doc)) changes.push({ path, before: text, after: renderSettings(next) });
-  const events = COPILOT_HOOKS.map((h) => h.event).join(", ");
-  return { agent: "copilot", changes, notes: [changes.length ? `memsearch's hooks wired into Copilot CLI (${path}): ${events}` : `memsearch is already wired into Copilot CLI (${path})`] };
+  const plan = { agent: "copilot", label: "Copilot CLI", path, text, doc, ours: isOurs };
+  if (opts.uninstall) return planSettingsUninstall(plan);
+  const entries = COPILOT_HOOKS.map((h) => ({ event: h.event, entry: { type: "command", bash: copilotHookCommand(opts.exe, h.hook), timeoutSec: h.timeoutSec } satisfies Handler }));
+  return planSettingsInstall({ ...plan, entries });
 }
 
 export function copilotWired(opts: InstallOptions): WiredState {

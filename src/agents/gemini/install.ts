@@ -7,10 +7,9 @@
 import { join } from "node:path";
 import * as v from "valibot";
 import { InputError } from "../../core/errors.ts";
-import { parseJson } from "../../core/json-file.ts";
-import { planSettingsUninstall, renderSettings } from "../json-settings.ts";
-import type { FileChange, InstallOptions, InstallPlan, WiredState } from "../types.ts";
-import { readAgentFile, shellQuote } from "../codex/install.ts";
+import { planSettingsInstall, planSettingsUninstall, readJsonSettings } from "../json-settings.ts";
+import type { InstallOptions, InstallPlan, WiredState } from "../types.ts";
+import { shellQuote } from "../codex/install.ts";
 import { geminiHome } from "./files.ts";
 
 /** Gemini CLI's event, our hook, its timeout (ms, as Gemini CLI counts it). */
@@ -54,13 +53,8 @@ function settingsPath(env?: NodeJS.ProcessEnv): string {
 }
 
 function readSettings(path: string): { doc: SettingsDoc; text?: string } {
-  const text = readAgentFile(path);
-  if (text === undefined || !text.trim()) return { doc: {}, text };
-  const r = parseJson(text, Settings);
   // Gemini CLI also reads comments in this file; rewriting it would lose them.
-  if ("problem" in r) throw new InputError(`${path}: ${r.problem} (memsearch edits only plain JSON, without comments); add memsearch's hooks by hand or fix the file, then run this again`);
-  // Checked above; the file as written is what is merged into, its keys in the user's order.
-  return { doc: JSON.parse(text) as SettingsDoc, text };
+  return readJsonSettings<SettingsDoc>(path, Settings, "(memsearch edits only plain JSON, without comments); add memsearch's hooks by hand or fix the file, then run this again");
 }
 
 /** Why Gemini CLI would not run our hooks whatever the `hooks` object says, if it would not. */
@@ -74,24 +68,13 @@ function switchedOff(doc: SettingsDoc): string | undefined {
 export function planGeminiInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan {
   const path = settingsPath(opts.env);
   const { doc, text } = readSettings(path);
-  const changes: FileChange[] = [];
-  if (opts.uninstall) return planSettingsUninstall({ agent: "gemini", label: "Gemini CLI", path, text, doc, ours: isOurGroup });
+  const plan = { agent: "gemini", label: "Gemini CLI", path, text, doc, ours: isOurGroup };
+  if (opts.uninstall) return planSettingsUninstall(plan);
   const off = switchedOff(doc);
   if (off) throw new InputError(`${path} turns memsearch's hooks off (${off}): they would never run; change that, then run this again`);
-  const hooks: Record<string, unknown[]> = { ...(doc.hooks ?? {}) };
-  for (const h of GEMINI_HOOKS) {
-    const groups = [...(hooks[h.event] ?? [])];
-    const handler: Handler = { name: HOOK_NAME, type: "command", command: geminiHookCommand(opts.exe, h.hook), timeout: h.timeout };
-    // An outdated group of ours is replaced where it stands; the user's groups keep their places.
-    const at = groups.findIndex(isOurGroup);
-    if (at < 0) groups.push({ hooks: [handler] });
-    else groups[at] = { hooks: [handler] };
-    hooks[h.event] = groups;
-  }
-  const next = { ...doc, hooks };
-  if (text === undefined || JSON.stringify(next) !== JSON.stringify(doc)) changes.push({ path, before: text, after: renderSettings(next) });
-  const events = GEMINI_HOOKS.map((h) => h.event).join(", ");
-  return { agent: "gemini", changes, notes: [changes.length ? `memsearch's hooks wired into Gemini CLI (${path}): ${events}` : `memsearch is already wired into Gemini CLI (${path})`] };
+  // Each event gets a group of its own holding our one handler.
+  const entries = GEMINI_HOOKS.map((h) => ({ event: h.event, entry: { hooks: [{ name: HOOK_NAME, type: "command", command: geminiHookCommand(opts.exe, h.hook), timeout: h.timeout } satisfies Handler] } }));
+  return planSettingsInstall({ ...plan, entries });
 }
 
 export function geminiWired(opts: InstallOptions): WiredState {
