@@ -9,7 +9,8 @@ import pkg from "../package.json" with { type: "json" };
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
-  process.stdout.write(`memsearch, version ${pkg.version}\n`);
+  const { print } = await import("./commands/output.ts");
+  print(`memsearch, version ${pkg.version}`);
 } else if (argv[0] === "hook" && argv[1] && !argv[1].startsWith("-") && (argv.length === 2 || (argv.length === 4 && argv[2] === "--agent"))) {
   // `hook <event> --agent <name>`: another agent's hooks (Codex CLI…) run the same handlers.
   const { runHookEvent } = await import("./hooks/events.ts");

@@ -65,7 +65,8 @@ export function memsearchSearcher(opts: { ollamaHost?: string; model?: string; n
       const embedder = embedderFor(ctx.config, "query");
       const want = opts.ollamaHost ? "hybrid" : "bm25";
       const respond = async (query: string, topK: number) => {
-        const res = await searchChunks({ query, topK, store, config: ctx.config, embedder });
+        // With the background the prompt gate judges by (controls.ts), as the prompt hook asks for it.
+        const res = await searchChunks({ query, topK, store, config: ctx.config, embedder, background: true });
         // A hybrid run that quietly fell back to keywords would be measuring the wrong thing.
         if (res.mode !== want && res.results.length) throw new Error(`search ran in ${res.mode} mode, expected ${want}${res.warning ? ` (${res.warning})` : ""}`);
         return res;

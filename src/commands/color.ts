@@ -4,6 +4,7 @@
  * --no-color, NO_COLOR or FORCE_COLOR=0. chalk is loaded only when some stream gets colour, so
  * piped runs pay nothing for it.
  */
+import { isTerminal } from "../core/stdio.ts";
 
 type Style = (text: string) => string;
 type Palette = Record<"bold" | "dim" | "red" | "green" | "yellow" | "cyan", Style>;
@@ -32,8 +33,8 @@ export function colorWanted(argv: readonly string[], env: Record<string, string 
 }
 
 export async function useColor(argv: readonly string[]): Promise<void> {
-  const toOut = colorWanted(argv, process.env, process.stdout.isTTY === true);
-  const toErr = colorWanted(argv, process.env, process.stderr.isTTY === true);
+  const toOut = colorWanted(argv, process.env, isTerminal(1));
+  const toErr = colorWanted(argv, process.env, isTerminal(2));
   if (!toOut && !toErr) return;
   const { Chalk } = await import("chalk");
   // Basic colours only, which every colour terminal shows alike.

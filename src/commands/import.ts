@@ -7,6 +7,7 @@ import { jsonFlag } from "./common.ts";
 import { projectTranscripts } from "../agents/registry.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJson } from "./output.ts";
+import { isTerminal, writeErr } from "../core/stdio.ts";
 
 /** Model calls run at once by default: claude calls are remote and slow; a local Ollama serves one at a time. */
 const DEFAULT_JOBS: Record<SummarizerProvider, number> = { extract: 1, claude: 4, ollama: 1 };
@@ -133,16 +134,16 @@ function planJson(p: ImportPlan) {
 
 /** `importing 1,234/5,000 turns (3 sessions left)` on a terminal's stderr, redrawn at most 10 times a second. */
 function progressBar() {
-  const tty = process.stderr.isTTY === true;
+  const tty = isTerminal(2);
   let shown = false;
   let last = 0;
   let latest: ImportProgress | undefined;
   const draw = (p: ImportProgress) => {
-    process.stderr.write(`\r\x1b[Kimporting ${fmt(p.done)}/${fmt(p.total)} turns (${plural(p.sessionsLeft, "session")} left)`);
+    writeErr(`\r\x1b[Kimporting ${fmt(p.done)}/${fmt(p.total)} turns (${plural(p.sessionsLeft, "session")} left)`);
     shown = true;
   };
   const clear = () => {
-    if (shown) process.stderr.write("\r\x1b[K");
+    if (shown) writeErr("\r\x1b[K");
     shown = false;
   };
   return {

@@ -1,4 +1,5 @@
 import { MemsearchError, oneLine } from "../core/errors.ts";
+import { writeErr, writeOut } from "../core/stdio.ts";
 import { err } from "./color.ts";
 
 /**
@@ -6,7 +7,7 @@ import { err } from "./color.ts";
  * keeps the ollama client's stray console.log off stdout while it runs.
  */
 export function print(text = ""): void {
-  process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+  writeOut(text.endsWith("\n") ? text : text + "\n");
 }
 
 export function printJson(value: unknown): void {
@@ -15,7 +16,7 @@ export function printJson(value: unknown): void {
 
 /** One-line notice for the user on stderr (never mixed into results). */
 export function notice(text: string): void {
-  process.stderr.write(text.replace(/^Error:/, err.red(err.bold("Error:"))).replace(/^Warning:/, err.yellow("Warning:")) + "\n");
+  writeErr(text.replace(/^Error:/, err.red(err.bold("Error:"))).replace(/^Warning:/, err.yellow("Warning:")) + "\n");
 }
 
 /** Wrap a command handler: typed errors become `Error: …` on stderr and their exit code. */

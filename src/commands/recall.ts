@@ -13,6 +13,7 @@ import { jsonFlag } from "./common.ts";
 import { command, flags, type Args } from "./declare.ts";
 import { healNotices } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
+import { isTerminal, writeErr } from "../core/stdio.ts";
 
 const recallFlags = flags({
   ...jsonFlag,
@@ -54,19 +55,19 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   const ctx = loadContext();
   const [{ recall }, { transcriptSources }] = await Promise.all([import("../recall/recall.ts"), import("../agents/registry.ts")]);
 
-  const tty = process.stderr.isTTY === true;
+  const tty = isTerminal(2);
   let shown = false;
   const onProgress = (p: UpdateProgress) => {
     // Only a large first build is worth a line; an update of a few files is done before it would show.
     if (!tty || p.bytesTotal < 20 * 1024 * 1024) return;
     shown = true;
-    process.stderr.write(`\rmemsearch: indexing conversations ${p.filesDone}/${p.filesTotal} files, ${Math.round(p.bytesDone / 1048576)}/${Math.round(p.bytesTotal / 1048576)} MB`);
+    writeErr(`\rmemsearch: indexing conversations ${p.filesDone}/${p.filesTotal} files, ${Math.round(p.bytesDone / 1048576)}/${Math.round(p.bytesTotal / 1048576)} MB`);
   };
   const res = await recall(
     { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source, agent: a.agent },
     { ctx, reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"], others: transcriptSources() },
   );
-  if (shown) process.stderr.write("\n");
+  if (shown) writeErr("\n");
   if (res.notes.heal) for (const line of healNotices(res.notes.heal, ctx.config["embedding.model"])) notice(line);
   if (res.transcripts.healed) notice(transcriptHealLine(res.transcripts.healed));
   if (res.transcripts.unavailable) notice(`memsearch: conversations not searched: ${res.transcripts.unavailable}`);

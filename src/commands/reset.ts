@@ -3,6 +3,7 @@ import { UsageError } from "../core/errors.ts";
 import { removeIndex } from "../index/format.ts";
 import { command } from "./declare.ts";
 import { print } from "./output.ts";
+import { isTerminal, writeErr } from "../core/stdio.ts";
 
 export const resetCommand = command({
   command: "reset",
@@ -11,8 +12,8 @@ export const resetCommand = command({
   run: async (a) => {
     const ctx = loadContext();
     if (!a.yes) {
-      if (!process.stdin.isTTY) throw new UsageError("refusing to delete the index without --yes (no terminal to ask)");
-      process.stderr.write("This will delete all indexed data. Continue? [y/N] ");
+      if (!isTerminal(0)) throw new UsageError("refusing to delete the index without --yes (no terminal to ask)");
+      writeErr("This will delete all indexed data. Continue? [y/N] ");
       const answer = await readLine();
       if (!/^y(es)?$/i.test(answer.trim())) {
         print("Aborted.");

@@ -1,6 +1,5 @@
 import { agentOf, anchorsIn } from "../core/anchor.ts";
 import { AGENT_NAMES } from "../agents/names.ts";
-import { chunkAnchor } from "../index/expand.ts";
 import { instructionLike } from "../core/frame.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
 import { curatedFromRepository } from "../transcript/claude-memory.ts";
@@ -59,8 +58,7 @@ export async function runSearch(a: SearchArgs): Promise<void> {
     // embedding flags on the command line mean a cold search.
     const found = await searchIndex(ctx, request, { useWatch: Object.values(overrides).every((v) => v === undefined) });
     const found2 = notesOrNothing(found, ctx.config["embedding.model"]);
-    const res = found2 !== "nothing indexed" && a.agent ? { ...found2, results: found2.results.filter((r) => agentOf(chunkAnchor(r.chunk)) === a.agent).slice(0, topK) } : found2;
-    if (res === "nothing indexed") {
+    if (found2 === "nothing indexed") {
       // No index and no markdown to build one from: not an error, and not "no results" either.
       if (a.jsonOutput) {
         notice(nothingIndexedLine(ctx.project.memoryDir));
@@ -68,8 +66,11 @@ export async function runSearch(a: SearchArgs): Promise<void> {
       } else print(nothingIndexedLine(ctx.project.memoryDir));
       return;
     }
+    const agents = await agentsOf(found2.results);
+    const kept = found2.results.flatMap((_, i) => (!a.agent || agents[i] === a.agent ? [i] : [])).slice(0, topK);
+    const res = { ...found2, results: kept.map((i) => found2.results[i]!) };
     if (res.warning) notice(`Warning: ${res.warning}; results use BM25 only`);
-    if (a.jsonOutput) printJson(toJson(res));
+    if (a.jsonOutput) printJson(toJson(res, kept.map((i) => agents[i]!)));
     else print(formatText(res, ctx.config["embedding.model"]));
 }
 
@@ -83,12 +84,24 @@ function notesOrNothing(found: Searched, model: string): SearchResponse | "nothi
 }
 
 /**
+ * The agent of each result's note. A note's anchor is in its chunk but for the later pieces of a
+ * long section, whose anchor is at the section's top: only then is the section read (expand.ts,
+ * which loads the markdown chunker), so a plain search does not pay for it.
+ */
+async function agentsOf(results: SearchResponse["results"]): Promise<string[]> {
+  const own = results.map((r) => anchorsIn(r.chunk.content)[0]);
+  if (own.every((x) => x !== undefined)) return own.map((x) => agentOf(x));
+  const { chunkAnchor } = await import("../index/expand.ts");
+  return results.map((r, i) => agentOf(own[i] ?? chunkAnchor(r.chunk)));
+}
+
+/**
  * The reference's JSON shape, plus which signals ranked each result and, for the model reading it
  * (the memory-recall skill), whether the note came with the repository (its session never ran on
  * this machine) and whether its text reads like an instruction (src/core/frame.ts).
  */
-export function toJson(res: SearchResponse, ours: Provenance = provenance()) {
-  return res.results.map((r) => ({
+export function toJson(res: SearchResponse, agents: readonly string[], ours: Provenance = provenance()) {
+  return res.results.map((r, i) => ({
     content: r.chunk.content,
     source: r.chunk.source,
     heading: r.chunk.heading,
@@ -101,9 +114,9 @@ export function toJson(res: SearchResponse, ours: Provenance = provenance()) {
     vector_score: r.cosine === undefined ? null : round(r.cosine),
     mode: res.mode,
     kind: r.kind,
-    agent: agentOf(chunkAnchor(r.chunk)),
+    agent: agents[i],
     from_repository: r.kind === "curated" ? curatedFromRepository(r.chunk.source) : !ours(anchorsIn(r.chunk.content)[0]),
-    instruction_like: instructionLike(r.chunk.content),
+    instruction_like: r.instructionLike ?? instructionLike(r.chunk.content),
   }));
 }
 

@@ -64,7 +64,9 @@ const INSTRUCTION_PATTERNS: RegExp[] = [
  * neutralised text too: a planted `<system>` tag is a sign in itself.
  */
 export function instructionLike(text: string): boolean {
-  return INSTRUCTION_PATTERNS.some((p) => p.test(text)) || INSTRUCTION_PATTERNS.some((p) => p.test(neutralise(text)));
+  if (INSTRUCTION_PATTERNS.some((p) => p.test(text))) return true;
+  const neutral = neutralise(text);
+  return neutral !== text && INSTRUCTION_PATTERNS.some((p) => p.test(neutral));
 }
 
 export interface QuoteOptions {

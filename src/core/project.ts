@@ -88,13 +88,13 @@ export const INDEX_LOCK = "index.lock";
 
 type EntryKind = "folder" | "file" | "link" | "special";
 
-function kindOf(e: Dirent, full: string): EntryKind {
+function kindOf(e: Dirent, dir: string): EntryKind {
   if (e.isSymbolicLink()) return "link";
   if (e.isDirectory()) return "folder";
   if (e.isFile()) return "file";
   // Some file systems do not say the type in the listing: ask.
   try {
-    const st = lstatSync(full);
+    const st = lstatSync(join(dir, e.name));
     return st.isSymbolicLink() ? "link" : st.isDirectory() ? "folder" : st.isFile() ? "file" : "special";
   } catch {
     return "special";
@@ -140,11 +140,13 @@ export function checkDataFolder(paths: ProjectPaths, opts: { chosen: boolean }):
       continue; // unreadable: whatever needs it fails on its own
     }
     for (const e of entries) {
+      // Every command walks the folder (a day's notes a file): a path is joined only when needed.
+      const kind = kindOf(e, dir);
+      if (kind === "file") continue;
       const full = join(dir, e.name);
-      const kind = kindOf(e, full);
       if (kind === "link") throw refuse(full, LINK);
       if (kind === "special") throw refuse(full, SPECIAL);
-      if (kind === "folder") stack.push(full);
+      stack.push(full);
     }
   }
 }

@@ -1,5 +1,6 @@
 import { adapterOf, AGENT_NAMES } from "../agents/registry.ts";
 import { PROMPT_HOOK_BUDGET_MS, runHook, type HookInput, type HookOutput } from "./runtime.ts";
+import { writeErr, writeOut } from "../core/stdio.ts";
 
 type Handler = (input: HookInput) => Promise<HookOutput>;
 
@@ -26,11 +27,10 @@ export async function runHookEvent(event: string, agentName = "claude"): Promise
   if (!e || !agent) {
     // The agent only reads stdout; an unknown event or agent still answers with valid JSON.
     const what = !e ? `hook event "${event}" (one of ${Object.keys(HOOK_EVENTS).join(", ")})` : `agent "${agentName}" (one of ${AGENT_NAMES.join(", ")})`;
-    process.stderr.write(`Error: unknown ${what}\n`);
-    process.stdout.write("{}\n");
+    writeErr(`Error: unknown ${what}\n`);
+    writeOut("{}\n");
     process.exit(0);
   }
   await runHook(event, e.budgetMs, async (input) => (await e.load())(input), agent);
-  await new Promise((r) => process.stdout.write("", r));
   process.exit(0);
 }

@@ -9,6 +9,7 @@ import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { readJson } from "../core/json-file.ts";
 import { dataFiles, userFiles } from "../core/project.ts";
 import { clip } from "../core/text.ts";
+import { isTerminal, readStdin, writeOut } from "../core/stdio.ts";
 import { sanitize } from "../core/redact.ts";
 import { readWatchInfo } from "../watch/client.ts";
 import { appendOwnFile, atomicWrite, freshFile } from "../core/fsutil.ts";
@@ -44,21 +45,10 @@ const STDIN_LIMIT = 16 * 1024 * 1024;
 /** Read stdin as JSON; empty, garbage, huge or a never-closing stdin all give {}. */
 export async function readHookInput(timeoutMs = 2_000, agent: AgentAdapter = claude): Promise<{ input: HookInput; problem?: string }> {
   const none = { agent: agent.name };
-  if (process.stdin.isTTY) return { input: none, problem: "no hook input on stdin" };
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const done = new Promise<void>((resolve) => {
-    process.stdin.on("data", (d: Buffer) => {
-      size += d.length;
-      if (size <= STDIN_LIMIT) chunks.push(d);
-    });
-    process.stdin.on("end", () => resolve());
-    process.stdin.on("error", () => resolve());
-  });
-  const timedOut = await Promise.race([done.then(() => false), Bun.sleep(timeoutMs).then(() => true)]);
-  process.stdin.pause();
-  if (size > STDIN_LIMIT) return { input: none, problem: `hook input larger than ${STDIN_LIMIT} bytes` };
-  const text = Buffer.concat(chunks).toString("utf8").trim();
+  if (isTerminal(0)) return { input: none, problem: "no hook input on stdin" };
+  const { bytes, tooLarge, timedOut } = await readStdin(STDIN_LIMIT, timeoutMs);
+  if (tooLarge) return { input: none, problem: `hook input larger than ${STDIN_LIMIT} bytes` };
+  const text = new TextDecoder().decode(bytes).trim();
   if (!text) return { input: none, problem: timedOut ? "hook input did not arrive in time" : "empty hook input" };
   try {
     const v = JSON.parse(text);
@@ -105,7 +95,7 @@ export async function runHook(event: string, budgetMs: number, body: (input: Hoo
     written = true;
     const shaped = agent.formatOutput(out);
     debugLog(event, `output (${why})`, shaped);
-    process.stdout.write(JSON.stringify(shaped) + "\n");
+    writeOut(JSON.stringify(shaped) + "\n");
   };
   const timer = setTimeout(() => {
     emit({}, "budget exceeded");

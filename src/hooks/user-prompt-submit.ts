@@ -391,7 +391,7 @@ async function recall(ctx: Context, query: string, read: AlreadyRead, sessionId:
       startWatch(ctx.project.dataDir, ctx.project.root);
     } catch {}
   }
-  const found = await searchIndex(ctx, { query, topK }, { reader: "prompt", read });
+  const found = await searchIndex(ctx, { query, topK, background: true }, { reader: "prompt", read });
   if (found.kind === "results") return found.response;
   if (found.kind === "unanswered") debugLog("user-prompt-submit", found.why);
   return undefined;

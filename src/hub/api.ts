@@ -12,6 +12,7 @@ import { isDailyFile } from "../memory/journal.ts";
 import type { HubData, NoteRef } from "./data.ts";
 import * as v from "valibot";
 import { parseJson } from "../core/json-file.ts";
+import { writeErr } from "../core/stdio.ts";
 
 const MAX_QUERY = 500;
 const MAX_PAGE = 200;
@@ -117,7 +118,7 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
     }
   } catch (e) {
     const status = e instanceof UsageError ? 400 : e instanceof ForeignTranscriptError ? 403 : e instanceof NotFoundError ? 404 : 500;
-    if (status === 500 && !(e instanceof MemsearchError) && process.env.MEMSEARCH_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? e}\n`);
+    if (status === 500 && !(e instanceof MemsearchError) && process.env.MEMSEARCH_DEBUG) writeErr(`${(e as Error)?.stack ?? e}\n`);
     // Errors echo settings and file names: redacted like everything else the page shows.
     return json({ error: sanitize(oneLine(e)) }, status);
   }

@@ -381,6 +381,59 @@ function calculateResultScores(index: OramaIndex, prop: string, term: string, id
   }
 }
 
+/**
+ * How many results the search about to run will keep. Orama hands the index no limit: it sorts
+ * every matching chunk and keeps the first `limit`, and the index sorted them all once already.
+ * A query whose words a fifth of the chunks hold spent more time in those two sorts than in
+ * scoring; told the limit (Store.searchText), the index returns only the results Orama would
+ * keep, in Orama's order. Orama's `count` is then at most the limit (the store never reads it).
+ */
+const resultLimits = new WeakMap<object, number>();
+
+export function withResultLimit<T>(index: object, limit: number, run: () => T): T {
+  resultLimits.set(index, limit);
+  try {
+    return run();
+  } finally {
+    resultLimits.delete(index);
+  }
+}
+
+/** The best `k` of the scores in Orama's order (sortTokenScorePredicate: score down, then id up). */
+function bestResults(scores: Map<InternalId, number>, k: number): [InternalId, number][] {
+  // a comes after b in that order
+  const after = (a: [InternalId, number], b: [InternalId, number]) => a[1] < b[1] || (a[1] === b[1] && a[0] > b[0]);
+  // A heap whose root is the kept result that comes last.
+  const heap: [InternalId, number][] = [];
+  scores.forEach((score, id) => {
+    const e: [InternalId, number] = [id, score];
+    if (heap.length < k) {
+      let i = heap.length;
+      heap.push(e);
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!after(e, heap[p]!)) break;
+        heap[i] = heap[p]!;
+        i = p;
+      }
+      heap[i] = e;
+      return;
+    }
+    if (k === 0 || !after(heap[0]!, e)) return;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= heap.length) break;
+      const c = l + 1 < heap.length && after(heap[l + 1]!, heap[l]!) ? l + 1 : l;
+      if (!after(heap[c]!, e)) break;
+      heap[i] = heap[c]!;
+      i = c;
+    }
+    heap[i] = e;
+  });
+  return heap.sort((a, b) => (b[1] === a[1] ? a[0] - b[0] : b[1] - a[1]));
+}
+
 /** Orama's index search, with the scoring above; threshold semantics as Orama's. */
 function search(index: OramaIndex, term: string, tokenizer: { tokenize(raw: string, language?: string): string[] }, language: string | undefined, propertiesToSearch: string[], exact: boolean, tolerance: number, boost: Partial<Record<string, number>>, relevance: Relevance, docsCount: number, whereFiltersIDs: Set<InternalId> | undefined, threshold = 0): [InternalId, number][] {
   const tokens = tokenizer.tokenize(term, language);
@@ -405,6 +458,8 @@ function search(index: OramaIndex, term: string, tokenizer: { tokenize(raw: stri
       for (const word of words) calculateResultScores(index, prop, word, found[word]!, docsCount, relevance, resultsMap, boostPerProperty, whereFiltersIDs, keywordMatchesMap);
     }
   }
+  const limit = resultLimits.get(index);
+  if (threshold === 1 && limit !== undefined) return bestResults(resultsMap, limit);
   const results = [...resultsMap.entries()].sort((a, b) => b[1] - a[1]);
   if (results.length === 0 || threshold === 1) return results;
   const fullMatches = results.filter(([id]) => [...(keywordMatchesMap?.get(id)?.values() ?? [])].some((m) => m === keywordsCount));

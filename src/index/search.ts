@@ -1,4 +1,5 @@
 import type { Config } from "../core/config.ts";
+import { instructionLike } from "../core/frame.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import type { CosineBackground, Hit, Store } from "./store.ts";
 import { rankCandidates } from "./rank.ts";
@@ -17,6 +18,8 @@ export interface SearchRequest {
   query: string;
   topK: number;
   sourcePrefix?: string;
+  /** Also the query's cosine background (the prompt gate's input, a pass over a sample of the vectors). */
+  background?: boolean;
   store: Store;
   config: Config;
   embedder: QueryEmbedder | null;
@@ -33,6 +36,12 @@ export interface SearchResult {
   cosine?: number;
   /** Claude Code's curated memory (its memory folder, CLAUDE.md files), or a memsearch note. */
   kind: ChunkKind;
+  /**
+   * Whether its text reads like an instruction to the model (core/frame.ts), for those who show it
+   * to one. Judged where the index is held: a warm search's client would compile those patterns
+   * for five results. Absent from an older watch process's answer.
+   */
+  instructionLike?: boolean;
 }
 
 export type ChunkKind = "note" | "curated";
@@ -43,7 +52,7 @@ export interface SearchResponse {
   mode: "hybrid" | "bm25";
   /** Why vectors did not take part, when they could have. */
   warning?: string;
-  /** The query's cosines over the index (hybrid only): what the prompt gate judges a cosine against. */
+  /** The query's cosines over the index (hybrid, and asked for): what the prompt gate judges a cosine against. */
   background?: CosineBackground;
 }
 
@@ -71,23 +80,27 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
   const terms = rankingTerms(query);
   const pool = Math.max(req.topK, CANDIDATES);
 
+  // The keyword side runs while the query is being embedded (an HTTP round trip to Ollama, the
+  // slowest step of a warm search); done again if the index changed meanwhile (a re-index lands
+  // between two awaits), so both sides always read one state.
+  const embedding = req.embedder && store.vectorCount > 0 && query ? req.embedder.embedQuery(query).then((v) => ({ v }), (e: unknown) => ({ e })) : undefined;
+  if (embedding) await new Promise((resolve) => setImmediate(resolve));
+  const keywordSide = () => store.searchText(terms.length ? store.selectiveTerms(terms.map((t) => t.stem)) : [], pool, req.sourcePrefix);
+  const before = store.revision;
+  let textHits = keywordSide();
+
   let queryVector: Float32Array | undefined;
   let warning: string | undefined;
-  if (req.embedder && store.vectorCount > 0 && query) {
-    try {
-      queryVector = await req.embedder.embedQuery(query);
-      if (queryVector.length !== store.dim) {
-        warning = `the query embedding has ${queryVector.length} dimensions but the index holds ${store.dim}; run 'memsearch index --force'`;
-        queryVector = undefined;
-      }
-    } catch (e) {
-      if (!(e instanceof EmbedderError)) throw e;
-      warning = e.message;
-    }
+  if (embedding) {
+    const got = await embedding;
+    if ("e" in got) {
+      if (!(got.e instanceof EmbedderError)) throw got.e;
+      warning = got.e.message;
+    } else if (got.v.length !== store.dim) {
+      warning = `the query embedding has ${got.v.length} dimensions but the index holds ${store.dim}; run 'memsearch index --force'`;
+    } else queryVector = got.v;
+    if (store.revision !== before) textHits = keywordSide();
   }
-
-  const oramaTerms = terms.length ? store.selectiveTerms(terms.map((t) => t.stem)) : [];
-  const textHits = store.searchText(oramaTerms, pool, req.sourcePrefix);
   const similarity = config["search.similarity"];
   const vecHits = queryVector ? store.searchVector(queryVector, pool, similarity, req.sourcePrefix) : [];
 
@@ -119,8 +132,9 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
   const top = results
     .filter((r) => r.score > 0)
     .sort((a, b) => b.score - a.score || curatedFirst(a, b) || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
-    .slice(0, req.topK);
-  const background = queryVector && top.length ? store.cosineBackground(queryVector) : undefined;
+    .slice(0, req.topK)
+    .map((r) => ({ ...r, instructionLike: instructionLike(r.chunk.content) }));
+  const background = req.background && queryVector && top.length ? store.cosineBackground(queryVector) : undefined;
   return { results: top, mode: hybrid ? "hybrid" : "bm25", warning, ...(background ? { background } : {}) };
 }
 

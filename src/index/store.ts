@@ -28,7 +28,7 @@ import {
 
 export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
 import { createTokenizer } from "./tokenizer.ts";
-import { compactIndex } from "./compact-index.ts";
+import { compactIndex, withResultLimit } from "./compact-index.ts";
 import { bindOrama, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
 import { VectorBlock } from "./vector-block.ts";
 import { KERNEL_MIN_FLOATS } from "./vector-kernel.ts";
@@ -305,6 +305,12 @@ export class Store {
     return this.dirty;
   }
 
+  /**
+   * Moves on with every chunk stored or removed: a reader that awaited something (the query's
+   * embedding) between two reads knows whether the first still holds.
+   */
+  revision = 0;
+
   /** Vectors saved from an index whose other parts could not be read (see UnreadableIndex). */
   carried: Map<string, Float32Array> = new Map();
   // Content hash → internal id of a chunk holding its vector. Built on first use, then kept up to
@@ -362,6 +368,7 @@ export class Store {
   }
 
   private removeDoc(id: string): boolean {
+    this.revision++;
     this.missing?.delete(id);
     const internal = this.internalId(id);
     const block = this.o.vectors;
@@ -474,6 +481,7 @@ export class Store {
   }
 
   private insertChunk(c: StoredChunk, vec: Float32Array | undefined): void {
+    this.revision++;
     const doc: Doc = {
       id: c.chunkHash,
       source: c.source,
@@ -503,12 +511,14 @@ export class Store {
   searchText(terms: string[], limit: number, sourcePrefix?: string): Hit[] {
     const where = this.whereSource(sourcePrefix);
     if (where === null || terms.length === 0) return [];
-    const res = search(this.db, {
-      term: terms.join(" "),
-      properties: ["text"],
-      limit,
-      ...(where ? { where } : {}),
-    }) as Results<Doc>;
+    const res = withResultLimit(this.db.data.index, limit, () =>
+      search(this.db, {
+        term: terms.join(" "),
+        properties: ["text"],
+        limit,
+        ...(where ? { where } : {}),
+      }),
+    ) as Results<Doc>;
     const lengths = this.o.text.lengths;
     return res.hits.map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: h.score, length: lengths[this.internalId(h.id)!] }));
   }

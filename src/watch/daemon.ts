@@ -299,7 +299,7 @@ export class Daemon {
         // No waiting for a running re-index: its store changes happen in one synchronous step
         // after embedding, so a search sees the state before or after, and a slow Ollama during
         // indexing cannot stall a prompt. A rebuild this search caused travels back with it.
-        const found = await this.engine.search({ query: req.query, topK: req.topK, sourcePrefix: req.sourcePrefix });
+        const found = await this.engine.search({ query: req.query, topK: req.topK, sourcePrefix: req.sourcePrefix, background: req.background });
         // Not met here: this engine's loader serves the empty index until the first re-index fills it.
         if (found === "nothing-indexed") return { ok: true, results: [], mode: "bm25" };
         return { ok: true, ...found.response, ...(found.heal.rebuilt ? { rebuilt: found.heal.rebuilt } : {}) };

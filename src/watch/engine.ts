@@ -22,6 +22,8 @@ export interface NotesQuery {
   query: string;
   topK: number;
   sourcePrefix?: string;
+  /** The prompt gate's cosine background too (SearchRequest.background). */
+  background?: boolean;
 }
 
 /** The watch process gave no usable answer (`why`, in a few words); the gateway decides what then. */

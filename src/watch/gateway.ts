@@ -1,6 +1,6 @@
 import type { Context } from "../core/context.ts";
 import { fileStamp } from "../core/fsutil.ts";
-import { checkIndex, peekIndex, type IndexSummary } from "../index/format.ts";
+import type { IndexSummary } from "../index/format.ts";
 import type { Healed, HealOptions } from "../index/heal.ts";
 import type { IndexReport } from "../index/indexer.ts";
 import type { SearchResponse } from "../index/search.ts";
@@ -64,7 +64,8 @@ export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: 
     if (!unanswered(r)) return { kind: "results", ...r, from: "watch" };
     if (reader === "prompt") return { kind: "unanswered", why: r.unanswered };
   }
-  if (reader === "prompt" && (opts.read ? opts.read.indexBytes : (peekIndex(ctx.project.indexDir)?.bytes ?? 0)) > PROMPT_COLD_INDEX_LIMIT) {
+  // The index file's reader is loaded only here, past the watch process: a warm search never needs it.
+  if (reader === "prompt" && (opts.read ? opts.read.indexBytes : ((await import("../index/format.ts")).peekIndex(ctx.project.indexDir)?.bytes ?? 0)) > PROMPT_COLD_INDEX_LIMIT) {
     return { kind: "unanswered", why: "no watch process, and the index is too large to load inside the hook's budget" };
   }
   const found = await localEngine(ctx, opts.cache, reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {}).search(q);
@@ -86,6 +87,7 @@ export async function readChunk(ctx: Context, hash: string, opts: { cache?: Load
  * is rebuilt from the markdown first, so stats never reports a broken index as empty.
  */
 export async function indexStats(ctx: Context): Promise<{ head: IndexSummary | undefined; heal: Heal }> {
+  const { checkIndex, peekIndex } = await import("../index/format.ts");
   const checked = checkIndex(ctx.project.indexDir);
   if (checked.state === "ok") return { head: checked.file, heal: {} };
   if (checked.state === "missing") return { head: undefined, heal: {} };

@@ -25,6 +25,7 @@ const SearchRequest = v.object({
   query: v.string(),
   topK: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)),
   sourcePrefix: v.optional(v.string()),
+  background: v.optional(v.boolean()),
 });
 
 const WatchRequestSchema = v.variant("op", [
@@ -44,7 +45,7 @@ const Failure = v.object({ ok: v.literal(false), error: v.string(), exitCode: v.
 
 /** `evidence` defaults to 0 from a watch process of an older release: its results are then gated on vectors alone, that is, quietly. */
 /** `kind` defaults to "note" from a watch process of a release that knew no curated memory. */
-const SearchResultShape = v.object({ chunk: ChunkShape, score: v.number(), bm25: v.number(), evidence: v.optional(v.number(), 0), cosine: v.optional(v.number()), kind: v.optional(v.picklist(["note", "curated"]), "note") });
+const SearchResultShape = v.object({ chunk: ChunkShape, score: v.number(), bm25: v.number(), evidence: v.optional(v.number(), 0), cosine: v.optional(v.number()), kind: v.optional(v.picklist(["note", "curated"]), "note"), instructionLike: v.optional(v.boolean()) });
 const BackgroundShape = v.object({ mean: v.number(), sd: v.number(), sampled: v.number(), vectors: v.number() });
 
 const Replies = {

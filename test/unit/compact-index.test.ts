@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, insert, load, remove, save, search, type AnyOrama } from "@orama/orama";
-import { CompactRadix, compactIndex } from "../../src/index/compact-index.ts";
+import { CompactRadix, compactIndex, withResultLimit } from "../../src/index/compact-index.ts";
 import { patchDocs } from "../helpers/index-bytes.ts";
 import { rng } from "../../scripts/bench/corpus.ts";
 import { bindOrama, saveState, textRadix } from "../../src/index/orama-internals.ts";
@@ -80,6 +80,24 @@ describe("compact index", () => {
       for (const threshold of [0, 0.5]) expect(answers(ours, undefined, [...QUERIES, "redis kube", "cache config deploy"], threshold)).toEqual(answers(stock, undefined, [...QUERIES, "redis kube", "cache config deploy"], threshold));
     });
   }
+
+  test("told the limit, it returns only the results Orama keeps, in Orama's order, ties between equal scores included", () => {
+    const [stock, ours] = twins(4);
+    const queries = [...QUERIES, "redis kube", "cache config deploy"];
+    const limited = (d: AnyOrama, limit: number, where?: Record<string, unknown>) =>
+      queries.map((q) => (search(d, { term: q, properties: ["text"], limit, ...(where ? { where } : {}) } as never) as { hits: { id: string; score: number }[] }).hits.map((h) => [h.id, h.score]));
+    let ties = 0;
+    for (const limit of [1, 3, 10, 50]) {
+      const expected = limited(stock, limit);
+      ties += expected.flat().length - new Set(expected.map((hits) => hits.map(([, score]) => score)).flat()).size;
+      expect(withResultLimit(ours.data.index, limit, () => limited(ours, limit))).toEqual(expected);
+      const where = { source: { in: ["/p/2.md", "/p/new.md"] } };
+      expect(withResultLimit(ours.data.index, limit, () => limited(ours, limit, where))).toEqual(limited(stock, limit, where));
+    }
+    expect(ties).toBeGreaterThan(0);
+    // Told nothing, it answers every matching chunk again.
+    expect((search(ours, { term: "the", properties: ["text"], limit: 1 } as never) as { count: number }).count).toBe((search(stock, { term: "the", properties: ["text"], limit: 1 } as never) as { count: number }).count);
+  });
 
   test("a word named like an Object property ('constructor') is scored like any word; Orama's own index gave NaN once a chunk was removed", () => {
     const [stock, ours] = twins(7);

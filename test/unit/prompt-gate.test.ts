@@ -40,7 +40,7 @@ function backgroundStore(base: number, spread: number, target: number): Store {
 
 async function decide(store: Store, query: string, embedder: QueryEmbedder | null = QUERY) {
   const config = testConfig();
-  const response = await searchChunks({ query, topK: gateSearchDepth(config), store, config, embedder });
+  const response = await searchChunks({ query, topK: gateSearchDepth(config), store, config, embedder, background: true });
   return { response, ...gate(response, config) };
 }
 
@@ -124,5 +124,16 @@ describe("the cosine background", () => {
     expect(sampled.vectors).toBe(61);
     expect(sampled.sampled).toBeLessThanOrEqual(21);
     expect(sampled.mean).toBeCloseTo(mean, 1);
+  });
+
+  test("a search computes it only when asked: the prompt hook asks, a plain search does not pay for it", async () => {
+    const store = backgroundStore(0.3, 0.2, 0.3);
+    const config = testConfig();
+    const plain = await searchChunks({ query: "zygomorphic quokka", topK: 5, store, config, embedder: QUERY });
+    const asked = await searchChunks({ query: "zygomorphic quokka", topK: 5, store, config, embedder: QUERY, background: true });
+    expect(plain.mode).toBe("hybrid");
+    expect(plain.background).toBeUndefined();
+    expect(asked.background).toMatchObject({ sampled: 61, vectors: 61 });
+    expect(asked.results).toEqual(plain.results);
   });
 });

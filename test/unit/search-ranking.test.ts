@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { searchChunks, type QueryEmbedder } from "../../src/index/search.ts";
 import type { Store } from "../../src/index/store.ts";
-import { storeOf, testConfig as config } from "../helpers/store-of.ts";
+import { storeOf, testConfig as config, writeInto } from "../helpers/store-of.ts";
 import { queryTerms, rankingTerms, stem, tokenize } from "../../src/index/tokenizer.ts";
 
 /** The section headings of the results, best first. */
@@ -137,5 +137,21 @@ describe("hybrid fusion", () => {
     const res = await searchChunks({ query: "backlog kubernetes", topK: 5, store, config: config(), embedder: query });
     expect(res.results.length).toBe(5);
     expect(res.results.every((r) => r.bm25 > 0 && r.cosine !== undefined)).toBe(true);
+  });
+
+  test("the keyword side, run while the query is embedded, is read again when a re-index lands meanwhile", async () => {
+    const store = storeOf({ "/m/a.md": `### old\n- Raised the redis pool size.\n\n${many}` }, vectorOf, dim);
+    // The watch process re-indexes while a search waits on Ollama: the note is rewritten.
+    const slow: QueryEmbedder = {
+      embedQuery: async () => {
+        await Bun.sleep(5);
+        writeInto(store, "/m/a.md", `### new\n- Lowered the redis pool size again.\n\n${many}`, vectorOf, 2);
+        return Float32Array.from([1, 0, 0, 0]);
+      },
+    };
+    const res = await searchChunks({ query: "redis pool", topK: 5, store, config: config(), embedder: slow });
+    expect(res.results[0]!.chunk.heading).toBe("new");
+    expect(res.results.map((r) => r.chunk.heading)).not.toContain("old");
+    expect(res.results[0]!.cosine).toBeCloseTo(0.4, 5);
   });
 });

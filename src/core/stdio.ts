@@ -1,0 +1,104 @@
+/**
+ * The standard streams without Node's stream objects. In the compiled binary the first touch of
+ * `process.stdin`, `process.stdout` or `process.stderr` builds Node's stream machinery, which
+ * cost a warm search or a hook more than its own work (figures: docs/BENCHMARKS.md). So results
+ * and notices are written to the descriptor, a terminal is told by the descriptor's device, and
+ * a hook's input is read through Bun's native stdin stream. Used by the hooks and the commands
+ * only: the core itself never prints.
+ */
+import { fstatSync, statSync, writeSync } from "node:fs";
+
+export function writeOut(text: string): void {
+  writeAll(1, text);
+}
+
+export function writeErr(text: string): void {
+  writeAll(2, text);
+}
+
+/** A descriptor opened non-blocking by the parent is full while its reader lags: wait this long and try again. */
+const FULL_PIPE_WAIT_MS = 1;
+
+function writeAll(fd: 1 | 2, text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  let at = 0;
+  while (at < bytes.length) {
+    try {
+      at += writeSync(fd, bytes, at, bytes.length - at);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EAGAIN") {
+        Bun.sleepSync(FULL_PIPE_WAIT_MS);
+        continue;
+      }
+      // The reader is gone (`memsearch … | head`) or there is no such stream: nobody is left to tell.
+      if (code === "EPIPE" || code === "EBADF") return;
+      throw e;
+    }
+  }
+}
+
+let devNull: number | undefined;
+
+/**
+ * Whether the descriptor is a terminal. On Linux a terminal is a character device, and so is
+ * /dev/null, the one such device a program's output is commonly sent to; other systems ask Node.
+ */
+export function isTerminal(fd: 0 | 1 | 2): boolean {
+  if (process.platform !== "linux") return (fd === 0 ? process.stdin : fd === 1 ? process.stdout : process.stderr).isTTY === true;
+  try {
+    const st = fstatSync(fd);
+    if (!st.isCharacterDevice()) return false;
+    devNull ??= statSync("/dev/null").rdev;
+    return st.rdev !== devNull;
+  } catch {
+    return false;
+  }
+}
+
+export interface StdinRead {
+  bytes: Uint8Array;
+  /** More than `limit` bytes came; `bytes` holds none of them. */
+  tooLarge: boolean;
+  /** The stream had not ended after `timeoutMs`; `bytes` holds what came before. */
+  timedOut: boolean;
+}
+
+/** Standard input to its end, at most `limit` bytes, waiting no longer than `timeoutMs` (a stdin nobody closes). */
+export async function readStdin(limit: number, timeoutMs: number): Promise<StdinRead> {
+  const reader = Bun.stdin.stream().getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let timer: Timer | undefined;
+  const deadline = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  });
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), deadline]).catch(() => ({ done: true as const, value: undefined }));
+      if (next === "timeout") {
+        void reader.cancel().catch(() => {});
+        return { bytes: join(chunks, size), tooLarge: false, timedOut: true };
+      }
+      if (next.done) return { bytes: join(chunks, size), tooLarge: false, timedOut: false };
+      size += next.value.length;
+      if (size > limit) {
+        void reader.cancel().catch(() => {});
+        return { bytes: new Uint8Array(0), tooLarge: true, timedOut: false };
+      }
+      chunks.push(next.value);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function join(chunks: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
