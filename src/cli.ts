@@ -7,14 +7,25 @@
  */
 import pkg from "../package.json" with { type: "json" };
 
+/**
+ * The hot paths run for milliseconds, and JavaScriptCore's JIT would spend them compiling their
+ * start-up code on threads of its own, beside the watch process that is answering them: made this
+ * many times more reluctant, a warm search and a hook end sooner and the watch answers sooner.
+ * Long work such a run may still do (loading the index itself) sets the normal policy back
+ * (watch/gateway.ts); the detached drainer and every other command keep it.
+ */
+const HOT_PATH_JIT_POLICY = 100;
+
 const argv = process.argv.slice(2);
+const hookEvent = argv[0] === "hook" && argv[1] && !argv[1].startsWith("-") && (argv.length === 2 || (argv.length === 4 && argv[2] === "--agent"));
+if ((hookEvent && argv[1] !== "drain") || argv[0] === "search" || (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V"))) Bun.unsafe.setJITPolicy(HOT_PATH_JIT_POLICY);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   const { print } = await import("./commands/output.ts");
   print(`memsearch, version ${pkg.version}`);
-} else if (argv[0] === "hook" && argv[1] && !argv[1].startsWith("-") && (argv.length === 2 || (argv.length === 4 && argv[2] === "--agent"))) {
+} else if (hookEvent) {
   // `hook <event> --agent <name>`: another agent's hooks (Codex CLI…) run the same handlers.
   const { runHookEvent } = await import("./hooks/events.ts");
-  await runHookEvent(argv[1], argv[3]);
+  await runHookEvent(argv[1]!, argv[3]);
 } else {
   // Not for hooks (above): they answer in JSON and run on every prompt, so they never load colour.
   const { useColor } = await import("./commands/color.ts");

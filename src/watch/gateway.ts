@@ -171,10 +171,13 @@ export class LoadedIndexes {
 function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}): LocalEngine {
   return new LocalEngine(ctx, {
     load: async (): Promise<Loaded> => {
+      // Long work with hot loops: the JIT as usual, whatever a hot path set (cli.ts).
+      Bun.unsafe.setJITPolicy(1);
       const healed = cache ? await cache.open(ctx, opts) : await (await import("../index/heal.ts")).openOrRebuild(ctx, opts);
       return { store: healed.store, heal: healOf(healed), ...(healed.nothingIndexed ? { nothingIndexed: true } : {}) };
     },
     refresh: async () => {
+      Bun.unsafe.setJITPolicy(1);
       const { project, config } = ctx;
       const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
       return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config) }));
