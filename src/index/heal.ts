@@ -36,6 +36,11 @@ export interface HealOptions {
   curated?: string[];
   /** Load for the lowest peak memory rather than the quickest load (Store.open's `lowPeak`: the watch process). */
   lowPeak?: boolean;
+  /**
+   * Open it without its vectors, for a search with embeddings turned off (Store.open's
+   * `keywordsOnly`). A rebuild still opens the whole file, so no vector it could carry is lost.
+   */
+  keywordsOnly?: boolean;
 }
 
 export interface Healed {
@@ -61,14 +66,14 @@ export interface Healed {
 export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promise<Healed> {
   const { indexDir } = ctx.project;
   const model = ctx.config["embedding.model"];
-  const open = () => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak });
-  const first = open();
+  const open = (keywordsOnly = false) => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak, keywordsOnly });
+  const first = open(opts.keywordsOnly === true);
   if (usable(first)) return asIs(first);
   if (first.missing && opts.buildMissing === false) return { store: first.store, nothingIndexed: true };
 
   const heal = async (): Promise<Healed> => {
     // Another process may have rebuilt it while we waited for the lock.
-    const now = opts.locked ? first : open();
+    const now = opts.locked && !opts.keywordsOnly ? first : open();
     if (usable(now)) return asIs(now);
     if (now.missing && opts.buildMissing === false) return { store: now.store, nothingIndexed: true };
     const req = { paths: opts.paths ?? markdownOf(ctx, now.sources), indexDir, config: ctx.config, embedder: null, ...(opts.curated ? { curated: opts.curated } : {}) };

@@ -241,8 +241,10 @@ export class Store {
    * `lowPeak`: collect the state's garbage before the vectors are read, so they are not read on
    * top of it (figures in docs/BENCHMARKS.md); a few tens of milliseconds more, worth it for the
    * watch process, whose peak is what it keeps, not for a command that exits after one search.
+   * `keywordsOnly`: for a search with embeddings turned off, the vector block (most of the file) is
+   * neither read nor checked, and the store can never be saved (it holds no vectors to save).
    */
-  static open(indexDir: string, model: string, opts: { anyModel?: boolean; lowPeak?: boolean } = {}): OpenResult {
+  static open(indexDir: string, model: string, opts: { anyModel?: boolean; lowPeak?: boolean; keywordsOnly?: boolean } = {}): OpenResult {
     const path = join(indexDir, INDEX_FILE);
     let file: IndexFile;
     try {
@@ -277,10 +279,15 @@ export class Store {
       // Windows may refuse to rename a new index over a file a process holds open: texts are read
       // into memory there, as before.
       texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
-      const decoded = readIndex(file, texts, opts.lowPeak === true);
+      const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true);
       const store = new Store(path, decoded.meta, decoded.orama);
       store.texts = texts;
       kept = texts !== undefined;
+      if (opts.keywordsOnly) {
+        store.keywordsOnly = true;
+        store.ignoreVectors();
+        return meta.model === model ? { store } : { store, otherModel: meta.model };
+      }
       if (meta.model === model) return { store };
       store.ignoreVectors();
       return { store, otherModel: meta.model };
@@ -655,7 +662,11 @@ export class Store {
     return { source: { in: matching } };
   }
 
+  /** Opened without its vectors (Store.open's `keywordsOnly`): saving it would drop them all. */
+  private keywordsOnly = false;
+
   save(): void {
+    if (this.keywordsOnly) throw new Error("an index opened for keywords only holds no vectors and is never saved");
     this.meta.updatedAt = new Date().toISOString();
     clearIndexPath(this.path);
     // Leftovers of writers killed mid-save would otherwise pile up, each the size of the index.
@@ -1048,7 +1059,7 @@ class UnreadableIndex extends IndexDamagedError {
  * Load an index file into Orama. The vector block comes back as one Float32Array that the
  * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
-function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean): { meta: StoreMeta; orama: Orama } {
+function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean): { meta: StoreMeta; orama: Orama } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
   // Bound once it is loaded: load() replaces the index objects a binding would hold.
@@ -1064,6 +1075,11 @@ function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolea
     if (count(db) !== head.count) throw new Error("document count does not match the header");
   } catch (e) {
     broken = oneLine(e);
+  }
+  if (keywordsOnly) {
+    if (broken !== undefined) throw new IndexDamagedError(broken);
+    // The file list is in the layout, checked by its own CRC-32; the block after it is not read.
+    return { meta: { ...head.meta, files: readLayout(file, true).files }, orama: bindOrama<Doc>(db) };
   }
   if (lowPeak) Bun.gc(true);
   if (lowPeak && texts && broken === undefined && dim && head.vectorCount * dim >= KERNEL_MIN_FLOATS) {

@@ -68,7 +68,10 @@ export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: 
   if (reader === "prompt" && (opts.read ? opts.read.indexBytes : ((await import("../index/format.ts")).peekIndex(ctx.project.indexDir)?.bytes ?? 0)) > PROMPT_COLD_INDEX_LIMIT) {
     return { kind: "unanswered", why: "no watch process, and the index is too large to load inside the hook's budget" };
   }
-  const found = await localEngine(ctx, opts.cache, reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {}).search(q);
+  // With embeddings off, this one search needs no vector: most of the file is left unread. Not for
+  // a loaded index a caller keeps (the hub's), which may serve more than searches.
+  const keywordsOnly = !opts.cache && ctx.config["embedding.provider"] === "none";
+  const found = await localEngine(ctx, opts.cache, { ...(reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {}), ...(keywordsOnly ? { keywordsOnly } : {}) }).search(q);
   return found === "nothing-indexed" ? { kind: "nothing-indexed" } : { kind: "results", ...found, from: "here" };
 }
 

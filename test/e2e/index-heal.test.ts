@@ -227,6 +227,39 @@ describe("vectors survive damage elsewhere in the file", () => {
     expectHealthy(p, 6);
   });
 
+  test("a search with embeddings off leaves the vectors unread, and a rebuild it makes still keeps them", async () => {
+    const p = tempProject();
+    const env = { OLLAMA_HOST: ollama.host };
+    expect((await ms(p, ["index"], env)).code).toBe(0);
+    const file = indexFile(p);
+    const bytes = readFileSync(file);
+    // The vector block is the file's end: damaged there, a keyword search neither reads nor minds it.
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+    writeFileSync(file, bytes);
+    const off = { MEMSEARCH_EMBEDDING_PROVIDER: "none" };
+    const quiet = await ms(p, ["search", "why do checkout requests time out", "-j"], off);
+    expect(quiet.code).toBe(0);
+    expect(JSON.parse(quiet.stdout)[0]).toMatchObject({ mode: "bm25" });
+    expect(rebuiltLines(quiet.stderr)).toEqual([]);
+    expect(readFileSync(file)).toEqual(bytes);
+    // A damaged state: the same search rebuilds from the whole file, carrying every vector whose checksum holds.
+    const fresh = tempProject();
+    expect((await ms(fresh, ["index"], env)).code).toBe(0);
+    const whole = readFileSync(indexFile(fresh));
+    const len = whole.readUInt32LE(16);
+    const head = JSON.parse(whole.subarray(20, 20 + len).toString());
+    const stateAt = 20 + len + head.layoutBytes;
+    for (let i = stateAt + 8; i < stateAt + 24; i++) whole[i] = whole[i]! ^ 0xff;
+    writeFileSync(indexFile(fresh), whole);
+    const before = embeds().filter((t) => t.startsWith("search_document: ")).length;
+    const healed = await ms(fresh, ["search", "why do checkout requests time out", "-j"], off);
+    expect(healed.code).toBe(0);
+    expect(rebuiltLines(healed.stderr)).toHaveLength(1);
+    expect(JSON.parse((await ms(fresh, ["stats", "-j"], env)).stdout)).toMatchObject({ total_chunks: 6, vectors: 6 });
+    expect(embeds().filter((t) => t.startsWith("search_document: ")).length).toBe(before);
+    expectHealthy(fresh, 6);
+  });
+
   test("watch: an index damaged while it runs is rebuilt by the next search, which says so once; the vectors come back", async () => {
     const p = tempProject();
     const env: Record<string, string> = {};

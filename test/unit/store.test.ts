@@ -204,6 +204,29 @@ describe("format upgrades and damage keep the vectors", () => {
     expect(store.dim).toBe(4);
   });
 
+  test("opened for keywords only (embeddings off): the vector block is neither read nor checked, and the store is never saved", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
+    const s = Store.empty(dir, "m", 4);
+    const vs = new Map([["ca", vec(1, 0, 0, 0)], ["cb", vec(0, 1, 0, 0)]]);
+    s.replaceFile("/p/a.md", { mtimeMs: 1, size: 10 }, [chunk("a", "/p/a.md", "## Redis cache\nwe chose redis for caching"), chunk("b", "/p/a.md", "## Deploy\nkubernetes rollout failed", 5)], (h) => vs.get(h));
+    s.save();
+    // The block is the file's last bytes: damage it.
+    const path = join(dir, INDEX_FILE);
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 1]! ^= 0xff;
+    writeFileSync(path, bytes);
+    const { store, rebuilt } = Store.open(dir, "m", { keywordsOnly: true });
+    expect(rebuilt).toBeUndefined();
+    expect(store.size).toBe(2);
+    expect(store.vectorCount).toBe(0);
+    expect(store.searchText(stems("redis"), 5).map((h) => h.chunk.chunkHash)).toEqual(["a"]);
+    expect(store.sources()).toEqual(["/p/a.md"]);
+    expect(() => store.save()).toThrow("never saved");
+    expect(readFileSync(path)).toEqual(bytes);
+    // Opened whole, the same file is damage, and is rebuilt.
+    expect(Store.open(dir, "m").rebuilt).toContain("checksum mismatch");
+  });
+
   test("an unreadable Orama state still yields the vectors", () => {
     const dir = mkdtempSync(join(tmpdir(), "ms-store-"));
     built(dir);
