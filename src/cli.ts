@@ -6,19 +6,12 @@
  * forms do not cover, goes through the yargs command tree in main.ts.
  */
 import pkg from "../package.json" with { type: "json" };
-
-/**
- * The hot paths run for milliseconds, and JavaScriptCore's JIT would spend them compiling their
- * start-up code on threads of its own, beside the watch process that is answering them: made this
- * many times more reluctant, a warm search and a hook end sooner and the watch answers sooner.
- * Long work such a run may still do (loading the index itself) sets the normal policy back
- * (watch/gateway.ts); the detached drainer and every other command keep it.
- */
-const HOT_PATH_JIT_POLICY = 100;
+import { hotPathJit } from "./core/jit.ts";
 
 const argv = process.argv.slice(2);
 const hookEvent = argv[0] === "hook" && argv[1] && !argv[1].startsWith("-") && (argv.length === 2 || (argv.length === 4 && argv[2] === "--agent"));
-if ((hookEvent && argv[1] !== "drain") || argv[0] === "search" || (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V"))) Bun.unsafe.setJITPolicy(HOT_PATH_JIT_POLICY);
+// The detached drainer and every other command keep the normal JIT (core/jit.ts).
+if ((hookEvent && argv[1] !== "drain") || argv[0] === "search" || (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V"))) hotPathJit();
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   const { print } = await import("./commands/output.ts");
   print(`memsearch, version ${pkg.version}`);

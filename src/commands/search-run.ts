@@ -66,7 +66,8 @@ export async function runSearch(a: SearchArgs): Promise<void> {
       } else print(nothingIndexedLine(ctx.project.memoryDir));
       return;
     }
-    const agents = await agentsOf(found2.results);
+    // The agent is shown by the JSON only, and picked by --agent: plain text never pays for it.
+    const agents = a.jsonOutput || a.agent ? await agentsOf(found2.results) : [];
     const kept = found2.results.flatMap((_, i) => (!a.agent || agents[i] === a.agent ? [i] : [])).slice(0, topK);
     const res = { ...found2, results: kept.map((i) => found2.results[i]!) };
     if (res.warning) notice(`Warning: ${res.warning}; results use BM25 only`);

@@ -6,7 +6,7 @@
  * a hook's input is read through Bun's native stdin stream. Used by the hooks and the commands
  * only: the core itself never prints.
  */
-import { fstatSync, statSync, writeSync } from "node:fs";
+import { fstatSync, writeSync } from "node:fs";
 
 export function writeOut(text: string): void {
   writeAll(1, text);
@@ -20,6 +20,11 @@ export function writeErr(text: string): void {
 const FULL_PIPE_WAIT_MS = 1;
 
 function writeAll(fd: 1 | 2, text: string): void {
+  // A Windows console wants libuv's console writes (its code page, its escape handling).
+  if (process.platform === "win32") {
+    (fd === 1 ? process.stdout : process.stderr).write(text);
+    return;
+  }
   const bytes = Buffer.from(text, "utf8");
   let at = 0;
   while (at < bytes.length) {
@@ -38,19 +43,19 @@ function writeAll(fd: 1 | 2, text: string): void {
   }
 }
 
-let devNull: number | undefined;
+/** Linux's memory devices (/dev/null, zero, full, random, urandom, kmsg…): character devices, never terminals. */
+const MEMORY_DEVICES = 1;
 
 /**
- * Whether the descriptor is a terminal. On Linux a terminal is a character device, and so is
- * /dev/null, the one such device a program's output is commonly sent to; other systems ask Node.
+ * Whether the descriptor is a terminal. On Linux a terminal is a character device that is not one
+ * of the memory devices, the only other ones a program's streams are commonly tied to (node:tty
+ * would load Node's stream machinery to say so); other systems ask node:tty.
  */
 export function isTerminal(fd: 0 | 1 | 2): boolean {
-  if (process.platform !== "linux") return (fd === 0 ? process.stdin : fd === 1 ? process.stdout : process.stderr).isTTY === true;
   try {
+    if (process.platform !== "linux") return (require("node:tty") as typeof import("node:tty")).isatty(fd);
     const st = fstatSync(fd);
-    if (!st.isCharacterDevice()) return false;
-    devNull ??= statSync("/dev/null").rdev;
-    return st.rdev !== devNull;
+    return st.isCharacterDevice() && ((st.rdev >> 8) & 0xfff) !== MEMORY_DEVICES;
   } catch {
     return false;
   }

@@ -95,7 +95,12 @@ export async function runHook(event: string, budgetMs: number, body: (input: Hoo
     written = true;
     const shaped = agent.formatOutput(out);
     debugLog(event, `output (${why})`, shaped);
-    writeOut(JSON.stringify(shaped) + "\n");
+    try {
+      writeOut(JSON.stringify(shaped) + "\n");
+    } catch (e) {
+      // A stdout that fails (EIO, a full disk) has nobody left to tell: the exit stays 0.
+      debugLog(event, "output failed", oneLine(e));
+    }
   };
   const timer = setTimeout(() => {
     emit({}, "budget exceeded");

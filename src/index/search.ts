@@ -37,9 +37,10 @@ export interface SearchResult {
   /** Claude Code's curated memory (its memory folder, CLAUDE.md files), or a memsearch note. */
   kind: ChunkKind;
   /**
-   * Whether its text reads like an instruction to the model (core/frame.ts), for those who show it
-   * to one. Judged where the index is held: a warm search's client would compile those patterns
-   * for five results. Absent from an older watch process's answer.
+   * Whether its text reads like an instruction to the model (core/frame.ts), as `search -j` tells
+   * the memory-recall skill. Judged where the index is held: a warm search's client would compile
+   * those patterns for five results. (The prompt hook judges the clipped text it injects itself.)
+   * Absent from an older watch process's answer.
    */
   instructionLike?: boolean;
 }

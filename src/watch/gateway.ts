@@ -1,5 +1,6 @@
 import type { Context } from "../core/context.ts";
 import { fileStamp } from "../core/fsutil.ts";
+import { normalJit } from "../core/jit.ts";
 import type { IndexSummary } from "../index/format.ts";
 import type { Healed, HealOptions } from "../index/heal.ts";
 import type { IndexReport } from "../index/indexer.ts";
@@ -174,13 +175,12 @@ export class LoadedIndexes {
 function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}): LocalEngine {
   return new LocalEngine(ctx, {
     load: async (): Promise<Loaded> => {
-      // Long work with hot loops: the JIT as usual, whatever a hot path set (cli.ts).
-      Bun.unsafe.setJITPolicy(1);
+      normalJit();
       const healed = cache ? await cache.open(ctx, opts) : await (await import("../index/heal.ts")).openOrRebuild(ctx, opts);
       return { store: healed.store, heal: healOf(healed), ...(healed.nothingIndexed ? { nothingIndexed: true } : {}) };
     },
     refresh: async () => {
-      Bun.unsafe.setJITPolicy(1);
+      normalJit();
       const { project, config } = ctx;
       const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
       return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config) }));

@@ -22,7 +22,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   hooks: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "agents"],
   hub: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "agents"],
   commands: ["core", "transcript", "index", "conversations", "memory", "watch", "recall", "doctor", "hooks", "hub", "agents"],
-  ".": ["commands", "hooks"],
+  ".": ["core", "commands", "hooks"],
 };
 
 function sources(dir: string): string[] {

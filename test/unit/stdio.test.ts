@@ -1,7 +1,8 @@
 /**
  * The standard streams without Node's stream objects (src/core/stdio.ts): every byte reaches a
- * slow reader, a reader that leaves early ends nothing but the writing, a terminal is told from a pipe, a file and /dev/null, and a hook's input is
- * read whole, refused past its limit, and given up on when it never ends.
+ * slow reader, a reader that leaves early ends nothing but the writing, a terminal is told from a
+ * pipe, a file and the memory devices, and a hook's input is read whole, refused past its limit,
+ * and given up on when it never ends.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -22,7 +23,7 @@ function script(body: string): string[] {
 const MIB = 1024 * 1024;
 
 describe("writing", () => {
-  test("4 MiB reach a reader that takes its time, whole and in order", async () => {
+  test("4 MiB reach a reader that takes its time, whole and in order (the writes wait on the pipe)", async () => {
     const p = Bun.spawn(script(`for (let i = 0; i < 64; i++) writeOut(String(i % 10).repeat(65536));`), { stdout: "pipe", stderr: "pipe" });
     await Bun.sleep(200);
     const out = Buffer.from(await new Response(p.stdout).arrayBuffer());
@@ -42,6 +43,19 @@ describe("writing", () => {
 });
 
 describe("a terminal", () => {
+  test("a pseudo-terminal is one, on all three streams", async () => {
+    let seen = "";
+    const p = Bun.spawn(script(`writeOut(JSON.stringify([isTerminal(0), isTerminal(1), isTerminal(2)]));`), { terminal: { cols: 80, rows: 24, data: (_t, d) => void (seen += new TextDecoder().decode(d)) } });
+    await p.exited;
+    p.terminal!.close();
+    expect(seen).toContain("[true,true,true]");
+  });
+
+  test("a memory device (/dev/zero, /dev/urandom) is no terminal, though a character device too", () => {
+    const probe = script(`writeErr(JSON.stringify(isTerminal(0)));`);
+    for (const dev of ["/dev/zero", "/dev/urandom"]) expect(Bun.spawnSync(probe, { stdin: Bun.file(dev), stdout: "pipe", stderr: "pipe" }).stderr.toString()).toBe("false");
+  });
+
   test("is neither a pipe, nor a file, nor /dev/null", () => {
     const dir = mkdtempSync(join(tmpdir(), "ms-stdio-"));
     dirs.push(dir);
@@ -69,7 +83,8 @@ describe("reading a hook's input", () => {
   });
 
   test("given up on when it never ends, with what came before", async () => {
-    const p = Bun.spawn(script(`const r = await readStdin(${MIB}, 300); writeOut(JSON.stringify({ text: new TextDecoder().decode(r.bytes), timedOut: r.timedOut })); process.exit(0);`), { stdin: "pipe", stdout: "pipe" });
+    // No exit of its own: a reader left waiting would keep the process alive.
+    const p = Bun.spawn(script(`const r = await readStdin(${MIB}, 300); writeOut(JSON.stringify({ text: new TextDecoder().decode(r.bytes), timedOut: r.timedOut }));`), { stdin: "pipe", stdout: "pipe" });
     p.stdin.write("{\"half\":");
     p.stdin.flush();
     const started = performance.now();
