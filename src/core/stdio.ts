@@ -1,10 +1,10 @@
 /**
  * The standard streams without Node's stream objects. In the compiled binary the first touch of
- * `process.stdin`, `process.stdout` or `process.stderr` builds Node's stream machinery, which
- * cost a warm search or a hook more than its own work (figures: docs/BENCHMARKS.md). So results
- * and notices are written to the descriptor, a terminal is told by the descriptor's device, and
- * a hook's input is read through Bun's native stdin stream. Used by the hooks and the commands
- * only: the core itself never prints.
+ * `process.stdin`, `process.stdout` or `process.stderr` builds Node's stream machinery, which cost
+ * a program that does nothing else 6 to 16 ms (figures: docs/BENCHMARKS.md), as much as a warm
+ * search's own work. So results and notices are written to the descriptor, a terminal is told by
+ * the descriptor's device, and a hook's input is read through Bun's native stdin stream. Used by
+ * the hooks and the commands only: the core itself never prints.
  */
 import { fstatSync, writeSync } from "node:fs";
 
@@ -83,9 +83,9 @@ export async function readStdin(limit: number, timeoutMs: number): Promise<Stdin
       const next = await Promise.race([reader.read(), deadline]).catch(() => ({ done: true as const, value: undefined }));
       if (next === "timeout") {
         void reader.cancel().catch(() => {});
-        return { bytes: join(chunks, size), tooLarge: false, timedOut: true };
+        return { bytes: Buffer.concat(chunks, size), tooLarge: false, timedOut: true };
       }
-      if (next.done) return { bytes: join(chunks, size), tooLarge: false, timedOut: false };
+      if (next.done) return { bytes: Buffer.concat(chunks, size), tooLarge: false, timedOut: false };
       size += next.value.length;
       if (size > limit) {
         void reader.cancel().catch(() => {});
@@ -96,14 +96,4 @@ export async function readStdin(limit: number, timeoutMs: number): Promise<Stdin
   } finally {
     clearTimeout(timer);
   }
-}
-
-function join(chunks: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }
