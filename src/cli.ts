@@ -9,12 +9,13 @@ import pkg from "../package.json" with { type: "json" };
 import { hotPathJit } from "./core/jit.ts";
 
 const argv = process.argv.slice(2);
+const version = argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V");
 const hookEvent = argv[0] === "hook" && argv[1] && !argv[1].startsWith("-") && (argv.length === 2 || (argv.length === 4 && argv[2] === "--agent"));
 // The detached drainer and every other command keep the normal JIT (core/jit.ts).
-if ((hookEvent && argv[1] !== "drain") || argv[0] === "search" || (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V"))) hotPathJit();
-if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
-  const { print } = await import("./commands/output.ts");
-  print(`memsearch, version ${pkg.version}`);
+if ((hookEvent && argv[1] !== "drain") || argv[0] === "search" || version) hotPathJit();
+if (version) {
+  const { writeOut } = await import("./core/stdio.ts");
+  writeOut(`memsearch, version ${pkg.version}\n`);
 } else if (hookEvent) {
   // `hook <event> --agent <name>`: another agent's hooks (Codex CLI…) run the same handlers.
   const { runHookEvent } = await import("./hooks/events.ts");

@@ -124,10 +124,6 @@ export interface NewSessionRow {
   ref: string;
 }
 
-/**
- * The statements every reader of transcripts writes its rows with, prepared once per write: a
- * message and its full-text row, a session table row (one per key: a later one replaces it).
- */
 /** The columns of a `files` row the ingest compares with what is on disk (KnownFile). */
 export const KNOWN_COLS = "id, path, dev, ino, size, mtime, gone_at";
 
@@ -141,6 +137,10 @@ export function setMeta(db: Database, key: string, value: string | number): void
   db.query("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
 }
 
+/**
+ * The statements every reader of transcripts writes its rows with, prepared once per write: a
+ * message and its full-text row, a session table row (one per key: a later one replaces it).
+ */
 export function rowWriter(db: Database) {
   const insert = db.query(
     "INSERT INTO messages (file_id, project, session, turn_uuid, prompt_id, uuid, msg_key, ts, role, text, tools, paths, inputs, results) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",

@@ -18,6 +18,7 @@
  * arrays. Everything else (insert, remove, where filters, enum fields) is Orama's own.
  */
 import { index as oramaIndex, internalDocumentIDStore } from "@orama/orama/components";
+import { Best } from "./best.ts";
 import { VectorBlock } from "./vector-block.ts";
 
 type OramaIndex = oramaIndex.Index;
@@ -399,41 +400,6 @@ export function withResultLimit<T>(index: object, limit: number, run: () => T): 
   }
 }
 
-/** The best `k` of the scores in Orama's order (sortTokenScorePredicate: score down, then id up). */
-function bestResults(scores: Map<InternalId, number>, k: number): [InternalId, number][] {
-  // a comes after b in that order
-  const after = (a: [InternalId, number], b: [InternalId, number]) => a[1] < b[1] || (a[1] === b[1] && a[0] > b[0]);
-  // A heap whose root is the kept result that comes last.
-  const heap: [InternalId, number][] = [];
-  scores.forEach((score, id) => {
-    const e: [InternalId, number] = [id, score];
-    if (heap.length < k) {
-      let i = heap.length;
-      heap.push(e);
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (!after(e, heap[p]!)) break;
-        heap[i] = heap[p]!;
-        i = p;
-      }
-      heap[i] = e;
-      return;
-    }
-    if (k === 0 || !after(heap[0]!, e)) return;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= heap.length) break;
-      const c = l + 1 < heap.length && after(heap[l + 1]!, heap[l]!) ? l + 1 : l;
-      if (!after(heap[c]!, e)) break;
-      heap[i] = heap[c]!;
-      i = c;
-    }
-    heap[i] = e;
-  });
-  return heap.sort((a, b) => (b[1] === a[1] ? a[0] - b[0] : b[1] - a[1]));
-}
-
 /** Orama's index search, with the scoring above; threshold semantics as Orama's. */
 function search(index: OramaIndex, term: string, tokenizer: { tokenize(raw: string, language?: string): string[] }, language: string | undefined, propertiesToSearch: string[], exact: boolean, tolerance: number, boost: Partial<Record<string, number>>, relevance: Relevance, docsCount: number, whereFiltersIDs: Set<InternalId> | undefined, threshold = 0): [InternalId, number][] {
   const tokens = tokenizer.tokenize(term, language);
@@ -459,7 +425,11 @@ function search(index: OramaIndex, term: string, tokenizer: { tokenize(raw: stri
     }
   }
   const limit = resultLimits.get(index);
-  if (threshold === 1 && limit !== undefined) return bestResults(resultsMap, limit);
+  if (threshold === 1 && limit !== undefined) {
+    const best = new Best(limit);
+    resultsMap.forEach((score, id) => best.offer(id, score));
+    return best.sorted();
+  }
   const results = [...resultsMap.entries()].sort((a, b) => b[1] - a[1]);
   if (results.length === 0 || threshold === 1) return results;
   const fullMatches = results.filter(([id]) => [...(keywordMatchesMap?.get(id)?.values() ?? [])].some((m) => m === keywordsCount));

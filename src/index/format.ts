@@ -25,7 +25,6 @@ import { IndexDamagedError, MemsearchError, NotFoundError } from "../core/errors
 import { atomicWrite, openOwnFile, writeAt } from "../core/fsutil.ts";
 import { isAlive } from "../core/processes.ts";
 import { INDEX_FILE } from "../core/project.ts";
-import { rowsFor } from "./vector-kernel.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 // Named with the project's other files; imported from here too, with the format it names.
@@ -637,20 +636,20 @@ function reopenWritten(path: string, written: { dev: number; ino: number }, size
 
 /**
  * The vector block and its layout. In a current-version file both parts are checked against
- * their CRC-32 first. The block is read straight into the rows the vector scan reads (a plain
- * array, or the SIMD kernel's memory for a block it scans: vector-kernel.ts), so no serialized
- * bytes stay alive behind it; with `spareRows`, it has room for that many more rows after the
- * file's (zeros, which cost no memory until written).
+ * their CRC-32 first. The block is read straight into the rows `room(dim, rows)` gives (a plain
+ * array by default; the store gives the rows its vector scan reads, with room for more after the
+ * file's), so no serialized bytes stay alive behind it. The room is the caller's to choose: this
+ * module is read by every hook (peekIndex), which must not load the scan's kernel.
  */
-export function readVectorPart(file: IndexFile, spareRows = 0): { layout: Layout; block: Float32Array } {
+export function readVectorPart(file: IndexFile, room: (dim: number, rows: number) => Float32Array = (dim, rows) => new Float32Array(dim * rows)): { layout: Layout; block: Float32Array } {
   const { head, fd } = file;
   const current = head.meta.schemaVersion === SCHEMA_VERSION;
   const wrongSize = current ? sizeProblem(file) : expectedSize(file) !== file.size ? "file size does not match the header" : undefined;
   if (wrongSize) throw new IndexDamagedError(wrongSize);
   const dim = head.meta.dim ?? 0;
   const layout = readLayout(file, true);
-  const block = rowsFor(dim, head.vectorCount + (dim ? spareRows : 0));
-  const blockBytes = new Uint8Array(block.buffer, 0, head.vectorCount * dim * 4);
+  const block = room(dim, head.vectorCount);
+  const blockBytes = new Uint8Array(block.buffer, block.byteOffset, head.vectorCount * dim * 4);
   readExactly(fd, blockBytes, blockStart(file));
   if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
   return { layout, block };
@@ -658,16 +657,19 @@ export function readVectorPart(file: IndexFile, spareRows = 0): { layout: Layout
 
 /**
  * The vector block streamed, for a load that keeps no float rows (a cold block, vector-block.ts):
- * `take(first, floats, n)` gets rows first…first + n − 1, `chunkBytes` at most at a time, in one
+ * `take(first, floats, n)` gets rows first…first + n − 1, STREAM_BYTES at most at a time, in one
  * reused buffer (valid during the call). Returns false when the block fails its CRC-32, checked as
  * it streams (the rows given are then to be dropped: readVectorPart tells the damage as before).
  * Only for a current-version file whose size sizeProblem found right.
  */
-export function streamVectorBlock(file: IndexFile, take: (first: number, floats: Float32Array, n: number) => void, chunkBytes = 4 << 20): boolean {
+/** How much of the block a streamed load holds at once. */
+const STREAM_BYTES = 4 << 20;
+
+export function streamVectorBlock(file: IndexFile, take: (first: number, floats: Float32Array, n: number) => void): boolean {
   const { head, fd } = file;
   const dim = head.meta.dim ?? 0;
   if (head.meta.schemaVersion !== SCHEMA_VERSION || sizeProblem(file) || !dim) throw new IndexDamagedError("the vector block cannot be streamed");
-  const perChunk = Math.max(1, Math.floor(chunkBytes / (dim * 4)));
+  const perChunk = Math.max(1, Math.floor(STREAM_BYTES / (dim * 4)));
   const floats = new Float32Array(perChunk * dim);
   const bytes = new Uint8Array(floats.buffer);
   const at = blockStart(file);

@@ -31,7 +31,7 @@ import { createTokenizer } from "./tokenizer.ts";
 import { compactIndex, withResultLimit } from "./compact-index.ts";
 import { bindOrama, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
 import { VectorBlock } from "./vector-block.ts";
-import { KERNEL_MIN_FLOATS } from "./vector-kernel.ts";
+import { KERNEL_MIN_FLOATS, rowsFor } from "./vector-kernel.ts";
 import type { StoredChunk } from "./types.ts";
 
 /**
@@ -283,14 +283,9 @@ export class Store {
       const store = new Store(path, decoded.meta, decoded.orama);
       store.texts = texts;
       kept = texts !== undefined;
-      if (opts.keywordsOnly) {
-        store.keywordsOnly = true;
-        store.ignoreVectors();
-        return meta.model === model ? { store } : { store, otherModel: meta.model };
-      }
-      if (meta.model === model) return { store };
-      store.ignoreVectors();
-      return { store, otherModel: meta.model };
+      if (opts.keywordsOnly) store.keywordsOnly = true;
+      if (opts.keywordsOnly || meta.model !== model) store.ignoreVectors();
+      return meta.model === model ? { store } : { store, otherModel: meta.model };
     } catch (e) {
       if (e instanceof UnreadableIndex) return rebuild(unreadable(e.reason), e.vectors);
       if (e instanceof IndexDamagedError) return rebuild(unreadable(e.reason));
@@ -1086,7 +1081,8 @@ function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolea
     const files = readColdVectors(file, texts, dim, db);
     if (files) return { meta: { ...head.meta, files }, orama: bindOrama<Doc>(db) };
   }
-  const { layout, block } = readVectorPart(file, spareRows(head.vectorCount));
+  // Read into the rows the vector scan reads (the SIMD kernel's memory for a block it scans), with room for new turns.
+  const { layout, block } = readVectorPart(file, (dim, rows) => rowsFor(dim, rows + (dim ? spareRows(rows) : 0)));
   const cache = () => vectorsByContent(layout, block, dim);
   if (broken !== undefined) throw new UnreadableIndex(broken, cache());
   let orama: Orama;

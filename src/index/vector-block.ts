@@ -21,6 +21,7 @@
  */
 import { ColdRows, type RowFile } from "./vector-cold.ts";
 import { dotAt, RowMemory } from "./vector-kernel.ts";
+import { Best } from "./best.ts";
 
 type InternalId = number;
 
@@ -37,8 +38,7 @@ export function magnitude(v: Float32Array, dim: number): number {
 export class VectorBlock {
   /** The dimension (named as Orama's VectorIndex names it). */
   readonly size: number;
-  private data: Float32Array;
-  /** What `data` is the view of: a WebAssembly memory and its kernel, or a plain array. */
+  /** The rows: in a WebAssembly memory with its kernel, or a plain array. */
   private mem: RowMemory;
   private mags: Float64Array;
   /** Row → internal id, 0 for a hole. */
@@ -48,13 +48,16 @@ export class VectorBlock {
   /** Rows used, holes included. */
   private rows = 0;
   private live = 0;
+  /** The float rows (a view the memory gives anew when it grows). */
+  private get data(): Float32Array {
+    return this.mem.rows;
+  }
   /** Set in a cold block: the codes, and the floats of rows added since the load or the last save. */
   private cold: ColdRows | undefined;
 
   constructor(dim: number, capacity = 16) {
     this.size = dim;
     this.mem = RowMemory.create(dim, capacity);
-    this.data = this.mem.rows;
     this.mags = new Float64Array(capacity);
     this.ids = new Uint32Array(capacity);
     this.rowOf = new Uint32Array(capacity + 1);
@@ -72,7 +75,6 @@ export class VectorBlock {
     const capacity = block.length / dim;
     const b = new VectorBlock(dim, 0);
     b.mem = RowMemory.of(dim, block);
-    b.data = b.mem.rows;
     b.mags = new Float64Array(capacity);
     b.mags.set(mags);
     b.takeIds(ids, capacity);
@@ -267,24 +269,11 @@ export class VectorBlock {
    */
   nearest(query: Float32Array, limit: number, similarity: number, only?: Iterable<InternalId>): Similar[] {
     if (limit <= 0) return [];
-    const best: Similar[] = [];
-    // Orama's sortTokenScorePredicate: is [id, cos] ahead of the k-th kept?
-    const ahead = (id: InternalId, cos: number, k: Similar) => cos > k[1] || (cos === k[1] && id < k[0]);
-    const consider = (id: InternalId, cos: number) => {
-      if (!(cos >= similarity)) return;
-      if (best.length === limit && !ahead(id, cos, best[limit - 1]!)) return;
-      let lo = 0;
-      let hi = best.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (ahead(id, cos, best[mid]!)) hi = mid;
-        else lo = mid + 1;
-      }
-      best.splice(lo, 0, [id, cos]);
-      if (best.length > limit) best.pop();
-    };
-    this.scan(query, similarity, limit, only, consider);
-    return best;
+    const best = new Best(limit);
+    this.scan(query, similarity, limit, only, (id, cos) => {
+      if (cos >= similarity) best.offer(id, cos);
+    });
+    return best.sorted();
   }
 
   /**
@@ -352,10 +341,7 @@ export class VectorBlock {
     }
     const capacity = Math.max(16, Math.ceil(this.ids.length * 1.5));
     if (this.cold) this.cold.grow(capacity);
-    else {
-      this.mem.grow(capacity);
-      this.data = this.mem.rows;
-    }
+    else this.mem.grow(capacity);
     const mags = new Float64Array(capacity);
     mags.set(this.mags.subarray(0, this.rows));
     const ids = new Uint32Array(capacity);

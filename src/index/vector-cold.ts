@@ -134,8 +134,7 @@ export class ColdRows {
     this.err = wider(this.err, (n) => new Float64Array(n));
     this.norm = wider(this.norm, (n) => new Float64Array(n));
     this.bounded = wider(this.bounded, (n) => new Uint8Array(n));
-    const rows = wider(this.fileRow, (n) => new Float64Array(n).fill(-1));
-    this.fileRow = rows;
+    this.fileRow = wider(this.fileRow, (n) => new Float64Array(n).fill(-1));
   }
 
   /**
@@ -178,15 +177,15 @@ export class ColdRows {
     const perRead = this.readBuf.length / dim;
     for (let k = 0; k < n; ) {
       const r = rows[k]!;
-      const hot = this.hot.get(ids[r]!);
       const first = this.fileRow[r]!;
-      if (hot || first < 0) {
-        each(k, hot ?? this.row(r, ids[r]!), 0);
+      // A row held in memory has no file row (setRow, repoint): −1 says both.
+      if (first < 0) {
+        each(k, this.row(r, ids[r]!), 0);
         k++;
         continue;
       }
       let end = k + 1;
-      while (end < n && end - k < perRead && this.fileRow[rows[end]!] === first + (end - k) && !this.hot.has(ids[rows[end]!]!)) end++;
+      while (end < n && end - k < perRead && this.fileRow[rows[end]!] === first + (end - k)) end++;
       this.readFileRows(first, end - k, this.readBuf);
       for (let j = k; j < end; j++) each(j, this.readBuf, (j - k) * dim);
       k = end;
@@ -206,10 +205,9 @@ export class ColdRows {
         r++;
         continue;
       }
-      const hot = this.hot.get(id);
       const first = this.fileRow[r]!;
-      if (hot || first < 0) {
-        const v = hot ?? this.row(r, id);
+      if (first < 0) {
+        const v = this.row(r, id);
         yield new Uint8Array(v.buffer, v.byteOffset, rowBytes);
         r++;
         continue;
@@ -218,7 +216,7 @@ export class ColdRows {
       let n = 1;
       for (; end < rows && n < perRun; end++) {
         if (!ids[end]) continue;
-        if (this.fileRow[end] !== first + n || this.hot.has(ids[end]!)) break;
+        if (this.fileRow[end] !== first + n) break;
         n++;
       }
       const out = new Float32Array(n * this.dim);
