@@ -18,7 +18,7 @@
  * searcher: every question asked of its own conversation's memory and of every other one, and
  * what the hook would inject each time.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startDoubleProcess, type DoubleProcess } from "./bench/double.ts";
@@ -28,8 +28,10 @@ import { metricNames, score, type Judged, type Scores } from "./eval/metrics.ts"
 import { fts5Searcher, memsearchSearcher, type MemsearchSearcher, type Searcher } from "./eval/searchers.ts";
 import { controlsTable, runControls, type ControlRow } from "./eval/controls.ts";
 import { ensureGlove, GLOVE_MODEL, GloveAbsent } from "./eval/glove.ts";
+import { realTables, realTotals, runReal, type RealRun, type RealSearcher } from "./eval/real.ts";
+import { isRealSet, loadRealSet, RealSetError, type RealSet } from "./eval/real-set.ts";
 
-const USAGE = "usage: bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double] [--glove]";
+const USAGE = "usage: bun run eval -- <dataset.json>... [--json out.json] [--k 1,5] [--ollama-double] [--glove] [--projects a,b]";
 const DEFAULT_KS = [1, 5];
 /** Results asked of every searcher: enough for nDCG@10, MRR@10 and the largest k. */
 const MIN_DEPTH = 10;
@@ -37,7 +39,10 @@ const MIN_DEPTH = 10;
 class UsageError extends Error {}
 
 interface Options {
-  dataset: string;
+  /** LoCoMo-shaped sets and manifests of real sessions, told apart by their shape. */
+  datasets: string[];
+  /** Only these projects of a real set. */
+  projects?: string[];
   json?: string;
   ks: number[];
   double: boolean;
@@ -50,6 +55,7 @@ function parseArgs(argv: string[]): Options {
   let ks: number[] | undefined;
   let double = false;
   let glove = false;
+  let projects: string[] | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
@@ -64,14 +70,15 @@ function parseArgs(argv: string[]): Options {
       const parsed = v.split(",").map((s) => Number(s.trim()));
       if (parsed.some((k) => !Number.isInteger(k) || k < 1 || k > 1000)) throw new UsageError(`--k takes whole numbers from 1 to 1000, separated by commas (got ${v})`);
       ks = [...new Set([...(ks ?? []), ...parsed])].sort((a, b) => a - b);
-    } else if (flag === "--ollama-double") double = true;
+    } else if (flag === "--projects") projects = value().split(",").map((x) => x.trim()).filter(Boolean);
+    else if (flag === "--ollama-double") double = true;
     else if (flag === "--glove") glove = true;
     else if (flag === "-h" || flag === "--help") throw new UsageError("");
     else if (a.startsWith("-")) throw new UsageError(`unknown option ${a}`);
     else positional.push(a);
   }
-  if (positional.length !== 1) throw new UsageError(positional.length ? `one dataset path, got ${positional.length}` : "no dataset path given");
-  return { dataset: resolve(positional[0]!), json: json && resolve(json), ks: ks ?? DEFAULT_KS, double, glove };
+  if (!positional.length) throw new UsageError("no dataset path given");
+  return { datasets: positional.map((p) => resolve(p)), projects, json: json && resolve(json), ks: ks ?? DEFAULT_KS, double, glove };
 }
 
 interface Row {
@@ -124,21 +131,21 @@ async function main(): Promise<number> {
     process.stderr.write(e.message ? `eval: ${e.message}\n${USAGE}\n` : `${USAGE}\n`);
     return e.message ? 2 : 0;
   }
-  let conversations: Conversation[];
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  let locomo: { path: string; conversations: Conversation[] } | undefined;
+  const reals: RealSet[] = [];
   try {
-    conversations = loadDataset(opts.dataset);
+    for (const path of opts.datasets) {
+      const raw = readJsonFile(path);
+      if (isRealSet(raw)) reals.push(loadRealSet(path, raw, opts.projects));
+      else if (locomo) throw new DatasetError(`one LoCoMo-shaped set at a time (${locomo.path} and ${path})`);
+      else locomo = { path, conversations: loadDataset(path) };
+    }
   } catch (e) {
-    if (!(e instanceof DatasetError)) throw e;
+    if (!(e instanceof DatasetError) && !(e instanceof RealSetError)) throw e;
     process.stderr.write(`eval: ${e.message}\n`);
     return 1;
   }
-  const log = (l: string) => process.stderr.write(`${l}\n`);
-  const questions = conversations.reduce((n, c) => n + c.questions.length, 0);
-  const turns = conversations.reduce((n, c) => n + c.sessions.reduce((m, s) => m + s.turns.length, 0), 0);
-  log(`${opts.dataset}: ${conversations.length} conversations, ${turns} turns, ${questions} questions (categories 1–4)`);
-  const unknown = conversations.reduce((n, c) => n + c.dropped.unknownEvidence, 0);
-  const unjudged = conversations.reduce((n, c) => n + c.dropped.questionsWithoutEvidence, 0);
-  if (unknown || unjudged) log(`  left out: ${unjudged} answerable question${unjudged === 1 ? "" : "s"} with no evidence turn; ${unknown} evidence id${unknown === 1 ? "" : "s"} naming no turn`);
 
   if (opts.glove) {
     // Fetched here, before anything runs, so that a missing registry is one line and exit 1.
@@ -151,6 +158,81 @@ async function main(): Promise<number> {
     }
   }
 
+  const work = mkdtempSync(join(tmpdir(), "ms-eval-"));
+  const doubles: DoubleProcess[] = [];
+  const hosts: { double?: string; glove?: string } = {};
+  let out = "";
+  const json: Record<string, unknown> = {};
+  try {
+    if (opts.double) {
+      const double = await startDoubleProcess(pinnedBun());
+      doubles.push(double);
+      hosts.double = double.host;
+    }
+    if (opts.glove) {
+      const glove = await startDoubleProcess(pinnedBun(), 100, join(import.meta.dir, "eval", "glove.ts"), []);
+      doubles.push(glove);
+      hosts.glove = glove.host;
+    }
+    if (locomo) {
+      const r = await runLocomo(locomo.path, locomo.conversations, opts, hosts, work, log);
+      out += r.text;
+      Object.assign(json, r.json);
+    }
+    if (reals.length) {
+      const searchers: RealSearcher[] = [{ name: "memsearch", label: "memsearch, keyword only (no Ollama)" }];
+      if (hosts.glove) searchers.push({ name: "memsearch-hybrid-glove", label: "memsearch hybrid, GloVe 6B 100-d (a real but weak model)", ollamaHost: hosts.glove, model: GLOVE_MODEL });
+      const real: { dataset: string; projects: { slug: string; sessions: number }[]; runs: RealRun[] }[] = [];
+      for (const set of reals) {
+        log(`${set.path}: ${set.projects.length} projects, ${set.projects.reduce((n, p) => n + p.sessions.length, 0)} sessions`);
+        const runs: RealRun[] = [];
+        for (const s of searchers) runs.push(await runReal(set, s, work, log));
+        real.push({ dataset: set.path, projects: set.projects.map((p) => ({ slug: p.slug, sessions: p.sessions.length })), runs });
+        out += `${out ? "\n" : ""}Real coding sessions (${set.path}), the prompt hook:\n\n${realTables(runs)}\n`;
+      }
+      json.real = real.map((r) => ({ ...r, runs: r.runs.map((run) => (opts.json ? { ...run, totals: realTotals(run) } : { searcher: run.searcher, label: run.label, totals: realTotals(run) })) }));
+    }
+  } finally {
+    for (const d of doubles) await d.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  process.stdout.write(out);
+  if (opts.json) {
+    mkdirSync(resolve(opts.json, ".."), { recursive: true });
+    writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");
+    log(`wrote ${opts.json} (with each question's ranked turns)`);
+  } else {
+    // On the terminal the totals only: the per-question lists run to thousands of lines.
+    const totals = { ...json, ...(json.rows ? { rows: (json.rows as Row[]).map(({ perQuestion: _, ...r }) => r), controls: (json.controls as ControlRow[]).map(({ perQuestion: _, ...c }) => c) } : {}) };
+    process.stdout.write(`\n${JSON.stringify(totals, null, 2)}\n`);
+  }
+  return 0;
+}
+
+function readJsonFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    throw new DatasetError(`dataset not found: ${path}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new DatasetError(`dataset is not valid JSON: ${path} (${(e as Error).message.split("\n")[0]})`);
+  }
+}
+
+/** LoCoMo: R@k of every searcher, then the prompt hook's negative controls. */
+async function runLocomo(path: string, conversations: Conversation[], opts: Options, hosts: { double?: string; glove?: string }, work: string, log: (l: string) => void): Promise<{ text: string; json: Record<string, unknown> }> {
+  const questions = conversations.reduce((n, c) => n + c.questions.length, 0);
+  const turns = conversations.reduce((n, c) => n + c.sessions.reduce((m, s) => m + s.turns.length, 0), 0);
+  log(`${path}: ${conversations.length} conversations, ${turns} turns, ${questions} questions (categories 1–4)`);
+  const unknown = conversations.reduce((n, c) => n + c.dropped.unknownEvidence, 0);
+  const unjudged = conversations.reduce((n, c) => n + c.dropped.questionsWithoutEvidence, 0);
+  if (unknown || unjudged) log(`  left out: ${unjudged} answerable question${unjudged === 1 ? "" : "s"} with no evidence turn; ${unknown} evidence id${unknown === 1 ? "" : "s"} naming no turn`);
+
   const keywordOnly = memsearchSearcher({ name: "memsearch", label: "memsearch, keyword only (no Ollama)" });
   const searchers: Searcher[] = [
     fts5Searcher({ porter: false, name: "fts5", label: "SQLite FTS5, OR of the question's words" }),
@@ -158,45 +240,25 @@ async function main(): Promise<number> {
     keywordOnly,
   ];
   const gated: MemsearchSearcher[] = [keywordOnly];
-  const work = mkdtempSync(join(tmpdir(), "ms-eval-"));
-  const doubles: DoubleProcess[] = [];
+  if (hosts.double) {
+    const s = memsearchSearcher({ name: "memsearch-hybrid-double", label: "memsearch hybrid, hashed double (a test double, not a model)", ollamaHost: hosts.double });
+    searchers.push(s);
+    gated.push(s);
+  }
+  if (hosts.glove) {
+    const s = memsearchSearcher({ name: "memsearch-hybrid-glove", label: "memsearch hybrid, GloVe 6B 100-d (a real but weak model)", ollamaHost: hosts.glove, model: GLOVE_MODEL });
+    searchers.push(s);
+    gated.push(s);
+  }
   const rows: Row[] = [];
   const controls: ControlRow[] = [];
-  try {
-    if (opts.double) {
-      const double = await startDoubleProcess(pinnedBun());
-      doubles.push(double);
-      const s = memsearchSearcher({ name: "memsearch-hybrid-double", label: "memsearch hybrid, hashed double (a test double, not a model)", ollamaHost: double.host });
-      searchers.push(s);
-      gated.push(s);
-    }
-    if (opts.glove) {
-      const glove = await startDoubleProcess(pinnedBun(), 100, join(import.meta.dir, "eval", "glove.ts"), []);
-      doubles.push(glove);
-      const s = memsearchSearcher({ name: "memsearch-hybrid-glove", label: "memsearch hybrid, GloVe 6B 100-d (a real but weak model)", ollamaHost: glove.host, model: GLOVE_MODEL });
-      searchers.push(s);
-      gated.push(s);
-    }
-    for (const s of searchers) rows.push(await evaluate(s, conversations, opts.ks, work, log));
-    log("negative controls (each question asked of its own memory and of every other conversation's):");
-    for (const s of gated) controls.push(await runControls(s, conversations, work, log));
-  } finally {
-    for (const d of doubles) await d.stop();
-    rmSync(work, { recursive: true, force: true });
-  }
-
-  const result = { dataset: opts.dataset, conversations: conversations.length, turns, questions, ks: opts.ks, metrics: metricNames(opts.ks), rows, controls };
-  process.stdout.write(`${table(rows, opts.ks)}\n\nPrompt hook, negative controls:\n\n${controlsTable(controls)}\n`);
-  if (opts.json) {
-    mkdirSync(resolve(opts.json, ".."), { recursive: true });
-    writeFileSync(opts.json, JSON.stringify(result, null, 2) + "\n");
-    log(`wrote ${opts.json} (with each question's ranked turns)`);
-  } else {
-    // On the terminal the totals only: the per-question lists run to thousands of lines.
-    const totals = { ...result, rows: rows.map(({ perQuestion: _, ...r }) => r), controls: controls.map(({ perQuestion: _, ...c }) => c) };
-    process.stdout.write(`\n${JSON.stringify(totals, null, 2)}\n`);
-  }
-  return 0;
+  for (const s of searchers) rows.push(await evaluate(s, conversations, opts.ks, work, log));
+  log("negative controls (each question asked of its own memory and of every other conversation's):");
+  for (const s of gated) controls.push(await runControls(s, conversations, work, log));
+  return {
+    text: `${table(rows, opts.ks)}\n\nPrompt hook, negative controls:\n\n${controlsTable(controls)}\n`,
+    json: { dataset: path, conversations: conversations.length, turns, questions, ks: opts.ks, metrics: metricNames(opts.ks), rows, controls },
+  };
 }
 
 if (import.meta.main) process.exitCode = await main();

@@ -15,7 +15,7 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { clip } from "../../src/core/text.ts";
 import { gate, gateSearchDepth } from "../../src/recall/gate.ts";
-import { notesText } from "../../src/hooks/user-prompt-submit.ts";
+import { notesText } from "../../src/recall/lines.ts";
 import { isTrivialPrompt } from "../../src/transcript/turn-kind.ts";
 import { memoryFiles, type Conversation } from "./dataset.ts";
 import type { MemsearchSearcher, OpenMemsearch } from "./searchers.ts";
@@ -80,7 +80,7 @@ export async function hookDecision(open: OpenMemsearch, prompt: string): Promise
   const response = await open.respond(clip(prompt, PROMPT_CLIP), gateSearchDepth(open.config));
   const { injected } = gate(response, open.config);
   if (!injected.length) return { injected: [], chars: 0 };
-  return { injected: injected.map((r) => r.chunk.heading), chars: notesText(injected, open.config["hooks.inject_max_chars"]).length };
+  return { injected: injected.map((r) => r.chunk.heading), chars: notesText(injected.map((r) => r.chunk), open.config["hooks.inject_max_chars"]).length };
 }
 
 export async function runControls(s: MemsearchSearcher, conversations: Conversation[], work: string, log: (l: string) => void): Promise<ControlRow> {
