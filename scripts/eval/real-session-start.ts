@@ -1,21 +1,16 @@
 /**
- * What SessionStart's context gives a new session, as the sessions whose notes it holds: the
- * benchmark of real work (real.ts) counts a positive as covered when this context, or the prompt
- * hook's injection, holds a relevant session.
+ * What SessionStart's context gives a new session, as the hook builds it (memory/recent.ts) and
+ * records it for the prompt hook, with the sessions it holds: the benchmark of real work (real.ts)
+ * counts a positive as covered when this context, or the prompt hook's injection, holds a
+ * relevant session.
  */
 import type { Context } from "../../src/core/context.ts";
-import { notesIn, readDailyTexts, recentMemory } from "../../src/memory/journal.ts";
+import { readDailyTexts } from "../../src/memory/journal.ts";
+import { recordSessionStart } from "../../src/memory/injections.ts";
+import { recentSessions, SESSION_START_CHARS } from "../../src/memory/recent.ts";
 
-/** The hook's default `hooks.session_start_lines`, the window of lines it keeps of each of the two newest files. */
-export function sessionStartGiven(ctx: Context, _session: string, _now: number): string[] {
-  const week = readDailyTexts(ctx.project.memoryDir, 7);
-  const kept = recentMemory(week, { files: 2, linesPerFile: ctx.config["hooks.session_start_lines"] });
-  const out = new Set<string>();
-  for (const r of kept) {
-    const day = week.find((d) => d.name === r.file);
-    if (!day) continue;
-    const lines = new Set(r.lines.map((l) => l.replace(/^\s*[-*]\s+/, "").trim()));
-    for (const n of notesIn(day.content, day.name)) if (n.anchor && n.bullets.some((b) => lines.has(b.trim()))) out.add(n.anchor.session);
-  }
-  return [...out];
+export function sessionStartGiven(ctx: Context, session: string): { sessions: string[]; chars: number } {
+  const recent = recentSessions(readDailyTexts(ctx.project.memoryDir, 14), { lines: ctx.config["hooks.session_start_lines"], chars: SESSION_START_CHARS, exclude: session, ours: () => true });
+  if (recent.text) recordSessionStart(ctx.project.dataDir, session, recent.turns);
+  return { sessions: recent.sessions, chars: recent.text?.length ?? 0 };
 }

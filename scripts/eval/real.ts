@@ -69,8 +69,11 @@ export interface Asked {
   /** Sessions of what the hook injected (empty: nothing), and its characters. */
   injected: string[];
   chars: number;
-  /** Sessions SessionStart's context holds. */
+  /** Sessions SessionStart's context holds, and its characters. */
   sessionStart: string[];
+  sessionStartChars: number;
+  /** Sessions of what passed the hook's gate but was held back as already given (by SessionStart). */
+  repeated: string[];
   /** Each ranking's sessions, best first. */
   rankings: Record<string, string[]>;
 }
@@ -186,7 +189,7 @@ async function ingest(o: Opened, sessionId: string): Promise<void> {
   const dest = join(projectsDir, projectSlug(ctx.project.root), `${session.id}.jsonl`);
   writeFileSync(dest, o.project.transcript(session.id, ctx.project.root));
   const plan = await planImport({ root: ctx.project.root, memoryDir: ctx.project.memoryDir, dataDir: ctx.project.dataDir, paths: [dest], activeMs: 0 });
-  await runImport(plan, { memoryDir: ctx.project.memoryDir, summarize: (t) => summarizeTurn(t, { provider: "extract" } as never) });
+  await runImport(plan, { memoryDir: ctx.project.memoryDir, summarize: (t) => summarizeTurn(t, { provider: "extract", paths: { root: ctx.project.root, home: o.home } } as never) });
   const report = await indexPaths({ paths: [ctx.project.memoryDir], indexDir: ctx.project.indexDir, config: ctx.config, embedder: embedderFor(ctx.config, "index") });
   if (report.embedderWarning) throw new Error(`embedding failed: ${report.embedderWarning}`);
   o.store = (await openOrRebuild(ctx)).store;
@@ -214,6 +217,8 @@ async function ask(o: Opened, session: string, prompt: string, now: number, labe
   process.env.HOME = o.home;
   const { ctx, store } = o;
   const embedder = embedderFor(ctx.config, "query");
+  // SessionStart first: its context is on record before the prompt, as in a session.
+  const start = sessionStartGiven(ctx, session);
   const hook = await hookDecision(o, prompt, session, now);
   const notes = await searchChunks({ query: prompt, topK: 50, store, config: ctx.config, embedder });
   const fused = await recall(
@@ -232,7 +237,9 @@ async function ask(o: Opened, session: string, prompt: string, now: number, labe
     ...label,
     injected: hook.sessions,
     chars: hook.chars,
-    sessionStart: sessionStartGiven(ctx, session, now),
+    sessionStart: start.sessions,
+    sessionStartChars: start.chars,
+    repeated: hook.repeated,
     rankings: {
       search: sessionsOf(notes.results.map((r) => anchorsIn(r.chunk.content)[0]?.session)),
       recall: sessionsOf(fused.results.map((r) => r.session)),
@@ -244,7 +251,7 @@ async function ask(o: Opened, session: string, prompt: string, now: number, labe
 }
 
 /** What the prompt hook injects for this prompt from this memory: the sessions it came from, and its characters. */
-async function hookDecision(o: Opened, prompt: string, session: string, now: number): Promise<{ sessions: string[]; chars: number }> {
+async function hookDecision(o: Opened, prompt: string, session: string, now: number): Promise<{ sessions: string[]; repeated: string[]; chars: number }> {
   process.env.HOME = o.home;
   const { ctx, store } = o;
   const embedder = embedderFor(ctx.config, "query");
@@ -256,7 +263,7 @@ async function hookDecision(o: Opened, prompt: string, session: string, now: num
       transcriptDb: join(ctx.project.root, "..", "transcripts.sqlite"),
     },
   );
-  return { sessions: sessionsOf(r.given.map((g) => g.session), 100), chars: r.context?.length ?? 0 };
+  return { sessions: sessionsOf(r.given.map((g) => g.session), 100), repeated: sessionsOf(r.repeated.map((g) => g.session), 100), chars: r.context?.length ?? 0 };
 }
 
 // ---------------------------------------------------------------------------------------------

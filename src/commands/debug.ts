@@ -43,7 +43,7 @@ export const debugCommand = command({
 function showInjections(n: number, json: boolean): void {
   const ctx = loadContext();
   const log = dataFiles(ctx.project.dataDir).injectionLog;
-  const records = readInjections(ctx.project.dataDir).slice(-n);
+  const records = readInjections(ctx.project.dataDir).filter((r) => !r.event).slice(-n);
   if (json) return printJson({ log, records });
   if (!records.length) return print(`No prompt hook decision recorded yet in ${log}.`);
   print([`Last ${records.length} decision${records.length === 1 ? "" : "s"} of the prompt hook (${log}):`, ...records.map(injectionLine)].join("\n"));

@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import { loadContext } from "../core/context.ts";
 import { InputError, oneLine, UsageError } from "../core/errors.ts";
 import { estimateCost, planImport, runImport, type ImportCost, type ImportPlan, type ImportProgress, type ImportResult } from "../memory/import.ts";
@@ -51,7 +52,7 @@ export const importCommand = command({
       result = await runImport(plan, {
         memoryDir: project.memoryDir,
         concurrency: jobs,
-        summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { provider: a.summarizer, ledger: { dataDir: project.dataDir, purpose: "import" } })),
+        summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { provider: a.summarizer, ledger: { dataDir: project.dataDir, purpose: "import" }, paths: { root: project.root, home: homedir() } })),
         onProgress: bar.update,
         warn: (m) => bar.interrupt(() => notice(`Warning: ${m}`)),
       });
@@ -70,8 +71,8 @@ export const importCommand = command({
         indexed = `; indexing failed (${oneLine(e)}), run memsearch index`;
       }
     }
-    if (a.jsonOutput) return printJson({ ...planJson(plan), ...result });
-    print(`${summaryLine(plan, result, performance.now() - started)}${indexed}`);
+    if (a.jsonOutput) return printJson({ ...planJson(plan), ...result, summarizer: a.summarizer });
+    print(`${summaryLine(plan, result, performance.now() - started)}; ${writerPart(a.summarizer, config)}${indexed}`);
     for (const line of planNotes(plan)) notice(line);
     if (result.fallbacks) notice(`Notice: ${fmt(result.fallbacks)} turns got the plain extract because the summariser failed on them`);
   },
@@ -111,6 +112,12 @@ function summaryLine(p: ImportPlan, r: ImportResult, ms: number): string {
   const already = p.already + r.raced;
   const secs = ms < 10_000 ? (ms / 1000).toFixed(1) : fmt(Math.round(ms / 1000));
   return `Imported ${plural(r.written, "turn")} from ${plural(r.sessions, "session")} into ${plural(r.files, "daily file")} (${fmt(already)} already had notes${skippedPart(p)}) in ${secs} s`;
+}
+
+/** Who wrote the notes, so that a user who wants a model's notes knows they did not get them. */
+function writerPart(provider: SummarizerProvider, config: ReturnType<typeof loadContext>["config"]): string {
+  if (provider === "extract") return "notes by the plain extract (no model: the request, files and outcome as written; --summarizer claude or ollama for a model's notes)";
+  return `notes by ${provider === "claude" ? `claude -p (model ${config["summarizer.model"]})` : `the Ollama model ${config["summarizer.ollama_model"]}`}`;
 }
 
 function planJson(p: ImportPlan) {

@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import { loadContext, type Context } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
 import { refreshIndex } from "../watch/gateway.ts";
@@ -18,7 +19,7 @@ export async function drain(): Promise<HookOutput> {
     memoryDir: project.memoryDir,
     dataDir: project.dataDir,
     readerFor: (name) => agentOrDefault(name),
-    summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { ledger: { dataDir: project.dataDir, purpose: "summary" } })),
+    summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { ledger: { dataDir: project.dataDir, purpose: "summary" }, paths: { root: project.root, home: homedir() } })),
   });
   debugLog("drain", report.ran ? "drained" : "another drainer holds the queue", report);
   // The last one wins the status line: the newest problem is the one worth acting on.

@@ -595,7 +595,8 @@ function turnItemView(it: TurnItem): TurnView["items"][number] {
 /** The prompts of the newest sessions of a project's injection log, each with its first words from the transcript. */
 export async function sessionsOf(p: { id: string; name: string; root: string; dataDir: string }, env: NodeJS.ProcessEnv): Promise<SessionsPage> {
   const bySession = new Map<string, InjectionRecord[]>();
-  for (const r of readInjections(p.dataDir)) {
+  // SessionStart's records say what its context gave; the page lists prompts.
+  for (const r of readInjections(p.dataDir).filter((x) => !x.event)) {
     const key = r.session ?? "";
     if (!bySession.has(key)) bySession.set(key, []);
     bySession.get(key)!.push(r);

@@ -54,6 +54,8 @@ export const ConsideredSchema = v.object({
 export const InjectionRecordSchema = v.object({
   v: v.literal(1),
   at: v.pipe(v.string(), v.maxLength(40)),
+  /** `session-start`: what SessionStart's context gave the session (absent: a prompt's decision). */
+  event: v.optional(v.literal("session-start")),
   session: v.optional(v.pipe(v.string(), v.maxLength(300))),
   /** Claude Code's prompt id. */
   prompt: v.optional(v.pipe(v.string(), v.maxLength(300))),
@@ -98,16 +100,34 @@ export function readInjections(dataDir: string, filter?: (line: string) => boole
 }
 
 /**
- * Memories injected in the session's last `prompts` prompts (every prompt leaves one record), by
- * id, with how many prompts ago (1 = the previous prompt).
+ * Memories the session has in its context, by id, with how many prompts ago they were given (1 =
+ * the previous prompt): what its last `prompts` prompts injected (every prompt leaves one record),
+ * and what its SessionStart context held (its turns' ids, counted as given before the first prompt).
  */
 export function recentlyInjected(dataDir: string, session: string, prompts = RECENT_PROMPTS): Map<string, number> {
   const key = JSON.stringify(sanitize(session));
   const mine = readInjections(dataDir, (line) => line.includes(key)).filter((r) => r.session === sanitize(session));
   const out = new Map<string, number>();
-  const last = mine.slice(-prompts);
+  const asked = mine.filter((r) => r.event === undefined);
+  for (const r of mine) if (r.event === "session-start") for (const c of r.considered) out.set(c.id, asked.length + 1);
+  const last = asked.slice(-prompts);
   last.forEach((r, i) => {
     for (const c of r.considered) if (c.outcome === "injected") out.set(c.id, last.length - i);
   });
   return out;
+}
+
+/** SessionStart's context on record: the turns whose notes it gave (anchor turn ids), so the prompt hook does not give them again. */
+export function recordSessionStart(dataDir: string, session: string, turns: string[]): void {
+  appendInjection(dataDir, {
+    v: 1,
+    at: new Date().toISOString(),
+    event: "session-start",
+    session,
+    mode: "inject",
+    decision: "injected",
+    reason: "the newest sessions' notes",
+    considered: turns.slice(0, 100).map((id) => ({ kind: "note" as const, id: id.slice(0, 200), score: 1, outcome: "injected" as const })),
+    chars: 0,
+  });
 }

@@ -7,14 +7,13 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { agentOf, anchorsIn, DEFAULT_AGENT, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
-import { clip, oneLine, stripControls } from "../core/text.ts";
+import { oneLine, stripControls } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
 import { atomicWrite, errCode, openOwnFile, readOwnText, readTextQuiet, storageError } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
 import { sanitize } from "../core/redact.ts";
 import { originKey, recordSeen, type Provenance } from "./seen.ts";
-import { FROM_REPOSITORY, quote } from "../core/frame.ts";
 import { isForgotten } from "./forgotten.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -270,60 +269,6 @@ export function recentMemory(src: DailySource, opts: { files?: number; linesPerF
     const lines = opts.agent === undefined ? outline(content) : notesIn(content, name).filter((n) => agentOf(n.anchor) === opts.agent).flatMap((n) => [`### ${n.heading}`, ...n.bullets.map((b) => `- ${b}`)]);
     return { file: name, lines: perFile > 0 ? lines.slice(-perFile) : [] };
   });
-}
-
-interface SessionSeen {
-  start: string;
-  firstBullet?: string;
-  anchor?: Anchor;
-}
-
-/** The session whose turn was written last in a file: its start time and first bullet. */
-function lastSessionIn(content: string): SessionSeen | undefined {
-  const seen = new Map<string, SessionSeen>();
-  let last: SessionSeen | undefined;
-  let sessionTime: string | undefined;
-  let turnTime: string | undefined;
-  let current: SessionSeen | undefined;
-  for (const line of content.split("\n")) {
-    const session = /^##\s+Session\s+(\d{1,2}:\d{2})/.exec(line);
-    const turn = /^###\s+(\d{1,2}:\d{2})/.exec(line);
-    if (session || turn) {
-      if (session) sessionTime = session[1];
-      if (turn) turnTime = turn[1];
-      current = undefined;
-      continue;
-    }
-    const a = line.includes("<!--") ? parseAnchor(line) : undefined;
-    if (a) {
-      // A session's heading is written just before its first turn, so the latest one is its own.
-      current = seen.get(a.session) ?? { start: sessionTime ?? turnTime ?? "", anchor: a };
-      seen.set(a.session, current);
-      sessionTime = undefined;
-      last = current;
-      continue;
-    }
-    const b = /^\s*[-*]\s+(.*\S)/.exec(line);
-    if (b && current && current.firstBullet === undefined) current.firstBullet = b[1];
-  }
-  return last;
-}
-
-/**
- * One line about the most recently active session, e.g.
- * `Last session 2026-11-21 14:02: "User asked to …"`. Looks back through up to a week of files.
- * The bullet is quoted (it is read by a model), and labelled when `ours` says the session was
- * never seen on this machine.
- */
-export function lastSessionLine(src: DailySource, ours?: Provenance): string | undefined {
-  for (const { name, content } of textsOf(src, 7)) {
-    const s = lastSessionIn(content);
-    if (!s) continue;
-    const when = [name.slice(0, 10), s.start].filter(Boolean).join(" ");
-    const foreign = ours !== undefined && !ours(s.anchor);
-    return s.firstBullet ? `Last session ${when}: ${quote(clip(s.firstBullet, 200), { foreign })}` : `Last session ${when}${foreign ? ` (${FROM_REPOSITORY})` : ""}`;
-  }
-  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

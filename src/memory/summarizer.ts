@@ -27,6 +27,29 @@ export interface SummarizeOptions {
   env?: NodeJS.ProcessEnv;
   /** Record every model call in this project's ledger (memory/ledger.ts), as made for this purpose. */
   ledger?: LedgerTarget;
+  /** Where paths are written from: see PathBase. */
+  paths?: PathBase;
+}
+
+/**
+ * The project's root and the user's home. A note names a file by its path in the project
+ * (`cli/lib/format.ts`), whatever folder the turn's shell was in, and a file outside the project
+ * by `~/…`: a home path would put the user's name in the notes, where it is indexed.
+ */
+export interface PathBase {
+  root: string;
+  home?: string;
+}
+
+/** A text with the project root and the home folder taken off the paths it holds. */
+export function relativePaths(text: string, base: PathBase | undefined): string {
+  if (!base) return text;
+  let out = text;
+  const root = base.root.replace(/[\\/]+$/, "");
+  if (root.length > 1) out = out.split(`${root}/`).join("").split(root).join(".");
+  const home = base.home?.replace(/[\\/]+$/, "");
+  if (home && home.length > 1) out = out.split(`${home}/`).join("~/").split(home).join("~");
+  return out;
 }
 
 export interface Summary {
@@ -48,7 +71,7 @@ const OLLAMA_MAX_INPUT = 12_000;
  * The summariser's options as the configuration gives them: the one place that reads its keys.
  * `provider` overrides the configured one (`import --summarizer`); "off" asks for the extract.
  */
-export function summarizerOptions(config: ResolvedConfig["values"], over: { provider?: SummarizerProvider; timeoutMs?: number; ledger?: LedgerTarget } = {}): SummarizeOptions {
+export function summarizerOptions(config: ResolvedConfig["values"], over: { provider?: SummarizerProvider; timeoutMs?: number; ledger?: LedgerTarget; paths?: PathBase } = {}): SummarizeOptions {
   const configured = config["summarizer.provider"];
   let ollamaHost: string;
   try {
@@ -64,6 +87,7 @@ export function summarizerOptions(config: ResolvedConfig["values"], over: { prov
     ollamaModel: config["summarizer.ollama_model"],
     timeoutMs: over.timeoutMs ?? ollamaTimeoutMs(config, "summary"),
     ...(over.ledger ? { ledger: over.ledger } : {}),
+    ...(over.paths ? { paths: over.paths } : {}),
   };
 }
 
@@ -368,9 +392,15 @@ function plainLine(line: string): string {
     .trim();
 }
 
+interface Sentence {
+  text: string;
+  /** From a list item, a heading or a table row (the detail under a reply's lead), not its prose. */
+  structure: boolean;
+}
+
 /** Sentences of a reply, code blocks left out (a code line is no outcome). */
-function sentencesOf(text: string): string[] {
-  const out: string[] = [];
+function sentencesOf(text: string): Sentence[] {
+  const out: Sentence[] = [];
   let code = false;
   for (const raw of text.split("\n")) {
     if (/^\s*(```|~~~)/.test(raw)) {
@@ -378,20 +408,25 @@ function sentencesOf(text: string): string[] {
       continue;
     }
     if (code) continue;
+    const structure = /^\s*(?:[-*+•|]|\d+[.)]\s|#{1,6}\s)/u.test(raw);
     const line = plainLine(raw);
     if (!line) continue;
     // As firstSentence: a Western stop needs a space after it (`v1.2`), a CJK stop does not.
-    for (const part of line.split(/(?<=[.!?])(?<!\b(?:e\.g|i\.e|vs|etc|cf)\.)\s+|(?<=[。！？])/u)) if (part.trim()) out.push(part.trim());
+    for (const part of line.split(/(?<=[.!?])(?<!\b(?:e\.g|i\.e|vs|etc|cf)\.)\s+|(?<=[。！？])/u)) if (part.trim()) out.push({ text: part.trim(), structure });
   }
   return out;
 }
 
 /**
  * How much a sentence says: its content words, and twice over what names a thing (a path, an
- * identifier, code, a number). Fillers and intentions ("Let me…") score nothing.
+ * identifier, code, a number). Fillers, intentions ("Let me…"), offers and questions to the user
+ * ("Want me to…?") and a lead-in to a list ("Here's what changed:") score nothing.
  */
 export function sentenceScore(sentence: string): number {
   if (/^(?:let me|let's|now let me|i'll|i will|first,? let me)\b/i.test(sentence)) return 0;
+  if (/\?\s*$/.test(sentence) || /\b(?:here(?:'s| is| are)|the following|as follows)\b[^.]*:\s*$/i.test(sentence)) return 0;
+  // A label before a list ("New file:", "Key changes:").
+  if (/:\s*$/.test(sentence) && sentence.split(/\s+/).length < 4) return 0;
   let score = 0;
   for (const w of sentence.split(/\s+/)) {
     const bare = w.replace(/^[("'`\[]+|[)"'`\],.:;!?]+$/g, "");
@@ -402,26 +437,20 @@ export function sentenceScore(sentence: string): number {
   return score;
 }
 
-/** Below this a reply's sentence is filler ("Done!", "The plan is ready."). */
-const INFORMATIVE = 2;
+/** Below this a reply's sentence is filler or a bare status ("Done!", "Found it.", "Build is clean.", "Committed and pushed."). */
+const INFORMATIVE = 3;
 
 /**
- * The outcome of a reply: its most informative sentence (sentenceScore; the earlier one on a tie),
- * looked for in the final message first, then in the ones before it; the final message's first
- * sentence when none says anything.
+ * The outcome of a reply: its first sentence that says something (sentenceScore), in the final
+ * message first, then in the ones before it; the final message's first sentence when none does.
+ * Claude states its conclusion first ("The issue was…", "Fixed: …") and the detail after it, in
+ * lists and headings: a prose sentence is taken before a list item's.
  */
 export function outcomeSentence(texts: string[], max = 200): string {
   for (let i = texts.length - 1; i >= 0; i--) {
-    let best = "";
-    let bestScore = INFORMATIVE - 1;
-    for (const s of sentencesOf(texts[i]!)) {
-      const score = sentenceScore(s);
-      if (score > bestScore) {
-        best = s;
-        bestScore = score;
-      }
-    }
-    if (best) return clip(best, max);
+    const said = sentencesOf(texts[i]!).filter((s) => sentenceScore(s.text) >= INFORMATIVE);
+    const first = said.find((s) => !s.structure) ?? said[0];
+    if (first) return clip(first.text, max);
   }
   return texts.length ? firstSentence(texts[texts.length - 1]!, max) : "";
 }
@@ -444,8 +473,56 @@ function pathOf(tool: ToolCall): string | undefined {
   return undefined;
 }
 
-/** Paths shown relative to their common directory, so notes stay short and machine-neutral. */
-function shortPaths(paths: string[]): string[] {
+/** What the ask keeps of a prompt: a task description of 20–70 words whole, the start of a longer one. */
+const ASK_CHARS = 320;
+
+/**
+ * The prompt as asked, on one line: its first sentences up to ASK_CHARS. A first coding prompt is
+ * a task description, and its later sentences name what matters (the file, the symptom, the
+ * constraint) as often as its first.
+ */
+export function askOf(text: string, max = ASK_CHARS): string {
+  const line = oneLine(text).trim();
+  if (line.length <= max) return line;
+  const cut = line.slice(0, max);
+  // End on a sentence when one ends in the second half of the room, else on a word.
+  const stop = Math.max(cut.lastIndexOf(". "), cut.lastIndexOf("? "), cut.lastIndexOf("! "));
+  if (stop > max / 2) return cut.slice(0, stop + 1);
+  return clip(line, max);
+}
+
+/**
+ * Sentences that state why something happened or what was chosen, or a measured figure: what a
+ * note must not lose (the outcome sentence is the reply's most informative one, which is often
+ * what was done, not why).
+ */
+const CAUSE = /\b(?:because|caused by|root cause|due to|turns out|turned out|the reason|that's why|which is why|the (?:real |actual )?(?:issue|problem|bug|cause|culprit|fix) (?:is|was)|fails? (?:when|because)|was (?:failing|broken) because)\b/i;
+const DECISION = /\b(?:decided|decision|recommend(?:ed|ation)?|instead of|rather than|chose|chosen|opted (?:for|to)|switched to|went with|we(?:'ll| will) (?:use|keep|go with)|trade-?off|prefer(?:red)?)\b/i;
+const FIGURE = /\b\d+(?:[.,]\d+)?\s*(?:ms|s|sec|seconds|minutes|%|x|×|kb|mb|gb|kib|mib|gib|tokens|lines|files|tests|errors|failures|passed|failed)\b/i;
+
+/**
+ * A sentence stating a cause, a decision or a figure: the most informative of the final message's
+ * (its prose before its lists, as for the outcome), else of the latest message that has one; ""
+ * when no sentence does.
+ */
+export function findingSentence(texts: string[], max = 240): string {
+  for (let i = texts.length - 1; i >= 0; i--) {
+    const stated = sentencesOf(texts[i]!)
+      .filter((s) => CAUSE.test(s.text) || DECISION.test(s.text) || FIGURE.test(s.text))
+      .map((s) => ({ ...s, score: sentenceScore(s.text) }))
+      .filter((s) => s.score >= INFORMATIVE);
+    const pool = stated.some((s) => !s.structure) ? stated.filter((s) => !s.structure) : stated;
+    // The earlier sentence on a tie.
+    const best = pool.reduce<(typeof pool)[number] | undefined>((b, s) => (!b || s.score > b.score ? s : b), undefined);
+    if (best) return clip(best.text, max);
+  }
+  return "";
+}
+
+/** Paths as the note shows them: in the project as from its root, under the home as `~/…`, the rest as they are. */
+function notePaths(paths: string[], base: PathBase | undefined): string[] {
+  if (base) return paths.map((p) => relativePaths(p, base));
+  // No base known (a caller that gave none): relative to their common directory, as before.
   if (paths.length === 1) return [paths[0]!.split(/[/\\]/).pop() || paths[0]!];
   const dirs = paths.map((p) => p.split("/").slice(0, -1));
   let common = 0;
@@ -453,10 +530,10 @@ function shortPaths(paths: string[]): string[] {
   return paths.map((p) => p.split("/").slice(common).join("/"));
 }
 
-/** Request, tools run, files touched, outcome: from the turn itself, no model involved. */
-export function extractBullets(turn: LastTurn): string[] {
+/** Request, tools run, files touched, outcome and the finding behind it: from the turn itself, no model involved. */
+export function extractBullets(turn: LastTurn, base?: PathBase): string[] {
   const bullets: string[] = [];
-  const asked = firstSentence(sanitize(turn.userText ?? ""));
+  const asked = askOf(relativePaths(sanitize(turn.userText ?? ""), base));
   bullets.push(`- User asked: ${asked || "(no text)"}`);
   const counts = new Map<string, number>();
   for (const t of turn.tools ?? []) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
@@ -465,12 +542,17 @@ export function extractBullets(turn: LastTurn): string[] {
   }
   const paths = [...new Set((turn.tools ?? []).map(pathOf).filter((p): p is string => !!p))];
   if (paths.length > 0) {
-    const shown = shortPaths(paths).slice(0, 8);
+    const shown = notePaths(paths, base).slice(0, 8);
     const more = paths.length > 8 ? ` and ${paths.length - 8} more` : "";
     bullets.push(`- Files touched: ${shown.join(", ")}${more}`);
   }
-  const texts = (turn.assistantTexts ?? []).filter((t) => t.trim());
-  if (texts.length > 0) bullets.push(`- Outcome: ${outcomeSentence(texts.map(sanitize))}`);
+  const texts = (turn.assistantTexts ?? []).filter((t) => t.trim()).map((t) => relativePaths(sanitize(t), base));
+  if (texts.length > 0) {
+    const outcome = outcomeSentence(texts);
+    bullets.push(`- Outcome: ${outcome}`);
+    const finding = findingSentence(texts);
+    if (finding && !outcome.includes(finding.slice(0, 60)) && !finding.includes(outcome.slice(0, 60))) bullets.push(`- Finding: ${finding}`);
+  }
   return finishBullets(bullets);
 }
 
@@ -481,21 +563,21 @@ export function extractBullets(turn: LastTurn): string[] {
  * reason in `fallbackReason`.
  */
 export async function summarizeTurn(turn: LastTurn, opts: SummarizeOptions): Promise<Summary> {
-  const text = sanitize(turn.text ?? "");
+  const text = relativePaths(sanitize(turn.text ?? ""), opts.paths);
   let fallbackReason: string | undefined;
   try {
     if (opts.provider === "claude") {
-      return { bullets: finishBullets(await summarizeWithClaude(buildPrompt(text), opts)), provider: "claude" };
+      return { bullets: finishBullets((await summarizeWithClaude(buildPrompt(text), opts)).map((b) => relativePaths(b, opts.paths))), provider: "claude" };
     }
     if (opts.provider === "ollama") {
-      return { bullets: finishBullets(await summarizeWithOllama(text, opts)), provider: "ollama" };
+      return { bullets: finishBullets((await summarizeWithOllama(text, opts)).map((b) => relativePaths(b, opts.paths))), provider: "ollama" };
     }
   } catch (e) {
     fallbackReason = e instanceof SummarizerFailure ? e.message : `${opts.provider}: ${clip(firstLine(String((e as Error)?.message ?? e)), 200)}`;
   }
   let bullets: string[];
   try {
-    bullets = extractBullets(turn);
+    bullets = extractBullets(turn, opts.paths);
   } catch {
     // A malformed turn object still yields a note rather than nothing.
     bullets = ["- User asked: (unreadable turn)"];

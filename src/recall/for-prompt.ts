@@ -71,6 +71,8 @@ export interface PromptRecall {
   systemMessage?: string;
   /** What the context holds, in its order (empty when nothing was injected). */
   given: Given[];
+  /** What passed the gate but the session already has (given by an earlier prompt or by SessionStart's context). */
+  repeated: Given[];
   record: InjectionRecord;
 }
 
@@ -215,10 +217,11 @@ function chooseNotes(deps: PromptRecallDeps, res: SearchResponse | undefined, re
     if (anchor) log.origin.set(c.chunkHash, { session: anchor.session, turn: anchor.turn });
     if (!pass) continue;
     passed++;
-    const ago = recent.get(c.chunkHash);
+    // Given by a prompt (its chunk) or by SessionStart's context (its turn's note).
+    const ago = recent.get(c.chunkHash) ?? (anchor ? recent.get(anchor.turn) : undefined);
     if (ago !== undefined) {
       entry.outcome = "repeated";
-      log.debug(`chunk ${c.chunkHash} was injected ${ago} prompt${ago === 1 ? "" : "s"} ago in this session: not again`);
+      log.debug(`chunk ${c.chunkHash} was given ${ago} prompt${ago === 1 ? "" : "s"} ago in this session: not again`);
       continue;
     }
     if (picked.length >= topK) {
@@ -250,10 +253,10 @@ function chooseTurns(ctx: Context, found: TurnHit[], recent: Map<string, number>
     log.considered.push(entry);
     log.origin.set(id, { session: turn.hit.session, turn: id });
     if (!pass) continue;
-    const ago = recent.get(id);
+    const ago = recent.get(id) ?? (turn.hit.promptId ? recent.get(turn.hit.promptId) : undefined);
     if (ago !== undefined) {
       entry.outcome = "repeated";
-      debug(`turn ${id} was injected ${ago} prompt${ago === 1 ? "" : "s"} ago in this session: not again`);
+      debug(`turn ${id} was given ${ago} prompt${ago === 1 ? "" : "s"} ago in this session: not again`);
       continue;
     }
     if (out.length >= topK) {
@@ -324,8 +327,9 @@ class DecisionLog {
         this.debug(`could not append to the injection log: ${oneLine(e)}`);
       }
     }
-    const given = record.decision === "injected" ? this.considered.filter((c) => c.outcome === "injected").map((c): Given => ({ kind: c.kind, id: c.id, ...this.origin.get(c.id) })) : [];
-    return { ...out, given, record };
+    const as = (c: Considered): Given => ({ kind: c.kind, id: c.id, ...this.origin.get(c.id) });
+    const given = record.decision === "injected" ? this.considered.filter((c) => c.outcome === "injected").map(as) : [];
+    return { ...out, given, repeated: this.considered.filter((c) => c.outcome === "repeated").map(as), record };
   }
 }
 

@@ -169,7 +169,7 @@ describe("memsearch import", () => {
     const want = await expectedTurns(s);
     const r = await run(["import"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^Imported ${want.uuids.size} turns from ${want.sessions.size} sessions into ${want.days.size} daily files \\(0 already had notes; ${NOT_WORK_RE}\\) in [\\d.]+ s\\n$`));
+    expect(r.stdout).toMatch(new RegExp(`^Imported ${want.uuids.size} turns from ${want.sessions.size} sessions into ${want.days.size} daily files \\(0 already had notes; ${NOT_WORK_RE}\\) in [\\d.]+ s; notes by the plain extract \\(no model: the request, files and outcome as written; --summarizer claude or ollama for a model's notes\\)\\n$`));
     expect(r.stderr).not.toContain("importing"); // no progress bar off a terminal
     const a = anchors(s.memory);
     expect(a.map((x) => x.turn).sort()).toEqual([...want.uuids].sort());

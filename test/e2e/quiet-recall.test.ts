@@ -98,7 +98,7 @@ describe("a memory is given once per session", () => {
     expect(b!.considered.find((c) => c.id === hash)!.outcome).toBe("repeated");
     const logs = join(p.home, ".memsearch", "logs");
     const debug = readdirSync(logs).map((f) => readFileSync(join(logs, f), "utf8")).join("");
-    expect(debug).toContain(`chunk ${hash} was injected 1 prompt ago in this session: not again`);
+    expect(debug).toContain(`chunk ${hash} was given 1 prompt ago in this session: not again`);
     // Another session has not seen it.
     expect((await prompt(REDIS, { session_id: "s-2" })).ctx).toContain(hash);
     // Five more prompts of the first session, and the memory may be given again.

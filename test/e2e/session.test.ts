@@ -55,12 +55,13 @@ describe("a whole session through the hooks", () => {
     expect(r.json.systemMessage).toContain("ollama serve");
     const ctx: string = r.json.hookSpecificOutput.additionalContext;
     expect(r.json.hookSpecificOutput.hookEventName).toBe("SessionStart");
-    expect(ctx).toContain("\n## 2026-11-21.md\n");
+    // The newest sessions first, each with its turns whole.
+    expect(ctx).toContain("\n### 2026-11-21 10:05–11:20 · a session, 2 turns (from the repository)\n");
+    expect(ctx.indexOf("### 2026-11-21 16:40")).toBeLessThan(ctx.indexOf("### 2026-11-21 10:05"));
     // The sample notes were not written on this machine: quoted, and labelled as from the repository.
-    expect(ctx).toContain('- (from the repository) "User asked to move deployment from Heroku to Fly.io."');
+    expect(ctx).toContain('  - (from the repository) "User asked to move deployment from Heroku to Fly.io."');
     expect(ctx).not.toContain("\\n");
     expect(ctx.length).toBeLessThan(10_000);
-    expect(ctx).toMatch(/Last session 2026-11-21 16:40/);
     const pid = watchPid();
     expect(pid).toBeGreaterThan(0);
     // A second start (resume) must not start a second watch process.

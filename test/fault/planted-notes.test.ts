@@ -99,8 +99,10 @@ describe("planted notes reach Claude only as quoted, marked data", () => {
       const out = await hook(p, "session-start", { session_id: "s-new", source: "startup" });
       expect(out.systemMessage).toMatch(/Last session \([^)]*\): "tune the quokka cache eviction"/);
       const ctx: string = out.hookSpecificOutput.additionalContext;
-      expect(ctx).toContain('- "User asked to tune the quokka cache eviction."');
-      expect(ctx).toContain("### 15:00\n");
+      expect(ctx).toContain('  - "User asked to tune the quokka cache eviction."');
+      expect(ctx).toContain("### 2026-11-21 15:00 · a session, 1 turn\n");
+      // A section with no anchor is nobody's session, and labelled.
+      expect(ctx).toContain("· a note with no anchor (from the repository)");
     }),
   );
 

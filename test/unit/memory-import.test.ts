@@ -290,9 +290,9 @@ describe("writing", () => {
     expect(bytes.includes(0)).toBe(false);
     const text = bytes.toString("utf8");
     expect(text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
-    // The CR ends the line as a terminal would: the bullet is the request up to it.
-    expect(text).toContain("- User asked: fix the walrus\n");
-    expect(text).toContain("- User asked: and the pelican\n");
+    // The control characters are gone and the request is whole.
+    expect(text).toContain("- User asked: fix the walrus build\n");
+    expect(text).toContain("- User asked: and the pelican one\n");
     expect(anchorsOf(localDay(new Date(DAY1))).map((a) => [a.session, a.turn])).toEqual([[`s-${bad}-1`, "c1"], [`s-${bad}-1`, `c2-${bad}`]]);
     expect((await plan()).todo).toHaveLength(0);
   });

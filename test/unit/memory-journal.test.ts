@@ -7,7 +7,6 @@ import { storageError } from "../../src/core/fsutil.ts";
 import {
   appendTurnNote,
   dailyLockFile,
-  lastSessionLine,
   recentMemory,
 } from "../../src/memory/journal.ts";
 import { formatAnchor, parseAnchor } from "../../src/core/anchor.ts";
@@ -325,7 +324,7 @@ describe("storage failures", () => {
   });
 });
 
-describe("recentMemory and lastSessionLine", () => {
+describe("recentMemory", () => {
   const write = (name: string, text: string) => writeFileSync(join(dir, name), text);
 
   test("the two newest daily files, headings and bullets only, empty sections dropped", () => {
@@ -344,21 +343,5 @@ describe("recentMemory and lastSessionLine", () => {
     ]);
     expect(recentMemory(dir, { files: 1, linesPerFile: 2 })).toEqual([{ file: "2026-11-21.md", lines: ["- newest one", "- newest two"] }]);
     expect(recentMemory(join(dir, "missing"))).toEqual([]);
-  });
-
-  test("lastSessionLine names the most recently active session and its first bullet", async () => {
-    await appendTurnNote(note({ sessionId: "A", turnUuid: "a1", now: at(9, 0), bullets: ["- User asked to add a cache"] }));
-    await appendTurnNote(note({ sessionId: "B", turnUuid: "b1", now: at(10, 30), bullets: ["- User asked to fix CI", "- done"] }));
-    await appendTurnNote(note({ sessionId: "A", turnUuid: "a2", now: at(11, 0), bullets: ["- follow-up"] }));
-    expect(lastSessionLine(dir)).toBe('Last session 2026-11-21 09:00: "User asked to add a cache"');
-    await appendTurnNote(note({ sessionId: "B", turnUuid: "b2", now: at(12, 0), bullets: ["- more"] }));
-    expect(lastSessionLine(dir)).toBe('Last session 2026-11-21 10:30: "User asked to fix CI"');
-  });
-
-  test("lastSessionLine looks back past a file without sessions and is undefined on an empty dir", () => {
-    expect(lastSessionLine(dir)).toBeUndefined();
-    write("2026-11-20.md", "# 2026-11-20\n\n## Session 16:45\n\n### 16:45\n<!-- session:z turn:1 transcript:t -->\n- User asked about X\n");
-    write("2026-11-21.md", "# 2026-11-21\n\nhand-written notes\n");
-    expect(lastSessionLine(dir)).toBe('Last session 2026-11-20 16:45: "User asked about X"');
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, spyOn, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import * as v from "valibot";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -112,7 +113,7 @@ describe("claude provider", () => {
     const r = await summarizeTurn(turn(), opts("ok", { claudeBin: undefined, env: { PATH: empty } }));
     expect(r.provider).toBe("extract");
     expect(r.fallbackReason).toBe("claude not found on PATH");
-    expect(r.bullets[0]).toBe("- User asked: Please fix the login bug.");
+    expect(r.bullets[0]).toBe("- User asked: Please fix the login bug. My key is [REDACTED:aws-key], keep it out of notes.");
   });
 
   test("a non-zero exit falls back with the status and the error line", async () => {
@@ -234,7 +235,7 @@ describe("extract", () => {
       ],
     });
     expect(extractBullets(t)).toEqual([
-      "- User asked: Please fix the login bug.",
+      "- User asked: Please fix the login bug. My key is [REDACTED:aws-key], keep it out of notes.",
       "- Tools run: Bash ×3, Read, Edit ×2, Grep",
       "- Files touched: src/auth.ts, test/auth.test.ts",
       "- Outcome: Fixed the null check in src/auth.ts.",
@@ -262,9 +263,36 @@ describe("extract", () => {
   test("a long one-sentence request is clipped, secrets never survive, empty parts are skipped", () => {
     const bullets = extractBullets(turn({ userText: `use ${AWS_KEY} ${"word ".repeat(100)}`, assistantTexts: [] }));
     expect(bullets).toHaveLength(1);
-    expect(bullets[0]!.length).toBeLessThanOrEqual("- User asked: ".length + 200);
+    expect(bullets[0]!.length).toBeLessThanOrEqual("- User asked: ".length + 320);
     expect(bullets[0]).toContain("[REDACTED:aws-key]");
     expect(bullets[0]).toEndWith("…");
+  });
+
+  test("paths are the project's own (from its root, whatever the shell's folder), a file under the home is ~/…, never the user's home path", () => {
+    const base = { root: "/home/ada/work/hive-mind", home: "/home/ada" };
+    const t = turn({
+      userText: "Fix the table in /home/ada/work/hive-mind/cli/lib/format.ts please",
+      assistantTexts: ["The width was computed in /home/ada/work/hive-mind/cli/lib/format.ts because the plan in /home/ada/.claude/plans/p.md said so."],
+      tools: [
+        { id: "1", name: "Edit", input: JSON.stringify({ file_path: "/home/ada/work/hive-mind/cli/lib/format.ts" }) },
+        { id: "2", name: "Read", input: "/home/ada/.claude/plans/p.md" },
+        { id: "3", name: "Read", input: "/etc/hosts" },
+      ],
+    });
+    const bullets = extractBullets(t, base);
+    expect(bullets).toContain("- Files touched: cli/lib/format.ts, ~/.claude/plans/p.md, /etc/hosts");
+    expect(bullets[0]).toBe("- User asked: Fix the table in cli/lib/format.ts please");
+    expect(bullets.join("\n")).not.toContain("/home/ada");
+    expect(bullets).toContain("- Outcome: The width was computed in cli/lib/format.ts because the plan in ~/.claude/plans/p.md said so.");
+  });
+
+  test("a model summariser reads the turn and writes its notes with the same paths", async () => {
+    const t = turn({ userText: "look at /tmp/ms-root/src/a.ts", text: "[User]: look at /tmp/ms-root/src/a.ts\n[Tool output]: /home/ada/x.txt" });
+    await summarizeTurn(t, opts("ok", { paths: { root: "/tmp/ms-root", home: "/home/ada" } }));
+    const [call] = fakeClaudeCalls(log);
+    expect(call!.stdin).toContain("[User]: look at src/a.ts");
+    expect(call!.stdin).toContain("[Tool output]: ~/x.txt");
+    expect(call!.stdin).not.toContain("/tmp/ms-root");
   });
 
   test("more than 8 files are counted, not listed", () => {
@@ -276,7 +304,7 @@ describe("extract", () => {
   test("provider extract never fails, even on a malformed turn", async () => {
     expect(await summarizeTurn(turn(), opts("ok", { provider: "extract" }))).toEqual({
       provider: "extract",
-      bullets: ["- User asked: Please fix the login bug.", "- Outcome: Fixed the null check in src/auth.ts."],
+      bullets: ["- User asked: Please fix the login bug. My key is [REDACTED:aws-key], keep it out of notes.", "- Outcome: Fixed the null check in src/auth.ts."],
     });
     const broken = { sessionId: "s", turnUuid: "t" } as unknown as LastTurn;
     const r = await summarizeTurn(broken, opts("ok", { provider: "extract" }));
@@ -297,5 +325,37 @@ describe("parsing helpers", () => {
     expect(firstSentence("\n\n  修复登录问题。然后测试")).toBe("修复登录问题。");
     expect(firstSentence("no end mark\nsecond line")).toBe("no end mark");
     expect(firstSentence("bump v1.2.3 now")).toBe("bump v1.2.3 now");
+  });
+});
+
+describe("labelled turns of real sessions (test/fixtures/labelled-turns)", () => {
+  const Labelled = v.object({
+    licence: v.string(),
+    turns: v.array(
+      v.object({
+        session: v.string(),
+        turn: v.string(),
+        keyFact: v.pipe(v.string(), v.minLength(3)),
+        userText: v.string(),
+        assistantTexts: v.array(v.string()),
+        tools: v.array(v.object({ name: v.string(), input: v.string() })),
+        extractKeeps: v.boolean(),
+      }),
+    ),
+  });
+  const dir = join(import.meta.dir, "..", "fixtures", "labelled-turns");
+  const sets = readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => ({ name: f, ...v.parse(Labelled, JSON.parse(readFileSync(join(dir, f), "utf8"))) }));
+  const bulletsOf = (t: (typeof sets)[number]["turns"][number]) =>
+    extractBullets({ sessionId: t.session, turnUuid: t.turn, userText: t.userText, assistantTexts: t.assistantTexts, tools: t.tools.map((x, i) => ({ id: String(i), ...x })), text: "" }).join("\n");
+
+  test("the note keeps the fact that matters (a cause, a decision, a figure) in the turns where the extract can", () => {
+    const lost: string[] = [];
+    for (const set of sets) for (const t of set.turns) if (t.extractKeeps && !bulletsOf(t).includes(t.keyFact)) lost.push(`${set.name} ${t.turn}: ${t.keyFact}`);
+    expect(lost).toEqual([]);
+    // The record says how many: 26 of the 32 turns labelled.
+    expect(sets.reduce((n, s) => n + s.turns.filter((t) => t.extractKeeps).length, 0)).toBe(26);
+    expect(sets.reduce((n, s) => n + s.turns.length, 0)).toBe(32);
   });
 });
