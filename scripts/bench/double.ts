@@ -2,7 +2,8 @@
  * An Ollama double in a process of its own, so serving embeddings does not share the caller's
  * event loop: the test double (test/helpers/ollama-double.ts, a hashed bag of words) by default, or
  * another script that serves through the same server and prints its address first (the GloVe
- * double, scripts/eval/glove.ts). Used by the benchmark and the evaluation.
+ * double, scripts/eval/glove.ts; the Universal Sentence Encoder double, scripts/eval/use.ts). Used by
+ * the benchmark and the evaluation.
  */
 import { join } from "node:path";
 

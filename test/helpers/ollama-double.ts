@@ -23,6 +23,12 @@ export interface OllamaDoubleOptions {
    * model's word vectors through this same server (scripts/eval/glove.ts).
    */
   embed?: (text: string) => number[];
+  /**
+   * Like `embed`, for a model that embeds many texts at once and answers later (the evaluation's
+   * TF.js sentence encoder, scripts/eval/use.ts): it gets a request's texts together, each without
+   * its model card prefix. Takes the place of `embed` when both are given; a throw is Ollama's 500.
+   */
+  embedMany?: (texts: string[]) => Promise<number[][]>;
 }
 
 export interface RecordedRequest {
@@ -103,6 +109,7 @@ function modelNotFound(model: string, phrasing: "embed" | "show"): Response {
 interface DoubleState {
   dim: number;
   embed: (text: string, dim: number) => number[];
+  embedMany?: (texts: string[], dim: number) => Promise<number[][]>;
   models: Set<string>;
   mode: DoubleMode;
   delayMs: number;
@@ -113,24 +120,36 @@ function vectorDim(state: DoubleState): number {
   return state.mode === "wrong-dim" ? Math.max(1, Math.floor(state.dim / 2)) : state.dim;
 }
 
-function handleEmbed(state: DoubleState, body: any): Response {
+async function handleEmbed(state: DoubleState, body: any): Promise<Response> {
   const model = String(body?.model ?? "");
   if (!state.models.has(withTag(model))) return modelNotFound(model, "embed");
   const input: string[] = body?.input == null ? [] : Array.isArray(body.input) ? body.input : [body.input];
   const dim = vectorDim(state);
+  let embeddings: number[][];
+  try {
+    embeddings = state.embedMany ? await state.embedMany(input.map(String), dim) : input.map((text) => state.embed(String(text), dim));
+  } catch (e) {
+    return json({ error: e instanceof Error ? e.message : String(e) }, 500);
+  }
   return json({
     model,
-    embeddings: input.map((text) => state.embed(String(text), dim)),
+    embeddings,
     total_duration: 1_000_000 * input.length,
     load_duration: 100_000,
     prompt_eval_count: input.reduce((n, t) => n + String(t).split(/\s+/).length, 0),
   });
 }
 
-function handleLegacyEmbeddings(state: DoubleState, body: any): Response {
+async function handleLegacyEmbeddings(state: DoubleState, body: any): Promise<Response> {
   const model = String(body?.model ?? "");
   if (!state.models.has(withTag(model))) return modelNotFound(model, "embed");
-  return json({ embedding: state.embed(String(body?.prompt ?? ""), vectorDim(state)) });
+  const prompt = String(body?.prompt ?? "");
+  try {
+    const [embedding] = state.embedMany ? await state.embedMany([prompt], vectorDim(state)) : [state.embed(prompt, vectorDim(state))];
+    return json({ embedding });
+  } catch (e) {
+    return json({ error: e instanceof Error ? e.message : String(e) }, 500);
+  }
 }
 
 function modelDetails() {
@@ -208,7 +227,7 @@ function handleGenerate(state: DoubleState, body: any): Response {
   );
 }
 
-function route(state: DoubleState, method: string, path: string, body: any): Response {
+function route(state: DoubleState, method: string, path: string, body: any): Response | Promise<Response> {
   if (method === "GET" && path === "/") return new Response("Ollama is running");
   if (method === "GET" && path === "/api/version") return json({ version: "0.6.0" });
   if (method === "GET" && path === "/api/tags") return handleTags(state);
@@ -249,10 +268,12 @@ async function readBody(req: Request): Promise<any> {
 
 export async function startOllamaDouble(opts: OllamaDoubleOptions = {}): Promise<OllamaDouble> {
   const custom = opts.embed;
+  const many = opts.embedMany;
   const state: DoubleState = {
     dim: opts.dim ?? 768,
     // wrong-dim mode asks for fewer values than the model gives: a custom model's are cut short.
     embed: custom ? (text, dim) => custom(stripInstruction(text)).slice(0, dim) : fakeEmbedding,
+    embedMany: many && (async (texts, dim) => (await many(texts.map(stripInstruction))).map((v) => v.slice(0, dim))),
     models: new Set((opts.models ?? ["nomic-embed-text"]).map(withTag)),
     mode: opts.mode ?? "ok",
     delayMs: opts.delayMs ?? 200,
