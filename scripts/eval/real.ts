@@ -43,6 +43,7 @@ import { isTrivialPrompt } from "../../src/transcript/turn-kind.ts";
 import { ftsMatch } from "../bench/fts.ts";
 import { median } from "./controls.ts";
 import { sessionStartGiven } from "./real-session-start.ts";
+import { dumpAsk } from "./real-dump.ts";
 import type { RealProject, RealSet } from "./real-set.ts";
 
 /** A shared file edited by at most this many earlier sessions makes a session strictly relevant. */
@@ -98,6 +99,7 @@ interface Opened {
   project: RealProject;
   /** The project's own HOME (Claude Code's folder, ~/.memsearch). */
   home: string;
+  searcher: string;
   ctx: Context;
   store: Store;
   db: Database;
@@ -127,9 +129,13 @@ export async function runReal(set: RealSet, s: RealSearcher, work: string, log: 
     }
     const foreign: AskedForeign[] = [];
     for (const memory of opened) {
+      // Asked an hour after the other project's last session: its notes as recent as they get,
+      // so that recency cannot hide a prompt in it.
+      const fresh = Math.max(...memory.past.map((p) => p.end)) + 3_600_000;
       for (const a of asked) {
         if (a.project === memory.project.slug) continue;
-        const r = await hookDecision(memory, a.prompt, `${a.session}-foreign`, Date.now());
+        await dumpAsk({ ctx: memory.ctx, store: memory.store, db: memory.db, project: a.project, memory: memory.project.slug, session: a.session, prompt: a.prompt, now: fresh, relevant: [], strict: [], sessionEnds: new Map(memory.past.map((p) => [p.id, p.end])), searcher: memory.searcher });
+        const r = await hookDecision(memory, a.prompt, `${a.session}-foreign`, fresh);
         foreign.push({ project: a.project, memory: memory.project.slug, session: a.session, injected: r.sessions.length, chars: r.chars });
       }
     }
@@ -177,7 +183,7 @@ async function openProject(project: RealProject, s: RealSearcher, dir: string): 
   const fts = new Database(":memory:");
   fts.run("CREATE VIRTUAL TABLE chunks USING fts5(session UNINDEXED, content, tokenize = 'porter unicode61')");
   const { store } = await openOrRebuild(ctx);
-  return { project, home, ctx, store, db, fts, past: [] };
+  return { project, home, searcher: s.name, ctx, store, db, fts, past: [] };
 }
 
 /** The session happens: its transcript lands in Claude Code's folder, is imported, indexed, and read into the conversation index. */
@@ -217,13 +223,14 @@ async function ask(o: Opened, session: string, prompt: string, now: number, labe
   process.env.HOME = o.home;
   const { ctx, store } = o;
   const embedder = embedderFor(ctx.config, "query");
+  await dumpAsk({ ctx, store, db: o.db, project: o.project.slug, memory: o.project.slug, session, prompt, now, ...label, sessionEnds: new Map(o.past.map((p) => [p.id, p.end])), searcher: o.searcher });
   // SessionStart first: its context is on record before the prompt, as in a session.
   const start = sessionStartGiven(ctx, session);
   const hook = await hookDecision(o, prompt, session, now);
-  const notes = await searchChunks({ query: prompt, topK: 50, store, config: ctx.config, embedder });
+  const notes = await searchChunks({ query: prompt, topK: 50, store, config: ctx.config, embedder, now });
   const fused = await recall(
     { query: prompt, limit: 30, project: ctx.project.root },
-    { searchNotes: async (q, topK) => searchChunks({ query: q, topK, store, config: ctx.config, embedder }), db: o.db, update: false },
+    { searchNotes: async (q, topK) => searchChunks({ query: q, topK, store, config: ctx.config, embedder, now }), db: o.db, update: false },
   );
   const match = ftsMatch(prompt);
   const fts = match ? (o.fts.query("SELECT session FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks) LIMIT 100").all(match) as { session: string }[]) : [];
@@ -259,7 +266,7 @@ async function hookDecision(o: Opened, prompt: string, session: string, now: num
     { prompt, session, now },
     {
       ctx,
-      notes: (q) => searchChunks({ ...q, store, config: ctx.config, embedder }),
+      notes: (q) => searchChunks({ ...q, store, config: ctx.config, embedder, now }),
       transcriptDb: join(ctx.project.root, "..", "transcripts.sqlite"),
     },
   );
@@ -285,6 +292,10 @@ export interface RealTotals {
   covered: number;
   /** Positives for which SessionStart's context alone does. */
   sessionStartCovered: number;
+  /** Median characters of SessionStart's context. */
+  sessionStartChars: number;
+  /** Positives whose relevant memory passed the hook's gate but was held back as already in SessionStart's context. */
+  heldBack: number;
   /** Each ranking's R@5 and nDCG@5, on the loose and the strict label. */
   rankings: Record<string, { r5: number; ndcg5: number; r5Strict: number; ndcg5Strict: number; strictPositives: number }>;
 }
@@ -319,7 +330,7 @@ export function realTotals(run: RealRun): RealTotals {
     prompts: run.asked.length,
     positives: pos.length,
     useful: pos.filter((a) => hit(a, a.injected)).length,
-    silent: pos.filter((a) => !a.injected.length).length,
+    silent: pos.filter((a) => !a.injected.length && !hit(a, a.repeated)).length,
     noise: pos.filter((a) => a.injected.length && !hit(a, a.injected)).length,
     negatives: neg.length,
     negativesInjected: neg.filter((a) => a.injected.length).length,
@@ -328,6 +339,8 @@ export function realTotals(run: RealRun): RealTotals {
     medianChars: median(run.asked.filter((a) => a.chars).map((a) => a.chars)),
     covered: pos.filter((a) => hit(a, [...a.injected, ...a.sessionStart])).length,
     sessionStartCovered: pos.filter((a) => hit(a, a.sessionStart)).length,
+    sessionStartChars: median(run.asked.map((a) => a.sessionStartChars)),
+    heldBack: pos.filter((a) => !hit(a, a.injected) && hit(a, a.repeated)).length,
     rankings,
   };
 }
@@ -337,9 +350,9 @@ const pct = (n: number, of: number) => (of ? `${n} / ${of} (${((100 * n) / of).t
 export function realTables(runs: RealRun[]): string {
   const totals = runs.map((r) => ({ r, t: realTotals(r) }));
   const hook = [
-    "| searcher | useful (positives) | silent (positives) | noise on positives | injected, no relevant session | foreign control | median characters | SessionStart holds one | SessionStart + hook |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ...totals.map(({ r, t }) => `| ${r.label} | ${pct(t.useful, t.positives)} | ${pct(t.silent, t.positives)} | ${pct(t.noise, t.positives)} | ${pct(t.negativesInjected, t.negatives)} | ${pct(t.foreignInjected, t.foreign)} | ${t.medianChars} | ${pct(t.sessionStartCovered, t.positives)} | ${pct(t.covered, t.positives)} |`),
+    "| searcher | useful (positives) | held back, SessionStart has it | silent (positives) | noise on positives | injected, no relevant session | foreign control | median characters | SessionStart holds one (median characters) | SessionStart + hook |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...totals.map(({ r, t }) => `| ${r.label} | ${pct(t.useful, t.positives)} | ${pct(t.heldBack, t.positives)} | ${pct(t.silent, t.positives)} | ${pct(t.noise, t.positives)} | ${pct(t.negativesInjected, t.negatives)} | ${pct(t.foreignInjected, t.foreign)} | ${t.medianChars} | ${pct(t.sessionStartCovered, t.positives)} (${t.sessionStartChars}) | ${pct(t.covered, t.positives)} |`),
   ];
   const rank = ["| searcher | ranking | R@5 | nDCG@5 | R@5 strict | nDCG@5 strict |", "| --- | --- | ---: | ---: | ---: | ---: |"];
   for (const { r, t } of totals) for (const [name, m] of Object.entries(t.rankings)) rank.push(`| ${r.label} | ${name} | ${m.r5.toFixed(3)} | ${m.ndcg5.toFixed(3)} | ${m.r5Strict.toFixed(3)} | ${m.ndcg5Strict.toFixed(3)} |`);

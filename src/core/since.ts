@@ -28,3 +28,18 @@ export function parseSince(value: string, now = Date.now()): number {
   }
   throw new UsageError(`${SINCE_USAGE} (got "${value}")`);
 }
+
+/**
+ * When a note was written, from its daily file's name (`…/2026-11-21.md`) and its `HH:MM`
+ * heading, local time; a note whose heading holds no time is dated at the start of its day, or
+ * at its end with `endOfDay` (a time window then keeps a whole day). Undefined for a file that
+ * is not a daily file (a curated file, a named path).
+ */
+export function noteTime(source: string, heading: string, endOfDay = false): number | undefined {
+  const d = /(?:^|[\\/])(\d{4})-(\d{2})-(\d{2})\.md$/.exec(source);
+  if (!d) return undefined;
+  const base = new Date(Number(d[1]), Number(d[2]) - 1, Number(d[3]));
+  const hm = /^(\d{1,2}):(\d{2})\b/.exec(heading.trim());
+  if (hm) return base.getTime() + (Number(hm[1]) * 60 + Number(hm[2])) * 60_000;
+  return endOfDay ? base.getTime() + 86_400_000 - 1 : base.getTime();
+}

@@ -52,6 +52,13 @@ export interface Scored {
    * words scores low even when it is the best there is.
    */
   evidence: number;
+  /**
+   * How much the chunk holds of the query, in absolute terms: the idf weight of the query terms
+   * it holds, in units of a term that one chunk alone holds (idf(1, N)). A long prompt's
+   * relevant note holds a small share of its words but a lot of information; a short generic
+   * prompt's best match holds a large share of little.
+   */
+  information: number;
 }
 
 export function idf(df: number, docs: number): number {
@@ -69,6 +76,7 @@ export function rankCandidates(terms: QueryTerm[], candidates: Candidate[], stat
   const n = terms.length;
   const weights = terms.map((t) => idf(stats.df(t.stem), stats.docs));
   const totalWeight = weights.reduce((a, w) => a + w, 0);
+  const unit = idf(1, stats.docs);
   const byStem = new Map(terms.map((t, i) => [t.stem, i]));
   const forms = terms.map((t) => new Set(t.forms));
   const prefixes = terms.map((t, i) => [t.stem, i] as const).filter(([p], i) => p.length >= MIN_PREFIX && !terms[i]!.stop);
@@ -117,7 +125,7 @@ export function rankCandidates(terms: QueryTerm[], candidates: Candidate[], stat
       score += weights[i]! * (saturate(tf[i]!) + EXACT_WEIGHT * (exact[i] ? saturate(exact[i]!) : 0));
     }
     if (held > 1) score += proximity(hits, n, weights, saturate);
-    return { chunk: c.chunk, score, share: n ? held / n : 0, evidence: totalWeight > 0 ? heldWeight / totalWeight : 0 };
+    return { chunk: c.chunk, score, share: n ? held / n : 0, evidence: totalWeight > 0 ? heldWeight / totalWeight : 0, information: unit > 0 ? heldWeight / unit : 0 };
   });
 }
 

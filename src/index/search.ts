@@ -1,5 +1,6 @@
 import type { Config } from "../core/config.ts";
 import { instructionLike } from "../core/frame.ts";
+import { noteTime } from "../core/since.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import type { CosineBackground, Hit, Store } from "./store.ts";
 import { rankCandidates } from "./rank.ts";
@@ -23,6 +24,8 @@ export interface SearchRequest {
   store: Store;
   config: Config;
   embedder: QueryEmbedder | null;
+  /** The time of the query (ms since epoch), for recency; default now. */
+  now?: number;
 }
 
 export interface SearchResult {
@@ -33,6 +36,8 @@ export interface SearchResult {
   bm25: number;
   /** Share of the query's rare-term (idf) weight the chunk holds, 0 to 1 (rank.ts): absolute keyword evidence. */
   evidence: number;
+  /** The idf weight of the query terms it holds, in units of a term one chunk alone holds (rank.ts). */
+  information: number;
   cosine?: number;
   /** Claude Code's curated memory (its memory folder, CLAUDE.md files), or a memsearch note. */
   kind: ChunkKind;
@@ -124,20 +129,40 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
     const text = k && bestText > 0 ? (k.score / bestText) * k.share : 0;
     const cosine = cosines.get(h.chunk.chunkHash);
     const evidence = k?.evidence ?? 0;
+    const information = k?.information ?? 0;
     const kind: ChunkKind = store.isCurated(h.chunk.source) ? "curated" : "note";
-    if (!hybrid) return { chunk: h.chunk, score: text, bm25: k?.score ?? 0, evidence, kind };
+    if (!hybrid) return { chunk: h.chunk, score: text, bm25: k?.score ?? 0, evidence, information, kind };
     const vec = cosine === undefined ? 0 : Math.max(0, (cosine - similarity) / (1 - similarity || 1));
-    return { chunk: h.chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, evidence, cosine, kind };
+    return { chunk: h.chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, evidence, information, cosine, kind };
   });
   // On a tie the curated record comes first: it is what the user or Claude chose to keep.
+  const now = req.now ?? Date.now();
+  const order = new Map(results.map((r) => [r, r.score * recencyBoost(r.chunk, now)]));
   const top = results
     .filter((r) => r.score > 0)
-    .sort((a, b) => b.score - a.score || curatedFirst(a, b) || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
+    .sort((a, b) => order.get(b)! - order.get(a)! || curatedFirst(a, b) || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
     .slice(0, req.topK)
     .map((r) => ({ ...r, instructionLike: instructionLike(r.chunk.content) }));
   const background = req.background && queryVector && top.length ? store.cosineBackground(queryVector) : undefined;
   return { results: top, mode: hybrid ? "hybrid" : "bm25", warning, ...(background ? { background } : {}) };
 }
+
+/**
+ * Recency as evidence, in the order only: coding work continues recent work (on real sessions the
+ * few newest ones touch the files a new session touches more often than any other sessions do:
+ * docs/EVALUATION.md), so a note of today ranks as if its score were up to half again as high, one
+ * of three days ago a quarter, one of last month as it is. The score itself (what the prompt gate
+ * and `search -j` read) is left as it is; a curated file has no date and no boost.
+ */
+export function recencyBoost(chunk: Pick<StoredChunk, "source" | "heading">, now: number): number {
+  const at = noteTime(chunk.source, chunk.heading);
+  if (at === undefined) return 1;
+  const ageHours = Math.max(0, now - at) / 3_600_000;
+  return 1 + RECENCY_WEIGHT * 0.5 ** (ageHours / RECENCY_HALF_LIFE_HOURS);
+}
+
+const RECENCY_WEIGHT = 0.5;
+const RECENCY_HALF_LIFE_HOURS = 72;
 
 /** Curated before notes; 0 when both are of one kind. */
 export function curatedFirst(a: { kind?: ChunkKind }, b: { kind?: ChunkKind }): number {

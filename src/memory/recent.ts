@@ -31,7 +31,7 @@ export interface RecentSessions {
   text?: string;
   /** The sessions it holds (their anchors' session ids; a hand-written note is `manual`), newest first. */
   sessions: string[];
-  /** The turns whose notes it holds whole (their anchors' turn ids): the prompt hook does not give them again. */
+  /** The turns whose notes it holds whole (their anchors' turn ids): the prompt hook does not give them again. A session in brief gives none. */
   turns: string[];
 }
 
@@ -89,7 +89,26 @@ function sessionHeading(g: Group): string {
   return `### ${span} · ${what}${g.foreign ? ` (${FROM_REPOSITORY})` : ""}`;
 }
 
-/** The newest sessions' notes, whole turns, within the budget; see the module's comment. */
+/** A session in brief: what it set out to do (its first turn's first bullet) and where it ended (its last turn's outcome). */
+function briefLines(g: Group): string[] {
+  const first = g.notes[0]!;
+  const last = g.notes[g.notes.length - 1]!;
+  const mark = g.foreign ? `(${FROM_REPOSITORY}) ` : "";
+  const asked = first.bullets[0]!;
+  const lines = [`- ${mark}${neutralise(first.time || first.heading)}: ${quote(clip(asked, BRIEF_CHARS), { foreign: g.foreign })}`];
+  const ended = [...last.bullets].reverse().find((b) => /^outcome\b/i.test(b)) ?? last.bullets[last.bullets.length - 1]!;
+  if (ended !== asked) lines.push(`- ${mark}${last === first ? "" : `${neutralise(last.time || last.heading)}: `}${quote(clip(ended, BRIEF_CHARS), { foreign: g.foreign })}`);
+  return lines;
+}
+
+/** A bullet of a session in brief, at most this long. */
+const BRIEF_CHARS = 200;
+
+/**
+ * The newest sessions' notes within the budget; see the module's comment. The newest session is
+ * given whole when it takes at most a third of the budget, every other one in brief (its ask and
+ * its outcome), so that a busy day's sessions all fit.
+ */
 export function recentSessions(days: DailyText[], opts: RecentOptions): RecentSessions {
   const out: RecentSessions = { sessions: [], turns: [] };
   if (opts.lines <= 0 || opts.chars <= 0) return out;
@@ -100,21 +119,24 @@ export function recentSessions(days: DailyText[], opts: RecentOptions): RecentSe
   const parts: string[] = [];
   let lines = 2;
   let chars = header.length;
-  const fits = (block: string[]) => lines + block.length <= opts.lines && chars + block.join("\n").length + 1 <= opts.chars;
-  for (const g of groups(days, opts.ours, opts.exclude)) {
+  const size = (block: string[]) => block.join("\n").length + 1;
+  const fits = (block: string[], share = 1) => lines + block.length <= opts.lines * share && chars + size(block) <= opts.chars * share;
+  for (const [i, g] of groups(days, opts.ours, opts.exclude).entries()) {
     const whole = [sessionHeading(g), ...g.notes.flatMap((n) => noteLines(n, g.foreign))];
-    let block = whole;
-    let given = g.notes;
-    if (!fits(whole) && g.notes.length > 2) {
-      const first = g.notes[0]!;
-      const last = g.notes[g.notes.length - 1]!;
-      block = [sessionHeading(g), ...noteLines(first, g.foreign), `- … ${g.notes.length - 2} more turn${g.notes.length === 3 ? "" : "s"} (memsearch search finds them)`, ...noteLines(last, g.foreign)];
-      given = [first, last];
+    let block: string[];
+    let given: JournalNote[];
+    if (i === 0 && fits(whole, 1 / 3)) {
+      block = whole;
+      given = g.notes;
+    } else {
+      block = [sessionHeading(g), ...briefLines(g)];
+      // A note shown in brief is not given whole: the prompt hook may still bring it.
+      given = [];
     }
     if (!fits(block)) break;
     parts.push(block.join("\n"));
     lines += block.length;
-    chars += block.join("\n").length + 1;
+    chars += size(block);
     if (g.session && !out.sessions.includes(g.session)) out.sessions.push(g.session);
     for (const n of given) if (n.anchor?.turn) out.turns.push(n.anchor.turn);
   }

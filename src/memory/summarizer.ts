@@ -473,6 +473,13 @@ function pathOf(tool: ToolCall): string | undefined {
   return undefined;
 }
 
+/**
+ * Blocks an editor or a front end puts around what the person typed (Conductor's
+ * `<system_instruction>` naming attached files, an IDE's `<ide_opened_file>` and `<ide_selection>`):
+ * not the ask, and the same words in every note would make unrelated turns look alike.
+ */
+const WRAPPERS = /<(system[_-]instruction|ide_[a-z_]+)>[\s\S]*?<\/\1>/g;
+
 /** What the ask keeps of a prompt: a task description of 20–70 words whole, the start of a longer one. */
 const ASK_CHARS = 320;
 
@@ -482,7 +489,7 @@ const ASK_CHARS = 320;
  * constraint) as often as its first.
  */
 export function askOf(text: string, max = ASK_CHARS): string {
-  const line = oneLine(text).trim();
+  const line = oneLine(text.replace(WRAPPERS, " ")).trim();
   if (line.length <= max) return line;
   const cut = line.slice(0, max);
   // End on a sentence when one ends in the second half of the room, else on a word.

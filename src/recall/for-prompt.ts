@@ -19,7 +19,7 @@ import { provenance, type Provenance } from "../memory/seen.ts";
 import { searchIndex, watchRunning, type AlreadyRead, type NotesQuery } from "../watch/gateway.ts";
 import { touchSession } from "../watch/sessions.ts";
 import { gate, gateSearchDepth } from "./gate.ts";
-import { hintText, noteLine, noteWhen, NOTES_HEADER, preview, quoteChars, TURNS_HEADER, turnLine } from "./lines.ts";
+import { hintText, noteLine, noteWhen, NOTES_HEADER, preview, quoteChars } from "./lines.ts";
 import type { TurnHit } from "./turns.ts";
 import { fitLines } from "../core/frame.ts";
 import { isDirectory } from "../core/fsutil.ts";
@@ -77,13 +77,13 @@ export interface PromptRecall {
 }
 
 /**
- * `inject`: up to N memories relevant to the prompt, or, when no note passes the gate, up to N
- * turns of the project's past conversations (no model on this path), each a quoted line within
- * `hooks.inject_max_chars`. `synthesize`: the same search, then the summariser's model writes a
- * few lines from it inside what remains of the time budget; plain injection when the model is
- * slow, missing or fails. `hint` (or when a search cannot answer in time): one line saying memory
- * is there. A memory given in the session's last few prompts is not given again. Every decision
- * is appended to the injection log (memory/injections.ts).
+ * `inject`: up to N notes through the gate (gate.ts), each a quoted line within
+ * `hooks.inject_max_chars`, or nothing. `synthesize`: when notes pass, the summariser's model
+ * reads them and the conversation turns behind the prompt and writes a few lines inside what
+ * remains of the time budget; the notes plainly when the model is slow, missing or fails. `hint`
+ * (or when a search cannot answer in time): one line saying memory is there. A memory the session
+ * already has (given by one of its last prompts, or by SessionStart's context) is not given
+ * again. Every decision is appended to the injection log (memory/injections.ts).
  */
 export async function recallForPrompt(req: PromptRecallRequest, deps: PromptRecallDeps): Promise<PromptRecall> {
   const { ctx } = deps;
@@ -104,38 +104,36 @@ export async function recallForPrompt(req: PromptRecallRequest, deps: PromptReca
   const notes = chooseNotes(deps, res, recent, log);
   if (res) debug(`mode ${res.mode}, ${res.results.length} results, ${notes.passed} through the gate, ${notes.lines.length} new`);
 
-  // Past conversations: always for synthesize, only when no note passed the gate for inject (a
-  // note given a few prompts ago is still in Claude's context: nothing else is needed).
-  // Loaded only here: a prompt answered from the notes pays for none of it.
-  const wantTurns = mode === "synthesize" || !notes.passed;
+  const budget = ctx.config["hooks.inject_max_chars"];
+  const plain = notes.lines.length ? log.fit(NOTES_HEADER, notes.lines, budget) : undefined;
+  if (!plain) {
+    if (haveNotes && !res) return log.done({ context: hint }, "hint", "the notes' search did not answer in time");
+    return log.done({}, "nothing", notes.passed ? "every memory through the gate was given in this session's last prompts" : "nothing through the gate");
+  }
+  if (mode !== "synthesize") return log.done({ context: plain }, "injected", "memories through the gate");
+
+  // Synthesize: the model reads the notes through the gate and the conversation turns behind the
+  // prompt, and judges what of them helps; turns are never injected without it (they pass no gate
+  // of their own: a raw message covers the words of any prompt). Loaded only here.
   let turns: TurnHit[] = [];
   let systemMessage: string | undefined;
-  if (wantTurns) {
-    try {
-      const found = await (await import("./turns.ts")).conversationTurns(query, ctx.project.root, ctx.config["hooks.inject_top_k"] * 2, deps.transcriptDb);
-      turns = chooseTurns(ctx, found.turns, recent, log, debug);
-      // A healed conversation index is said once, in this prompt's status line.
-      if (found.healed) {
-        debug(found.healed);
-        systemMessage = found.healed;
-      }
-    } catch (e) {
-      debug(`transcript search failed: ${oneLine(e)}`);
+  try {
+    const found = await (await import("./turns.ts")).conversationTurns(query, ctx.project.root, ctx.config["hooks.inject_top_k"] * 2, deps.transcriptDb);
+    turns = turnsForModel(ctx, found.turns, recent, log);
+    // A healed conversation index is said once, in this prompt's status line.
+    if (found.healed) {
+      debug(found.healed);
+      systemMessage = found.healed;
     }
-    debug(`${turns.length} new conversation turns through the gate`);
+  } catch (e) {
+    debug(`transcript search failed: ${oneLine(e)}`);
   }
   const finish = (out: { context?: string }, decision: InjectionRecord["decision"], reason: string) => log.done({ ...out, ...(systemMessage ? { systemMessage } : {}) }, decision, reason);
-  const budget = ctx.config["hooks.inject_max_chars"];
-  let plain: string | undefined;
-  if (notes.lines.length) plain = log.fit(NOTES_HEADER, notes.lines, budget);
-  else if (wantTurns && turns.length) plain = log.fit(TURNS_HEADER, turns.map((t) => ({ id: t.hit.turnUuid, line: turnLine(t.hit, quoteChars(budget, TURNS_HEADER)) })), budget);
-  if (!plain) {
-    if (haveNotes && !res) return finish({ context: hint }, "hint", "the notes' search did not answer in time");
-    return finish({}, "nothing", notes.passed ? "every memory through the gate was given in this session's last prompts" : "nothing through the gate");
-  }
-  if (mode !== "synthesize") return finish({ context: plain }, "injected", "memories through the gate");
   const synth = await synthesize(ctx, query, notes.picked, turns, budget, req.deadline, debug);
-  if (synth === undefined) return finish({ context: plain }, "injected", "plain injection (no synthesis)");
+  if (synth === undefined) {
+    log.notGiven("turn");
+    return finish({ context: plain }, "injected", "plain injection (no synthesis)");
+  }
   if (synth === "nothing") return finish({}, "nothing", "the model found nothing relevant");
   return finish({ context: synth }, "injected", "synthesis");
 }
@@ -178,12 +176,6 @@ function gateNotes(res: SearchResponse | undefined, ctx: Context) {
   const floor = ctx.config["hooks.inject_min_score"];
   const { candidates } = gate(res, ctx.config);
   return res.results.map((result, i) => ({ result, judged: candidates[i]!, pass: candidates[i]!.relevance >= floor }));
-}
-
-/** The same gate for conversation turns: the share of the prompt's words their best message holds. */
-function turnGate(turns: TurnHit[], ctx: Context): { turn: TurnHit; score: number; pass: boolean }[] {
-  const floor = ctx.config["hooks.inject_min_score"];
-  return turns.map((turn) => ({ turn, score: turn.coverage, pass: turn.coverage >= floor }));
 }
 
 interface Line {
@@ -243,27 +235,25 @@ function chooseNotes(deps: PromptRecallDeps, res: SearchResponse | undefined, re
   return { passed, picked, lines };
 }
 
-/** Conversation turns through the gate and new to the session, at most `hooks.inject_top_k`. */
-function chooseTurns(ctx: Context, found: TurnHit[], recent: Map<string, number>, log: DecisionLog, debug: (what: string) => void): TurnHit[] {
+/** Conversation turns for the model (synthesize only), new to the session, at most `hooks.inject_top_k`. */
+function turnsForModel(ctx: Context, found: TurnHit[], recent: Map<string, number>, log: DecisionLog): TurnHit[] {
   const topK = ctx.config["hooks.inject_top_k"];
   const out: TurnHit[] = [];
-  for (const { turn, score, pass } of turnGate(found, ctx)) {
+  for (const turn of found) {
     const id = turn.hit.turnUuid;
-    const entry: Considered = { kind: "turn", id, date: turn.hit.ts ? localMinute(turn.hit.ts) : undefined, score: round(score), outcome: "below-gate" };
+    const entry: Considered = { kind: "turn", id, date: turn.hit.ts ? localMinute(turn.hit.ts) : undefined, score: round(turn.coverage), outcome: "injected" };
     log.considered.push(entry);
     log.origin.set(id, { session: turn.hit.session, turn: id });
-    if (!pass) continue;
     const ago = recent.get(id) ?? (turn.hit.promptId ? recent.get(turn.hit.promptId) : undefined);
     if (ago !== undefined) {
       entry.outcome = "repeated";
-      debug(`turn ${id} was given ${ago} prompt${ago === 1 ? "" : "s"} ago in this session: not again`);
+      log.debug(`turn ${id} was given ${ago} prompt${ago === 1 ? "" : "s"} ago in this session: not again`);
       continue;
     }
     if (out.length >= topK) {
       entry.outcome = "over-top-k";
       continue;
     }
-    entry.outcome = "injected";
     entry.instructionLike = instructionLike(turn.hit.snippet);
     out.push(turn);
   }
@@ -288,6 +278,11 @@ class DecisionLog {
 
   skip(reason: string): PromptRecall {
     return this.done({}, "skipped", reason);
+  }
+
+  /** What the model was shown of this kind but the answer does not hold (the plain injection after a failed synthesis). */
+  notGiven(kind: Considered["kind"]): void {
+    for (const c of this.considered) if (c.kind === kind && c.outcome === "injected") c.outcome = "not-given";
   }
 
   /** Header and the lines that fit the budget; the others are marked as left out for it. */

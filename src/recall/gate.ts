@@ -10,9 +10,10 @@
  * 0.45). So each side is judged on what does not depend on either:
  *
  *   keyword  = the share of the query's rare-term weight the chunk holds (rank.ts `evidence`: each
- *              query term weighs its idf in the index; a term no note holds weighs the most). A
- *              chunk that lacks the query's rare words (a name, an identifier) scores low even
- *              when it is the best there is.
+ *              query term weighs its idf in the index; a term no note holds weighs the most), but
+ *              no more than a third of the information it holds (rank.ts `information`, in units
+ *              of a term one chunk alone holds): see keywordSide. A chunk that lacks the query's
+ *              rare words (a name, an identifier) scores low even when it is the best there is.
  *   vector   = how far the chunk's cosine stands out from the query's cosines to the whole index
  *              (Store.cosineBackground), in standard deviations: z = (cosine − mean) / sd. The best
  *              of N unrelated chunks already stands about √(2 ln N) out (the expected maximum of N
@@ -78,12 +79,29 @@ export function vectorStanding(cosine: number | undefined, background: CosineBac
   return { z, standing: Math.min(1, Math.max(0, (z - bar) / bar)) };
 }
 
+/**
+ * The keyword side, 0 to 1, half way (the default floor) when the chunk holds both half of the
+ * prompt's rare-term weight (SHARE_BAR) and the information of one and a half terms that one
+ * chunk alone holds (INFORMATION_BAR), full at twice each. The share alone let short generic
+ * prompts through: "fix the merge conflicts" finds all its few words in any project's notes, and
+ * on real coding sessions such prompts made most of what another project's memory injected
+ * (docs/EVALUATION.md, "The gate on real work").
+ */
+export function keywordSide(r: Pick<SearchResult, "evidence" | "information">): number {
+  const share = Math.max(0, r.evidence) / (2 * SHARE_BAR);
+  const amount = Math.max(0, r.information ?? 0) / (2 * INFORMATION_BAR);
+  return Math.min(1, share, amount);
+}
+
+export const SHARE_BAR = 0.5;
+export const INFORMATION_BAR = 1.5;
+
 export function gate(response: SearchResponse, config: Config): GateDecision {
   const floor = config["hooks.inject_min_score"];
   const topK = config["hooks.inject_top_k"];
   const injected: Injected[] = [];
   const candidates = response.results.map((r, i): GateCandidate => {
-    const keyword = Math.min(1, Math.max(0, r.evidence));
+    const keyword = keywordSide(r);
     const { z, standing } = vectorStanding(r.cosine, response.background);
     const relevance = 1 - (1 - keyword) * (1 - standing);
     const sides = `keywords ${keyword.toFixed(2)}${z === undefined ? "" : `, vector z ${z.toFixed(1)} (bar ${backgroundBest(response.background!.vectors).toFixed(1)})`}`;

@@ -1,25 +1,19 @@
 /**
- * How recall's results are worded where a model reads them: one quoted line per memory (a note
- * or a conversation turn) under a header that says it is data, a model's synthesis with its
- * sources, and the hint. The prompt hook and the evaluation measure injections with these.
+ * How recall's results are worded where a model reads them: one quoted line per note under a
+ * header that says it is data, a model's synthesis with its sources, and the hint. The prompt hook and the evaluation measure injections with these.
  *
  * Everything injected starts with the `[memsearch]` marker and holds no blank line, so the whole
  * text is one paragraph the transcript index and the note writer recognise and leave out
  * (`stripInjected`): a recalled conversation never comes back as a new one.
  */
 import { basename } from "node:path";
-import { clip, localMinute, oneLine } from "../core/text.ts";
+import { clip, oneLine } from "../core/text.ts";
 import { fitLines, FROM_REPOSITORY, neutralise, quote, QUOTED_DATA } from "../core/frame.ts";
-import { sanitize } from "../core/redact.ts";
 import type { StoredChunk } from "../index/types.ts";
-import type { TranscriptHit } from "../conversations/search.ts";
-import { drill, expandCommand, transcriptCommand } from "./drill.ts";
+import { drill, expandCommand } from "./drill.ts";
 import type { RecallResult } from "./recall.ts";
 
 export const NOTES_HEADER = `[memsearch] Memories from earlier sessions that may be relevant (${QUOTED_DATA}; "${FROM_REPOSITORY}": not written on this machine; open one with memsearch expand):`;
-
-/** The header of injected conversation turns (inject mode when no note passed the gate). */
-export const TURNS_HEADER = `[memsearch] Earlier conversations of this project that may be relevant (no note matched; ${QUOTED_DATA}; the command on a line opens its turn):`;
 
 /**
  * What a memory gets to say on its line, before the budget decides how many lines fit: at most
@@ -64,14 +58,6 @@ export function noteLine(c: Pick<StoredChunk, "source" | "heading" | "chunkHash"
 export function notesText(chunks: StoredChunk[], budget: number): string {
   const width = quoteChars(budget, NOTES_HEADER);
   return fitLines(NOTES_HEADER, chunks.map((c) => noteLine(c, preview(c.content, width), false)), budget).text;
-}
-
-/** One conversation turn as an injected line: date, who, how to open it, and what was said, quoted. */
-export function turnLine(hit: TranscriptHit, chars: number): string {
-  const when = hit.ts ? localMinute(hit.ts) : "date unknown";
-  const files = hit.paths.length ? ` (files: ${neutralise(hit.paths.slice(0, 4).map((p) => basename(p)).join(", "))})` : "";
-  const said = clip(oneLine(sanitize(hit.snippet)), chars);
-  return `- ${when}, ${hit.role}${files} · ${transcriptCommand(hit.path, hit.turnUuid)} · ${quote(said)}`;
 }
 
 /** The one line the `hint` mode gives (and the hook when a search cannot answer in time). */

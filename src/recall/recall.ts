@@ -12,10 +12,10 @@
  * messages of turn T (rows carry both ids) are one result. Never prints.
  */
 import type { Database } from "bun:sqlite";
-import { basename } from "node:path";
 import type { Context } from "../core/context.ts";
 import { MemsearchError } from "../core/errors.ts";
 import { localMinute } from "../core/text.ts";
+import { noteTime } from "../core/since.ts";
 import { agentOf, type Anchor } from "../core/anchor.ts";
 import { chunkAnchor } from "../index/expand.ts";
 import type { SearchResponse } from "../index/search.ts";
@@ -173,7 +173,7 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
       // Curated files have no date: a time window leaves them out.
       notes = r.results
         .map((x) => noteOf(x.chunk, x.score, tokens, x.kind === "curated"))
-        .filter((n) => (req.sinceMs === undefined || (!n.curated && noteTime(n) >= req.sinceMs)) && (req.agent === undefined || agentOf(n.anchor) === req.agent));
+        .filter((n) => (req.sinceMs === undefined || (!n.curated && noteTimeOf(n) >= req.sinceMs)) && (req.agent === undefined || agentOf(n.anchor) === req.agent));
       res.notes.hits = notes.length;
     }
   }
@@ -282,7 +282,7 @@ export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[], sessio
       noteRank: i + 1,
       result: {
         score: 0,
-        time: noteTime(n, false),
+        time: noteTimeOf(n, false),
         ...(n.anchor ? { session: n.anchor.session, turn: n.anchor.turn } : {}),
         agent: agentOf(n.anchor),
         from: [n.curated ? "curated" : "note"],
@@ -352,17 +352,9 @@ export function noteOf(chunk: StoredChunk, score: number, tokens: string[], cura
   };
 }
 
-/**
- * When a note was written: its daily file's date and its `HH:MM` heading; with no time, the end
- * of that day when filtering (`--since 12h` keeps today's notes) and its start when dating.
- */
-function noteTime(n: RecallNote, endOfDay = true): number {
-  const d = /(\d{4})-(\d{2})-(\d{2})\.md$/.exec(basename(n.source));
-  if (!d) return endOfDay ? Number.POSITIVE_INFINITY : 0;
-  const hm = /^(\d{1,2}):(\d{2})\b/.exec(n.heading.trim());
-  const base = new Date(Number(d[1]), Number(d[2]) - 1, Number(d[3]));
-  if (hm) return base.getTime() + (Number(hm[1]) * 60 + Number(hm[2])) * 60_000;
-  return endOfDay ? base.getTime() + 86_400_000 - 1 : base.getTime();
+/** When a note was written (core/since.ts noteTime); a curated file has no date: never inside a time window, dated 0 when dating. */
+function noteTimeOf(n: RecallNote, endOfDay = true): number {
+  return noteTime(n.source, n.heading, endOfDay) ?? (endOfDay ? Number.POSITIVE_INFINITY : 0);
 }
 
 

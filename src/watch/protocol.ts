@@ -43,9 +43,9 @@ export type WatchOp = WatchRequest["op"];
 /** A request the watch process could not serve; `exitCode` is the CLI's for the same error. */
 const Failure = v.object({ ok: v.literal(false), error: v.string(), exitCode: v.optional(v.number()) });
 
-/** `evidence` defaults to 0 from a watch process of an older release: its results are then gated on vectors alone, that is, quietly. */
+/** `evidence` and `information` default to 0 from a watch process of an older release: its results are then gated on vectors alone, that is, quietly. */
 /** `kind` defaults to "note" from a watch process of a release that knew no curated memory. */
-const SearchResultShape = v.object({ chunk: ChunkShape, score: v.number(), bm25: v.number(), evidence: v.optional(v.number(), 0), cosine: v.optional(v.number()), kind: v.optional(v.picklist(["note", "curated"]), "note"), instructionLike: v.optional(v.boolean()) });
+const SearchResultShape = v.object({ chunk: ChunkShape, score: v.number(), bm25: v.number(), evidence: v.optional(v.number(), 0), information: v.optional(v.number(), 0), cosine: v.optional(v.number()), kind: v.optional(v.picklist(["note", "curated"]), "note"), instructionLike: v.optional(v.boolean()) });
 const BackgroundShape = v.object({ mean: v.number(), sd: v.number(), sampled: v.number(), vectors: v.number() });
 
 const Replies = {

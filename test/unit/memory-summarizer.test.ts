@@ -295,6 +295,11 @@ describe("extract", () => {
     expect(call!.stdin).not.toContain("/tmp/ms-root");
   });
 
+  test("the ask is what the person typed: a front end's or an editor's wrapper blocks are left out", () => {
+    const userText = "<system_instruction> The user has attached these files. Read them before proceeding. - /x/.context/attachments/ci.log </system_instruction>\n\nFix the failing CI actions.<ide_selection>const a = 1;</ide_selection>";
+    expect(extractBullets(turn({ userText, assistantTexts: [] }))[0]).toBe("- User asked: Fix the failing CI actions.");
+  });
+
   test("more than 8 files are counted, not listed", () => {
     const tools = Array.from({ length: 10 }, (_, i) => ({ id: String(i), name: "Write", input: `/p/f${i}.ts` }));
     const files = extractBullets(turn({ tools })).find((b) => b.startsWith("- Files touched"));
