@@ -31,6 +31,8 @@ export const watchCommand = command({
     if (!a.paths.length) mkdirSync(ctx.project.memoryDir, { recursive: true });
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
     mkdirSync(ctx.project.dataDir, { recursive: true });
+    // As for `index`: a path outside the project is recorded as the user's, so the index keeps it.
+    if (a.paths.length) await (await import("../core/places.ts")).nameOutsidePaths(ctx.project, paths);
 
     const { Daemon } = await import("../watch/daemon.ts");
     // A skipped or cleaned file is reported by every re-index; say it once per file and reason.

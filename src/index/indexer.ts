@@ -4,6 +4,7 @@ import { dataFiles } from "../core/project.ts";
 import { isDirectory } from "../core/fsutil.ts";
 import { chunkHash, chunkMarkdown, embeddingText } from "./chunker.ts";
 import type { Config } from "../core/config.ts";
+import type { ProjectPlaces } from "../core/places.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import { MemsearchError } from "../core/errors.ts";
 import { readMarkdown, scanPaths, type SkipReason } from "./scanner.ts";
@@ -34,6 +35,12 @@ export interface IndexRequest {
    * indexed before and not listed now leaves the index. Absent, curated files are left as they are.
    */
   curated?: string[];
+  /**
+   * The project's places (core/places.ts): a file outside them is neither indexed nor kept, so an
+   * index copied or committed from elsewhere loses what it named there. Absent: no such check
+   * (tests of the indexer alone).
+   */
+  places?: ProjectPlaces;
 }
 
 export interface IndexReport {
@@ -101,12 +108,13 @@ export type Scan = ReturnType<typeof scanPaths> & {
   curated?: Set<string>;
 };
 
-export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" | "ignoreFiles" | "exclude" | "curated">): Scan {
+export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" | "ignoreFiles" | "exclude" | "curated" | "places">): Scan {
   const scan: Scan = scanPaths(req.paths, {
     noLinksIn: [dataFiles(dirname(req.indexDir)).memoryDir],
     ignoreFiles: dedupe([...req.config["indexing.ignore_files"], ...(req.ignoreFiles ?? [])]),
     exclude: dedupe([...req.config["indexing.exclude"], ...(req.exclude ?? [])]),
   });
+  if (req.places) scan.files = scan.files.filter((f) => req.places!.allows(f.path));
   if (!req.curated) return scan;
   scan.curated = new Set();
   const listed = new Set(scan.files.map((f) => f.path));
@@ -117,7 +125,7 @@ export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" 
     } catch {
       continue; // gone since it was found: it leaves the index with the stale ones
     }
-    if (!st.isFile()) continue;
+    if (!st.isFile() || (req.places && !req.places.allows(path))) continue;
     scan.curated.add(path);
     if (!listed.has(path)) scan.files.push({ path, root: path, mtimeMs: st.mtimeMs, size: st.size });
   }
@@ -145,6 +153,7 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
       : Store.open(req.indexDir, model);
 
   const report: IndexReport = { ...emptyReport(scan.files.length, req.embedder !== null), rebuilt };
+  if (req.places) report.removedChunks += store.dropSources(req.places.allows).chunks;
   for (const source of staleSources(store.sources(), scan, store.meta.files)) report.removedChunks += store.removeFile(source);
 
   const pending: PendingFile[] = [];
@@ -244,6 +253,8 @@ function noChangeReport(req: IndexRequest, scan: Scan, model: string): IndexRepo
     if (!isCurrent(known, f) || kindChanged(known!, f.path, scan)) return undefined;
   }
   if (staleSources(Object.keys(head.fileRecords), scan, head.fileRecords).length) return undefined;
+  // A file named outside the project's places is taken out by a full run.
+  if (req.places && !Object.keys(head.fileRecords).every(req.places.allows)) return undefined;
   return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks, ...skipsOf(scan, head.fileRecords) };
 }
 

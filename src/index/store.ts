@@ -473,6 +473,34 @@ export class Store {
     return n;
   }
 
+  /**
+   * Take out every chunk whose source `allows` refuses: the files the file list names, and any
+   * document naming such a source though no file lists it (a crafted file). Each distinct source
+   * is judged once. Returns the sources taken out and the chunks they held.
+   */
+  dropSources(allows: (source: string) => boolean): { sources: string[]; chunks: number } {
+    const verdict = new Map<string, boolean>();
+    const ok = (s: string) => {
+      let v = verdict.get(s);
+      if (v === undefined) verdict.set(s, (v = allows(s)));
+      return v;
+    };
+    const sources = new Set<string>();
+    let chunks = 0;
+    for (const s of this.sources()) {
+      if (ok(s)) continue;
+      sources.add(s);
+      chunks += this.removeFile(s);
+    }
+    const strays = Object.values(this.docs()).filter((d) => !ok(d.source));
+    for (const d of strays) {
+      sources.add(d.source);
+      if (this.removeDoc(d.id)) chunks++;
+      this.dirty = true;
+    }
+    return { sources: [...sources], chunks };
+  }
+
   /** Whether a source is Claude Code's curated memory rather than a note. */
   isCurated(source: string): boolean {
     return this.meta.files[source]?.curated === true;
