@@ -236,6 +236,8 @@ export interface UserFiles {
   turnsCache: string;
   /** Paths outside a project the user indexed for it, by project (core/places.ts): a repository cannot add to them. */
   namedPaths: string;
+  /** The key that marks the lines this machine writes to a log kept in a project (core/machine-mark.ts). */
+  machineKey: string;
 }
 
 export function userFiles(env = process.env): UserFiles {
@@ -250,6 +252,7 @@ export function userFiles(env = process.env): UserFiles {
     sessionsSeen: join(dir, "sessions-seen.txt"),
     turnsCache: join(dir, "turns-cache.json"),
     namedPaths: join(dir, "named-paths.json"),
+    machineKey: join(dir, "machine.key"),
   };
 }
 
