@@ -224,11 +224,16 @@ export function isRegularFile(p: string): boolean {
   }
 }
 
-/** Modification time, size and inode: a file replaced or written since has another stamp ("" when missing). */
+/**
+ * Modification time, size, inode and change time: a file replaced or written since has another
+ * stamp ("" when missing). The change time is what a rewrite in place that puts the size and the
+ * modification time back (`rsync --inplace -t`, a restore, `touch -d`) cannot put back: setting a
+ * time is itself a change.
+ */
 export function fileStamp(p: string): string {
   try {
     const s = statSync(p);
-    return `${s.mtimeMs}:${s.size}:${s.ino}`;
+    return `${s.mtimeMs}:${s.size}:${s.ino}:${s.ctimeMs}`;
   } catch {
     return "";
   }
