@@ -70,11 +70,18 @@ export function indexNotices(r: IndexReport, model: string): string[] {
   if (r.rebuilt) out.push(rebuiltNotice(r.rebuilt, r.totalChunks));
   for (const f of r.skippedFiles ?? []) out.push(skippedNotice(f.named ? asGiven(f.path) : f.path, f.reason));
   for (const f of r.cleanedFiles ?? []) out.push(cleanedNotice(f.path, f.cleaned, f.dropped));
+  for (const f of r.forgottenBack ?? []) out.push(forgottenBackNotice(f.path, f.turns));
   for (const f of r.failedFiles) out.push(`Warning: could not index ${f.path}: ${f.error}`);
   if (r.vectors === "off") out.push("Notice: embeddings are off (embedding.provider = none); search uses BM25 only");
   else if (r.embedderWarning) out.push(`Warning: ${r.embedderWarning}; ${r.missingVectors} chunks indexed for keyword search only, vectors will be added by the next index run`);
   else if (r.missingVectors > 0) out.push(`Warning: ${r.missingVectors} chunks have no '${model}' vector yet`);
   return out;
+}
+
+/** Forgotten notes a pull or a checkout brought back into a daily file: left out, and how to keep one. */
+function forgottenBackNotice(path: string, turns: string[]): string {
+  const n = turns.length;
+  return `memsearch: ${n === 1 ? "1 forgotten note is" : `${n} forgotten notes are`} back in ${path} (a pull or a checkout brought ${n === 1 ? "it" : "them"}): left out of the index ('memsearch forget --undo ${n === 1 ? turns[0] : "<turn>"}' keeps ${n === 1 ? "it" : "one"})`;
 }
 
 /** A path the user named, shown relative to the working directory when it lies inside it. */

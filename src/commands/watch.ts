@@ -49,7 +49,8 @@ export const watchCommand = command({
     const curated = a.paths.length ? undefined : { find: () => (ctx.config["indexing.curated"] ? curatedForWatch(ctx.project.root) : { files: [], watchDirs: [], memoryDirs: [] }) };
     const daemon = new Daemon(ctx, paths, {
       onIndexed: (r, trigger) => {
-        for (const line of indexNotices({ ...r, skippedFiles: newSkips(r), cleanedFiles: newCleans(r) }, ctx.config["embedding.model"])) notice(line);
+        const back = (r.forgottenBack ?? []).filter((f) => firstTime(`forgotten ${f.turns.join(" ")} ${f.path}`));
+        for (const line of indexNotices({ ...r, skippedFiles: newSkips(r), cleanedFiles: newCleans(r), forgottenBack: back }, ctx.config["embedding.model"])) notice(line);
         if (r.indexedChunks || r.removedChunks) print(`Indexed ${r.indexedChunks} chunks${trigger === "initial" ? "" : ` (${trigger})`}.`);
       },
       onError: (m) => notice(`Error: ${m}`),

@@ -414,7 +414,7 @@ export class Store {
   }
 
   /** Replace the chunks of one file. Chunks already stored with the same hash are kept as they are. */
-  replaceFile(source: string, rec: Pick<FileRecord, "mtimeMs" | "size" | "damaged"> & { curated?: boolean }, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
+  replaceFile(source: string, rec: Pick<FileRecord, "mtimeMs" | "size" | "damaged" | "leftOut"> & { curated?: boolean }, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
     const keep = new Set(chunks.map((c) => c.chunkHash));
     const prev = this.meta.files[source]?.chunks ?? [];
     let removed = 0;
@@ -435,7 +435,14 @@ export class Store {
       this.insertChunk(c, vectorOf(c.contentHash));
       added++;
     }
-    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: chunks.map((c) => c.chunkHash), ...(rec.damaged ? { damaged: rec.damaged } : {}), ...(rec.curated ? { curated: true as const } : {}) };
+    this.meta.files[source] = {
+      mtimeMs: rec.mtimeMs,
+      size: rec.size,
+      chunks: chunks.map((c) => c.chunkHash),
+      ...(rec.damaged ? { damaged: rec.damaged } : {}),
+      ...(rec.curated ? { curated: true as const } : {}),
+      ...(rec.leftOut?.length ? { leftOut: rec.leftOut } : {}),
+    };
     this.dirty = true;
     return { added, removed };
   }
