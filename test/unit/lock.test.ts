@@ -141,6 +141,25 @@ describe("file locks know their holder by PID and start time", () => {
   });
 });
 
+describe("a crowd of writers (issue 31: 100 concurrent remember, 36 failed telling the user to end a healthy process)", () => {
+  test.if(posix)("a waiter that times out while the lock changes hands says it was busy, and never to end a process", async () => {
+    const path = lockIn();
+    let n = 0;
+    // Healthy holders (this process, this boot) taking the lock in turn faster than the waiter gets it.
+    const hand = () => writeFileSync(path, `${process.pid} ${Date.now()} holder${n++} ${startOf(process.pid)} ${bootWord()}\n`);
+    hand();
+    const timer = setInterval(hand, 40);
+    try {
+      const err = await withFileLock(path, () => "no", { timeoutMs: 500, staleMs: 3600_000 }).catch((e) => e);
+      expect(err).toBeInstanceOf(LockTimeoutError);
+      expect(err.message).toMatch(/\(busy: \d+ writers held it in turn meanwhile; try again\)$/);
+      expect(err.message).not.toContain("end it");
+    } finally {
+      clearInterval(timer);
+    }
+  });
+});
+
 describe("isLockHeld (whether to start another drainer)", () => {
   test.if(posix)("follows the same rules as a waiter: a reused PID or a dead one is not a holder", async () => {
     const path = lockIn();
