@@ -11,7 +11,7 @@
  * (`~/.memsearch/named-paths.json`), never in the project's, so a repository cannot add to them.
  */
 import { mkdirSync } from "node:fs";
-import { dirname, isAbsolute, normalize, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, normalize, resolve } from "node:path";
 import * as v from "valibot";
 import { resolveMemoryFolder } from "./claude-home.ts";
 import { atomicWrite } from "./fsutil.ts";
@@ -49,11 +49,15 @@ export function projectPlaces(project: Pick<ProjectPaths, "root" | "memoryDir">,
   const given = [project.root, project.memoryDir, resolveMemoryFolder(project.root, { env }).dir, ...namedPaths(project.root, env)];
   const roots = [...new Set(given.flatMap((p) => [resolve(p), realOr(p)]))];
   const within = (p: string) => roots.some((r) => p === r || isInside(p, r));
+  // A folder's links resolved once (a day's notes share one folder). The file itself is not
+  // resolved: every reader opens a source without following a link (core/fsutil.ts).
+  const realDirs = new Map<string, string>();
+  const realDir = (d: string) => realDirs.get(d) ?? realDirs.set(d, realOr(d)).get(d)!;
   return {
     roots,
     allows(source) {
       if (typeof source !== "string" || source.includes("\0") || !isAbsolute(source) || normalize(source) !== source) return false;
-      return within(source) && within(realOr(source));
+      return within(source) && within(join(realDir(dirname(source)), basename(source)));
     },
   };
 }

@@ -29,7 +29,7 @@ import {
 export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
 import { createTokenizer } from "./tokenizer.ts";
 import { compactIndex, withResultLimit } from "./compact-index.ts";
-import { bindOrama, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
+import { bindOrama, enumValues, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
 import { VectorBlock } from "./vector-block.ts";
 import { KERNEL_MIN_FLOATS, rowsFor } from "./vector-kernel.ts";
 import type { StoredChunk } from "./types.ts";
@@ -499,12 +499,20 @@ export class Store {
       sources.add(s);
       chunks += this.removeFile(s);
     }
-    const strays = Object.values(this.docs()).filter((d) => !ok(d.source));
-    for (const d of strays) {
-      sources.add(d.source);
-      if (this.removeDoc(d.id)) chunks++;
-      this.dirty = true;
+    // Documents naming a refused source that no file record lists: found by the source field's
+    // values (a few hundred files), not by a walk of every chunk (milliseconds at 20k).
+    const docs = this.docs();
+    const strays: string[] = [];
+    for (const [value, ids] of enumValues(this.db)) {
+      if (typeof value === "string" && ok(value)) continue;
+      sources.add(String(value));
+      for (const id of ids) {
+        const d = docs[id];
+        if (d) strays.push(d.id);
+      }
     }
+    for (const id of strays) if (this.removeDoc(id)) chunks++;
+    if (strays.length) this.dirty = true;
     return { sources: [...sources], chunks };
   }
 
