@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
-import { InputError, NotFoundError } from "../core/errors.ts";
+import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
+import { holdsProject, nameOutsidePaths, projectPlaces } from "../core/places.ts";
 import type { IndexReport } from "../index/indexer.ts";
 import { findCuratedFiles } from "../transcript/claude-memory.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
@@ -20,6 +21,7 @@ export const indexCommand = command({
     "ignore-file": { type: "string", array: true, describe: "Ignore file to honour in each folder (repeatable), e.g. .gitignore" },
     exclude: { type: "string", array: true, describe: "Root-relative gitignore pattern to skip (repeatable)" },
     "max-chunk-size": { type: "number", describe: "Largest chunk in characters" },
+    "above-project": { type: "boolean", default: false, describe: "Allow a folder that holds the project (your home, /): every markdown file below it is indexed" },
   },
   run: async (a) => {
     const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
@@ -33,6 +35,10 @@ export const indexCommand = command({
       return a.jsonOutput ? printJson({ indexedChunks: 0, totalChunks: 0 }) : print("Indexed 0 chunks.");
     }
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
+    const above = paths.find((p) => holdsProject(p, ctx.project.root));
+    if (above && !a.aboveProject) throw new UsageError(`${asGiven(above)} holds the project ${ctx.project.root}: every markdown file below it would be indexed into this project's memory; give a folder inside it, or --above-project if that is what you want`);
+    // A path outside the project is the user's to name: recorded on this machine, so the index keeps what it holds.
+    if (a.paths.length) await nameOutsidePaths(ctx.project, paths);
     const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
     const report = await withIndexLock(ctx.project.indexDir, () =>
       indexPaths({
@@ -43,6 +49,7 @@ export const indexCommand = command({
         force: a.force,
         ignoreFiles: a.ignoreFile,
         exclude: a.exclude,
+        places: projectPlaces(ctx.project, ctx.env),
         ...(curated ? { curated } : {}),
       }),
     );
@@ -63,11 +70,18 @@ export function indexNotices(r: IndexReport, model: string): string[] {
   if (r.rebuilt) out.push(rebuiltNotice(r.rebuilt, r.totalChunks));
   for (const f of r.skippedFiles ?? []) out.push(skippedNotice(f.named ? asGiven(f.path) : f.path, f.reason));
   for (const f of r.cleanedFiles ?? []) out.push(cleanedNotice(f.path, f.cleaned, f.dropped));
+  for (const f of r.forgottenBack ?? []) out.push(forgottenBackNotice(f.path, f.turns));
   for (const f of r.failedFiles) out.push(`Warning: could not index ${f.path}: ${f.error}`);
   if (r.vectors === "off") out.push("Notice: embeddings are off (embedding.provider = none); search uses BM25 only");
   else if (r.embedderWarning) out.push(`Warning: ${r.embedderWarning}; ${r.missingVectors} chunks indexed for keyword search only, vectors will be added by the next index run`);
   else if (r.missingVectors > 0) out.push(`Warning: ${r.missingVectors} chunks have no '${model}' vector yet`);
   return out;
+}
+
+/** Forgotten notes a pull or a checkout brought back into a daily file: left out, and how to keep one. */
+function forgottenBackNotice(path: string, turns: string[]): string {
+  const n = turns.length;
+  return `memsearch: ${n === 1 ? "1 forgotten note is" : `${n} forgotten notes are`} back in ${path} (a pull or a checkout brought ${n === 1 ? "it" : "them"}): left out of the index ('memsearch forget --undo ${n === 1 ? turns[0] : "<turn>"}' keeps ${n === 1 ? "it" : "one"})`;
 }
 
 /** A path the user named, shown relative to the working directory when it lies inside it. */

@@ -11,10 +11,22 @@ export function rebuiltNotice(reason: string, chunks: number, missingVectors = 0
 }
 
 export function healNotices(h: Heal, model: string): string[] {
-  if (h.rebuilt) return [rebuiltNotice(h.rebuilt.reason, h.rebuilt.chunks, h.rebuilt.missingVectors)];
-  if (h.built) return [`memsearch: there was no index yet; indexed ${plural(h.built.chunks, "chunk")} first`];
-  if (h.otherModel) return [`memsearch: the index was built with embedding model '${h.otherModel}', not '${model}': keyword results only ('memsearch index' rebuilds it for '${model}')`];
-  return [];
+  const out = h.dropped ? [droppedNotice(h.dropped)] : [];
+  const rest = healNotice(h, model);
+  return rest ? [...out, rest] : out;
+}
+
+/** The one line that says the index named files of another place, and what was done. */
+export function droppedNotice(d: NonNullable<Heal["dropped"]>): string {
+  const more = d.files > 1 ? ` and ${plural(d.files - 1, "other")}` : "";
+  return `memsearch: the index named files outside this project (${JSON.stringify(d.example)}${more}; copied or committed from elsewhere): left out ${plural(d.chunks, "chunk")} and indexed this project's own markdown`;
+}
+
+function healNotice(h: Heal, model: string): string | undefined {
+  if (h.rebuilt) return rebuiltNotice(h.rebuilt.reason, h.rebuilt.chunks, h.rebuilt.missingVectors);
+  if (h.built) return `memsearch: there was no index yet; indexed ${plural(h.built.chunks, "chunk")} first`;
+  if (h.otherModel) return `memsearch: the index was built with embedding model '${h.otherModel}', not '${model}': keyword results only ('memsearch index' rebuilds it for '${model}')`;
+  return undefined;
 }
 
 /** A file the index left out, and why. */

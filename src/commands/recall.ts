@@ -55,6 +55,12 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   const ctx = loadContext();
   const [{ recall }, { transcriptSources }] = await Promise.all([import("../recall/recall.ts"), import("../agents/registry.ts")]);
 
+  if (source !== "transcripts") {
+    const { indexCuratedFirst, firstIndexLine } = await import("./first-index.ts");
+    const first = await indexCuratedFirst(ctx);
+    if (first !== undefined) notice(firstIndexLine(first));
+  }
+
   const tty = isTerminal(2);
   let shown = false;
   const onProgress = (p: UpdateProgress) => {

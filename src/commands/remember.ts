@@ -1,10 +1,13 @@
 import { loadContext } from "../core/context.ts";
-import { UsageError } from "../core/errors.ts";
+import { oneLine, UsageError } from "../core/errors.ts";
 import { appendTurnNote, recentMemory } from "../memory/journal.ts";
 import { jsonFlag } from "./common.ts";
 import { AGENT_NAMES } from "../agents/names.ts";
 import { command } from "./declare.ts";
-import { print, printJson } from "./output.ts";
+import { notice, print, printJson } from "./output.ts";
+
+/** The user waits on `remember`: a crowd of writers passes the day's lock slowly, each of them healthy. */
+const REMEMBER_LOCK_MS = 120_000;
 
 export const rememberCommand = command({
   command: "remember <note..>",
@@ -22,10 +25,16 @@ export const rememberCommand = command({
       transcriptPath: "-",
       bullets: text.split(/\n+/).map((l) => l.replace(/^\s*[-*]\s+/, "")),
       now,
+      lockTimeoutMs: REMEMBER_LOCK_MS,
     });
-    const { refreshIndex } = await import("../watch/gateway.ts");
-    await refreshIndex(ctx);
     print(`Remembered in ${res.file}`);
+    // The note is the commit point: an index that cannot follow now is brought up to date later.
+    try {
+      const { refreshIndex } = await import("../watch/gateway.ts");
+      await refreshIndex(ctx);
+    } catch (e) {
+      notice(`Warning: the note is saved, but the index was not updated (${oneLine(e)}); the watch process or the next 'memsearch index' adds it`);
+    }
   },
 });
 

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { agentOf, anchorsIn } from "../core/anchor.ts";
 import { AGENT_NAMES } from "../agents/names.ts";
 import { instructionLike } from "../core/frame.ts";
@@ -56,6 +57,12 @@ export async function runSearch(a: SearchArgs): Promise<void> {
     const request = { query: String(a.query), topK: a.agent ? Math.min(MAX_TOP_K, topK * AGENT_POOL) : topK, sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined };
     // The warm process answers in milliseconds; it runs with the project's own settings, so
     // embedding flags on the command line mean a cold search.
+    // No index yet: Claude Code's curated memory is indexed with the notes first (loaded only then: a warm search never pays for it).
+    if (!existsSync(ctx.project.indexFile)) {
+      const { indexCuratedFirst, firstIndexLine } = await import("./first-index.ts");
+      const first = await indexCuratedFirst(ctx);
+      if (first !== undefined) notice(firstIndexLine(first));
+    }
     const found = await searchIndex(ctx, request, { useWatch: Object.values(overrides).every((v) => v === undefined) });
     const found2 = notesOrNothing(found, ctx.config["embedding.model"]);
     if (found2 === "nothing indexed") {

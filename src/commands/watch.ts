@@ -31,6 +31,8 @@ export const watchCommand = command({
     if (!a.paths.length) mkdirSync(ctx.project.memoryDir, { recursive: true });
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
     mkdirSync(ctx.project.dataDir, { recursive: true });
+    // As for `index`: a path outside the project is recorded as the user's, so the index keeps it.
+    if (a.paths.length) await (await import("../core/places.ts")).nameOutsidePaths(ctx.project, paths);
 
     const { Daemon } = await import("../watch/daemon.ts");
     // A skipped or cleaned file is reported by every re-index; say it once per file and reason.
@@ -47,7 +49,8 @@ export const watchCommand = command({
     const curated = a.paths.length ? undefined : { find: () => (ctx.config["indexing.curated"] ? curatedForWatch(ctx.project.root) : { files: [], watchDirs: [], memoryDirs: [] }) };
     const daemon = new Daemon(ctx, paths, {
       onIndexed: (r, trigger) => {
-        for (const line of indexNotices({ ...r, skippedFiles: newSkips(r), cleanedFiles: newCleans(r) }, ctx.config["embedding.model"])) notice(line);
+        const back = (r.forgottenBack ?? []).filter((f) => firstTime(`forgotten ${f.turns.join(" ")} ${f.path}`));
+        for (const line of indexNotices({ ...r, skippedFiles: newSkips(r), cleanedFiles: newCleans(r), forgottenBack: back }, ctx.config["embedding.model"])) notice(line);
         if (r.indexedChunks || r.removedChunks) print(`Indexed ${r.indexedChunks} chunks${trigger === "initial" ? "" : ` (${trigger})`}.`);
       },
       onError: (m) => notice(`Error: ${m}`),

@@ -26,7 +26,7 @@
  *    twice would double the file, and the indexed form differs anyway (CJK spaced out, see fts.ts).
  */
 import { Database } from "bun:sqlite";
-import { mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { MemsearchError, StorageError } from "../core/errors.ts";
 import { errCode } from "../core/fsutil.ts";
@@ -296,10 +296,20 @@ function copyArchive(db: Database, from: string): number {
     } catch {
       return 0;
     }
-    if (archived === 0) return 0;
+    // Transcripts deleted since the last update noticed (Claude Code's clean-up, then `recall
+    // --reindex` before any update): archived now, or the rebuild, which reads only what is on
+    // disk, would lose them.
+    const newlyGone = goneSinceLastUpdate(db, fileCols.includes("agent"));
+    if (archived + newlyGone.length === 0) return 0;
     db.run("BEGIN IMMEDIATE");
     try {
-      const n = db.run(`INSERT INTO files (${fileCols}) SELECT ${fileCols} FROM old.files WHERE gone_at IS NOT NULL`).changes;
+      db.run("CREATE TEMP TABLE IF NOT EXISTS newly_gone (id INTEGER PRIMARY KEY)");
+      db.run("DELETE FROM temp.newly_gone");
+      const mark = db.query("INSERT OR IGNORE INTO temp.newly_gone (id) VALUES (?)");
+      for (const id of newlyGone) mark.run(id);
+      const n = db.run(`INSERT INTO files (${fileCols}) SELECT ${fileCols} FROM old.files WHERE gone_at IS NOT NULL OR id IN (SELECT id FROM temp.newly_gone)`).changes;
+      db.query("UPDATE files SET gone_at = ? WHERE gone_at IS NULL").run(Date.now());
+      db.run("DROP TABLE temp.newly_gone");
       if (n > 0) {
         db.run(`INSERT INTO messages (${MSG_COLS}) SELECT ${MSG_COLS} FROM old.messages WHERE file_id IN (SELECT id FROM files)`);
         if (withContent) db.run(`INSERT INTO session_content (${CONTENT_COLS}) SELECT ${CONTENT_COLS} FROM old.session_content WHERE file_id IN (SELECT id FROM files)`);
@@ -323,6 +333,22 @@ function copyArchive(db: Database, from: string): number {
   } finally {
     db.run("DETACH DATABASE old");
   }
+}
+
+/**
+ * The rows of the old index (attached as `old`) not yet archived whose transcript is no longer on
+ * disk. An OpenCode session is named `<opencode.db>#<session>`: it is gone only with its database
+ * (a session deleted inside it is the next update's to notice, from OpenCode's own listing).
+ */
+function goneSinceLastUpdate(db: Database, withAgent: boolean): number[] {
+  const out: number[] = [];
+  const rows = db.query(`SELECT id, path${withAgent ? ", agent" : ""} FROM old.files WHERE gone_at IS NULL`).all() as Record<string, unknown>[];
+  for (const r of rows) {
+    if (typeof r.id !== "number" || typeof r.path !== "string" || !r.path) continue;
+    const file = r.agent === "opencode" && r.path.includes("#") ? r.path.slice(0, r.path.lastIndexOf("#")) : r.path;
+    if (!existsSync(file)) out.push(r.id);
+  }
+  return out;
 }
 
 /** Which file is at `path` now: a healer removes only the file that was seen damaged, not one another process has just rebuilt. */

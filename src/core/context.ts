@@ -6,6 +6,8 @@ export interface Context {
   project: ProjectPaths;
   resolved: ResolvedConfig;
   config: ResolvedConfig["values"];
+  /** The environment it was loaded from (the hub loads other projects' with its own); absent: this process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -17,7 +19,7 @@ export function loadContext(flags: Partial<Record<ConfigKey, ConfigValue | undef
   const project = resolveProject(cwd, env);
   checkData(project, env);
   const resolved = loadConfig({ projectRoot: project.root, env, flags });
-  return { project, resolved, config: resolved.values };
+  return { project, resolved, config: resolved.values, env };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { closeSync, constants as fsConstants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants as fsConstants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { StorageError } from "./errors.ts";
 import { oneLine, sha256Hex } from "./text.ts";
@@ -79,6 +79,39 @@ export function readOwnBytes(path: string): Buffer {
   const fd = openOwnFile(path, "read");
   try {
     return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The last `maxBytes` of a file memsearch keeps (a log), never through a link, from its first
+ * whole line; undefined when it cannot be read. A log rotates well below such a bound: a larger
+ * one came with the repository, and only its end is read, whatever its size.
+ */
+export function readOwnTail(path: string, maxBytes: number): string | undefined {
+  let fd: number;
+  try {
+    fd = openOwnFile(path, "read");
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - maxBytes);
+    const buf = Buffer.allocUnsafe(size - start);
+    let got = 0;
+    while (got < buf.byteLength) {
+      const n = readSync(fd, buf, got, buf.byteLength - got, start + got);
+      if (n <= 0) break;
+      got += n;
+    }
+    const bytes = buf.subarray(0, got);
+    // Started mid-file: the first line is a piece of one.
+    const from = start > 0 ? bytes.indexOf(10) + 1 : 0;
+    return from > 0 || start === 0 ? bytes.subarray(from).toString("utf8") : "";
+  } catch {
+    return undefined;
   } finally {
     closeSync(fd);
   }
@@ -191,11 +224,16 @@ export function isRegularFile(p: string): boolean {
   }
 }
 
-/** Modification time, size and inode: a file replaced or written since has another stamp ("" when missing). */
+/**
+ * Modification time, size, inode and change time: a file replaced or written since has another
+ * stamp ("" when missing). The change time is what a rewrite in place that puts the size and the
+ * modification time back (`rsync --inplace -t`, a restore, `touch -d`) cannot put back: setting a
+ * time is itself a change.
+ */
 export function fileStamp(p: string): string {
   try {
     const s = statSync(p);
-    return `${s.mtimeMs}:${s.size}:${s.ino}`;
+    return `${s.mtimeMs}:${s.size}:${s.ino}:${s.ctimeMs}`;
   } catch {
     return "";
   }

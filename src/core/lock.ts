@@ -1,19 +1,22 @@
 /**
- * Cross-process locks: a file created with O_EXCL holding `pid time token starttime`. Hooks of
- * several sessions, the watch process and the CLI all write one project's memory and index.
+ * Cross-process locks: a file created with O_EXCL holding `pid time token starttime boot`. Hooks
+ * of several sessions, the watch process and the CLI all write one project's memory and index.
  *
  * The holder is known by its PID and its start time (Linux: /proc/<pid>/stat field 22; macOS:
  * ps lstart, spaces as "_"): after a crash the PID may soon belong to an unrelated process, and
  * a lock naming a live PID with another start time is broken at once instead of being waited on
- * until it ages out. The start time comes last so that a memsearch of the older `pid time token`
- * format still reads the time right; a lock of that format names a live holder only if its PID's
- * process had started by the lock's time, and a lock without even a time names none.
+ * until it ages out. The boot word (processes.ts bootWord: this machine's boot id) says the lock
+ * was made on this machine since it booted; the lock files live in the project, so one can come
+ * with a repository, and a lock without this boot's word is memsearch's only if its PID is a live
+ * memsearch process that started before the lock's time (an older memsearch wrote `pid time
+ * token [starttime]`). A lock from the future, or naming a process that is not memsearch (init, a
+ * shell), is nobody's: broken at once, as a lock without even a time is after a moment's grace.
  */
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { StorageError } from "./errors.ts";
 import { errCode, readTextQuiet, storageError } from "./fsutil.ts";
-import { isAlive, mayBeSameProcess, processStartTime } from "./processes.ts";
+import { bootWord, isAlive, isMemsearchProcess, mayBeSameProcess, processStartTime, sameBoot } from "./processes.ts";
 import { INDEX_LOCK } from "./project.ts";
 
 export interface LockOptions {
@@ -24,6 +27,10 @@ export interface LockOptions {
 }
 
 const EMPTY_LOCK_GRACE_MS = 2_000;
+/** A lock's time may be this far ahead of ours (clocks read a moment apart); further is from the future. */
+const FUTURE_SLACK_MS = 5_000;
+/** A holder is said to be possibly hung, and the user told they may end it, only past this. */
+const HUNG_AFTER_MS = 60_000;
 
 /** The lock stayed held by someone else for the whole timeout. */
 export class LockTimeoutError extends StorageError {}
@@ -46,14 +53,18 @@ export async function withFileLock<T>(lockPath: string, fn: () => T | Promise<T>
 async function acquireLock(lockPath: string, timeoutMs: number, staleMs: number): Promise<string> {
   // The random part tells two holders apart inside one process (same pid).
   const start = ownStartTime();
-  const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2, 10) || "0"}${start ? ` ${start}` : ""}\n`;
+  // Without a start time there is no fourth word: the boot word would be read as one.
+  const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2, 10) || "0"} ${start ?? "-"} ${bootWord()}\n`;
   const deadline = Date.now() + timeoutMs;
   const judge = new HolderCheck();
+  // The holders met while waiting: many in turn is a busy lock, not a hung holder.
+  const holders = new Set<string>();
   for (let attempt = 0; ; attempt++) {
     if (tryCreateLock(lockPath, token)) return token;
-    if (breakIfStale(lockPath, staleMs, judge)) continue;
+    if (breakIfStale(lockPath, staleMs, judge, holders)) continue;
     if (Date.now() >= deadline) {
-      throw new LockTimeoutError(`timed out after ${timeoutMs} ms waiting for ${lockPath} (${holderOf(readTextQuiet(lockPath))})`);
+      const now = readTextQuiet(lockPath);
+      throw new LockTimeoutError(`timed out after ${timeoutMs} ms waiting for ${lockPath} (${holders.size > 1 ? `busy: ${holders.size} writers held it in turn meanwhile; try again` : holderOf(now)})`);
     }
     // Jitter keeps a crowd of waiters from retrying in lockstep.
     await Bun.sleep(Math.min(5 + attempt * 5, 50) + Math.random() * 10);
@@ -69,7 +80,10 @@ function holderOf(content: string | undefined): string {
   const since = Number(time);
   if (!pid) return "its holder is unknown";
   if (!Number.isFinite(since) || since <= 0) return `held by pid ${pid}`;
-  return `held by pid ${pid} for ${Math.max(0, Math.round((Date.now() - since) / 1000))} s; if that process is hung, end it`;
+  const held = Math.max(0, Date.now() - since);
+  // Only a memsearch that has held it a long while may be hung; a short hold is work being done.
+  const hung = held >= HUNG_AFTER_MS && isMemsearchProcess(Number(pid)) ? "; if that process is hung, end it" : "; it is at work, try again";
+  return `held by pid ${pid} for ${Math.round(held / 1000)} s${hung}`;
 }
 
 /**
@@ -139,32 +153,50 @@ function ownStartTime(): string | undefined {
 class HolderCheck {
   private content?: string;
   private at = 0;
-  private same = true;
+  private same: boolean | undefined;
+  private memsearch: boolean | undefined;
   isHolder(content: string, pid: number, recorded: string | undefined, writtenAt: number): boolean {
-    if (content !== this.content || Date.now() - this.at > 1_000) {
-      // The older `pid time token` format has no start time: a process that started after the
-      // lock was taken is not its holder (the PID was reused).
-      this.same = mayBeSameProcess(pid, recorded, writtenAt);
-      this.content = content;
-      this.at = Date.now();
-    }
+    this.fresh(content);
+    // The older `pid time token` format has no start time: a process that started after the
+    // lock was taken is not its holder (the PID was reused).
+    this.same ??= mayBeSameProcess(pid, recorded, writtenAt);
     return this.same;
+  }
+  isMemsearch(content: string, pid: number): boolean {
+    this.fresh(content);
+    this.memsearch ??= isMemsearchProcess(pid);
+    return this.memsearch;
+  }
+  private fresh(content: string): void {
+    if (content === this.content && Date.now() - this.at <= 1_000) return;
+    this.content = content;
+    this.at = Date.now();
+    this.same = undefined;
+    this.memsearch = undefined;
   }
 }
 
 function isStale(content: string, mtimeMs: number, staleMs: number, judge: HolderCheck): boolean {
-  const [pidText, timeText, , startText] = content.trim().split(/\s+/);
+  const [pidText, timeText, , startText, bootText] = content.trim().split(/\s+/);
   const time = Number(timeText);
   // Every memsearch wrote at least `pid time`: a lock without its time (a bare PID, an older
   // memsearch killed between creating and writing it, a hand-made or committed file) has no
   // holder to wait for, only a moment's grace.
   if (!Number.isFinite(time) || time <= 0) return Date.now() - mtimeMs > EMPTY_LOCK_GRACE_MS;
+  // No holder took it in the future: a planted time would otherwise never age out.
+  if (time > Date.now() + FUTURE_SLACK_MS) return true;
   if (Date.now() - time > staleMs) return true;
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return Date.now() - mtimeMs > EMPTY_LOCK_GRACE_MS;
   if (!isAlive(pid)) return true;
+  // Made on another machine or before this boot: no process of this one holds it.
+  if (bootText !== undefined && !sameBoot(bootText)) return true;
   // The PID is alive, but a crashed holder's PID may have been reused by an unrelated process.
-  return !judge.isHolder(content, pid, startText || undefined, time);
+  const start = startText && startText !== "-" ? startText : undefined;
+  if (!judge.isHolder(content, pid, start, time)) return true;
+  // Without this boot's word (an older memsearch's lock, or one that came with the repository):
+  // held only by a live memsearch process.
+  return bootText === undefined && !judge.isMemsearch(content, pid);
 }
 
 /** A lock's content and age, or undefined once it is gone. */
@@ -183,11 +215,14 @@ export function isLockHeld(lockPath: string, staleMs: number): boolean {
 }
 
 /** Removes an abandoned lock; true when the lock file is gone (broken by us or released). */
-function breakIfStale(lockPath: string, staleMs: number, judge: HolderCheck): boolean {
+function breakIfStale(lockPath: string, staleMs: number, judge: HolderCheck, holders?: Set<string>): boolean {
   const lock = readLock(lockPath);
   if (!lock) return true; // released between our attempt and now
   const { content } = lock;
-  if (!isStale(content, lock.mtimeMs, staleMs, judge)) return false;
+  if (!isStale(content, lock.mtimeMs, staleMs, judge)) {
+    holders?.add(content);
+    return false;
+  }
   // Rename first: only one breaker can move a given file, and what was moved can be checked.
   const aside = `${lockPath}.stale-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {

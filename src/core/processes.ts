@@ -1,4 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync } from "node:fs";
+import { basename } from "node:path";
+import { uptime } from "node:os";
 
 /**
  * Processes: whether one is alive, its parent, name and start time (without spawning anything
@@ -129,6 +131,64 @@ export function mayBeSameProcess(pid: number, startTime: string | undefined, wri
   if (writtenAt === undefined) return true;
   const started = processStartedAt(pid);
   return started === undefined || started <= writtenAt + START_SLACK_MS;
+}
+
+/**
+ * This boot of this machine, as one word: Linux's boot id (`b:<uuid>`), elsewhere the boot time in
+ * seconds (`t:<s>`, from the uptime, so two processes may differ by a second). A record naming a
+ * process (a lock) carries it: a record from another machine or an earlier boot names no process
+ * of this one, whatever its PID, and a repository cannot know it in advance.
+ */
+export function bootWord(): string {
+  if (ownBoot === undefined) {
+    try {
+      const id = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().replace(/-/g, "");
+      ownBoot = /^[0-9a-f]{16,64}$/.test(id) ? `b:${id}` : undefined;
+    } catch {}
+    ownBoot ??= `t:${Math.round(Date.now() / 1000 - uptime())}`;
+  }
+  return ownBoot;
+}
+let ownBoot: string | undefined;
+
+/** Boot times computed from the uptime at different moments agree within this many seconds. */
+const BOOT_SLACK_S = 5;
+
+/** Whether a record's boot word names this boot (see bootWord). */
+export function sameBoot(word: string): boolean {
+  const own = bootWord();
+  if (word === own) return true;
+  if (!word.startsWith("t:") || !own.startsWith("t:")) return false;
+  const a = Number(word.slice(2));
+  return Number.isFinite(a) && Math.abs(a - Number(own.slice(2))) <= BOOT_SLACK_S;
+}
+
+/**
+ * Whether a live process is a memsearch: the same executable as this one, or a command line naming
+ * memsearch. False when it cannot be told (gone, or another user's process, which holds no lock of
+ * this user's memory). For records that carry no boot word (an older memsearch's, or planted).
+ */
+export function isMemsearchProcess(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  if (hasProc()) {
+    try {
+      if (readlinkSync(`/proc/${pid}/exe`) === readlinkSync("/proc/self/exe")) return true;
+    } catch {}
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(0, 3);
+      return args.some((a) => /memsearch/i.test(basename(a)) || /[\\/]memsearch[\\/]/i.test(a));
+    } catch {
+      return false;
+    }
+  }
+  if (process.platform === "win32") return false;
+  try {
+    const r = Bun.spawnSync(["ps", "-o", "command=", "-p", String(pid)], { stdout: "pipe", stderr: "ignore", env: { ...process.env, LC_ALL: "C" } });
+    return r.exitCode === 0 && /memsearch/i.test(r.stdout.toString().trim().split(/\s+/).slice(0, 3).join(" "));
+  } catch {
+    return false;
+  }
 }
 
 /** Shells and exec wrappers a hook command may run under; they are not Claude Code. */

@@ -234,6 +234,10 @@ export interface UserFiles {
   sessionsSeen: string;
   /** What each transcript holds for the turn accounting, by the transcript's stamp (memory/accounting.ts). */
   turnsCache: string;
+  /** Paths outside a project the user indexed for it, by project (core/places.ts): a repository cannot add to them. */
+  namedPaths: string;
+  /** The key that marks the lines this machine writes to a log kept in a project (core/machine-mark.ts). */
+  machineKey: string;
 }
 
 export function userFiles(env = process.env): UserFiles {
@@ -247,6 +251,8 @@ export function userFiles(env = process.env): UserFiles {
     hubDir: join(dir, "hub"),
     sessionsSeen: join(dir, "sessions-seen.txt"),
     turnsCache: join(dir, "turns-cache.json"),
+    namedPaths: join(dir, "named-paths.json"),
+    machineKey: join(dir, "machine.key"),
   };
 }
 

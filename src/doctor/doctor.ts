@@ -10,7 +10,7 @@ import { ollamaTimeoutMs } from "../core/ollama-client.ts";
 import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
-import { listPending } from "../memory/pending.ts";
+import { listPending, readPending } from "../memory/pending.ts";
 import { findCuratedFiles } from "../transcript/claude-memory.ts";
 import { peekIndexFiles } from "../index/format.ts";
 import { basename, relative } from "node:path";
@@ -18,7 +18,7 @@ import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { userFiles } from "../core/project.ts";
 import { AGENTS, projectTranscripts } from "../agents/registry.ts";
 
-const STALE_QUEUE_MS = 10 * 60_000;
+const STALE_QUEUE_MS = 60_000;
 
 export interface Check {
   name: string;
@@ -129,12 +129,22 @@ function curatedCheck(root: string, indexDir: string, on: boolean, env: NodeJS.P
   return { name: "curated memory", status: problems.length || behind ? "warn" : "ok", detail, ...(behind ? { fix: "memsearch index (the watch process does it when running)" } : {}) };
 }
 
-/** Turns waiting for their note: normal for a minute after a turn, a problem when they stay. */
+/**
+ * Turns waiting for their note: normal for a minute after a turn (the drainer writes a note in
+ * seconds, a summariser in tens of them), a problem when they stay. A turn's age is the earlier of
+ * its file's time and the Stop time it records (a file that came with a checkout is new on disk).
+ */
 function queueCheck(dataDir: string): Check {
   const queued = listPending(dataDir);
   if (!queued.length) return { name: "turn queue", status: "ok", detail: "empty: every finished turn has its note" };
-  const oldest = statSync(queued[0]!, { throwIfNoEntry: false })?.mtime;
-  const stale = oldest !== undefined && Date.now() - oldest.getTime() > STALE_QUEUE_MS;
+  const now = Date.now();
+  const ages = queued.map((f) => {
+    const mtime = statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? now;
+    const stopped = Date.parse(readPending(f)?.stoppedAt ?? "");
+    return Math.min(mtime, Number.isFinite(stopped) && stopped <= now ? stopped : now);
+  });
+  const oldest = ages.length ? new Date(Math.min(...ages)) : undefined;
+  const stale = oldest !== undefined && now - oldest.getTime() > STALE_QUEUE_MS;
   const detail = `${queued.length} turn(s) waiting for their note${oldest ? ` since ${oldest.toISOString()}` : ""}`;
   return stale ? { name: "turn queue", status: "warn", detail, fix: "memsearch hook drain (writes them now; MEMSEARCH_DEBUG=1 logs why they waited)" } : { name: "turn queue", status: "ok", detail };
 }

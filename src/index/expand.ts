@@ -2,7 +2,7 @@ import { anchorsIn, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { readOwnBytes } from "../core/fsutil.ts";
 import { headingsOf } from "./chunker.ts";
 import { isMarkdownPath, markdownText } from "./scanner.ts";
-import { NotFoundError, UsageError } from "../core/errors.ts";
+import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
 
@@ -18,8 +18,18 @@ export interface Expansion<C extends SectionRef = StoredChunk> {
   anchor?: Anchor;
 }
 
-/** The chunk for a full hash or an unambiguous prefix of one. */
-export function resolveChunk(store: Store, hash: string): StoredChunk {
+/**
+ * The chunk for a full hash or an unambiguous prefix of one. With `allows` (the project's places,
+ * core/places.ts), a chunk whose file lies outside them, as named or once its links are resolved,
+ * is refused: its file is never opened.
+ */
+export function resolveChunk(store: Store, hash: string, allows?: (source: string) => boolean): StoredChunk {
+  const found = findChunk(store, hash);
+  if (allows && !allows(found.source)) throw new InputError(`chunk ${hash.trim()} names a file outside this project (${JSON.stringify(found.source)}): not opened`);
+  return found;
+}
+
+function findChunk(store: Store, hash: string): StoredChunk {
   const h = hash.trim().toLowerCase();
   if (!/^[0-9a-f]{4,64}$/.test(h)) throw new UsageError(`not a chunk hash: "${hash}" (16 hex characters, as printed by search)`);
   const exact = store.getChunk(h);

@@ -55,6 +55,8 @@ export interface FileRecord {
   skipped?: "binary" | "not-text";
   /** Sections indexed without their control characters or unreadable bytes, and sections left out. */
   damaged?: { cleaned: number; dropped: number };
+  /** Sections left out because their turn is on the forgotten list (index/forgotten.ts): read again once one of them is not. */
+  leftOut?: { session: string; turn: string }[];
   /**
    * Claude Code's curated memory (its memory folder, CLAUDE.md files), not a memsearch note. An
    * index written before it existed lacks it, which reads as "a note": no format change needed.

@@ -13,8 +13,9 @@
 import { realpathSync } from "node:fs";
 import { isDirectory, isRegularFile } from "../core/fsutil.ts";
 import type { Context } from "../core/context.ts";
+import { projectPlaces, type ProjectPlaces } from "../core/places.ts";
 import { indexInto, isUnder, scanFor, type IndexReport } from "./indexer.ts";
-import { withIndexLock } from "../core/lock.ts";
+import { LockTimeoutError, withIndexLock } from "../core/lock.ts";
 import { Store, type OpenResult } from "./store.ts";
 
 export interface HealOptions {
@@ -53,7 +54,12 @@ export interface Healed {
   nothingIndexed?: boolean;
   /** The index was built with this other embedding model: it is read for keywords only. */
   otherModel?: string;
-  /** The index run behind `rebuilt` or `built`. */
+  /**
+   * The index named files outside this project's places (copied with the project, or committed
+   * elsewhere): their chunks were taken out, and the project's own markdown indexed in their stead.
+   */
+  dropped?: { files: number; chunks: number; example: string };
+  /** The index run behind `rebuilt`, `built` or `dropped`. */
   report?: IndexReport;
 }
 
@@ -66,17 +72,25 @@ export interface Healed {
 export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promise<Healed> {
   const { indexDir } = ctx.project;
   const model = ctx.config["embedding.model"];
+  const places = projectPlaces(ctx.project, ctx.env);
   const open = (keywordsOnly = false) => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak, keywordsOnly });
   const first = open(opts.keywordsOnly === true);
-  if (usable(first)) return asIs(first);
+  if (usable(first)) {
+    const strays = first.store.dropSources(places.allows);
+    if (!strays.sources.length) return asIs(first);
+    return dropStrays(ctx, opts, places, first, strays, open);
+  }
   if (first.missing && opts.buildMissing === false) return { store: first.store, nothingIndexed: true };
 
   const heal = async (): Promise<Healed> => {
     // Another process may have rebuilt it while we waited for the lock.
     const now = opts.locked && !opts.keywordsOnly ? first : open();
-    if (usable(now)) return asIs(now);
+    if (usable(now)) {
+      const strays = now.store.dropSources(places.allows);
+      return strays.sources.length ? reindexAfterDrop(ctx, opts, places, now, strays) : asIs(now);
+    }
     if (now.missing && opts.buildMissing === false) return { store: now.store, nothingIndexed: true };
-    const req = { paths: opts.paths ?? markdownOf(ctx, now.sources), indexDir, config: ctx.config, embedder: null, ...(opts.curated ? { curated: opts.curated } : {}) };
+    const req = { paths: opts.paths ?? markdownOf(ctx, places, now.sources), indexDir, config: ctx.config, embedder: null, places, ...(opts.curated ? { curated: opts.curated } : {}) };
     const scan = scanFor(req);
     if (now.missing && scan.files.length === 0) return { store: now.store, nothingIndexed: true };
     const built = await indexInto(req, now.store, scan); // and saves it
@@ -91,6 +105,44 @@ export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promi
   return opts.locked ? heal() : withIndexLock(indexDir, heal, opts.lockTimeoutMs);
 }
 
+type Strays = ReturnType<Store["dropSources"]>;
+
+/**
+ * A usable index that named files outside the project: taken out of the file for good, under the
+ * index lock, from a fresh open (another writer may have changed it since `first` was read), and
+ * the project's markdown indexed in their stead (a copied project's index named the old place's
+ * files for every note). When the lock cannot be had in time, this load serves `first` with them
+ * taken out, and the next writer drops them from the file.
+ */
+async function dropStrays(ctx: Context, opts: HealOptions, places: ProjectPlaces, first: OpenResult, strays: Strays, open: (keywordsOnly?: boolean) => OpenResult): Promise<Healed> {
+  const inMemory = (): Healed => ({ ...asIs(first), dropped: droppedOf(strays) });
+  const run = async (): Promise<Healed> => {
+    const now = opts.locked && !opts.keywordsOnly ? first : open();
+    if (!usable(now)) return inMemory(); // damaged meanwhile: the next load rebuilds it
+    const again = now === first ? strays : now.store.dropSources(places.allows);
+    return again.sources.length ? reindexAfterDrop(ctx, opts, places, now, again) : asIs(now);
+  };
+  try {
+    return await (opts.locked ? run() : withIndexLock(ctx.project.indexDir, run, opts.lockTimeoutMs));
+  } catch (e) {
+    if (e instanceof LockTimeoutError) return inMemory();
+    throw e;
+  }
+}
+
+/** The strays are out of `now.store` (the caller holds the lock): index the project's markdown into it, and save. */
+async function reindexAfterDrop(ctx: Context, opts: HealOptions, places: ProjectPlaces, now: OpenResult, strays: Strays): Promise<Healed> {
+  const req = { paths: opts.paths ?? markdownOf(ctx, places, now.store.sources()), indexDir: ctx.project.indexDir, config: ctx.config, embedder: null, places, ...(opts.curated ? { curated: opts.curated } : {}) };
+  const scan = scanFor(req);
+  const built = await indexInto(req, now.store, scan); // and saves it
+
+  return { ...asIs({ ...now, store: built.store }), dropped: droppedOf(strays), report: built.report };
+}
+
+function droppedOf(s: Strays): NonNullable<Healed["dropped"]> {
+  return { files: s.sources.length, chunks: s.chunks, example: s.sources.sort()[0]! };
+}
+
 function usable(r: OpenResult): boolean {
   return !r.missing && !r.rebuilt;
 }
@@ -100,18 +152,17 @@ function asIs(r: OpenResult): Healed {
 }
 
 /**
- * What to rebuild from: the memory folder, and the markdown files of this project the old index
- * listed outside it (folders indexed by hand) that still exist, so a rebuild loses nothing it
- * can find. Never files outside the project: an index copied along with a project lists the
- * old location's files, and memory must not leak across projects.
+ * What to rebuild from: the memory folder, and the markdown files the old index listed outside it
+ * that are still there, in this project's places (folders indexed by hand), so a rebuild loses
+ * nothing it can find. Never files elsewhere: an index copied along with a project lists the old
+ * location's files, and memory must not leak across projects.
  */
-function markdownOf(ctx: Context, sources: string[] = []): string[] {
+function markdownOf(ctx: Context, places: ProjectPlaces, sources: string[] = []): string[] {
   const { memoryDir } = ctx.project;
   const out = isDirectory(memoryDir) ? [memoryDir] : [];
   // Sources are real paths (the scanner resolves symlinks): compare with real paths.
-  const root = real(ctx.project.root);
   const memory = real(memoryDir);
-  for (const s of sources) if (isUnder(s, root) && !isUnder(s, memory) && isRegularFile(s)) out.push(s);
+  for (const s of sources) if (places.allows(s) && !isUnder(s, memory) && isRegularFile(s)) out.push(s);
   return out;
 }
 
@@ -122,5 +173,3 @@ function real(p: string): string {
     return p;
   }
 }
-
-

@@ -1,12 +1,15 @@
 import { statSync } from "node:fs";
+import { anchorsIn } from "../core/anchor.ts";
 import { dirname } from "node:path";
 import { dataFiles } from "../core/project.ts";
 import { isDirectory } from "../core/fsutil.ts";
 import { chunkHash, chunkMarkdown, embeddingText } from "./chunker.ts";
 import type { Config } from "../core/config.ts";
+import type { ProjectPlaces } from "../core/places.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import { MemsearchError } from "../core/errors.ts";
 import { readMarkdown, scanPaths, type SkipReason } from "./scanner.ts";
+import { forgottenTurns, withoutForgotten, type ForgottenTurns } from "./forgotten.ts";
 import { peekIndexFiles, sweepIndexTemps, type FileRecord } from "./format.ts";
 import { SCHEMA_VERSION, Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
@@ -34,6 +37,12 @@ export interface IndexRequest {
    * indexed before and not listed now leaves the index. Absent, curated files are left as they are.
    */
   curated?: string[];
+  /**
+   * The project's places (core/places.ts): a file outside them is neither indexed nor kept, so an
+   * index copied or committed from elsewhere loses what it named there. Absent: no such check
+   * (tests of the indexer alone).
+   */
+  places?: ProjectPlaces;
 }
 
 export interface IndexReport {
@@ -66,6 +75,11 @@ export interface IndexReport {
   cleanedFiles: { path: string; cleaned: number; dropped: number }[];
   /** Every path given was a file, and every one was skipped: nothing could be indexed. */
   everyPathSkipped?: boolean;
+  /**
+   * Notes the user forgot that are back in the markdown (a pull, a checkout), left out of the
+   * index: listed on every run while they are there, as skipped files are.
+   */
+  forgottenBack?: { path: string; turns: string[] }[];
 }
 
 const GC_EVERY_CHUNKS = 2_500;
@@ -75,6 +89,7 @@ interface PendingFile {
   mtimeMs: number;
   size: number;
   damaged?: FileRecord["damaged"];
+  leftOut?: FileRecord["leftOut"];
   chunks: StoredChunk[];
   curated: boolean;
 }
@@ -101,12 +116,13 @@ export type Scan = ReturnType<typeof scanPaths> & {
   curated?: Set<string>;
 };
 
-export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" | "ignoreFiles" | "exclude" | "curated">): Scan {
+export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" | "ignoreFiles" | "exclude" | "curated" | "places">): Scan {
   const scan: Scan = scanPaths(req.paths, {
     noLinksIn: [dataFiles(dirname(req.indexDir)).memoryDir],
     ignoreFiles: dedupe([...req.config["indexing.ignore_files"], ...(req.ignoreFiles ?? [])]),
     exclude: dedupe([...req.config["indexing.exclude"], ...(req.exclude ?? [])]),
   });
+  if (req.places) scan.files = scan.files.filter((f) => req.places!.allows(f.path));
   if (!req.curated) return scan;
   scan.curated = new Set();
   const listed = new Set(scan.files.map((f) => f.path));
@@ -117,7 +133,7 @@ export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" 
     } catch {
       continue; // gone since it was found: it leaves the index with the stale ones
     }
-    if (!st.isFile()) continue;
+    if (!st.isFile() || (req.places && !req.places.allows(path))) continue;
     scan.curated.add(path);
     if (!listed.has(path)) scan.files.push({ path, root: path, mtimeMs: st.mtimeMs, size: st.size });
   }
@@ -145,12 +161,14 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
       : Store.open(req.indexDir, model);
 
   const report: IndexReport = { ...emptyReport(scan.files.length, req.embedder !== null), rebuilt };
+  const forgotten = forgottenTurns(req.indexDir);
+  if (req.places) report.removedChunks += store.dropSources(req.places.allows).chunks;
   for (const source of staleSources(store.sources(), scan, store.meta.files)) report.removedChunks += store.removeFile(source);
 
   const pending: PendingFile[] = [];
   for (const f of scan.files) {
     const known = store.meta.files[f.path];
-    if (isCurrent(known, f) && !kindChanged(known!, f.path, scan)) continue;
+    if (isCurrent(known, f, forgotten) && !kindChanged(known!, f.path, scan)) continue;
     const curated = scan.curated?.has(f.path) ?? store.isCurated(f.path);
     try {
       const md = readMarkdown(f.path);
@@ -158,12 +176,15 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
         report.removedChunks += store.skipFile(f.path, { ...f, curated }, "binary");
         continue;
       }
-      const chunks = chunkMarkdown(md.text, f.path, {
+      // A forgotten note brought back (a pull, a checkout) stays out; a note's section, never a curated file's.
+      const kept = curated ? { text: md.text, turns: [] as string[] } : withoutForgotten(md.text, forgotten);
+      const leftOut = kept.turns.length ? leftOutOf(md.text, kept.turns) : undefined;
+      const chunks = chunkMarkdown(kept.text, f.path, {
         maxChunkSize: config["chunking.max_chunk_size"],
         overlapLines: config["chunking.overlap_lines"],
       }).map((c) => ({ ...c, chunkHash: chunkHash(c, model) }));
       const damaged = md.cleaned || md.dropped ? { cleaned: md.cleaned, dropped: md.dropped } : undefined;
-      pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, damaged, chunks, curated });
+      pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, damaged, leftOut, chunks, curated });
     } catch (e) {
       report.failedFiles.push({ path: f.path, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
     }
@@ -239,33 +260,49 @@ function noChangeReport(req: IndexRequest, scan: Scan, model: string): IndexRepo
   const head = peekIndexFiles(req.indexDir, { verify: true });
   if (!head || !head.loadable || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
   if (req.embedder && head.vectors < head.chunks) return undefined;
+  const forgotten = forgottenTurns(req.indexDir);
   for (const f of scan.files) {
     const known = head.fileRecords[f.path];
-    if (!isCurrent(known, f) || kindChanged(known!, f.path, scan)) return undefined;
+    if (!isCurrent(known, f, forgotten) || kindChanged(known!, f.path, scan)) return undefined;
   }
   if (staleSources(Object.keys(head.fileRecords), scan, head.fileRecords).length) return undefined;
+  // A file named outside the project's places is taken out by a full run.
+  if (req.places && !Object.keys(head.fileRecords).every(req.places.allows)) return undefined;
   return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks, ...skipsOf(scan, head.fileRecords) };
 }
 
 /**
  * Whether the index holds a file as it is on disk. A file skipped as "not-text" was skipped by an
- * older version for a single NUL or bad byte: it is read again, and mostly indexed now.
+ * older version for a single NUL or bad byte: it is read again, and mostly indexed now. A file
+ * whose forgotten sections were left out is read again once one of them is forgotten no more
+ * (`memsearch forget --undo`).
  */
-function isCurrent(known: FileRecord | undefined, f: { mtimeMs: number; size: number }): boolean {
-  return known !== undefined && known.mtimeMs === f.mtimeMs && known.size === f.size && known.skipped !== "not-text";
+function isCurrent(known: FileRecord | undefined, f: { mtimeMs: number; size: number }, forgotten: ForgottenTurns): boolean {
+  if (known === undefined || known.mtimeMs !== f.mtimeMs || known.size !== f.size || known.skipped === "not-text") return false;
+  return !Array.isArray(known.leftOut) || known.leftOut.every((t) => typeof t?.turn === "string" && typeof t.session === "string" && forgotten(t.turn, t.session));
+}
+
+/** The session and turn of each section left out, from the anchors that named them. */
+function leftOutOf(text: string, turns: string[]): FileRecord["leftOut"] {
+  const wanted = new Set(turns);
+  const out = new Map<string, { session: string; turn: string }>();
+  for (const a of anchorsIn(text)) if (wanted.has(a.turn)) out.set(`${a.session}\t${a.turn}`, { session: a.session, turn: a.turn });
+  return [...out.values()];
 }
 
 /** The files of this scan left out of the index or cleaned, and whether every path given was left out. */
-function skipsOf(scan: ReturnType<typeof scanPaths>, records: Record<string, FileRecord>): Pick<IndexReport, "skippedFiles" | "cleanedFiles" | "everyPathSkipped"> {
+function skipsOf(scan: ReturnType<typeof scanPaths>, records: Record<string, FileRecord>): Pick<IndexReport, "skippedFiles" | "cleanedFiles" | "everyPathSkipped" | "forgottenBack"> {
   const skippedFiles: IndexReport["skippedFiles"] = scan.notMarkdown.map((path) => ({ path, reason: "not-markdown" as const, named: true }));
   const cleanedFiles: IndexReport["cleanedFiles"] = [];
+  const forgottenBack: NonNullable<IndexReport["forgottenBack"]> = [];
   for (const f of scan.files) {
     const rec = records[f.path];
     if (rec?.skipped) skippedFiles.push({ path: f.path, reason: "not-text", named: f.root === f.path });
     if (rec?.damaged) cleanedFiles.push({ path: f.path, ...rec.damaged });
+    if (Array.isArray(rec?.leftOut) && rec.leftOut.length) forgottenBack.push({ path: f.path, turns: rec.leftOut.map((t) => String(t?.turn)) });
   }
   const named = new Set(skippedFiles.filter((s) => s.named).map((s) => s.path));
-  return { skippedFiles, cleanedFiles, everyPathSkipped: scan.roots.length > 0 && scan.roots.every((r) => named.has(r)) };
+  return { skippedFiles, cleanedFiles, everyPathSkipped: scan.roots.length > 0 && scan.roots.every((r) => named.has(r)), ...(forgottenBack.length ? { forgottenBack } : {}) };
 }
 
 function emptyReport(totalFiles: number, vectors: boolean): IndexReport {

@@ -27,6 +27,7 @@ const ORAMA_WRITTEN_FOR = "3.1.18";
 /** The property names Store indexes (schemaFor in store.ts). */
 const TEXT_FIELD = "text";
 const VECTOR_FIELD = "embedding";
+const SOURCE_FIELD = "source";
 
 /** BM25's statistics, per property: distinct tokens per document, their mean, documents per token. */
 export type Bm25Stats = Pick<Index, "fieldLengths" | "avgFieldLength" | "tokenOccurrences">;
@@ -121,6 +122,19 @@ export function vectorNode(db: AnyOrama, field = VECTOR_FIELD): VectorNode | und
 export function replaceVectorNode(db: AnyOrama, node: VectorNode, field = VECTOR_FIELD): void {
   const vectorIndexes = objectAt<Index["vectorIndexes"]>(indexOf(db), "vectorIndexes", "db.data.index");
   objectAt<{ node: unknown }>(vectorIndexes, field, "db.data.index.vectorIndexes").node = node;
+}
+
+/**
+ * The distinct values of an enum property (the chunks' source file) with the internal ids of the
+ * documents holding each, as Orama's flat tree keeps them: a look at every source without a walk
+ * of every document. Read, never changed.
+ */
+export function enumValues(db: AnyOrama, field = SOURCE_FIELD): ReadonlyMap<unknown, ReadonlySet<InternalId>> {
+  const tree = objectAt<Index["indexes"][string]>(objectAt(indexOf(db), "indexes", "db.data.index"), field, "db.data.index.indexes");
+  if (tree.type !== "Flat") throw shapeError(`db.data.index.indexes.${field}.type`, "'Flat'");
+  const map = objectAt<{ numberToDocumentId: unknown }>(tree, "node", `db.data.index.indexes.${field}`).numberToDocumentId;
+  if (!(map instanceof Map)) throw shapeError(`db.data.index.indexes.${field}.node.numberToDocumentId`, "a Map");
+  return map as Map<unknown, Set<InternalId>>;
 }
 
 export function documents<D>(db: AnyOrama): Record<InternalId, D> {

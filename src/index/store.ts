@@ -29,7 +29,7 @@ import {
 export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
 import { createTokenizer } from "./tokenizer.ts";
 import { compactIndex, withResultLimit } from "./compact-index.ts";
-import { bindOrama, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
+import { bindOrama, enumValues, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
 import { VectorBlock } from "./vector-block.ts";
 import { KERNEL_MIN_FLOATS, rowsFor } from "./vector-kernel.ts";
 import type { StoredChunk } from "./types.ts";
@@ -414,7 +414,7 @@ export class Store {
   }
 
   /** Replace the chunks of one file. Chunks already stored with the same hash are kept as they are. */
-  replaceFile(source: string, rec: Pick<FileRecord, "mtimeMs" | "size" | "damaged"> & { curated?: boolean }, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
+  replaceFile(source: string, rec: Pick<FileRecord, "mtimeMs" | "size" | "damaged" | "leftOut"> & { curated?: boolean }, chunks: StoredChunk[], vectorOf: (contentHash: string) => Float32Array | undefined): { added: number; removed: number } {
     const keep = new Set(chunks.map((c) => c.chunkHash));
     const prev = this.meta.files[source]?.chunks ?? [];
     let removed = 0;
@@ -435,7 +435,14 @@ export class Store {
       this.insertChunk(c, vectorOf(c.contentHash));
       added++;
     }
-    this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: chunks.map((c) => c.chunkHash), ...(rec.damaged ? { damaged: rec.damaged } : {}), ...(rec.curated ? { curated: true as const } : {}) };
+    this.meta.files[source] = {
+      mtimeMs: rec.mtimeMs,
+      size: rec.size,
+      chunks: chunks.map((c) => c.chunkHash),
+      ...(rec.damaged ? { damaged: rec.damaged } : {}),
+      ...(rec.curated ? { curated: true as const } : {}),
+      ...(rec.leftOut?.length ? { leftOut: rec.leftOut } : {}),
+    };
     this.dirty = true;
     return { added, removed };
   }
@@ -471,6 +478,42 @@ export class Store {
     delete this.meta.files[source];
     this.dirty = true;
     return n;
+  }
+
+  /**
+   * Take out every chunk whose source `allows` refuses: the files the file list names, and any
+   * document naming such a source though no file lists it (a crafted file). Each distinct source
+   * is judged once. Returns the sources taken out and the chunks they held.
+   */
+  dropSources(allows: (source: string) => boolean): { sources: string[]; chunks: number } {
+    const verdict = new Map<string, boolean>();
+    const ok = (s: string) => {
+      let v = verdict.get(s);
+      if (v === undefined) verdict.set(s, (v = allows(s)));
+      return v;
+    };
+    const sources = new Set<string>();
+    let chunks = 0;
+    for (const s of this.sources()) {
+      if (ok(s)) continue;
+      sources.add(s);
+      chunks += this.removeFile(s);
+    }
+    // Documents naming a refused source that no file record lists: found by the source field's
+    // values (a few hundred files), not by a walk of every chunk (milliseconds at 20k).
+    const docs = this.docs();
+    const strays: string[] = [];
+    for (const [value, ids] of enumValues(this.db)) {
+      if (typeof value === "string" && ok(value)) continue;
+      sources.add(String(value));
+      for (const id of ids) {
+        const d = docs[id];
+        if (d) strays.push(d.id);
+      }
+    }
+    for (const id of strays) if (this.removeDoc(id)) chunks++;
+    if (strays.length) this.dirty = true;
+    return { sources: [...sources], chunks };
   }
 
   /** Whether a source is Claude Code's curated memory rather than a note. */

@@ -13,7 +13,7 @@
  */
 import * as v from "valibot";
 import { dataFiles } from "../core/project.ts";
-import { appendBounded, readTextQuiet } from "../core/fsutil.ts";
+import { appendBounded, readOwnTail } from "../core/fsutil.ts";
 import { parseJson } from "../core/json-file.ts";
 import { redactedJsonLine, sanitize } from "../core/redact.ts";
 
@@ -85,12 +85,16 @@ export function appendInjection(dataDir: string, rec: InjectionRecord): void {
   appendBounded(files.injectionLog, files.injectionLogOld, redactedJsonLine(rec), LOG_MAX_BYTES);
 }
 
-/** The records of both parts of the log, oldest first; lines that are not records are skipped. */
+/**
+ * The records of both parts of the log, oldest first; lines that are not records are skipped. Each
+ * part is read from its last LOG_MAX_BYTES only, the most it holds before it rotates: a larger
+ * file came with the repository (a committed 200 MB log cost every prompt 14–18 s and over a GB).
+ */
 export function readInjections(dataDir: string, filter?: (line: string) => boolean): InjectionRecord[] {
   const files = dataFiles(dataDir);
   const out: InjectionRecord[] = [];
   for (const file of [files.injectionLogOld, files.injectionLog]) {
-    for (const line of (readTextQuiet(file) ?? "").split("\n")) {
+    for (const line of (readOwnTail(file, LOG_MAX_BYTES) ?? "").split("\n")) {
       if (!line || (filter && !filter(line))) continue;
       const r = parseJson(line, InjectionRecordSchema);
       if ("value" in r) out.push(r.value);

@@ -30,6 +30,11 @@ export interface TurnNote {
   /** The agent the turn was with (its adapter's name); absent: Claude Code. Written in the anchor and the heading. */
   agent?: string;
   now?: Date;
+  /**
+   * How long to wait for the day's lock (default 10 s). A command the user waits on gives more: a
+   * crowd of writers on a loaded machine passes the lock slowly, each holder healthy.
+   */
+  lockTimeoutMs?: number;
 }
 
 export interface AppendResult {
@@ -98,7 +103,7 @@ export async function appendTurnNote(given: TurnNote): Promise<AppendResult> {
     throw storageError(opts.memoryDir, e);
   }
   const file = dailyFile(opts.memoryDir, now);
-  const res = await withFileLock(dailyLockFile(opts.memoryDir, now), () => appendLocked(file, opts, now), { timeoutMs: 10_000 });
+  const res = await withFileLock(dailyLockFile(opts.memoryDir, now), () => appendLocked(file, opts, now), { timeoutMs: opts.lockTimeoutMs ?? 10_000 });
   if (res.appended && (res.wroteSessionHeading || opts.sessionId === "manual")) {
     // The note is written whatever happens here; a session missing from the record only reads as from the repository.
     try {

@@ -8,10 +8,13 @@
  * Writing it is one append of one line, link-safe, never fsynced (not a commit point); a ledger
  * that cannot be written never fails the call. Bounded as the injection log is: past
  * LEDGER_MAX_BYTES it becomes `model-calls.1.jsonl` and a new one starts. Read back line by line
- * against its schema: the file lives in the project, its bytes are not trusted.
+ * against its schema: the file lives in the project, its bytes are not trusted. Only lines this
+ * machine wrote are counted (each carries this machine's mark, core/machine-mark.ts): a committed
+ * ledger cannot show costs nobody here spent. Each part is read from its last LEDGER_MAX_BYTES only.
  */
 import * as v from "valibot";
-import { appendBounded, readTextQuiet } from "../core/fsutil.ts";
+import { appendBounded, readOwnTail } from "../core/fsutil.ts";
+import { machineKey, markLine, unmarkLine } from "../core/machine-mark.ts";
 import { parseJson } from "../core/json-file.ts";
 import { dataFiles } from "../core/project.ts";
 import { redactedJsonLine } from "../core/redact.ts";
@@ -56,20 +59,30 @@ export interface LedgerTarget {
 export function recordModelCall(dataDir: string, call: ModelCall): void {
   try {
     const files = dataFiles(dataDir);
-    appendBounded(files.modelLedger, files.modelLedgerOld, redactedJsonLine(call), LEDGER_MAX_BYTES);
+    appendBounded(files.modelLedger, files.modelLedgerOld, markLine(redactedJsonLine(call)), LEDGER_MAX_BYTES);
   } catch {}
 }
 
-/** The calls of both parts of the ledger, oldest first; lines that are not calls are skipped. */
-export function readModelCalls(dataDir: string): ModelCall[] {
+/** The calls this machine recorded, oldest first, and how many other lines looked like calls (not counted). */
+export function readModelLedger(dataDir: string, env = process.env): { calls: ModelCall[]; notOurs: number } {
   const files = dataFiles(dataDir);
-  const out: ModelCall[] = [];
+  const key = machineKey(env);
+  const calls: ModelCall[] = [];
+  let notOurs = 0;
   for (const file of [files.modelLedgerOld, files.modelLedger]) {
-    for (const line of (readTextQuiet(file) ?? "").split("\n")) {
+    for (const line of (readOwnTail(file, LEDGER_MAX_BYTES) ?? "").split("\n")) {
       if (!line) continue;
-      const r = parseJson(line, ModelCallSchema);
-      if ("value" in r) out.push(r.value);
+      const ours = unmarkLine(line, key);
+      const r = parseJson(ours ?? line, ModelCallSchema);
+      if (!("value" in r)) continue;
+      if (ours === undefined) notOurs++;
+      else calls.push(r.value);
     }
   }
-  return out;
+  return { calls, notOurs };
+}
+
+/** The calls of both parts of the ledger this machine recorded, oldest first. */
+export function readModelCalls(dataDir: string, env = process.env): ModelCall[] {
+  return readModelLedger(dataDir, env).calls;
 }

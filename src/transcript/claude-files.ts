@@ -8,11 +8,11 @@
  * note's anchor is followed only when it is one of this project's.
  */
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { InputError, NotFoundError } from "../core/errors.ts";
 import { errCode } from "../core/fsutil.ts";
 import { gitTopLevel, realOr } from "../core/project.ts";
+import { claudeConfigDir, projectSlug } from "../core/claude-home.ts";
 
 /** A transcript path refused because it is not one of this project's (`anotherProject`: it is some other project's). */
 export class ForeignTranscriptError extends InputError {
@@ -24,24 +24,11 @@ export class ForeignTranscriptError extends InputError {
   }
 }
 
-/** `$CLAUDE_CONFIG_DIR`, else `~/.claude`: Claude Code's own folder (settings, projects). */
-export function claudeConfigDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(homeOf(env), ".claude");
-}
-
-/** The user's home as the environment says (tests set HOME to a temp folder). */
-export function homeOf(env: NodeJS.ProcessEnv = process.env): string {
-  return env.HOME ?? env.USERPROFILE ?? homedir();
-}
+export { claudeConfigDir, homeOf, projectSlug } from "../core/claude-home.ts";
 
 /** `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`. */
 export function claudeProjectsDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(claudeConfigDir(env), "projects");
-}
-
-/** The folder name Claude Code gives a working directory: every non-alphanumeric character becomes `-`. */
-export function projectSlug(dir: string): string {
-  return dir.replace(/[^A-Za-z0-9]/g, "-");
 }
 
 /** `agent-<id>.jsonl` inside a `subagents/` folder. */

@@ -4,6 +4,7 @@ import { fileStamp } from "../core/fsutil.ts";
 import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
 import { checkData, type Context } from "../core/context.ts";
+import { projectPlaces } from "../core/places.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { MemsearchError, oneLine } from "../core/errors.ts";
 import { indexInto, type IndexReport } from "../index/indexer.ts";
@@ -107,7 +108,8 @@ export class Daemon {
     if (this.store && key === this.loadedStat) return { store: this.store };
     const healed = await openOrRebuild(this.ctx, { paths: this.paths, otherModel: "rebuild", locked, buildMissing: false, lowPeak: true, ...(this.curated ? { curated: this.curated } : {}) });
     this.store = healed.store;
-    this.loadedStat = healed.rebuilt ? this.statKey() : key;
+    this.loadedStat = healed.rebuilt || healed.dropped ? this.statKey() : key;
+    if (healed.dropped && healed.report) this.events.onIndexed?.(healed.report, `left out ${healed.dropped.chunks} chunks of ${healed.dropped.files} files outside the project`);
     if (healed.rebuilt && healed.report) {
       this.events.onIndexed?.(healed.report, "rebuilt");
       if (!locked && healed.rebuilt.missingVectors > 0) void this.reindex("vectors");
@@ -124,7 +126,7 @@ export class Daemon {
         if (trigger === "initial" || trigger === "curated") this.walkCurated();
         const report = await withIndexLock(this.ctx.project.indexDir, async () => {
           const { report, store } = await indexInto(
-            { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false, ...(this.curated ? { curated: this.curated } : {}) },
+            { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false, places: projectPlaces(this.ctx.project, this.ctx.env), ...(this.curated ? { curated: this.curated } : {}) },
             await this.current(true),
           );
           this.store = store;

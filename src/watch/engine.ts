@@ -1,5 +1,6 @@
 import type { Context } from "../core/context.ts";
 import { MemsearchError } from "../core/errors.ts";
+import { projectPlaces } from "../core/places.ts";
 import type { Healed } from "../index/heal.ts";
 import type { IndexReport } from "../index/indexer.ts";
 import type { SearchResponse } from "../index/search.ts";
@@ -16,7 +17,7 @@ import { WATCH_TIMEOUTS } from "./protocol.ts";
  */
 
 /** What opening the index had to do first, from whichever process opened it. */
-export type Heal = Pick<Healed, "rebuilt" | "built" | "otherModel">;
+export type Heal = Pick<Healed, "rebuilt" | "built" | "otherModel" | "dropped">;
 
 export interface NotesQuery {
   query: string;
@@ -51,6 +52,7 @@ export function healOf(h: Healed): Heal {
     ...(h.rebuilt ? { rebuilt: h.rebuilt } : {}),
     ...(h.built ? { built: h.built } : {}),
     ...(h.otherModel ? { otherModel: h.otherModel } : {}),
+    ...(h.dropped ? { dropped: h.dropped } : {}),
   };
 }
 
@@ -78,7 +80,8 @@ export class LocalEngine implements NotesEngine {
 
   async chunk(hash: string): Promise<{ chunk: StoredChunk; heal: Heal }> {
     const [loaded, { resolveChunk }] = await Promise.all([this.source.load(), import("../index/expand.ts")]);
-    return { chunk: resolveChunk(loaded.store, hash), heal: loaded.heal };
+    // The file list came from the index file: a chunk is opened only from this project's places.
+    return { chunk: resolveChunk(loaded.store, hash, projectPlaces(this.ctx.project, this.ctx.env).allows), heal: loaded.heal };
   }
 
   refresh(): Promise<IndexReport | "queued" | Unanswered> {

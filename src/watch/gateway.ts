@@ -1,6 +1,7 @@
 import type { Context } from "../core/context.ts";
 import { fileStamp } from "../core/fsutil.ts";
 import { normalJit } from "../core/jit.ts";
+import { projectPlaces } from "../core/places.ts";
 import type { IndexSummary } from "../index/format.ts";
 import type { Healed, HealOptions } from "../index/heal.ts";
 import type { IndexReport } from "../index/indexer.ts";
@@ -183,7 +184,7 @@ function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}
       normalJit();
       const { project, config } = ctx;
       const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
-      return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config) }));
+      return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config), places: projectPlaces(project, ctx.env) }));
     },
   });
 }

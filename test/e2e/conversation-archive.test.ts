@@ -146,6 +146,20 @@ describe("conversations kept past Claude Code's clean-up", () => {
     expect(sj.conversation_archive.messages).toBe(2);
   });
 
+  test("recall --reindex right after Claude Code deleted a transcript, before any update noticed: the conversation is archived, not lost (issue 31)", async () => {
+    const { old, ms, recallJson } = archiveProject();
+    expect((await recallJson("marmaladewire")).results[0].transcript.archived_at).toBeNull();
+    rmSync(old);
+    const re = await recallJson("marmaladewire", ["--reindex"]);
+    expect(re.results[0]?.transcript?.archived_at).toMatch(/^\d{4}-/);
+    const t = await ms(["transcript", old, "--turn", OLD_TURN, "-c", "0"]);
+    expect(t.code).toBe(0);
+    expect(t.stdout).toContain("We chose the marmaladewire format over protobuf");
+    // The conversations still on disk are read again by the rebuild, not archived.
+    expect((await recallJson("wombatcsv")).results[0].session_content.kind).toBe("plan");
+    expect(JSON.parse((await ms(["stats", "-j"])).stdout).conversation_archive.transcripts).toBe(1);
+  });
+
   test("conversations.archive_days prunes archived conversations older than it; 0 keeps them", async () => {
     const { old, ms, recallJson } = archiveProject();
     await recallJson("marmaladewire");

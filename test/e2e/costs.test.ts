@@ -5,6 +5,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { markLine } from "../../src/core/machine-mark.ts";
 import { tempProject } from "../helpers/cli.ts";
 import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
 
@@ -47,7 +48,8 @@ describe("the model-call ledger", () => {
 
   test("memsearch stats: calls, tokens and dollars per month and day, from the dated price table", async () => {
     const p = project();
-    const call = (at: string, over: Record<string, unknown> = {}) => JSON.stringify({ v: 1, at, provider: "claude", model: "haiku", purpose: "summary", inChars: 4000, outChars: 300, inTokens: 1_000_000, outTokens: 100_000, ms: 2100, outcome: "ok", ...over });
+    // Lines as this machine (the project's home, its key) writes them.
+    const call = (at: string, over: Record<string, unknown> = {}) => markLine(JSON.stringify({ v: 1, at, provider: "claude", model: "haiku", purpose: "summary", inChars: 4000, outChars: 300, inTokens: 1_000_000, outTokens: 100_000, ms: 2100, outcome: "ok", ...over }), p.env as NodeJS.ProcessEnv).trimEnd();
     mkdirSync(join(p.root, ".memsearch"), { recursive: true });
     writeFileSync(
       join(p.root, ".memsearch", "model-calls.jsonl"),
@@ -71,5 +73,22 @@ describe("the model-call ledger", () => {
 
     const empty = project();
     expect((await empty.ms(["stats"])).stdout).toContain("Model calls: none recorded");
+  }, 60_000);
+
+  test("a ledger that came with the repository shows no cost: only lines this machine wrote are counted", async () => {
+    const p = project();
+    const invented = (at: string) => JSON.stringify({ v: 1, at, provider: "claude", model: "opus", purpose: "summary", inChars: 4000, outChars: 300, inTokens: 90_000_000, outTokens: 9_000_000, ms: 2100, outcome: "ok" });
+    mkdirSync(join(p.root, ".memsearch"), { recursive: true });
+    const ledger = join(p.root, ".memsearch", "model-calls.jsonl");
+    // Committed lines, one of them marked by another machine's key (a copied line is not this machine's).
+    const other = tempProject({ notes: "none" });
+    cleanup.push(other.root, other.home);
+    writeFileSync(ledger, [invented("2026-11-02T12:00:00"), invented("2026-11-03T12:00:00"), markLine(invented("2026-11-04T12:00:00"), other.env as NodeJS.ProcessEnv).trimEnd()].join("\n") + "\n");
+    const r = await p.ms(["stats"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Model calls: none recorded");
+    expect(r.stdout).toContain("3 ledger lines not written on this machine");
+    expect(r.stdout).not.toContain("$");
+    expect(JSON.parse((await p.ms(["stats", "-j"])).stdout).model_calls.total.calls).toBe(0);
   }, 60_000);
 });

@@ -183,4 +183,30 @@ describe("Claude Code's curated memory (layer 1)", () => {
     const s = (await get<SearchPage>("/api/search", { q: "flamingo queue", mode: "notes" })).body;
     expect(s.hits[0]?.from).toEqual(["curated"]);
   }, 120_000);
+
+  test("a project with only CLAUDE.md and Claude Code's MEMORY.md, never indexed: search and recall index them first and find them (issue 31)", async () => {
+    const p = tempProject({ notes: "none" });
+    dirs.push(p.root, p.home);
+    const root = realpathSync(p.root);
+    writeFileSync(join(root, "CLAUDE.md"), "# Project\n\nDeploys go through the heron pipeline.\n");
+    const mem = join(realpathSync(p.home), ".claude", "projects", projectSlug(root), "memory");
+    mkdirSync(mem, { recursive: true });
+    writeFileSync(join(mem, "MEMORY.md"), "# Memory\n\n- Retries go through the flamingo queue, never inline sleeps.\n");
+    const env = { ...p.env, MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" };
+    const ms = (args: string[]) => run(args, { cwd: root, env, timeoutMs: 60_000 });
+
+    const s = await ms(["search", "flamingo queue", "-j"]);
+    expect(s.code).toBe(0);
+    expect(s.stderr).not.toContain("Nothing is indexed");
+    expect((JSON.parse(s.stdout) as Hit[])[0]).toMatchObject({ source: join(mem, "MEMORY.md"), kind: "curated" });
+
+    const q = tempProject({ notes: "none" });
+    dirs.push(q.root, q.home);
+    const qroot = realpathSync(q.root);
+    writeFileSync(join(qroot, "CLAUDE.md"), "# Project\n\nDeploys go through the heron pipeline.\n");
+    const r = await run(["recall", "heron pipeline deploys", "--raw", "-j"], { cwd: qroot, env: { ...q.env, MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" }, timeoutMs: 60_000 });
+    expect(r.code).toBe(0);
+    const top = JSON.parse(r.stdout).results[0];
+    expect(top?.note).toMatchObject({ source: join(qroot, "CLAUDE.md"), kind: "curated" });
+  }, 120_000);
 });

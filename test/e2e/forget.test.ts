@@ -163,4 +163,32 @@ describe("memsearch forget", () => {
     expect(imp.code).not.toBe(0);
     expect(imp.stderr).toContain("fix or remove it before importing");
   }, 120_000);
+
+  test("a forgotten note brought back by a checkout stays out of the index, with a word; --undo lets the next index take it (issue 31)", async () => {
+    const p = tempProject();
+    cleanup.push(p.root, p.home);
+    const env = { MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" };
+    expect((await p.ms(["index"], env)).code).toBe(0);
+    const day = join(p.memory, "2026-11-21.md");
+    const committed = readFileSync(day, "utf8");
+    const turn = "2c3d4e5f-5555-4a6b-8c1d-2e3f4a5b6c7d";
+    const f = await p.ms(["forget", turn], env);
+    expect(f.code).toBe(0);
+    expect(readFileSync(day, "utf8")).not.toContain("internal_port");
+    // `git checkout` of the committed file: the note is back in the markdown.
+    writeFileSync(day, committed);
+    const i = await p.ms(["index"], env);
+    expect(i.code).toBe(0);
+    expect(i.stderr).toContain(`1 forgotten note is back in ${day}`);
+    const found = JSON.parse((await p.ms(["search", "internal_port health checks", "-j"], env)).stdout) as { content: string }[];
+    expect(found.filter((h) => h.content.includes("internal_port"))).toEqual([]);
+    // The other notes of that file are still found.
+    expect((JSON.parse((await p.ms(["search", "Heroku Fly.io", "-j"], env)).stdout) as { content: string }[]).some((h) => h.content.includes("Heroku"))).toBe(true);
+
+    expect((await p.ms(["forget", "--undo", turn], env)).code).toBe(0);
+    const again = await p.ms(["index"], env);
+    expect(again.stderr).not.toContain("forgotten note");
+    const back = JSON.parse((await p.ms(["search", "internal_port health checks", "-j"], env)).stdout) as { content: string }[];
+    expect(back.some((h) => h.content.includes("internal_port"))).toBe(true);
+  }, 60_000);
 });

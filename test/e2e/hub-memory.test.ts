@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import type { CostsPage, Overview, SessionsPage } from "../../src/hub/types.ts";
 import { contrasts, launchChromium } from "../helpers/browser.ts";
+import { markLine } from "../../src/core/machine-mark.ts";
 import { BIN, REPO, run, tempProject } from "../helpers/cli.ts";
 
 const ART = join(REPO, "test-artifacts", "hub-memory");
@@ -55,7 +56,8 @@ function writeInjectionLog(): void {
 }
 
 function writeLedger(): void {
-  const call = (at: string, over: Record<string, unknown> = {}) => JSON.stringify({ v: 1, at, provider: "claude", model: "haiku", purpose: "summary", inChars: 5200, outChars: 310, inTokens: 1400, outTokens: 90, ms: 2300, outcome: "ok", ...over });
+  // Marked as this machine (the project's home) writes them: only such lines are counted.
+  const call = (at: string, over: Record<string, unknown> = {}) => markLine(JSON.stringify({ v: 1, at, provider: "claude", model: "haiku", purpose: "summary", inChars: 5200, outChars: 310, inTokens: 1400, outTokens: 90, ms: 2300, outcome: "ok", ...over }), env as NodeJS.ProcessEnv).trimEnd();
   writeFileSync(
     join(dataDir, "model-calls.jsonl"),
     [

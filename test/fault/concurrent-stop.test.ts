@@ -9,7 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
-import { anchorsOf, drained, drainersIn, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, tracked, type Project } from "./helpers.ts";
+import { anchorsOf, drained, drainersIn, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, tracked, type Project, liveLockContent } from "./helpers.ts";
 import { appendTurn, type TurnSpec } from "./transcript.ts";
 
 const kit = faultKit("concurrent-stop");
@@ -254,7 +254,7 @@ describe("a retried Stop", () => {
       // Held as a live drainer would hold it: the Stops only queue, in this order.
       mkdirSync(p.pending, { recursive: true });
       const lock = join(p.pending, ".drain.lock");
-      writeFileSync(lock, `${process.pid} ${Date.now()} fault-test\n`);
+      writeFileSync(lock, liveLockContent());
       const transcript = join(p.root, "never.jsonl");
       writeFileSync(transcript, "");
       const base = { session_id: "retry-s", prompt_id: "retry-p", transcript_path: transcript, cwd: p.root };

@@ -11,7 +11,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { anchorsOf, drained, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, tracked, type Project } from "./helpers.ts";
+import { anchorsOf, drained, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, tracked, type Project, liveLockContent } from "./helpers.ts";
 import { appendTurn, type TurnSpec } from "./transcript.ts";
 
 const kit = faultKit("control-chars");
@@ -63,7 +63,7 @@ describe("control characters in a turn", () => {
       mkdirSync(transcripts, { recursive: true });
       // Hold the queue: the turns are written by one drain at the end, as after a busy session.
       mkdirSync(p.pending, { recursive: true });
-      writeFileSync(join(p.pending, ".drain.lock"), `${process.pid} ${Date.now()} fault-test\n`);
+      writeFileSync(join(p.pending, ".drain.lock"), liveLockContent());
       const turns: TurnSpec[] = [];
       const clean = (i: number): TurnSpec => ({ sessionId: "calm-session", uuid: `calm-u-${i}`, promptId: `calm-p-${i}`, prompt: `Why does the ${WORDS[i]} build fail?`, command: "bun test", output: "1 fail", reply: `The ${WORDS[i]} fixture was stale; refreshed it.` });
       // Clean turns before and after the hostile ones, all the same day.

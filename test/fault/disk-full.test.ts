@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { checkIndex, INDEX_FILE } from "../../src/index/format.ts";
-import { anchorsOf, BIN, drained, drainersIn, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, REPO, runCmd, sameSnapshot, snapshot, stderrLines, tracked, type Project, type Rng, type RunResult } from "./helpers.ts";
+import { anchorsOf, BIN, drained, drainersIn, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, REPO, runCmd, sameSnapshot, snapshot, stderrLines, tracked, type Project, type Rng, type RunResult, liveLockContent } from "./helpers.ts";
 import { appendTurn } from "./transcript.ts";
 
 const kit = faultKit("disk-full");
@@ -299,7 +299,7 @@ describe("a file-size limit (ulimit -f, SIGXFSZ ignored)", () => {
       // under the same limit tries: the note cannot be appended, the turn stays queued.
       mkdirSync(p.pending, { recursive: true });
       const lock = join(p.pending, ".drain.lock");
-      writeFileSync(lock, `${process.pid} ${Date.now()} fault-test\n`);
+      writeFileSync(lock, liveLockContent());
       for (const event of ["session-start", "session-end"]) {
         const r = await runCmd(limited([BIN, "hook", event]), { cwd: p.root, env, stdin: JSON.stringify({ session_id: "lim-x", cwd: p.root }), hangMs: HOOK_BUDGET_MS[event]! + HANG_SLACK_MS });
         expect(hookOutputProblem(r)).toBeUndefined();

@@ -16,6 +16,7 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { anchorsIn, type Anchor } from "../../src/core/anchor.ts";
+import { bootWord, processStartTime } from "../../src/core/processes.ts";
 import { socketPath } from "../../src/watch/client.ts";
 import { HOOK_EVENTS } from "../../src/hooks/events.ts";
 import { BIN, REPO } from "../helpers/cli.ts";
@@ -213,6 +214,15 @@ export function drainersIn(tag: string, root: string): number[] {
     const cmd = cmdlineOf(pid);
     return cmd.includes("hook") && cmd.includes("drain") && cwdOf(pid) === root;
   });
+}
+
+/**
+ * A lock's content naming this test process as its holder, as memsearch writes one (pid, time,
+ * token, start time, this boot's word): a live holder the binary waits for, as it would for a
+ * drainer at work. (A lock without the boot word is held only by a live memsearch process.)
+ */
+export function liveLockContent(token = "fault-test"): string {
+  return `${process.pid} ${Date.now()} ${token} ${processStartTime(process.pid)?.replace(/\s+/g, "_") ?? "-"} ${bootWord()}\n`;
 }
 
 /** Alive and not a zombie. */

@@ -27,6 +27,7 @@ import {
   tracked,
   type Project,
   type RunResult,
+  liveLockContent,
 } from "./helpers.ts";
 
 const kit = faultKit("hook-fuzz");
@@ -304,7 +305,7 @@ describe("the drainer and a FIFO transcript", () => {
       // Hold the queue as a live drainer would, so the Stop hook only queues.
       mkdirSync(p.pending, { recursive: true });
       const lock = join(p.pending, ".drain.lock");
-      writeFileSync(lock, `${process.pid} ${Date.now()} fault-test\n`);
+      writeFileSync(lock, liveLockContent());
       const input = { session_id: "fifo-s", prompt_id: "fifo-p", transcript_path: FIFO, cwd: p.root, last_assistant_message: "The FIFO was never opened." };
       await ms(["hook", "user-prompt-submit"], { cwd: p.root, env, stdin: JSON.stringify({ ...input, prompt: "does the drainer open a FIFO transcript?" }) });
       const stop = await ms(["hook", "stop"], { cwd: p.root, env, stdin: JSON.stringify(input), hangMs: HOOK_BUDGET_MS.stop! + HANG_SLACK_MS });

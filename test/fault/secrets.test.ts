@@ -12,7 +12,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
-import { anchorsOf, drained, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, isAlive, ms, queued, readMemory, tracked, type Project, type Rng } from "./helpers.ts";
+import { anchorsOf, drained, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, isAlive, ms, queued, readMemory, tracked, type Project, type Rng, liveLockContent } from "./helpers.ts";
 import { appendTurn, type TurnSpec } from "./transcript.ts";
 
 const kit = faultKit("secrets");
@@ -203,7 +203,7 @@ async function hook(h: Harness, event: string, input: unknown): Promise<void> {
 function holdQueue(h: Harness): () => void {
   mkdirSync(h.p.pending, { recursive: true });
   const lock = join(h.p.pending, ".drain.lock");
-  writeFileSync(lock, `${process.pid} ${Date.now()} fault-test\n`);
+  writeFileSync(lock, liveLockContent());
   return () => rmSync(lock, { force: true });
 }
 

@@ -6,11 +6,11 @@
  * limit well under that timeout, not a duration.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { processStartTime } from "../../src/core/processes.ts";
 import { liveSleeper } from "../helpers/processes.ts";
-import { faultKit, isAlive, ms, tracked } from "./helpers.ts";
+import { BIN, faultKit, isAlive, ms, tracked } from "./helpers.ts";
 
 const kit = faultKit("stale-locks");
 const sleeper = liveSleeper();
@@ -124,4 +124,127 @@ describe("a watch.pid naming a live process that is not the watch process", () =
       60_000,
     );
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Planted locks (issue 31): a lock file comes with a repository as easily as any other file.
+
+const bootWordOf = () => `b:${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim().replace(/-/g, "")}`;
+const linux = existsSync("/proc/sys/kernel/random/boot_id");
+
+/** Planted index locks: none is held by a memsearch of this machine. */
+const PLANTED: Record<string, () => string> = {
+  "from the future, naming init (older format)": () => `1 ${Date.now() + 3600_000} cafe01\n`,
+  "from the future, naming init with its own start time": () => `1 ${Date.now() + 3600_000} cafe01 ${startWord(1)}\n`,
+  "older format naming a live process that is not memsearch, its own start time": () => `${sleeper.pid} ${Date.now()} cafe01 ${startWord(sleeper.pid)}\n`,
+};
+kit.set("planted-kinds", Object.keys(PLANTED).length);
+
+describe("a planted index.lock does not switch memory off", () => {
+  for (const [kind, content] of Object.entries(PLANTED)) {
+    test(
+      `memsearch index takes it over at once: ${kind}`,
+      tracked(kit, async () => {
+        const p = kit.project();
+        mkdirSync(p.indexDir, { recursive: true });
+        const lock = join(p.indexDir, "index.lock");
+        writeFileSync(lock, content());
+        const r = await ms(["index"], { cwd: p.root, env: { ...p.env, MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" }, hangMs: HANG_MS });
+        expect(r.hung).toBe(false);
+        expect(r.code).toBe(0);
+        expect(r.stderr).not.toContain("end it");
+        expect(existsSync(lock)).toBe(false);
+        kit.count("planted-taken-over");
+      }),
+      HANG_MS + 10_000,
+    );
+  }
+
+  test(
+    "remember writes its note past a planted day lock from the future, and never tells the user to end init",
+    tracked(kit, async () => {
+      const p = kit.project();
+      const env = { ...p.env, TZ: "UTC", MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" };
+      mkdirSync(p.memory, { recursive: true });
+      const day = new Date().toISOString().slice(0, 10);
+      writeFileSync(join(p.memory, `.${day}.md.lock`), `1 ${Date.now() + 3600_000} cafe01\n`);
+      const r = await ms(["remember", "the otter deploy needs the backup window"], { cwd: p.root, env, hangMs: HANG_MS });
+      expect(r.code).toBe(0);
+      expect(r.stderr).not.toContain("pid 1 ");
+      expect(readFileSync(join(p.memory, `${day}.md`), "utf8")).toContain("otter deploy");
+    }),
+    HANG_MS + 10_000,
+  );
+});
+
+describe("remember, its note saved", () => {
+  test(
+    "waits for a healthy memsearch holding the day's lock longer than 10 s instead of failing and blaming it",
+    tracked(kit, async () => {
+      if (!linux) return;
+      const p = kit.project();
+      const env = { ...p.env, TZ: "UTC", MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" };
+      // A live memsearch of this machine (a watch process of another project) stands for a writer
+      // the machine's load keeps from finishing quickly.
+      const other = kit.project();
+      const holder = Bun.spawn([BIN, "watch"], { cwd: other.root, env: { ...other.env, MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_TRANSCRIPT_INDEX: "1" } as Record<string, string>, stdout: "ignore", stderr: "ignore" });
+      try {
+        await Bun.sleep(300);
+        mkdirSync(p.memory, { recursive: true });
+        const day = new Date().toISOString().slice(0, 10);
+        const lock = join(p.memory, `.${day}.md.lock`);
+        writeFileSync(lock, `${holder.pid} ${Date.now()} cafe01 ${startWord(holder.pid)} ${bootWordOf()}\n`);
+        const release = setTimeout(() => rmSync(lock, { force: true }), 13_000);
+        const r = await ms(["remember", "the heron queue is drained nightly"], { cwd: p.root, env, hangMs: HANG_MS });
+        clearTimeout(release);
+        expect(r.code).toBe(0);
+        expect(r.stderr).not.toContain("end it");
+        expect(readFileSync(join(p.memory, `${day}.md`), "utf8")).toContain("heron queue");
+      } finally {
+        holder.kill(9);
+      }
+    }),
+    HANG_MS + 10_000,
+  );
+
+  test(
+    "says so and exits 0 when the index cannot be updated",
+    tracked(kit, async () => {
+      const p = kit.project();
+      const env = { ...p.env, TZ: "UTC", MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" };
+      // A file where the index folder belongs: no index can be written, the note can.
+      mkdirSync(p.dataDir, { recursive: true });
+      writeFileSync(p.indexDir, "not a folder\n");
+      const r = await ms(["remember", "the kestrel cache warms at boot"], { cwd: p.root, env, hangMs: HANG_MS });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("Remembered in");
+      expect(r.stderr).toContain("the note is saved, but the index was not updated");
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      const day = new Date().toISOString().slice(0, 10);
+      expect(readFileSync(join(p.memory, `${day}.md`), "utf8")).toContain("kestrel cache");
+    }),
+    HANG_MS + 10_000,
+  );
+});
+
+describe("doctor and the turn queue", () => {
+  test(
+    "warns when a turn has waited more than a minute, by its file's time or the Stop time it records",
+    tracked(kit, async () => {
+      const p = kit.project();
+      const env = { ...p.env, MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" };
+      mkdirSync(p.pending, { recursive: true });
+      const turn = (id: string, stoppedAt: Date) => JSON.stringify({ sessionId: "s-q", promptId: id, stoppedAt: stoppedAt.toISOString(), prompt: "why?" });
+      // Written by a checkout just now, but stopped long ago.
+      writeFileSync(join(p.pending, "s-q--p1.json"), turn("p1", new Date(Date.now() - 3 * 3600_000)));
+      const old = join(p.pending, "s-q--p2.json");
+      writeFileSync(old, turn("p2", new Date()));
+      const past = new Date(Date.now() - 2 * 60_000);
+      utimesSync(old, past, past);
+      const r = await ms(["doctor", "-j"], { cwd: p.root, env, hangMs: HANG_MS });
+      const checks = JSON.parse(r.stdout) as { name: string; status: string }[];
+      expect(checks.find((c) => c.name === "turn queue")?.status).toBe("warn");
+    }),
+    HANG_MS + 10_000,
+  );
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { markLine } from "../../src/core/machine-mark.ts";
 import { LEDGER_MAX_BYTES, readModelCalls, recordModelCall, type ModelCall } from "../../src/memory/ledger.ts";
 import { callCost, costReport, formatUsd, PRICES_AS_OF } from "../../src/memory/prices.ts";
 import { askModel, readClaudeOutput, summarizeTurn, type SummarizeOptions } from "../../src/memory/summarizer.ts";
@@ -119,13 +120,14 @@ describe("what is recorded", () => {
   test("bounded: past its size the ledger rolls over; lines that are not calls are skipped", () => {
     const dataDir = temp("ms-ledger-");
     const call: ModelCall = { v: 1, at: new Date().toISOString(), provider: "claude", model: "haiku", purpose: "summary", inChars: 10, outChars: 5, ms: 3, outcome: "ok" };
-    const line = JSON.stringify(call).length + 1;
+    // Each line carries this machine's mark (core/machine-mark.ts).
+    const line = markLine(JSON.stringify(call)).length;
     const n = Math.ceil((LEDGER_MAX_BYTES * 1.5) / line);
     for (let i = 0; i < n; i++) recordModelCall(dataDir, call);
     const size = (f: string) => readFileSync(join(dataDir, f)).length;
     expect(size("model-calls.jsonl") + size("model-calls.1.jsonl")).toBe(n * line);
     expect(size("model-calls.1.jsonl")).toBeLessThanOrEqual(LEDGER_MAX_BYTES);
-    writeFileSync(join(dataDir, "model-calls.1.jsonl"), `not json\n${JSON.stringify({ ...call, inChars: -1 })}\n${JSON.stringify(call)}\n`);
+    writeFileSync(join(dataDir, "model-calls.1.jsonl"), `not json\n${markLine(JSON.stringify({ ...call, inChars: -1 }))}${markLine(JSON.stringify(call))}`);
     expect(readModelCalls(dataDir)).toHaveLength(1 + size("model-calls.jsonl") / line);
   });
 });

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { save as oramaSave, search, type AnyOrama, type Results } from "@orama/orama";
 import { OramaShapeError } from "../../src/core/errors.ts";
-import { bindOrama, bm25Stats, documents, fieldStats, indexShape, internalIds, saveState, textRadix, vectorNode, type BoundOrama } from "../../src/index/orama-internals.ts";
+import { bindOrama, bm25Stats, documents, enumValues, fieldStats, indexShape, internalIds, saveState, textRadix, vectorNode, type BoundOrama } from "../../src/index/orama-internals.ts";
 import { Store } from "../../src/index/store.ts";
 import { VectorBlock } from "../../src/index/vector-block.ts";
 import { stem } from "../../src/index/tokenizer.ts";
@@ -55,6 +55,13 @@ describe("Orama internals", () => {
         const found = textRadix(db).find({ term: stem("redis"), exact: false, tolerance: 0 });
         const all = Object.values(found).flat().sort();
         expect(all).toEqual([ids.get("a")!, ids.get("c")!].sort());
+      });
+
+      test("the source field's values name each source with its documents' internal ids", () => {
+        const ids = internalIds(db);
+        const values = enumValues(db);
+        expect([...values.keys()]).toEqual(["/p/a.md"]);
+        expect([...values.get("/p/a.md")!].sort()).toEqual([ids.get("a")!, ids.get("b")!, ids.get("c")!].sort());
       });
 
       test("BM25 statistics hold the per-field maps", () => {

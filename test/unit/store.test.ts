@@ -292,3 +292,22 @@ describe("the header checks itself", () => {
     expect(sealHead(head)).toBe(sealed);
   });
 });
+
+describe("dropSources (issue 31: an index naming another place's files)", () => {
+  test("takes out the files a check refuses, and documents naming a refused source that no file lists, saved and loaded", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-drop-"));
+    const s = Store.empty(dir, "m");
+    s.replaceFile("/proj/a.md", { mtimeMs: 1, size: 1 }, [chunk("a1", "/proj/a.md", "## A\nalpha"), chunk("s1", "/elsewhere/secret.md", "## S\nsecret stray")], () => undefined);
+    s.replaceFile("/other/b.md", { mtimeMs: 1, size: 1 }, [chunk("b1", "/other/b.md", "## B\nbravo")], () => undefined);
+    s.save();
+    const { store } = Store.open(dir, "m");
+    const dropped = store.dropSources((src) => src.startsWith("/proj/"));
+    expect(dropped.sources.sort()).toEqual(["/elsewhere/secret.md", "/other/b.md"]);
+    expect(dropped.chunks).toBe(2);
+    expect(store.sources()).toEqual(["/proj/a.md"]);
+    expect(store.getChunk("a1")).toBeDefined();
+    expect(store.getChunk("s1")).toBeUndefined();
+    expect(store.getChunk("b1")).toBeUndefined();
+    expect(store.isDirty).toBe(true);
+  });
+});

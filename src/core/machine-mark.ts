@@ -1,0 +1,69 @@
+/**
+ * Lines this machine wrote, told from lines a repository brought: a log kept in the project (the
+ * model-call ledger) is committed as easily as any file, and a committed ledger showed costs nobody
+ * spent. Each line this machine writes carries `"mac"`, an HMAC-SHA-256 of the line's own bytes
+ * under a key kept in the user's folder (`~/.memsearch/machine.key`, made on first use, 0600). A
+ * repository can copy a line, never make one: the key never leaves this machine, and the mark
+ * covers the whole line.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+import { closeSync, mkdirSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { errCode, openOwnFile, readOwnText } from "./fsutil.ts";
+import { userFiles } from "./project.ts";
+
+const KEY_RE = /^[0-9a-f]{64}$/;
+const MARK_RE = /,"mac":"([0-9a-f]{32})"\}$/;
+
+let cached: { file: string; key: string } | undefined;
+
+/** This machine's key; with `create`, made when there is none yet. undefined: no key (nothing was marked here). */
+export function machineKey(env = process.env, create = false): string | undefined {
+  const file = userFiles(env).machineKey;
+  if (cached?.file === file) return cached.key;
+  let key = readKey(file);
+  if (key === undefined && create) {
+    mkdirSync(dirname(file), { recursive: true });
+    try {
+      const fd = openOwnFile(file, "create", 0o600);
+      try {
+        writeSync(fd, `${randomBytes(32).toString("hex")}\n`);
+      } finally {
+        closeSync(fd);
+      }
+    } catch (e) {
+      if (errCode(e) !== "EEXIST") throw e;
+    }
+    key = readKey(file); // another process may have made it first: theirs is the key
+  }
+  if (key !== undefined) cached = { file, key };
+  return key;
+}
+
+function readKey(file: string): string | undefined {
+  try {
+    const k = readOwnText(file).trim();
+    return KEY_RE.test(k) ? k : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const mac = (key: string, body: string) => createHmac("sha256", key).update(body).digest("hex").slice(0, 32);
+
+/** A JSON object line (`{…}`, a final newline allowed), marked as this machine's. */
+export function markLine(line: string, env = process.env): string {
+  const body = line.replace(/\n$/, "");
+  if (!body.endsWith("}") || body === "{}") throw new Error("only a non-empty JSON object line can be marked");
+  const key = machineKey(env, true)!;
+  return `${body.slice(0, -1)},"mac":"${mac(key, body)}"}\n`;
+}
+
+/** The line as it was before it was marked, when this machine marked it; undefined otherwise. */
+export function unmarkLine(line: string, key: string | undefined): string | undefined {
+  if (key === undefined) return undefined;
+  const m = MARK_RE.exec(line);
+  if (!m) return undefined;
+  const body = `${line.slice(0, m.index)}}`;
+  return mac(key, body) === m[1] ? body : undefined;
+}
