@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { makeDataDir } from "../core/project.ts";
 import { resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
@@ -28,9 +29,9 @@ export const watchCommand = command({
   run: async (a) => {
     const ctx = loadContext({ ...embeddingOverrides(a), "watch.debounce_ms": a.debounceMs });
     const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
-    if (!a.paths.length) mkdirSync(ctx.project.memoryDir, { recursive: true });
+    if (!a.paths.length) makeDataDir(ctx.project.dataDir, ctx.project.memoryDir);
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
-    mkdirSync(ctx.project.dataDir, { recursive: true });
+    makeDataDir(ctx.project.dataDir);
 
     const { Daemon } = await import("../watch/daemon.ts");
     // A skipped or cleaned file is reported by every re-index; say it once per file and reason.

@@ -9,12 +9,12 @@
  * format still reads the time right; a lock of that format names a live holder only if its PID's
  * process had started by the lock's time, and a lock without even a time names none.
  */
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { StorageError } from "./errors.ts";
 import { errCode, readTextQuiet, storageError } from "./fsutil.ts";
 import { isAlive, mayBeSameProcess, processStartTime } from "./processes.ts";
-import { INDEX_LOCK } from "./project.ts";
+import { INDEX_LOCK, makeDataDir } from "./project.ts";
 
 export interface LockOptions {
   /** Give up after this long (default 5 s). */
@@ -218,7 +218,8 @@ function releaseLock(lockPath: string, token: string): void {
  */
 export function withIndexLock<T>(indexDir: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
   try {
-    mkdirSync(indexDir, { recursive: true });
+    // The index folder is `<dataDir>/index` (project.ts): the data folder may be made here first.
+    makeDataDir(dirname(indexDir), indexDir);
   } catch (e) {
     throw new StorageError(`cannot create the index folder ${indexDir}: ${(e as NodeJS.ErrnoException).code ?? e}`);
   }

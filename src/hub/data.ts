@@ -10,7 +10,7 @@ import type { AgentAdapter } from "../agents/types.ts";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { agentOf } from "../core/anchor.ts";
+import { DEFAULT_AGENT, noteAgent } from "../core/anchor.ts";
 import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { resolveOllamaHost } from "../core/ollama-client.ts";
@@ -264,7 +264,7 @@ export class HubData {
   /** A project's notes, newest first; with `agent`, only those of turns with that agent. */
   async timeline(id: string, offset: number, limit: number, agent?: string): Promise<TimelinePage> {
     const p = this.project(id);
-    const notes = agent === undefined ? this.notes(p) : this.notes(p).filter((n) => agentOf(n.anchor) === agent);
+    const notes = agent === undefined ? this.notes(p) : this.notes(p).filter((n) => noteAgent(n.anchor) === agent);
     let summary: IndexSummary | undefined;
     try {
       summary = await this.indexSummary(p);
@@ -374,7 +374,7 @@ export class HubData {
         warnings: res.warning ? [redact(res.warning, 500)] : [],
         hits: res.results.map((r) => {
           const p = owner.get(r.chunk.chunkHash)!;
-          return { project: p.id, projectName: p.name, score: round(r.score), date: r.kind === "curated" ? null : dateOfChunk(r.chunk), from: [r.kind === "curated" ? "curated" : "note"], note: noteHit(r.chunk), transcript: null, agent: r.kind === "curated" ? "claude" : agentOf(chunkAnchor(r.chunk)) };
+          return { project: p.id, projectName: p.name, score: round(r.score), date: r.kind === "curated" ? null : dateOfChunk(r.chunk), from: [r.kind === "curated" ? "curated" : "note"], note: noteHit(r.chunk), transcript: null, agent: r.kind === "curated" ? DEFAULT_AGENT : noteAgent(chunkAnchor(r.chunk)) };
         }),
       };
     }
@@ -691,7 +691,7 @@ function noteItem(project: string, n: JournalNote): NoteItem {
     heading: redact(n.heading, 200),
     bullets: n.bullets.map((b) => redact(b, BULLET_CHARS)),
     session: n.anchor?.session ?? null,
-    agent: agentOf(n.anchor),
+    agent: noteAgent(n.anchor),
   };
 }
 

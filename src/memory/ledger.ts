@@ -13,7 +13,7 @@
 import * as v from "valibot";
 import { appendBounded, readTextQuiet } from "../core/fsutil.ts";
 import { parseJson } from "../core/json-file.ts";
-import { dataFiles } from "../core/project.ts";
+import { dataFiles, makeDataDir } from "../core/project.ts";
 import { redactedJsonLine } from "../core/redact.ts";
 
 export const LEDGER_MAX_BYTES = 1024 * 1024;
@@ -56,6 +56,7 @@ export interface LedgerTarget {
 export function recordModelCall(dataDir: string, call: ModelCall): void {
   try {
     const files = dataFiles(dataDir);
+    makeDataDir(dataDir);
     appendBounded(files.modelLedger, files.modelLedgerOld, redactedJsonLine(call), LEDGER_MAX_BYTES);
   } catch {}
 }

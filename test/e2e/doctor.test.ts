@@ -89,9 +89,9 @@ describe("doctor, remember and recent", () => {
     expect(before.detail).toBe(`1 of 3 turns since 2026-02-10 have no note: 2026-02-10 12:04 session acc0be11 turn t-missin "Write the release notes for version 2"; 1 queued (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)`);
     expect(before.fix).toBe("memsearch import (writes exactly that turn)");
     const stats = JSON.parse((await ms(["stats", "-j"])).stdout);
-    expect(stats.turns).toMatchObject({ turns: 5, toCapture: 3, queued: 1, missing: 1, notTurns: { "local-command": 2, "no-reply": 0, trivial: 1 } });
-    expect(stats.turns.sessions[0]).toMatchObject({ sessionId: SESSION, turns: 5 });
-    expect(stats.turns.missingTurns.map((m: { turn: string }) => m.turn)).toEqual([s.missing]);
+    expect(stats.turns).toMatchObject({ turns: 5, to_capture: 3, queued: 1, missing: 1, not_turns: { "local-command": 2, "no-reply": 0, trivial: 1 } });
+    expect(stats.turns.sessions[0]).toMatchObject({ session_id: SESSION, turns: 5 });
+    expect(stats.turns.missing_turns.map((m: { turn: string }) => m.turn)).toEqual([s.missing]);
     expect((await ms(["stats"])).stdout).toContain("Turns: 1 of 3 turns since 2026-02-10 have no note");
     const imported = await ms(["import"]);
     expect(imported.stdout).toStartWith("Imported 1 turn from 1 session");
@@ -113,7 +113,7 @@ describe("doctor, remember and recent", () => {
     expect(before.detail).toBe(`2 of 4 turns since 2026-02-10 have no note (Claude Code 3, Codex CLI 1): 2026-02-10 12:04 Claude Code session acc0be11 turn t-missin "Write the release notes for version 2", 2026-11-26 11:17 Codex CLI session 01a21793 turn 01a21793 "RUNTOOL show me what the fixture folder…"; 1 queued (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)`);
     expect(before.fix).toBe("memsearch import (writes exactly those 2)");
     const stats = JSON.parse((await ms(["stats", "-j"], agents)).stdout);
-    expect(stats.turns.missingTurns.map((m: { agent: string; turn: string }) => [m.agent, m.turn])).toEqual([["claude", "t-missing"], ["codex", CODEX_MISSING.turn]]);
+    expect(stats.turns.missing_turns.map((m: { agent: string; turn: string }) => [m.agent, m.turn])).toEqual([["claude", "t-missing"], ["codex", CODEX_MISSING.turn]]);
     expect((await ms(["stats"], agents)).stdout).toContain(`  Codex CLI session 01a21793 (2026-11-26 11:17): 1 turns, 0 noted, 1 missing`);
     const imported = await ms(["import"], agents);
     expect(imported.stdout).toStartWith("Imported 2 turns from 2 sessions");
