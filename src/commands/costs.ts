@@ -1,5 +1,5 @@
 import { readModelCalls } from "../memory/ledger.ts";
-import { costReport, formatUsd, type CostReport, type CostRow } from "../memory/prices.ts";
+import { costReport, formatReported, formatUsd, type CostReport, type CostRow } from "../memory/prices.ts";
 
 /** Days shown by `memsearch stats` (the JSON has them all). */
 const SHOWN_DAYS = 7;
@@ -15,14 +15,15 @@ function rowLine(r: CostRow): string {
   const tokens = r.inTokens || r.outTokens ? `, ${fmt(r.inTokens)} tokens in / ${fmt(r.outTokens)} out` : "";
   const chars = r.charsOnly ? `, ${fmt(r.charsOnly)} characters without token counts` : "";
   const failed = r.failed ? ` (${fmt(r.failed)} failed)` : "";
-  return `  ${r.period}: ${fmt(r.calls)} call${r.calls === 1 ? "" : "s"}${failed}${tokens}${chars}, ${formatUsd(r)}`;
+  const reported = formatReported(r);
+  return `  ${r.period}: ${fmt(r.calls)} call${r.calls === 1 ? "" : "s"}${failed}${tokens}${chars}, ${formatUsd(r)}${reported ? `; claude reported ${reported}` : ""}`;
 }
 
 /** `memsearch stats`' lines about what the memory cost: per month, then the latest days. */
 export function costLines(c: CostReport): string[] {
   if (!c.total.calls) return ["Model calls: none recorded (the extract and keyword search cost nothing)"];
   return [
-    `Model calls: ${fmt(c.total.calls)}, ${formatUsd(c.total)} (claude list prices as of ${c.pricesAsOf}; Ollama and the extract cost nothing)`,
+    `Model calls: ${fmt(c.total.calls)}, ${formatUsd(c.total)} (claude list prices as of ${c.pricesAsOf}; Ollama and the extract cost nothing)${formatReported(c.total) ? `; claude -p reported ${formatReported(c.total)}` : ""}`,
     "Per month:",
     ...c.months.map(rowLine),
     `Per day (latest ${Math.min(SHOWN_DAYS, c.days.length)}):`,
