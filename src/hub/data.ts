@@ -495,7 +495,7 @@ export class HubData {
     if (!existsSync(ctx.project.dataDir)) throw new NotFoundError(`no memory left for ${p.name}: its folder is gone`);
     const res = await forgetTurn(p.dataDir, ref, { root: p.root, env: this.env });
     if (res.notes.length) await refreshIndex(ctx);
-    return { project: p.id, turn: res.turn === undefined ? null : redact(res.turn, 300), removed: res.notes.length, alreadyForgotten: res.already };
+    return { project: p.id, turn: res.turn === undefined ? null : redact(res.turn, 300), removed: res.notes.length, alreadyForgotten: res.already, undo: res.undo };
   }
 
   /** What each prompt received, per session (the injection log). */

@@ -207,6 +207,8 @@ export interface ForgetDone {
   turn: string | null;
   removed: number;
   alreadyForgotten: boolean;
+  /** What `memsearch forget --undo` can do: let import write the turn again, put the note of your own back, or nothing. */
+  undo: "import" | "restore" | "none";
 }
 
 /** One memory the prompt hook injected. */

@@ -75,7 +75,8 @@ export function normaliseBullets(bullets: string[]): string[] {
   const out: string[] = [];
   for (const raw of bullets) {
     let text = oneLine(sanitize(String(raw)));
-    text = text.replace(/^(?:[-*•+]\s*)+/, "").trim();
+    // A marker is one only with a space after it: "-5 degrees" keeps its minus.
+    text = text.replace(/^(?:[-*•+](?:\s+|$))+/, "").trim();
     if (!text) continue;
     // A bullet must never pass for an anchor (or hide the rest of the file in a comment).
     text = text.replace(/<!--/g, "&lt;!--");

@@ -154,8 +154,8 @@ beforeAll(async () => {
   mkdirSync(ART, { recursive: true });
   writeTranscript();
   expect((await ms(["import"])).code).toBe(0);
-  expect((await ms(["remember", "the", "deploy", "key", "rotates", "every", "ninety", "days"])).code).toBe(0);
-  const [hit] = JSON.parse((await ms(["search", "redis", "pool", "billing", "-j", "-k", "1"])).stdout);
+  expect((await ms(["remember", "the deploy key rotates every ninety days"])).code).toBe(0);
+  const [hit] = JSON.parse((await ms(["search", "redis pool billing", "-j", "-k", "1"])).stdout);
   chunk = hit.chunk_hash;
   writeInjectionLog(chunk);
   writeLedger();

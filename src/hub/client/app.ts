@@ -876,7 +876,13 @@ function forgetBox(project: string, file: string, line: number, undo: "import" |
       try {
         const done = await post<ForgetDone>("/api/forget", { project, file, line, confirmed: true });
         box.replaceChildren(
-          h("p", { class: "ok-line", role: "status", id: "forget-done" }, done.removed ? `Forgotten: ${plural(done.removed, "note")} removed${done.turn ? `; turn ${done.turn} will not be written again` : ""}.` : "Nothing left to remove: it was forgotten already."),
+          h(
+            "p",
+            { class: "ok-line", role: "status", id: "forget-done" },
+            !done.removed
+              ? "Nothing left to remove: it was forgotten already."
+              : `Forgotten: ${plural(done.removed, "note")} removed${done.undo === "import" ? `; turn ${done.turn} will not be written again` : done.undo === "restore" ? `; memsearch forget --undo ${done.turn} puts it back` : ""}.`,
+          ),
         );
         // What the views show changed: they read again when the dialog closes.
         dialog.addEventListener("close", () => void route(), { once: true });
