@@ -21,6 +21,11 @@ export function printJson(value: unknown): void {
   print(JSON.stringify(snakeKeys(value), null, 2));
 }
 
+/** One JSON object on one line, keys as printJson's: for a command that reports events as they come (`watch --json`). */
+export function printJsonLine(value: unknown): void {
+  print(JSON.stringify(snakeKeys(value)));
+}
+
 const CAMEL = /^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$/;
 
 export function snakeKeys(value: unknown): unknown {

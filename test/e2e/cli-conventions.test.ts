@@ -8,12 +8,13 @@
  * index and hub, notes of your own marked `you`, and forget/undo of one.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commands } from "../../src/commands/index.ts";
 import { aliasesOf, nameOf, type Described } from "../../src/commands/declare.ts";
 import { projectSlug } from "../../src/transcript/claude-files.ts";
-import { BIN, indexedProject, spawnEnv, tempProject, type Project } from "../helpers/cli.ts";
+import { BIN, indexedProject, run, spawnEnv, tempProject, type Project } from "../helpers/cli.ts";
 import { appendTurn } from "../fault/transcript.ts";
 
 const ESC = "\x1b[";
@@ -111,6 +112,18 @@ describe("flags", () => {
       ["projects"],
       ["reset", "--yes"],
     ];
+    // watch runs on: one JSON object a line per event.
+    const watch = Bun.spawn([BIN, "watch", "--json"], { cwd: p.root, env: spawnEnv(p.env, NONE, { MEMSEARCH_NO_WATCH: "1" }), stdout: "pipe", stderr: "pipe" });
+    const reader = watch.stdout.getReader();
+    let out = "";
+    while (!out.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += new TextDecoder().decode(value);
+    }
+    watch.kill(9);
+    await watch.exited;
+    expect(JSON.parse(out.split("\n")[0]!)).toMatchObject({ event: "watching", paths: [p.memory] });
     // The reference's own spellings still work.
     for (const flag of ["-j", "--json-output"]) expect(JSON.parse((await p.ms(["stats", flag])).stdout).total_chunks).toBeGreaterThan(0);
     for (const args of runs) {
@@ -353,8 +366,20 @@ describe("what the newcomer walk found", () => {
     expect((await hubbed.ms(["hub", "--stop"])).code).toBe(0);
     expect(await listed(hubbed)).toEqual([hubbed.root]);
 
-    // And hub --all-projects shows them: the registry is what it reads.
-    expect(realpathSync(remembered.root)).toBe(realpathSync((await listed(remembered))[0]));
+    // And hub --all-projects shows it, opened from anywhere.
+    const elsewhere = mkdtempSync(join(tmpdir(), "ms-elsewhere-"));
+    const all = await run(["hub", "--all-projects", "--detach", "--no-open", "--json"], { cwd: elsewhere, env: remembered.env });
+    expect(all.code).toBe(0);
+    const { url } = JSON.parse(all.stdout);
+    try {
+      const u = new URL(url);
+      const o = await (await fetch(new URL("/api/overview", u.origin), { headers: { authorization: `Bearer ${u.searchParams.get("token")}` } })).json();
+      expect(o.projects.map((x: { path: string }) => x.path)).toContain(remembered.root);
+    } finally {
+      await run(["hub", "--all-projects", "--stop"], { cwd: elsewhere, env: remembered.env });
+    }
+    // A folder without memory that only opened every project's hub is not recorded as a project.
+    expect(await listed(remembered)).toEqual([remembered.root]);
   }, 60_000);
 
   test("notes of your own say so: agent 'you' in search, recall, recent and --agent", async () => {
