@@ -22,11 +22,19 @@ if (version) {
   await runHookEvent(argv[1]!, argv[3]);
 } else {
   // Not for hooks (above): they answer in JSON and run on every prompt, so they never load colour.
-  const { useColor } = await import("./commands/color.ts");
-  await useColor(argv);
-  if (!(argv[0] === "search" && (await fastSearch(argv.slice(1))))) {
+  const { useColor, colorArgs } = await import("./commands/color.ts");
+  const args = colorArgs(argv);
+  let ready = true;
+  try {
+    await useColor(args);
+  } catch (e) {
+    const { fail } = await import("./commands/output.ts");
+    process.exitCode = fail(e);
+    ready = false;
+  }
+  if (ready && !(args[0] === "search" && (await fastSearch(args.slice(1))))) {
     const { main } = await import("./main.ts");
-    await main(argv);
+    await main(args);
   }
 }
 

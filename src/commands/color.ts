@@ -1,10 +1,48 @@
 /**
  * Colour is for a person at a terminal, never for a program reading a pipe (the recall skill,
  * scripts, tests): a stream gets it only when it is a TTY or FORCE_COLOR asks, and never with
- * --no-color, NO_COLOR or FORCE_COLOR=0. chalk is loaded only when some stream gets colour, so
- * piped runs pay nothing for it.
+ * --color=never (--no-color), NO_COLOR or FORCE_COLOR=0; --color=always gives it everywhere.
+ * chalk is loaded only when some stream gets colour, so piped runs pay nothing for it.
  */
+import { UsageError } from "../core/errors.ts";
 import { isTerminal } from "../core/stdio.ts";
+
+export const COLOR_MODES = ["auto", "always", "never"] as const;
+export type ColorMode = (typeof COLOR_MODES)[number];
+
+const isMode = (s: string | undefined): s is ColorMode => (COLOR_MODES as readonly string[]).includes(s ?? "");
+
+/**
+ * The line with its colour flag in one form, `--color=WHEN`, as ls and grep read it: a bare
+ * `--color` means always (yargs would take the next word, a command or a query, for its value),
+ * `--color never` is `--color=never`. Nothing after `--` is touched: it is a query.
+ */
+export function colorArgs(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") return [...out, ...argv.slice(i)];
+    if (a !== "--color") out.push(a);
+    else if (isMode(argv[i + 1])) out.push(`--color=${argv[++i]}`);
+    else out.push("--color=always");
+  }
+  return out;
+}
+
+/** What the line asks (the last colour flag before `--`): auto without one. UsageError for a value that is no mode. */
+export function colorMode(argv: readonly string[]): ColorMode {
+  let mode: ColorMode = "auto";
+  for (const a of colorArgs(argv)) {
+    if (a === "--") break;
+    if (a === "--no-color") mode = "never";
+    else if (a.startsWith("--color=")) {
+      const v = a.slice("--color=".length);
+      if (!isMode(v)) throw new UsageError(`--color must be auto, always or never (got ${JSON.stringify(v)})`);
+      mode = v;
+    }
+  }
+  return mode;
+}
 
 type Style = (text: string) => string;
 type Palette = Record<"bold" | "dim" | "red" | "green" | "yellow" | "cyan", Style>;
@@ -17,14 +55,14 @@ export const out: Palette = uncoloured();
 export const err: Palette = uncoloured();
 
 /**
- * Whether a stream gets colour. `--no-color` is read from the raw arguments because yargs prints
- * its own usage errors before any handler sees the parsed flag. FORCE_COLOR wins over NO_COLOR,
+ * Whether a stream gets colour. `--color` is read from the raw arguments because yargs prints
+ * its own usage errors before any handler sees the parsed flag; it wins over the environment. FORCE_COLOR wins over NO_COLOR,
  * as in Node, except under Claude Code (CLAUDECODE is set for its Bash tool and hooks): it may
  * set FORCE_COLOR for its own children, and escape codes in what Claude reads are noise.
  */
 export function colorWanted(argv: readonly string[], env: Record<string, string | undefined>, isTTY: boolean): boolean {
-  const end = argv.indexOf("--");
-  if ((end < 0 ? argv : argv.slice(0, end)).includes("--no-color")) return false;
+  const mode = colorMode(argv);
+  if (mode !== "auto") return mode === "always";
   const force = env.FORCE_COLOR;
   if (force === "0" || force === "false") return false;
   if (force !== undefined && !env.CLAUDECODE) return true;

@@ -1,4 +1,5 @@
 import type { ConfigKey, ConfigValue } from "../core/config.ts";
+import { UsageError } from "../core/errors.ts";
 import { flags, type Args } from "./declare.ts";
 
 /** Flags shared by index, search and watch (the reference's common options we support). */
@@ -20,11 +21,22 @@ export function embeddingOverrides(a: EmbeddingArgs): Partial<Record<ConfigKey, 
   };
 }
 
+/** Every command that prints results prints them as JSON with this (snake_case keys, as the reference's). */
 export const jsonFlag = flags({
-  "json-output": { alias: "j", type: "boolean", default: false, describe: "Print JSON" },
+  "json-output": { alias: ["j", "json"], type: "boolean", default: false, describe: "Print JSON" },
 });
 
 /** Accepted by every command; cli.ts acts on it before any parsing (see color.ts). */
 export const globalFlags = flags({
-  color: { type: "boolean", describe: "Colour on a terminal (--no-color: never)" },
+  color: { type: "string", describe: "When to colour: auto (a terminal), always or never; --no-color: never" },
 });
+
+/** The words of a query as typed (`search redis pool`, or one quoted argument), joined; "" when none. */
+export function queryText(words: readonly string[] | undefined): string {
+  return (words ?? []).join(" ").trim();
+}
+
+/** The one sentence for a search or recall without a query, given none or an empty one alike. */
+export function needsQuery(cmd: "search" | "recall"): UsageError {
+  return new UsageError(`${cmd} needs a query: the words to look for, e.g. memsearch ${cmd} redis timeout`);
+}

@@ -24,7 +24,7 @@ function show(v: unknown): string {
 const init = command({
   command: "init",
   describe: "Write a config file with every key at its default",
-  flags: { ...scopeFlag, force: { type: "boolean", default: false, describe: "Overwrite an existing file" } },
+  flags: { ...jsonFlag, ...scopeFlag, force: { type: "boolean", default: false, describe: "Overwrite an existing file" } },
   run: (a) => {
     const { path, scope } = target(a.project);
     if (existsSync(path) && !a.force) throw new UsageError(`${path} already exists (use --force to overwrite)`);
@@ -34,6 +34,7 @@ const init = command({
       vals[k] = CONFIG_KEYS[k].default as ConfigValue;
     }
     atomicWrite(path, `# memsearch configuration (${scope}). See 'memsearch config list --resolved'.\n` + toToml(vals));
+    if (a.jsonOutput) return printJson({ wrote: path, scope });
     print(`Wrote ${path}`);
   },
 });
@@ -41,10 +42,12 @@ const init = command({
 const get = command({
   command: "get <key>",
   describe: "Print the resolved value of one key",
-  flags: { key: { positional: true, type: "string", demandOption: true } },
+  flags: { ...jsonFlag, key: { positional: true, type: "string", demandOption: true } },
   run: (a) => {
     if (!isConfigKey(a.key)) throw new UsageError(`unknown config key "${a.key}" (see 'memsearch config list --resolved')`);
-    print(show(loadContext().config[a.key]));
+    const ctx = loadContext();
+    if (a.jsonOutput) return printJson({ key: a.key, value: ctx.config[a.key], ...ctx.resolved.sources[a.key] });
+    print(show(ctx.config[a.key]));
   },
 });
 
@@ -55,10 +58,12 @@ const set = command({
     key: { positional: true, type: "string", demandOption: true },
     value: { positional: true, type: "string", demandOption: true },
     ...scopeFlag,
+    ...jsonFlag,
   },
   run: (a) => {
     const { path, scope } = target(a.project);
     const v = writeConfigKey(path, scope, a.key, a.value);
+    if (a.jsonOutput) return printJson({ key: a.key, value: v, path, scope });
     print(`Set ${a.key} = ${show(v)} in ${path}`);
   },
 });

@@ -1,5 +1,5 @@
 import { readModelLedger } from "../memory/ledger.ts";
-import { costReport, formatUsd, type CostReport, type CostRow } from "../memory/prices.ts";
+import { costReport, formatReported, formatUsd, type CostReport, type CostRow } from "../memory/prices.ts";
 
 /** Days shown by `memsearch stats` (the JSON has them all). */
 const SHOWN_DAYS = 7;
@@ -16,7 +16,8 @@ function rowLine(r: CostRow): string {
   const tokens = r.inTokens || r.outTokens ? `, ${fmt(r.inTokens)} tokens in / ${fmt(r.outTokens)} out` : "";
   const chars = r.charsOnly ? `, ${fmt(r.charsOnly)} characters without token counts` : "";
   const failed = r.failed ? ` (${fmt(r.failed)} failed)` : "";
-  return `  ${r.period}: ${fmt(r.calls)} call${r.calls === 1 ? "" : "s"}${failed}${tokens}${chars}, ${formatUsd(r)}`;
+  const reported = formatReported(r);
+  return `  ${r.period}: ${fmt(r.calls)} call${r.calls === 1 ? "" : "s"}${failed}${tokens}${chars}, ${formatUsd(r)}${reported ? `; claude reported ${reported}` : ""}`;
 }
 
 /** `memsearch stats`' lines about what the memory cost: per month, then the latest days. */
@@ -24,7 +25,7 @@ export function costLines(c: CostReport & { notOurs?: number }): string[] {
   const foreign = c.notOurs ? [`  (${fmt(c.notOurs)} ledger line${c.notOurs === 1 ? "" : "s"} not written on this machine, as from a repository: not counted)`] : [];
   if (!c.total.calls) return ["Model calls: none recorded (the extract and keyword search cost nothing)", ...foreign];
   return [
-    `Model calls: ${fmt(c.total.calls)}, ${formatUsd(c.total)} (claude list prices as of ${c.pricesAsOf}; Ollama and the extract cost nothing)`,
+    `Model calls: ${fmt(c.total.calls)}, ${formatUsd(c.total)} (claude list prices as of ${c.pricesAsOf}; Ollama and the extract cost nothing)${formatReported(c.total) ? `; claude -p reported ${formatReported(c.total)}` : ""}`,
     ...foreign,
     "Per month:",
     ...c.months.map(rowLine),

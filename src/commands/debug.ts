@@ -22,7 +22,7 @@ export const debugCommand = command({
   describe: "Show the last lines of the hooks' debug log and how to turn the log on",
   flags: {
     ...jsonFlag,
-    lines: { alias: "n", type: "number", default: 40, describe: `Lines to show, 1 to ${MAX_DEBUG_LINES}` },
+    lines: { type: "number", default: 40, describe: `Lines to show, 1 to ${MAX_DEBUG_LINES}` },
     injections: { type: "boolean", default: false, describe: "Show the prompt hook's last decisions in this project instead (what it considered, injected, and why)" },
   },
   run: (a) => {

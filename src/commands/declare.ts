@@ -4,12 +4,14 @@
  * apart. Only yargs' types are imported here: the fast path must not load yargs itself.
  */
 import type { Argv, CommandModule } from "yargs";
+import { UsageError } from "../core/errors.ts";
 import { action } from "./output.ts";
 
 /** One flag or positional, in yargs' own words (they are handed to it as they are). */
 export interface Flag {
   readonly type: "string" | "number" | "boolean";
-  readonly alias?: string;
+  /** Other names: a one-letter one is its short flag (`-k`), a longer one a synonym (`--top-k`). */
+  readonly alias?: string | readonly string[];
   readonly describe?: string;
   readonly default?: unknown;
   readonly choices?: readonly string[];
@@ -48,31 +50,68 @@ export function applyFlags<T>(y: Argv<T>, table: Flags): Argv<T> {
   return y;
 }
 
+/**
+ * A command of the tree as yargs gets it, with the table it was declared from: `completion`
+ * writes the shells' completions from it, and main.ts names an unknown command from it.
+ */
+export type Described = CommandModule & { readonly command: string; readonly describe: string; readonly flags?: Flags; readonly subcommands?: readonly Described[] };
+
+/** The name a command is typed by: the first word of its yargs command string. */
+export function nameOf(c: Pick<Described, "command">): string {
+  return c.command.split(" ")[0]!;
+}
+
 /** A command for yargs' tree; `run`'s errors become `Error: …` and their exit code. */
-export function command<const F extends Flags>(spec: { command: string; describe: string; flags: F; run: (args: Args<F>) => Promise<void> | void }): CommandModule {
+export function command<const F extends Flags>(spec: { command: string; describe: string; flags: F; run: (args: Args<F>) => Promise<void> | void }): Described & { readonly flags: F } {
   return {
     command: spec.command,
     describe: spec.describe,
+    flags: spec.flags,
     builder: (y) => applyFlags(y, spec.flags),
     // yargs has parsed by the table, adding only alias and kebab-case twins of its keys; its
     // types cannot follow a table built at run time.
-    handler: action((args) => spec.run(args as unknown as Args<F>)),
+    handler: action((args) => spec.run(withRest(spec.flags, args as Record<string, unknown>) as unknown as Args<F>)),
   };
 }
 
+/**
+ * What followed `--` on the line (main.ts has yargs keep it apart, as `--`) given to the
+ * positionals: the first missing ones, then the variadic one (`search -- -x` looks for "-x").
+ */
+export function withRest(table: Flags, args: Record<string, unknown>): Record<string, unknown> {
+  const rest = Array.isArray(args["--"]) ? (args["--"] as unknown[]).map(String) : [];
+  const out = { ...args };
+  delete out["--"];
+  for (const name of Object.keys(table).filter((n) => table[n]!.positional)) {
+    if (!rest.length) break;
+    const key = camel(name);
+    if (table[name]!.array) out[key] = [...((out[key] as unknown[] | undefined) ?? []), ...rest.splice(0)];
+    else if (out[key] === undefined) out[key] = rest.shift();
+  }
+  if (rest.length) throw new UsageError(`unexpected argument${rest.length === 1 ? "" : "s"} after --: ${rest.join(" ")}`);
+  return out;
+}
+
 /** A command that only holds subcommands (`config init|get|set|list`). */
-export function group(spec: { command: string; describe: string; subcommands: CommandModule[]; demand: string }): CommandModule {
+export function group(spec: { command: string; describe: string; subcommands: Described[]; demand: string }): Described {
   return {
     command: spec.command,
     describe: spec.describe,
+    subcommands: spec.subcommands,
     builder: (y) => spec.subcommands.reduce((y, c) => y.command(c), y).demandCommand(1, spec.demand),
     handler: () => {},
   };
 }
 
+/** A flag's other names, as a list. */
+export function aliasesOf(f: Flag): readonly string[] {
+  return f.alias === undefined ? [] : typeof f.alias === "string" ? [f.alias] : f.alias;
+}
+
 /**
  * The plain forms of a command line, parsed by the table without yargs: its flags (`-k 3`,
- * `--top-k=3`, `--no-json-output`) and its positionals in order. Anything else (help, an unknown,
+ * `--limit=3`, `--no-json`), its positionals in order, and after `--` positionals only (a query
+ * may start with `-`). Anything else (help, an unknown,
  * repeated or array flag, a value not plainly of its type or not among its choices, a missing
  * positional) gives undefined, and yargs parses the line instead: validation and its messages
  * stay in one place.
@@ -81,15 +120,21 @@ export function parsePlain<F extends Flags>(table: F, argv: readonly string[]): 
   const names = new Map<string, string>();
   for (const [name, f] of Object.entries(table)) {
     if (f.positional) continue;
-    names.set(`--${name}`, name);
-    if (f.alias) names.set(`-${f.alias}`, name);
-    if (f.type === "boolean") names.set(`--no-${name}`, name);
+    for (const n of [name, ...aliasesOf(f)]) {
+      names.set(n.length === 1 ? `-${n}` : `--${n}`, name);
+      if (f.type === "boolean" && n.length > 1) names.set(`--no-${n}`, name);
+    }
   }
   const positionals = Object.keys(table).filter((name) => table[name]!.positional);
   const got: Record<string, unknown> = {};
+  let rest = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith("-")) {
+    if (arg === "--" && !rest) {
+      rest = true;
+      continue;
+    }
+    if (rest || !arg.startsWith("-")) {
       const name = positionals.find((n) => got[n] === undefined || table[n]!.array);
       const value = name === undefined ? undefined : plainValue(table[name]!, arg);
       if (value === undefined) return undefined;
@@ -105,7 +150,7 @@ export function parsePlain<F extends Flags>(table: F, argv: readonly string[]): 
     if (f.type === "boolean") {
       // yargs reads `-j false` as a value for the flag, not as a positional.
       if (eq > 0 || argv[i + 1] === "true" || argv[i + 1] === "false") return undefined;
-      got[name] = token !== `--no-${name}`;
+      got[name] = !token.startsWith("--no-");
       continue;
     }
     const raw = eq > 0 ? arg.slice(eq + 1) : argv[++i];

@@ -1,3 +1,4 @@
+import { anchorLine, showAnchors } from "../core/anchor.ts";
 import { loadContext, type Context } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
 import type { StoredChunk } from "../index/types.ts";
@@ -20,7 +21,7 @@ export const expandCommand = command({
   flags: {
     ...jsonFlag,
     "chunk-hash": { positional: true, type: "string", demandOption: true },
-    lines: { alias: "n", type: "number", describe: "Instead of the section: the chunk plus N lines before and after" },
+    lines: { type: "number", describe: "Instead of the section: the chunk plus N lines before and after" },
     section: { type: "boolean", default: true, hidden: true, describe: "Accepted for compatibility; the section is the default" },
   },
   run: async (a) => {
@@ -41,7 +42,7 @@ export const expandCommand = command({
     }
     const head = [`Source: ${x.chunk.source} (lines ${x.startLine}-${x.endLine})`];
     if (x.chunk.heading) head.push(`[Heading: ${x.chunk.heading}]`);
-    if (x.anchor) head.push(`[Session: ${x.anchor.session}  Turn: ${x.anchor.turn}]`, `[Transcript: ${x.anchor.transcript}]`);
-    print([...head, "", x.content].join("\n"));
+    if (x.anchor) head.push(anchorLine(x.anchor), `[Transcript: ${x.anchor.transcript}]`);
+    print([...head, "", showAnchors(x.content)].join("\n"));
   },
 });

@@ -1,7 +1,9 @@
 import { basename, dirname, resolve } from "node:path";
 import { loadContext, type Context } from "../core/context.ts";
 import { NotFoundError, UsageError, oneLine } from "../core/errors.ts";
-import { forgetTurn, notesOfTurn, readForgotten, undoForget, type ForgetResult, type ForgetTarget } from "../memory/forget.ts";
+import { forgetTurn, notesOfTurn, readForgotten, restoreHandNote, undoForget, type ForgetResult, type ForgetTarget } from "../memory/forget.ts";
+import { changeList } from "../memory/forgotten.ts";
+import { MANUAL_SESSION } from "../core/anchor.ts";
 import { isDailyFile, noteStamp } from "../memory/journal.ts";
 import { clip } from "../core/text.ts";
 import { jsonFlag } from "./common.ts";
@@ -16,7 +18,7 @@ export const forgetCommand = command({
     id: { positional: true, type: "string", describe: "A chunk hash (as search prints it) or a turn id (as expand prints it)" },
     "dry-run": { alias: "n", type: "boolean", default: false, describe: "Show what would be removed; change nothing" },
     list: { type: "boolean", default: false, describe: "Show the forgotten turns" },
-    undo: { type: "string", describe: "Take a turn off the forgotten list, so that memsearch import may write it again" },
+    undo: { type: "string", describe: "Take a turn off the forgotten list, so that memsearch import may write it again (a note of your own: put its text back)" },
   },
   run: async (a) => {
     const asked = [a.id !== undefined, a.list, a.undo !== undefined].filter(Boolean).length;
@@ -29,30 +31,46 @@ export const forgetCommand = command({
       if (a.jsonOutput) return printJson({ forgotten: listed.entries });
       if (!listed.entries.length) return print("No forgotten turns.");
       return print(
-        [`${listed.entries.length} forgotten turn${listed.entries.length === 1 ? "" : "s"} (memsearch forget --undo <turn id> lets import write one again):`, ...listed.entries.map((e) => `  ${e.turn}  forgotten ${e.at.slice(0, 16).replace("T", " ")}${e.file ? `  was in ${e.file}` : ""}${e.summary ? `: ${JSON.stringify(clip(e.summary, 80))}` : ""}`)].join("\n"),
+        [`${listed.entries.length} forgotten turn${listed.entries.length === 1 ? "" : "s"} (memsearch forget --undo <turn id> lets import write a turn again, or puts a note of your own back):`, ...listed.entries.map((e) => `  ${e.turn}  forgotten ${e.at.slice(0, 16).replace("T", " ")}${e.file ? `  was in ${e.file}` : ""}${e.summary ? `: ${JSON.stringify(clip(e.summary, 80))}` : ""}`)].join("\n"),
       );
     }
     if (a.undo !== undefined) {
       const gone = await undoForget(dataDir, a.undo);
-      if (a.jsonOutput) return printJson({ undone: gone });
-      return print(`Turn ${gone.turn} is no longer forgotten: memsearch import may write its note again.`);
+      if (gone.session !== MANUAL_SESSION) {
+        if (a.jsonOutput) return printJson({ undone: gone, restored: null });
+        return print(`Turn ${gone.turn} is no longer forgotten: memsearch import writes its note again while its transcript is on disk.`);
+      }
+      let file: string;
+      try {
+        file = await restoreHandNote(dataDir, gone);
+      } catch (e) {
+        // Back on the list with its text: nothing the user wrote is lost.
+        await changeList(dataDir, (entries) => ({ entries: entries.some((x) => x.turn === gone.turn) ? entries : [...entries, gone], result: undefined }));
+        throw e;
+      }
+      await reindexAfter(ctx);
+      if (a.jsonOutput) return printJson({ undone: gone, restored: file });
+      return print(`Put your note ${gone.turn} back in ${file}.`);
     }
     const target = await targetOf(ctx, String(a.id));
     const res = await forgetTurn(dataDir, target, { dryRun: a.dryRun, root: ctx.project.root });
-    let indexed = true;
-    if (!a.dryRun && res.notes.length) {
-      try {
-        const { refreshIndex } = await import("../watch/gateway.ts");
-        await refreshIndex(ctx);
-      } catch (e) {
-        indexed = false;
-        notice(`Warning: the note is gone from the markdown, but the index could not be updated (${oneLine(e)}); run memsearch index`);
-      }
-    }
-    if (a.jsonOutput) return printJson({ turn: res.turn ?? null, dry_run: res.dryRun, already_forgotten: res.already, indexed, removed: res.notes.map((n) => ({ file: n.file, line: n.line, heading: n.heading, first_bullet: n.bullets[0] ?? null })) });
+    const indexed = !a.dryRun && res.notes.length ? await reindexAfter(ctx) : true;
+    if (a.jsonOutput) return printJson({ turn: res.turn ?? null, dry_run: res.dryRun, already_forgotten: res.already, indexed, undo: res.undo, removed: res.notes.map((n) => ({ file: n.file, line: n.line, heading: n.heading, first_bullet: n.bullets[0] ?? null })) });
     print(forgetLines(res).join("\n"));
   },
 });
+
+/** The index after the markdown changed; false (and said) when it could not follow. */
+async function reindexAfter(ctx: Context): Promise<boolean> {
+  try {
+    const { refreshIndex } = await import("../watch/gateway.ts");
+    await refreshIndex(ctx);
+    return true;
+  } catch (e) {
+    notice(`Warning: the markdown changed, but the index could not be updated (${oneLine(e)}); run memsearch index`);
+    return false;
+  }
+}
 
 /** A turn id some note holds, else a chunk hash of a daily file's note. */
 async function targetOf(ctx: Context, id: string): Promise<ForgetTarget> {
@@ -67,11 +85,18 @@ async function targetOf(ctx: Context, id: string): Promise<ForgetTarget> {
   return { file: name, line: chunk.startLine };
 }
 
+/** What forget did (or would do), and truthfully what `--undo` can do about it. */
 function forgetLines(r: ForgetResult): string[] {
-  const what = r.turn ? `turn ${r.turn}` : "a note without a turn anchor";
+  const what = r.undo === "restore" ? `your note ${r.turn}` : r.turn ? `turn ${r.turn}` : "a note without a turn anchor";
   const shown = r.notes.map((n) => `  ${n.file}:${n.line}  ${noteStamp(n)}${n.bullets[0] ? `  ${JSON.stringify(clip(n.bullets[0], 80))}` : ""}`);
-  if (r.dryRun) return [`Would forget ${what}: ${r.notes.length} note${r.notes.length === 1 ? "" : "s"} removed${r.turn ? ", and the turn never written again" : ""}. Nothing changed.`, ...shown];
-  const head = r.notes.length ? `Forgot ${what}: removed ${r.notes.length} note${r.notes.length === 1 ? "" : "s"}` : `Turn ${r.turn} was already forgotten; no note of it is left`;
-  const tail = r.turn ? `; the hooks, memsearch import and a rebuild will not write it again (memsearch forget --undo ${r.turn} lets import write it)` : "";
-  return [`${head}${tail}.`, ...shown];
+  const undo =
+    r.undo === "restore"
+      ? `memsearch forget --undo ${r.turn} puts its text back (kept in forgotten.json until then)`
+      : r.undo === "import"
+        ? `memsearch forget --undo ${r.turn} lets import write it again from its transcript`
+        : "--undo cannot bring it back: it has no turn id (edit the file, or git, to restore it)";
+  if (r.dryRun) return [`Would forget ${what}: ${r.notes.length} note${r.notes.length === 1 ? "" : "s"} removed${r.undo === "import" ? ", and the turn never written again" : ""}; ${undo}. Nothing changed.`, ...shown];
+  const head = r.notes.length ? `Forgot ${what}: removed ${r.notes.length} note${r.notes.length === 1 ? "" : "s"}` : `${r.undo === "restore" ? "Your note" : "Turn"} ${r.turn} was already forgotten; no note of it is left`;
+  const never = r.undo === "import" ? "; the hooks, memsearch import and a rebuild will not write it again" : "";
+  return [`${head}${never}; ${undo}.`, ...shown];
 }

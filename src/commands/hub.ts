@@ -1,13 +1,17 @@
 import { spawn } from "node:child_process";
-import { closeSync } from "node:fs";
+import { closeSync, existsSync } from "node:fs";
+import { loadContext } from "../core/context.ts";
 import { join } from "node:path";
 import { MemsearchError, UsageError } from "../core/errors.ts";
 import { freshFile, readTextQuiet } from "../core/fsutil.ts";
 import { selfCommand } from "../hooks/runtime.ts";
 import { command, flags, type Args as ArgsOf } from "./declare.ts";
-import { notice, print } from "./output.ts";
+import { notice, print, printJson } from "./output.ts";
+import { jsonFlag } from "./common.ts";
+import { noteProject } from "./projects.ts";
 
 const hubFlags = flags({
+  ...jsonFlag,
   port: { type: "number", describe: "Port to listen on (default: a free one)", conflicts: "stop" },
   open: { type: "boolean", default: true, describe: "Open the page in a browser (--no-open: only print its address)" },
   "all-projects": { type: "boolean", describe: "Every project in ~/.memsearch/projects.json, not only this one" },
@@ -31,30 +35,36 @@ function checkPort(port: number | undefined): void {
 
 async function runHub(a: Args): Promise<void> {
   checkPort(a.port);
+  if (!a.stop) {
+    // The project the hub is opened in is one of the user's; over every project, only one with memory.
+    const { project } = loadContext();
+    if (!a.allProjects || existsSync(project.memoryDir)) await noteProject(project);
+  }
   const [{ HubData }, server] = await Promise.all([import("../hub/data.ts"), import("../hub/server.ts")]);
   const data = HubData.open({ allProjects: a.allProjects === true });
   const what = data.scope === "all" ? "every project" : "this project";
 
   if (a.stop) {
     const running = await server.findRunningHub(data.key);
-    if (!running) return print(`No Memory Hub is running for ${what}.`);
+    if (!running) return a.jsonOutput ? printJson({ stopped: false, running: false }) : print(`No Memory Hub is running for ${what}.`);
     process.kill(running.pid, "SIGTERM");
     const { isAlive } = await import("../core/processes.ts");
     for (let i = 0; i < 100 && isAlive(running.pid); i++) await Bun.sleep(50);
     if (isAlive(running.pid)) throw new MemsearchError(`the Memory Hub (pid ${running.pid}) did not stop within 5 s`);
+    if (a.jsonOutput) return printJson({ stopped: true, pid: running.pid, port: running.port });
     return print(`Stopped the Memory Hub at http://${server.HOST}:${running.port}/ (pid ${running.pid}).`);
   }
 
   if (a.detach) {
     const info = (await server.findRunningHub(data.key)) ?? (await startDetached(a, data.key, server));
-    print(`Memory Hub: ${info.url}`);
+    address(info, a.jsonOutput, { detached: true });
     notice(`memsearch: the hub runs in the background (pid ${info.pid}); 'memsearch hub --stop${a.allProjects ? " --all-projects" : ""}' stops it`);
     if (a.open) openBrowser(info, server);
     return;
   }
 
   const hub = await server.openHub(data, { port: a.port });
-  print(`Memory Hub: ${hub.info.url}`);
+  address(hub.info, a.jsonOutput, { detached: false, reused: hub.reused });
   if (hub.reused) {
     notice(`memsearch: a Memory Hub for ${what} is already running (pid ${hub.info.pid}${a.port !== undefined && a.port !== hub.info.port ? `, on port ${hub.info.port}` : ""}); reusing it`);
     if (a.open) openBrowser(hub.info, server);
@@ -73,6 +83,12 @@ async function runHub(a: Args): Promise<void> {
     process.once("SIGHUP", stop);
   });
   process.exit(0);
+}
+
+/** Where the hub answers: its address line, or with --json its address, pid and port. */
+function address(info: { url: string; pid: number; port: number }, json: boolean, extra: Record<string, boolean>): void {
+  if (json) printJson({ url: info.url, pid: info.pid, port: info.port, ...extra });
+  else print(`Memory Hub: ${info.url}`);
 }
 
 /** `hub` again, as a process of its own that outlives this one; its output goes to a log. */

@@ -7,6 +7,7 @@ import { describeSkips } from "../transcript/turn-kind.ts";
 import { jsonFlag } from "./common.ts";
 import { projectTranscripts } from "../agents/registry.ts";
 import { command } from "./declare.ts";
+import { noteProject } from "./projects.ts";
 import { notice, print, printJson } from "./output.ts";
 import { isTerminal, writeErr } from "../core/stdio.ts";
 
@@ -71,6 +72,7 @@ export const importCommand = command({
         indexed = `; indexing failed (${oneLine(e)}), run memsearch index`;
       }
     }
+    if (result.written > 0) await noteProject(project);
     if (a.jsonOutput) return printJson({ ...planJson(plan), ...result, summarizer: a.summarizer });
     print(`${summaryLine(plan, result, performance.now() - started)}; ${writerPart(a.summarizer, config)}${indexed}`);
     for (const line of planNotes(plan)) notice(line);

@@ -7,6 +7,7 @@ import type { IndexReport } from "../index/indexer.ts";
 import { findCuratedFiles } from "../transcript/claude-memory.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
+import { noteProject } from "./projects.ts";
 import { cleanedNotice, rebuiltNotice, skippedNotice } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
 
@@ -32,7 +33,7 @@ export const indexCommand = command({
     if (!a.paths.length && !existsSync(ctx.project.memoryDir) && !curated?.length) {
       // A project without memory yet is not an error: the Stop hook writes the first notes.
       notice(`Notice: no memory yet in ${ctx.project.memoryDir}; notes appear there after Claude Code turns`);
-      return a.jsonOutput ? printJson({ indexedChunks: 0, totalChunks: 0 }) : print("Indexed 0 chunks.");
+      return a.jsonOutput ? printJson({ indexed_chunks: 0, total_chunks: 0 }) : print("Indexed 0 chunks.");
     }
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
     const above = paths.find((p) => holdsProject(p, ctx.project.root));
@@ -59,6 +60,7 @@ export const indexCommand = command({
       throw new InputError("nothing to index: every path given was skipped");
     }
     for (const line of indexNotices(report, ctx.config["embedding.model"])) notice(line);
+    await noteProject(ctx.project);
     if (a.jsonOutput) printJson(report);
     else print(`Indexed ${report.indexedChunks} chunks.`);
   },

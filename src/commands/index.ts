@@ -1,4 +1,3 @@
-import type { CommandModule } from "yargs";
 import { configCommand } from "./config.ts";
 import { doctorCommand } from "./doctor.ts";
 import { expandCommand } from "./expand.ts";
@@ -17,6 +16,12 @@ import { hubCommand } from "./hub.ts";
 import { projectsCommand } from "./projects.ts";
 import { debugCommand } from "./debug.ts";
 import { forgetCommand } from "./forget.ts";
+import { completionCommand } from "./completion.ts";
+import type { Described } from "./declare.ts";
 
 /** Every subcommand; one file each. */
-export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, installCommand, doctorCommand, debugCommand, forgetCommand];
+export const commands: readonly Described[] = [
+  indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, installCommand, doctorCommand, debugCommand, forgetCommand,
+  // Completes every command above, itself included.
+  completionCommand(() => commands),
+];

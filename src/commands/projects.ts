@@ -1,4 +1,6 @@
-import { projectsFile, readRegistry, summarizeProject, type ProjectSummary } from "../memory/projects.ts";
+import { projectsFile, readRegistry, recordProject, summarizeProject, type ProjectSummary } from "../memory/projects.ts";
+import type { ProjectPaths } from "../core/project.ts";
+import { oneLine } from "../core/errors.ts";
 import { localMinute, timeAgo } from "../core/text.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
@@ -6,7 +8,7 @@ import { notice, print, printJson } from "./output.ts";
 
 export const projectsCommand = command({
   command: "projects",
-  describe: "List the projects Claude Code sessions have used memsearch in, with their notes and last activity",
+  describe: "List the projects memsearch has been used in (sessions, import, remember, index, hub), with their notes and last activity",
   flags: jsonFlag,
   run: (a) => {
     const file = projectsFile();
@@ -15,7 +17,7 @@ export const projectsCommand = command({
     // Most recently active first: the one the user is most likely looking for.
     const list = reg.projects.map(summarizeProject).sort((x, y) => y.lastActive.localeCompare(x.lastActive) || x.path.localeCompare(y.path));
     if (a.jsonOutput) return printJson(list.map(toJson));
-    if (!list.length) return print(`No projects recorded yet: the SessionStart hook records each project it sees in ${file}.`);
+    if (!list.length) return print(`No projects recorded yet: a project is recorded in ${file} when memsearch import, remember, index or hub runs in it, or a session starts there.`);
     print(formatProjects(list));
   },
 });
@@ -49,3 +51,18 @@ export function formatProjects(list: ProjectSummary[], now = new Date()): string
 }
 
 
+
+/**
+ * Put the project in the registry after a command wrote its memory (import, remember, index) or
+ * opened it (hub), so that `memsearch projects` and `hub --all-projects` show it before any
+ * session starts there. The command's work is done by then: a registry that cannot be written
+ * costs one line on stderr, never the command.
+ */
+export async function noteProject(project: Pick<ProjectPaths, "root" | "dataDir">): Promise<void> {
+  try {
+    const r = await recordProject(project.root, project.dataDir, { timeoutMs: 1_000 });
+    if (r.setAside) notice(`memsearch: ${projectsFile()} could not be read; moved it to ${r.setAside} and started a new one`);
+  } catch (e) {
+    notice(`Warning: could not record this project in ${projectsFile()}: ${oneLine(e)}`);
+  }
+}

@@ -1,5 +1,5 @@
 import { loadContext } from "../core/context.ts";
-import { AGENT_NAMES } from "../agents/names.ts";
+import { NOTE_AGENTS } from "../agents/names.ts";
 import { UsageError } from "../core/errors.ts";
 import { DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, RECALL_SOURCES, type RecallResponse, type RecallResult, type RecallSource } from "../recall/recall.ts";
 import { parseSince } from "../core/since.ts";
@@ -9,7 +9,7 @@ import { drill } from "../recall/drill.ts";
 import type { SessionKind } from "../conversations/extract.ts";
 import { localMinute } from "../core/text.ts";
 import { out } from "./color.ts";
-import { jsonFlag } from "./common.ts";
+import { jsonFlag, needsQuery, queryText } from "./common.ts";
 import { command, flags, type Args } from "./declare.ts";
 import { healNotices } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
@@ -17,18 +17,18 @@ import { isTerminal, writeErr } from "../core/stdio.ts";
 
 const recallFlags = flags({
   ...jsonFlag,
-  query: { positional: true, type: "string", demandOption: true },
+  query: { positional: true, type: "string", array: true, describe: "The words to look for (no quotes needed; after -- a word may start with -)" },
   raw: { type: "boolean", describe: "Ranked results, no model" },
   since: { type: "string", describe: "Only this recent: 12h, 3d, 1w, or a date 2026-11-01" },
-  limit: { alias: "n", type: "number", describe: `Results, 1 to ${MAX_RECALL_LIMIT} (default ${DEFAULT_RECALL_LIMIT})` },
+  limit: { alias: ["k", "top-k"], type: "number", describe: `Results, 1 to ${MAX_RECALL_LIMIT} (default ${DEFAULT_RECALL_LIMIT})` },
   "all-projects": { type: "boolean", describe: "Search the conversations of every project, not only this one" },
-  source: { type: "string", describe: "notes, transcripts or all (default all)" },
+  source: { type: "string", choices: RECALL_SOURCES, describe: "Search the notes, the transcripts, or all (default all)" },
   reindex: { type: "boolean", describe: "Rebuild the conversation index from the transcripts first" },
-  agent: { type: "string", choices: AGENT_NAMES, describe: "Only turns with this agent" },
+  agent: { type: "string", choices: NOTE_AGENTS, describe: "Only turns with this agent (you: your own notes, memsearch remember)" },
 });
 
 export const recallCommand = command({
-  command: "recall <query>",
+  command: "recall [query..]",
   describe: "Search notes and past conversations together; a model answers from the results (--raw: the results)",
   flags: recallFlags,
   run: runRecall,
@@ -40,17 +40,11 @@ export function checkLimit(limit: number | undefined): number {
   return limit;
 }
 
-function checkSource(s: string | undefined): RecallSource {
-  if (s === undefined) return "all";
-  if (!(RECALL_SOURCES as readonly string[]).includes(s)) throw new UsageError(`--source must be one of ${RECALL_SOURCES.join(", ")} (got "${s}")`);
-  return s as RecallSource;
-}
-
 export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
-  const query = String(a.query ?? "").trim();
-  if (!query) throw new UsageError("recall needs a query");
+  const query = queryText(a.query);
+  if (!query) throw needsQuery("recall");
   const limit = checkLimit(a.limit);
-  const source = checkSource(a.source);
+  const source: RecallSource = a.source ?? "all";
   const sinceMs = a.since === undefined ? undefined : parseSince(String(a.since));
   const ctx = loadContext();
   const [{ recall }, { transcriptSources }] = await Promise.all([import("../recall/recall.ts"), import("../agents/registry.ts")]);

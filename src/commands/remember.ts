@@ -2,7 +2,9 @@ import { loadContext } from "../core/context.ts";
 import { oneLine, UsageError } from "../core/errors.ts";
 import { appendTurnNote, recentMemory } from "../memory/journal.ts";
 import { jsonFlag } from "./common.ts";
-import { AGENT_NAMES } from "../agents/names.ts";
+import { NOTE_AGENTS } from "../agents/names.ts";
+import { HAND_AGENT, MANUAL_SESSION } from "../core/anchor.ts";
+import { noteProject } from "./projects.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJson } from "./output.ts";
 
@@ -10,24 +12,24 @@ import { notice, print, printJson } from "./output.ts";
 const REMEMBER_LOCK_MS = 120_000;
 
 export const rememberCommand = command({
-  command: "remember <note..>",
+  command: "remember [note..]",
   describe: "Write a note of your own into today's memory file (secrets redacted) and index it",
-  flags: { note: { positional: true, type: "string", array: true, demandOption: true } },
+  flags: { ...jsonFlag, note: { positional: true, type: "string", array: true, describe: "The note's words (no quotes needed; after -- a word may start with -)" } },
   run: async (a) => {
-    const text = a.note.join(" ").trim();
-    if (!text) throw new UsageError("give the note to remember");
+    const text = (a.note ?? []).join(" ").trim();
+    if (!text) throw new UsageError("remember needs the note to write, e.g. memsearch remember the staging database moved to port 5433");
     const ctx = loadContext();
     const now = new Date();
+    const turn = `note-${now.getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const res = await appendTurnNote({
       memoryDir: ctx.project.memoryDir,
-      sessionId: "manual",
-      turnUuid: `note-${now.getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+      sessionId: MANUAL_SESSION,
+      turnUuid: turn,
       transcriptPath: "-",
       bullets: text.split(/\n+/).map((l) => l.replace(/^\s*[-*]\s+/, "")),
       now,
       lockTimeoutMs: REMEMBER_LOCK_MS,
     });
-    print(`Remembered in ${res.file}`);
     // The note is the commit point: an index that cannot follow now is brought up to date later.
     try {
       const { refreshIndex } = await import("../watch/gateway.ts");
@@ -35,6 +37,9 @@ export const rememberCommand = command({
     } catch (e) {
       notice(`Warning: the note is saved, but the index was not updated (${oneLine(e)}); the watch process or the next 'memsearch index' adds it`);
     }
+    await noteProject(ctx.project);
+    if (a.jsonOutput) return printJson({ file: res.file, turn, agent: HAND_AGENT });
+    print(`Remembered in ${res.file} (turn ${turn}; memsearch forget ${turn} removes it)`);
   },
 });
 
@@ -45,7 +50,7 @@ export const recentCommand = command({
     ...jsonFlag,
     files: { type: "number", default: 2, describe: "How many daily files" },
     lines: { type: "number", default: 30, describe: "Lines per file" },
-    agent: { type: "string", choices: AGENT_NAMES, describe: "Only notes of turns with this agent" },
+    agent: { type: "string", choices: NOTE_AGENTS, describe: "Only notes of turns with this agent (you: your own, memsearch remember)" },
   },
   run: (a) => {
     const ctx = loadContext();

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import { agentOf, anchorsIn } from "../core/anchor.ts";
-import { AGENT_NAMES } from "../agents/names.ts";
+import { anchorsIn, DEFAULT_AGENT, noteAgent, showAnchors } from "../core/anchor.ts";
+import { NOTE_AGENTS } from "../agents/names.ts";
 import { instructionLike } from "../core/frame.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
 import { curatedFromRepository } from "../transcript/claude-memory.ts";
@@ -10,7 +10,7 @@ import { MemsearchError, UsageError } from "../core/errors.ts";
 import type { SearchResponse } from "../index/search.ts";
 import { searchIndex, type Searched } from "../watch/gateway.ts";
 import { out } from "./color.ts";
-import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
+import { embeddingFlags, embeddingOverrides, jsonFlag, needsQuery, queryText } from "./common.ts";
 import { flags, type Args } from "./declare.ts";
 import { healNotices, nothingIndexedLine } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
@@ -31,30 +31,31 @@ const AGENT_POOL = 10;
 export const searchFlags = flags({
   ...embeddingFlags,
   ...jsonFlag,
-  query: { positional: true, type: "string", demandOption: true },
-  "top-k": { alias: "k", type: "number", describe: `Number of results, 1 to ${MAX_TOP_K} (default 5)` },
+  query: { positional: true, type: "string", array: true, describe: "The words to look for (no quotes needed; after -- a word may start with -)" },
+  limit: { alias: ["k", "top-k"], type: "number", describe: `Number of results, 1 to ${MAX_TOP_K} (default 5)` },
   "source-prefix": { type: "string", describe: "Only chunks whose source path starts with this" },
-  agent: { type: "string", choices: AGENT_NAMES, describe: "Only notes of turns with this agent" },
+  agent: { type: "string", choices: NOTE_AGENTS, describe: "Only notes of turns with this agent (you: your own, memsearch remember)" },
 });
 
 export type SearchArgs = Args<typeof searchFlags>;
 
-/** --top-k from either path (the fast parser or yargs): a whole number in 1..MAX_TOP_K. */
+/** --limit from either path (the fast parser or yargs): a whole number in 1..MAX_TOP_K. */
 export function checkTopK(topK: number | undefined): void {
   if (topK === undefined) return;
-  if (!Number.isInteger(topK)) throw new UsageError(`--top-k must be a whole number between 1 and ${MAX_TOP_K}${Number.isFinite(topK) ? ` (got ${topK})` : ""}`);
-  if (topK < 1 || topK > MAX_TOP_K) throw new UsageError(`--top-k must be between 1 and ${MAX_TOP_K} (got ${topK})`);
+  if (!Number.isInteger(topK)) throw new UsageError(`--limit must be a whole number between 1 and ${MAX_TOP_K}${Number.isFinite(topK) ? ` (got ${topK})` : ""}`);
+  if (topK < 1 || topK > MAX_TOP_K) throw new UsageError(`--limit must be between 1 and ${MAX_TOP_K} (got ${topK})`);
 }
 
 export async function runSearch(a: SearchArgs): Promise<void> {
+    const query = queryText(a.query);
     // An empty query matches nothing and would print "No results found.": say what is missing.
-    if (!String(a.query ?? "").trim()) throw new UsageError("search needs a query: the words to look for, e.g. memsearch search \"redis timeout\"");
-    checkTopK(a.topK);
+    if (!query) throw needsQuery("search");
+    checkTopK(a.limit);
     const overrides = embeddingOverrides(a);
-    const ctx = loadContext({ ...overrides, "search.top_k": a.topK });
+    const ctx = loadContext({ ...overrides, "search.top_k": a.limit });
     const topK = ctx.config["search.top_k"];
     // Filtered by agent after ranking: asked for more, so that the top k of that agent's are there.
-    const request = { query: String(a.query), topK: a.agent ? Math.min(MAX_TOP_K, topK * AGENT_POOL) : topK, sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined };
+    const request = { query, topK: a.agent ? Math.min(MAX_TOP_K, topK * AGENT_POOL) : topK, sourcePrefix: a.sourcePrefix ? resolve(a.sourcePrefix) : undefined };
     // The warm process answers in milliseconds; it runs with the project's own settings, so
     // embedding flags on the command line mean a cold search.
     // No index yet: Claude Code's curated memory is indexed with the notes first (loaded only then: a warm search never pays for it).
@@ -98,9 +99,11 @@ function notesOrNothing(found: Searched, model: string): SearchResponse | "nothi
  */
 async function agentsOf(results: SearchResponse["results"]): Promise<string[]> {
   const own = results.map((r) => anchorsIn(r.chunk.content)[0]);
-  if (own.every((x) => x !== undefined)) return own.map((x) => agentOf(x));
+  // Curated files (CLAUDE.md, Claude Code's memory) have no anchors: Claude Code's, as the hub says.
+  const agent = (r: SearchResponse["results"][number], a: Parameters<typeof noteAgent>[0]) => (r.kind === "curated" ? DEFAULT_AGENT : noteAgent(a));
+  if (own.every((x, i) => x !== undefined || results[i]!.kind === "curated")) return own.map((x, i) => agent(results[i]!, x));
   const { chunkAnchor } = await import("../index/expand.ts");
-  return results.map((r, i) => agentOf(own[i] ?? chunkAnchor(r.chunk)));
+  return results.map((r, i) => agent(r, own[i] ?? chunkAnchor(r.chunk)));
 }
 
 /**
@@ -138,7 +141,9 @@ export function formatText(res: SearchResponse, model: string): string {
   const parts = [out.dim(`Search mode: ${mode}`)];
   res.results.forEach((r, i) => {
     const c = r.chunk;
-    const body = c.content.length > PREVIEW ? `${c.content.slice(0, PREVIEW)}  ... [truncated, run 'memsearch expand ${c.chunkHash}' for full content]` : c.content;
+    // Anchors read as expand heads a section; clipped after, so none is cut in half.
+    const text = showAnchors(c.content);
+    const body = text.length > PREVIEW ? `${text.slice(0, PREVIEW)}  ... [truncated, run 'memsearch expand ${c.chunkHash}' for full content]` : text;
     parts.push(`\n${out.bold(out.cyan(`--- Result ${i + 1} (score: ${out.yellow(r.score.toFixed(4))}) ---`))}`, `${r.kind === "curated" ? "Curated" : "Source"}: ${out.green(c.source)}`);
     if (c.heading) parts.push(`Heading: ${out.bold(c.heading)}`);
     parts.push(`Chunk: ${out.dim(c.chunkHash)}`, body);

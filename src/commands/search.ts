@@ -3,7 +3,7 @@ import { command, parsePlain } from "./declare.ts";
 import { runSearch, searchFlags, type SearchArgs } from "./search-run.ts";
 
 export const searchCommand = command({
-  command: "search <query>",
+  command: "search [query..]",
   describe: "Search memory (hybrid BM25 + vectors; BM25 alone when Ollama is unavailable)",
   flags: searchFlags,
   run: runSearch,

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { makeDataDir } from "../core/project.ts";
 import { resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
@@ -8,9 +9,9 @@ import { followSessions, followsSessions } from "../watch/lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
 import { releaseStart } from "../watch/starting.ts";
 import { findCuratedFiles } from "../transcript/claude-memory.ts";
-import { embeddingFlags, embeddingOverrides } from "./common.ts";
+import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
-import { notice, print } from "./output.ts";
+import { notice, print, printJsonLine } from "./output.ts";
 import { indexNotices } from "./index-cmd.ts";
 
 const PENDING_SWEEP_MS = 60_000;
@@ -24,13 +25,16 @@ export const watchCommand = command({
     ...embeddingFlags,
     paths: { positional: true, type: "string", array: true, default: [] },
     "debounce-ms": { type: "number", describe: "Quiet time before re-indexing a changed file (default 1500)" },
+    ...jsonFlag,
   },
   run: async (a) => {
+    // A process that runs on: with --json, one JSON object a line per event (as rg --json prints).
+    const say = (event: Record<string, unknown>, text: string) => (a.jsonOutput ? printJsonLine(event) : print(text));
     const ctx = loadContext({ ...embeddingOverrides(a), "watch.debounce_ms": a.debounceMs });
     const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : [ctx.project.memoryDir];
-    if (!a.paths.length) mkdirSync(ctx.project.memoryDir, { recursive: true });
+    if (!a.paths.length) makeDataDir(ctx.project.dataDir, ctx.project.memoryDir);
     for (const p of paths) if (!existsSync(p)) throw new NotFoundError(`path not found: ${p}`);
-    mkdirSync(ctx.project.dataDir, { recursive: true });
+    makeDataDir(ctx.project.dataDir);
     // As for `index`: a path outside the project is recorded as the user's, so the index keeps it.
     if (a.paths.length) await (await import("../core/places.ts")).nameOutsidePaths(ctx.project, paths);
 
@@ -51,7 +55,7 @@ export const watchCommand = command({
       onIndexed: (r, trigger) => {
         const back = (r.forgottenBack ?? []).filter((f) => firstTime(`forgotten ${f.turns.join(" ")} ${f.path}`));
         for (const line of indexNotices({ ...r, skippedFiles: newSkips(r), cleanedFiles: newCleans(r), forgottenBack: back }, ctx.config["embedding.model"])) notice(line);
-        if (r.indexedChunks || r.removedChunks) print(`Indexed ${r.indexedChunks} chunks${trigger === "initial" ? "" : ` (${trigger})`}.`);
+        if (r.indexedChunks || r.removedChunks) say({ event: "indexed", trigger, indexedChunks: r.indexedChunks, removedChunks: r.removedChunks, totalChunks: r.totalChunks }, `Indexed ${r.indexedChunks} chunks${trigger === "initial" ? "" : ` (${trigger})`}.`);
       },
       onError: (m) => notice(`Error: ${m}`),
     }, curated);
@@ -67,7 +71,7 @@ export const watchCommand = command({
     const stop = (why?: string, ownSocket = true) => {
       if (stopping) return;
       stopping = true;
-      print(why ? `Stopping watcher: ${why}.` : "\nStopping watcher.");
+      say({ event: "stopping", reason: why ?? null }, why ? `Stopping watcher: ${why}.` : "\nStopping watcher.");
       // A watch process another one has taken over from must not close its server: that would
       // unlink the other's socket. It only saves.
       void (ownSocket ? daemon.close() : daemon.saveNow()).finally(() => process.exit(0));
@@ -104,7 +108,7 @@ export const watchCommand = command({
       keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`), said, ctx.config["conversations.archive_days"], transcriptSources());
     }
     await daemon.reindex("initial");
-    print(`Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);
+    say({ event: "watching", paths, pid: process.pid }, `Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);
     await new Promise(() => {});
   },
 });

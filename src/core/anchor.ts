@@ -17,9 +17,25 @@ export interface Anchor {
   agent?: string;
 }
 
-/** Which agent a note's turn was with; a note without an anchor (`memsearch remember`, hand-written) counts as the default. */
+/** The session of every note `memsearch remember` writes: its turn is the note's own id. */
+export const MANUAL_SESSION = "manual";
+
+/** Who wrote a hand-written note (`memsearch remember`, or a section added to the markdown by hand): the user. */
+export const HAND_AGENT = "you";
+
+/** Which agent a note's turn was with: the anchor's, Claude Code when it names none, and `you` for a `memsearch remember` note. */
 export function agentOf(a: Anchor | undefined): string {
+  if (a?.session === MANUAL_SESSION) return HAND_AGENT;
   return a?.agent ?? DEFAULT_AGENT;
+}
+
+/**
+ * Who wrote a section of a daily memory file: as agentOf, and `you` for one without an anchor
+ * (no hook writes one: it was added by hand). Not for other markdown (curated files), which has
+ * no anchors at all.
+ */
+export function noteAgent(a: Anchor | undefined): string {
+  return a ? agentOf(a) : HAND_AGENT;
 }
 
 // Readers split the anchor on whitespace, so a path with spaces must not contain any; `>` could
@@ -63,4 +79,18 @@ export function anchorsIn(content: string): Anchor[] {
     if (a) out.push(a);
   }
   return out;
+}
+
+/** The anchor as a person reads it, the way `memsearch expand` heads a section: `[Session: ID  Turn: ID]`. */
+export function anchorLine(a: Anchor): string {
+  return `[Session: ${a.session}  Turn: ${a.turn}${a.agent && a.agent !== DEFAULT_AGENT ? `  Agent: ${a.agent}` : ""}]`;
+}
+
+/** Text for a person: each anchor comment replaced by its anchorLine (the JSON keeps the comment as written). */
+export function showAnchors(text: string): string {
+  if (!text.includes("<!--")) return text;
+  return text.replace(new RegExp(ANCHOR_RE.source, "g"), (comment) => {
+    const a = parseAnchor(comment);
+    return a ? anchorLine(a) : comment;
+  });
 }

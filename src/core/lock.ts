@@ -12,12 +12,12 @@
  * token [starttime]`). A lock from the future, or naming a process that is not memsearch (init, a
  * shell), is nobody's: broken at once, as a lock without even a time is after a moment's grace.
  */
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { StorageError } from "./errors.ts";
 import { errCode, readTextQuiet, storageError } from "./fsutil.ts";
 import { bootWord, isAlive, isMemsearchProcess, mayBeSameProcess, processStartTime, sameBoot } from "./processes.ts";
-import { INDEX_LOCK } from "./project.ts";
+import { INDEX_LOCK, makeDataDir } from "./project.ts";
 
 export interface LockOptions {
   /** Give up after this long (default 5 s). */
@@ -253,7 +253,8 @@ function releaseLock(lockPath: string, token: string): void {
  */
 export function withIndexLock<T>(indexDir: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
   try {
-    mkdirSync(indexDir, { recursive: true });
+    // The index folder is `<dataDir>/index` (project.ts): the data folder may be made here first.
+    makeDataDir(dirname(indexDir), indexDir);
   } catch (e) {
     throw new StorageError(`cannot create the index folder ${indexDir}: ${(e as NodeJS.ErrnoException).code ?? e}`);
   }

@@ -1,4 +1,5 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from "node:fs";
+import { atomicWrite } from "./fsutil.ts";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { UnsafeDataError } from "./errors.ts";
@@ -80,6 +81,35 @@ export function dataFiles(dataDir: string): DataFiles {
     modelLedger: join(dataDir, "model-calls.jsonl"),
     modelLedgerOld: join(dataDir, "model-calls.1.jsonl"),
   };
+}
+
+/**
+ * What the data folder's `.gitignore` holds: the notes are plain markdown a team may keep in git;
+ * everything else is machine state that holds prompts (the index, the prompt queue, the injection
+ * log, the sessions, the logs, the model-call ledger) and must not be committed. The file itself
+ * is kept, so a clone brings it along.
+ */
+export const DATA_GITIGNORE = `# Written by memsearch when it made this folder: only the notes (memory/) belong in git.
+# The rest is this machine's state (index, prompt queue, injection log, sessions, logs,
+# model-call ledger), which holds prompts. Delete this file to choose for yourself.
+*
+!.gitignore
+!memory/
+!memory/**
+memory/.*
+`;
+
+/**
+ * Make the data folder (and `sub`, a folder inside it) before a first write. When memsearch makes
+ * the data folder itself, it writes its `.gitignore` (DATA_GITIGNORE) in the same step; a folder
+ * that was there already is left as its owner keeps it. Every writer that may be the first in a
+ * project comes through here (the journal, the index lock, the prompt queue, the session files,
+ * the logs), so no read ever makes the folder and no write makes it without the file.
+ */
+export function makeDataDir(dataDir: string, sub?: string): void {
+  const made = mkdirSync(dataDir, { recursive: true });
+  if (made !== undefined) atomicWrite(join(dataDir, ".gitignore"), DATA_GITIGNORE);
+  if (sub !== undefined) mkdirSync(sub, { recursive: true });
 }
 
 /** Inside the index folder: the index file (its format: src/index/format.ts), and the lock beside it. */

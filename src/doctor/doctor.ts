@@ -4,9 +4,9 @@ import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import * as v from "valibot";
 import { parseJson } from "../core/json-file.ts";
-import { loadContext } from "../core/context.ts";
+import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
-import { ollamaTimeoutMs } from "../core/ollama-client.ts";
+import { ollamaClient, ollamaError, ollamaTimeoutMs, resolveOllamaHost } from "../core/ollama-client.ts";
 import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
@@ -48,8 +48,11 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
 
   const embedder = embedderFor(config, "query");
   let ollamaDim: number | undefined;
+  /** What to do first for vectors to be made at all, when Ollama cannot make them now. */
+  let ollamaFirst: string | undefined;
   if (!embedder) {
-    checks.push({ name: "ollama", status: "warn", detail: "embeddings off (embedding.provider = none): keyword search only", fix: "memsearch config set embedding.provider ollama" });
+    // A choice, not a fault: said as what it is, with the way back.
+    checks.push({ name: "ollama", status: "ok", detail: "not used: embeddings are off (embedding.provider = none), search uses keywords only; memsearch config set embedding.provider ollama turns them on" });
   } else {
     const probe = await embedder.probe(ollamaTimeoutMs(config, "doctor"));
     if (probe.ok) {
@@ -57,16 +60,20 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
       checks.push({ name: "ollama", status: "ok", detail: `${embedder.host}: ${config["embedding.model"]} pulled, ${probe.dim} dimensions` });
     } else {
       const fix = probe.reason.kind === "model-missing" ? `ollama pull ${config["embedding.model"]}` : probe.reason.kind === "down" ? "ollama serve" : undefined;
+      ollamaFirst = fix ?? "get Ollama answering (see the ollama line)";
       checks.push({ name: "ollama", status: "warn", detail: `${probe.reason.message}; search falls back to keywords`, fix });
     }
   }
+  checks.push(await summarizerCheck(config, env));
+  // An index fix that needs vectors waits for Ollama: `memsearch index` alone would add none.
+  const afterOllama = (fix: string) => (ollamaFirst ? `${ollamaFirst}, then ${fix}` : fix);
 
   const head = peekIndex(project.indexDir);
   if (!head) {
     const hasMemory = existsSync(project.memoryDir) && readdirSync(project.memoryDir).some((f) => f.endsWith(".md"));
     checks.push({ name: "index", status: hasMemory ? "warn" : "ok", detail: hasMemory ? "memory files exist but no index yet" : "no memory yet in this project", fix: hasMemory ? "memsearch index" : undefined });
   } else if (head.model !== config["embedding.model"]) {
-    checks.push({ name: "index", status: "warn", detail: `built with '${head.model}', config says '${config["embedding.model"]}'`, fix: "memsearch index (rebuilds for the new model)" });
+    checks.push({ name: "index", status: "warn", detail: `built with '${head.model}', config says '${config["embedding.model"]}'`, fix: afterOllama("memsearch index (rebuilds for the new model)") });
   } else if (ollamaDim && head.dim && head.dim !== ollamaDim) {
     checks.push({ name: "index", status: "warn", detail: `holds ${head.dim}-d vectors, Ollama now gives ${ollamaDim}-d`, fix: "memsearch index --force" });
   } else {
@@ -75,7 +82,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
       name: "index",
       status: missing > 0 && embedder ? "warn" : "ok",
       detail: `${head.chunks} chunks in ${head.files} files, ${head.vectors} with vectors, ${(head.bytes / 1048576).toFixed(1)} MiB, updated ${head.updatedAt}`,
-      fix: missing > 0 && embedder ? "memsearch index (fills in missing vectors once Ollama answers)" : undefined,
+      fix: missing > 0 && embedder ? afterOllama("memsearch index (fills in the missing vectors)") : undefined,
     });
   }
 
@@ -94,6 +101,44 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
     );
   }
   return checks;
+}
+
+/**
+ * Who writes the turn notes, and whether it can: `claude -p` needs claude on the PATH (the hooks
+ * run with Claude Code's, which this shell usually shares), an Ollama chat model needs Ollama and
+ * the model. A summariser that cannot run costs every turn its summary: the note is the plain extract.
+ */
+async function summarizerCheck(config: Context["config"], env: NodeJS.ProcessEnv): Promise<Check> {
+  const provider = config["summarizer.provider"];
+  const name = "summarizer";
+  if (provider === "off") return { name, status: "ok", detail: "off (summarizer.provider = off): no notes are written for turns" };
+  if (provider === "extract") return { name, status: "ok", detail: "the plain extract (summarizer.provider = extract): no model, no cost" };
+  if (provider === "claude") {
+    const path = Bun.which("claude", { PATH: env.PATH ?? "" });
+    if (path) return { name, status: "ok", detail: `claude -p (model ${config["summarizer.model"]}) at ${path}` };
+    return {
+      name,
+      status: "warn",
+      detail: "claude is not on PATH: each turn's note is the plain extract instead of a summary (summarizer.provider = claude)",
+      fix: "install Claude Code (npm install -g @anthropic-ai/claude-code), or memsearch config set summarizer.provider extract",
+    };
+  }
+  const model = config["summarizer.ollama_model"];
+  let host: string;
+  try {
+    host = resolveOllamaHost(config["embedding.host"], env);
+  } catch (e) {
+    return { name, status: "warn", detail: `Ollama chat model ${model}: ${oneLine(e)}`, fix: "correct embedding.host" };
+  }
+  const timeoutMs = ollamaTimeoutMs(config, "doctor");
+  try {
+    await ollamaClient(host, timeoutMs).show({ model });
+    return { name, status: "ok", detail: `Ollama chat model ${model} at ${host}` };
+  } catch (err) {
+    const e = ollamaError(err, { host, model, timeoutMs }, "chat");
+    const fix = e.kind === "model-missing" ? `ollama pull ${model}` : e.kind === "down" ? "ollama serve" : undefined;
+    return { name, status: "warn", detail: `Ollama chat model ${model}: ${e.message}; each turn's note is the plain extract until it answers`, ...(fix ? { fix } : {}) };
+  }
 }
 
 /** Files named in the check's line at most; the rest are counted. */

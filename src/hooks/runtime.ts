@@ -7,7 +7,7 @@ import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { readJson } from "../core/json-file.ts";
-import { dataFiles, userFiles } from "../core/project.ts";
+import { dataFiles, makeDataDir, userFiles } from "../core/project.ts";
 import { clip } from "../core/text.ts";
 import { isTerminal, readStdin, writeOut } from "../core/stdio.ts";
 import { sanitize } from "../core/redact.ts";
@@ -145,7 +145,7 @@ export function startWatch(dataDir: string, cwd: string): { started: boolean; pi
   if (process.env.MEMSEARCH_NO_WATCH === "1") return { started: false };
   const running = readWatchInfo(dataDir);
   if (running) return { started: false, pid: running.pid };
-  mkdirSync(dataDir, { recursive: true });
+  makeDataDir(dataDir);
   // A watch process takes a moment to claim the project: hooks of several sessions starting
   // together leave the start to the first (and its log to it, untruncated).
   const files = dataFiles(dataDir);
@@ -181,6 +181,7 @@ function problemsFile(dataDir: string): string {
 
 export function recordProblem(dataDir: string, message: string): void {
   try {
+    makeDataDir(dataDir);
     atomicWrite(problemsFile(dataDir), JSON.stringify({ at: new Date().toISOString(), message: oneLine(message) }));
   } catch {}
 }

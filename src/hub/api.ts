@@ -3,7 +3,7 @@
  * and every failure is one JSON `{error}` with a status a page can act on.
  */
 import pkg from "../../package.json" with { type: "json" };
-import { AGENT_NAMES } from "../agents/names.ts";
+import { NOTE_AGENTS } from "../agents/names.ts";
 import { MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
 import { sanitize } from "../core/redact.ts";
 import { ForeignTranscriptError } from "../transcript/claude-files.ts";
@@ -69,7 +69,7 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 function agentParam(q: Params): string | undefined {
   const a = one(q, "agent");
   if (a === undefined) return undefined;
-  if (!(AGENT_NAMES as readonly string[]).includes(a)) throw new UsageError(`agent must be one of ${AGENT_NAMES.join(", ")}`);
+  if (!(NOTE_AGENTS as readonly string[]).includes(a)) throw new UsageError(`agent must be one of ${NOTE_AGENTS.join(", ")}`);
   return a;
 }
 

@@ -10,7 +10,7 @@ import type { AgentAdapter } from "../agents/types.ts";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { agentOf } from "../core/anchor.ts";
+import { DEFAULT_AGENT, noteAgent } from "../core/anchor.ts";
 import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { resolveOllamaHost } from "../core/ollama-client.ts";
@@ -33,7 +33,7 @@ import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { forgetTurn } from "../memory/forget.ts";
 import { readInjections, type InjectionRecord } from "../memory/injections.ts";
 import { readModelCalls } from "../memory/ledger.ts";
-import { costReport, formatUsd, type CostRow } from "../memory/prices.ts";
+import { costReport, dollars, formatUsd, type CostRow } from "../memory/prices.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import type { Turn, TurnItem } from "../transcript/types.ts";
 import { clip, sha256Hex } from "../core/text.ts";
@@ -195,7 +195,7 @@ export class HubData {
 
   async overview(now = new Date()): Promise<Overview> {
     const days: Record<string, number> = {};
-    const totals = { notes: 0, chunks: 0, files: 0, vectors: 0, indexBytes: 0, projects: this.list.length, knownProjects: 0, activeDays: 0, avgPerDay: 0 };
+    const totals = { notes: 0, chunks: 0, files: 0, vectors: 0, indexBytes: 0, projects: this.list.length, knownProjects: 0, activeDays: 0, avgPerDay: 0, byAgent: {} as Record<string, number> };
     const cards: ProjectCard[] = [];
     const models = new Map<string, Context>();
     for (const p of this.list) {
@@ -206,7 +206,11 @@ export class HubData {
       } catch (e) {
         p.problem ??= oneLine(e);
       }
-      for (const n of notes) days[n.day] = (days[n.day] ?? 0) + 1;
+      for (const n of notes) {
+        days[n.day] = (days[n.day] ?? 0) + 1;
+        const who = noteAgent(n.anchor);
+        totals.byAgent[who] = (totals.byAgent[who] ?? 0) + 1;
+      }
       totals.notes += notes.length;
       totals.chunks += summary?.chunks ?? 0;
       totals.files += summary?.files ?? 0;
@@ -264,7 +268,7 @@ export class HubData {
   /** A project's notes, newest first; with `agent`, only those of turns with that agent. */
   async timeline(id: string, offset: number, limit: number, agent?: string): Promise<TimelinePage> {
     const p = this.project(id);
-    const notes = agent === undefined ? this.notes(p) : this.notes(p).filter((n) => agentOf(n.anchor) === agent);
+    const notes = agent === undefined ? this.notes(p) : this.notes(p).filter((n) => noteAgent(n.anchor) === agent);
     let summary: IndexSummary | undefined;
     try {
       summary = await this.indexSummary(p);
@@ -374,7 +378,7 @@ export class HubData {
         warnings: res.warning ? [redact(res.warning, 500)] : [],
         hits: res.results.map((r) => {
           const p = owner.get(r.chunk.chunkHash)!;
-          return { project: p.id, projectName: p.name, score: round(r.score), date: r.kind === "curated" ? null : dateOfChunk(r.chunk), from: [r.kind === "curated" ? "curated" : "note"], note: noteHit(r.chunk), transcript: null, agent: r.kind === "curated" ? "claude" : agentOf(chunkAnchor(r.chunk)) };
+          return { project: p.id, projectName: p.name, score: round(r.score), date: r.kind === "curated" ? null : dateOfChunk(r.chunk), from: [r.kind === "curated" ? "curated" : "note"], note: noteHit(r.chunk), transcript: null, agent: r.kind === "curated" ? DEFAULT_AGENT : noteAgent(chunkAnchor(r.chunk)) };
         }),
       };
     }
@@ -405,7 +409,7 @@ export class HubData {
         date: r.date ?? null,
         from: r.from,
         note: r.note ? { chunk: r.note.chunkHash, source: r.note.source, line: r.note.startLine, heading: redact(r.note.heading, 200), snippet: redact(r.note.snippet, SNIPPET_CHARS) } : null,
-        transcript: t ? { path: t.path, turn: t.turn, role: r.transcript?.role ?? "user", snippet: redact(r.transcript?.snippet ?? c?.snippet ?? "", SNIPPET_CHARS) } : null,
+        transcript: t ? { path: t.path, turn: t.turn, role: r.transcript?.role ?? "user", snippet: redact(r.transcript?.snippet ?? c?.snippet ?? "", SNIPPET_CHARS), matched: r.transcript !== undefined } : null,
         agent: r.agent,
       };
     });
@@ -491,7 +495,7 @@ export class HubData {
     if (!existsSync(ctx.project.dataDir)) throw new NotFoundError(`no memory left for ${p.name}: its folder is gone`);
     const res = await forgetTurn(p.dataDir, ref, { root: p.root, env: this.env });
     if (res.notes.length) await refreshIndex(ctx);
-    return { project: p.id, turn: res.turn === undefined ? null : redact(res.turn, 300), removed: res.notes.length, alreadyForgotten: res.already };
+    return { project: p.id, turn: res.turn === undefined ? null : redact(res.turn, 300), removed: res.notes.length, alreadyForgotten: res.already, undo: res.undo };
   }
 
   /** What each prompt received, per session (the injection log). */
@@ -548,12 +552,14 @@ export class HubData {
     }
     // Notes may come with a cloned repository: an anchor is followed only to this project's transcripts.
     const other = this.checkTranscript(path, root, anyProject);
+    // Checked: the page may step from this turn to the ones beside it, by path.
+    this.knownTranscripts.add(path);
     if (other) {
       // Another agent's (a Codex rollout, a Gemini CLI chat, an OpenCode session): its adapter reads it, redacted.
       const { sessionId, turns } = await other.read(path, this.env);
       const target = findTurn(turns, id);
       if (target === undefined) throw new NotFoundError(`turn ${id} is not in ${path} (${turns.length} turns)`);
-      return turnView(path, sessionId ?? path, turns.length, target, turns[target]!);
+      return turnView(path, sessionId ?? path, turns.map((x) => x.uuid), target, turns[target]!);
     }
     const index = await listTurns(path, { locate: id.replace(/\.+$/, "").toLowerCase() });
     const target = findTurn(index.turns, id) ?? index.located;
@@ -562,17 +568,19 @@ export class HubData {
     // is left here is the page's own clipping, and the tool's name, which the reader keeps as written.
     const [t] = await readTurnRange(index, target, target, { maxOutput: TOOL_OUTPUT_CHARS, redact: sanitize });
     if (!t) throw new NotFoundError(`turn ${id} could not be read from ${path}`);
-    return turnView(path, index.sessionId, index.turns.length, target, t);
+    return turnView(path, index.sessionId, index.turns.map((x) => x.uuid), target, t);
   }
 }
 
 /** A turn as the page shows it, clipped (the readers redacted it already; a tool's name is kept as written, so redacted here). */
-function turnView(path: string, session: string, turnCount: number, position: number, t: Turn): TurnView {
+function turnView(path: string, session: string, uuids: string[], position: number, t: Turn): TurnView {
   return {
     path,
     session,
-    turnCount,
+    turnCount: uuids.length,
     position,
+    previous: uuids[position - 1] ?? null,
+    next: uuids[position + 1] ?? null,
     uuid: t.uuid,
     timestamp: t.timestamp ?? null,
     user: clip(t.userText, TURN_TEXT_CHARS),
@@ -662,7 +670,8 @@ async function promptWords(root: string, sessions: Set<string>, env: NodeJS.Proc
 }
 
 function costRow(r: CostRow): CostRowView {
-  return { period: r.period, calls: r.calls, failed: r.failed, inTokens: r.inTokens, outTokens: r.outTokens, charsOnly: r.charsOnly, usd: Math.round(r.usd * 1e6) / 1e6, unpriced: r.unpriced, shown: formatUsd(r) };
+  const six = (x: number) => Math.round(x * 1e6) / 1e6;
+  return { period: r.period, calls: r.calls, failed: r.failed, inTokens: r.inTokens, outTokens: r.outTokens, charsOnly: r.charsOnly, usd: six(r.usd), unpriced: r.unpriced, reportedUsd: six(r.reportedUsd), reportedCalls: r.reportedCalls, shown: formatUsd(r), reportedShown: r.reportedCalls ? dollars(r.reportedUsd) : "" };
 }
 
 /** The ledgers of the projects in view, added up per month and day. */
@@ -692,7 +701,7 @@ function noteItem(project: string, n: JournalNote): NoteItem {
     heading: redact(n.heading, 200),
     bullets: n.bullets.map((b) => redact(b, BULLET_CHARS)),
     session: n.anchor?.session ?? null,
-    agent: agentOf(n.anchor),
+    agent: noteAgent(n.anchor),
   };
 }
 

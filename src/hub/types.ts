@@ -66,6 +66,8 @@ export interface Overview {
     activeDays: number;
     /** Notes per active day, one decimal. */
     avgPerDay: number;
+    /** Notes by who wrote them: an agent's name (`claude`, `codex`…), or `you` (`memsearch remember`, a section written by hand). */
+    byAgent: Record<string, number>;
   };
   embedding: OllamaStatus[];
   /** Notes per local day, `YYYY-MM-DD` → count. */
@@ -118,7 +120,8 @@ export interface SearchHit {
   /** Where it was found: notes, Claude Code's curated memory (opened like a note by its chunk), the conversations' messages table, their session table (plans, summaries, todos, first prompts). */
   from: ("note" | "curated" | "transcript" | "session")[];
   note: { chunk: string; source: string; line: number; heading: string; snippet: string } | null;
-  transcript: { path: string; turn: string; role: string; snippet: string } | null;
+  /** The turn to open; `matched`: a message of it matched the query, and `snippet` is that message's (else the snippet is the session content's, or empty). */
+  transcript: { path: string; turn: string; role: string; snippet: string; matched: boolean } | null;
   /** The agent the turn was with (`claude`, `codex`…). */
   agent: string;
 }
@@ -158,6 +161,9 @@ export interface TurnView {
   turnCount: number;
   /** 0-based position of this turn in the session. */
   position: number;
+  /** The turns before and after it in the session (their uuids), to step through them. */
+  previous: string | null;
+  next: string | null;
   uuid: string;
   timestamp: string | null;
   user: string;
@@ -201,6 +207,8 @@ export interface ForgetDone {
   turn: string | null;
   removed: number;
   alreadyForgotten: boolean;
+  /** What `memsearch forget --undo` can do: let import write the turn again, put the note of your own back, or nothing. */
+  undo: "import" | "restore" | "none";
 }
 
 /** One memory the prompt hook injected. */
@@ -255,6 +263,8 @@ export interface SessionsPage {
 export type CostRowView = Omit<CostRow, "purposes"> & {
   /** `$0.0123`, `unknown`, `$0.01 + 2 unpriced`. */
   shown: string;
+  /** What `claude -p` reported its calls cost (`reportedCalls` of them), `$0.0123`; "" when none reported it. */
+  reportedShown: string;
 };
 
 /** What the memory cost, over the projects in view. */

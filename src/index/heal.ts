@@ -81,6 +81,9 @@ export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promi
     return dropStrays(ctx, opts, places, first, strays, open);
   }
   if (first.missing && opts.buildMissing === false) return { store: first.store, nothingIndexed: true };
+  // Nothing to build from: said before the lock, whose folder would be the first thing a read
+  // (search, stats, doctor in a project without memory) ever made there.
+  if (first.missing && !opts.curated?.length && (opts.paths ?? markdownOf(ctx, places)).length === 0) return { store: first.store, nothingIndexed: true };
 
   const heal = async (): Promise<Healed> => {
     // Another process may have rebuilt it while we waited for the lock.

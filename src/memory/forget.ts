@@ -9,11 +9,11 @@ import { readTextQuiet } from "../core/fsutil.ts";
 import { dataFiles } from "../core/project.ts";
 import { sanitize } from "../core/redact.ts";
 import { clip } from "../core/text.ts";
-import { dailyFiles, isDailyFile, notesIn, removeNotes, type JournalNote } from "./journal.ts";
+import { appendTurnNote, dailyFiles, isDailyFile, notesIn, removeNotes, type JournalNote } from "./journal.ts";
 import { changeList, readForgotten, type Tombstone } from "./forgotten.ts";
 import { isProjectTranscript } from "../transcript/claude-files.ts";
 import { listTurns } from "../transcript/reader.ts";
-import type { Anchor } from "../core/anchor.ts";
+import { MANUAL_SESSION, type Anchor } from "../core/anchor.ts";
 
 export { undoForget, readForgotten, type Tombstone } from "./forgotten.ts";
 
@@ -34,6 +34,12 @@ export type ForgetTarget = { turn: string } | { file: string; line: number };
 export interface ForgetResult {
   /** The turn put on the list; undefined for a section without an anchor (a hand-written one: removed only). */
   turn?: string;
+  /**
+   * What `forget --undo` can do about it: `import` may write the turn again (a turn of a
+   * transcript), the note's text is kept and can be put back (`memsearch remember`'s), or nothing
+   * (a section without an anchor has no id to undo by).
+   */
+  undo: "import" | "restore" | "none";
   /** The sections removed (or, with dryRun, that would be). */
   notes: JournalNote[];
   /** The turn was on the list already. */
@@ -63,7 +69,9 @@ export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: { 
   const listed = readForgotten(dataDir);
   const already = listed.has(turn);
   if (!notes.length && !already) throw new NotFoundError(`no note holds turn ${turn}: nothing to forget (memsearch forget --list shows forgotten turns)`);
-  if (dryRun) return { turn, notes, already, dryRun };
+  const manual = notes[0]?.anchor?.session === MANUAL_SESSION || (!notes.length && listed.entries.find((e) => e.turn === turn)?.session === MANUAL_SESSION);
+  const undo: ForgetResult["undo"] = !turn ? "none" : manual ? "restore" : "import";
+  if (dryRun) return { turn, notes, already, dryRun, undo };
   if (turn && !already) {
     const first = notes[0];
     const promptId = first?.anchor && opts.root ? await promptIdOf(first.anchor, opts.root, opts.env) : undefined;
@@ -74,6 +82,7 @@ export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: { 
       at: (opts.now ?? new Date()).toISOString(),
       ...(first ? { file: first.file, heading: clip(sanitize(first.heading), 300) } : {}),
       ...(first?.bullets[0] ? { summary: clip(sanitize(first.bullets[0]), 300) } : {}),
+      ...(first?.anchor?.session === MANUAL_SESSION ? { bullets: first.bullets.slice(0, 200).map((b) => clip(sanitize(b), 20_000)) } : {}),
     };
     await changeList(dataDir, (entries) => ({ entries: entries.some((e) => e.turn === entry.turn) ? entries : [...entries, entry], result: undefined }));
   }
@@ -83,7 +92,21 @@ export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: { 
     // Matched again under the lock: the file may have changed since it was read above.
     removed.push(...(await removeNotes(memoryDir, name, (n) => (turn ? n.anchor?.turn === turn : lines.has(n.line)))));
   }
-  return { turn, notes: removed, already, dryRun };
+  return { turn, notes: removed, already, dryRun, undo };
+}
+
+/**
+ * `forget --undo` of a note of your own: its bullets back in its daily file, under its own time
+ * and turn id (appended: memory files are only ever appended to). The entry is already off the list.
+ */
+export async function restoreHandNote(dataDir: string, entry: Tombstone): Promise<string> {
+  const { memoryDir } = dataFiles(dataDir);
+  const day = entry.file && isDailyFile(entry.file) ? entry.file.slice(0, 10) : undefined;
+  const time = /^(\d{1,2}):(\d{2})/.exec(entry.heading ?? "");
+  const [y, m, d] = (day ?? "").split("-").map(Number);
+  const at = day ? new Date(y!, m! - 1, d!, time ? Number(time[1]) : 0, time ? Number(time[2]) : 0) : new Date(entry.at);
+  const res = await appendTurnNote({ memoryDir, sessionId: MANUAL_SESSION, turnUuid: entry.turn, transcriptPath: "-", bullets: entry.bullets ?? [], now: at });
+  return res.file;
 }
 
 

@@ -6,7 +6,8 @@
  * damaged one is refused rather than rewritten (what it held would be lost).
  */
 import * as v from "valibot";
-import { NotFoundError, StorageError } from "../core/errors.ts";
+import { InputError, NotFoundError, StorageError } from "../core/errors.ts";
+import { MANUAL_SESSION } from "../core/anchor.ts";
 import { atomicWrite, fileStamp } from "../core/fsutil.ts";
 import { readJson } from "../core/json-file.ts";
 import { withFileLock } from "../core/lock.ts";
@@ -29,6 +30,11 @@ export const TombstoneSchema = v.object({
   file: v.optional(Text(40)),
   heading: v.optional(Text(300)),
   summary: v.optional(Text(300)),
+  /**
+   * A note written by hand (`memsearch remember`): no transcript can write it again, so its
+   * bullets (redacted, as the markdown held them) are kept for `forget --undo` to put back.
+   */
+  bullets: v.optional(v.pipe(v.array(Text(20_000)), v.maxLength(200))),
 });
 
 export const ForgottenFileSchema = v.object({
@@ -82,12 +88,20 @@ export async function changeList<T>(dataDir: string, fn: (entries: Tombstone[]) 
   );
 }
 
-/** Take a turn off the list: `memsearch import` may write it again. Returns the entry removed. */
+/**
+ * Take a turn off the list: `memsearch import` may write it again. Returns the entry removed. A
+ * hand-written note's entry comes off only when it kept the note's bullets, which the caller puts
+ * back (its session is `manual`: nothing else could); one forgotten before they were kept is
+ * refused, and stays on the list.
+ */
 export async function undoForget(dataDir: string, turn: string): Promise<Tombstone> {
   const id = turn.trim();
   return changeList(dataDir, (entries) => {
     const found = entries.find((e) => e.turn === id);
     if (!found) throw new NotFoundError(`turn ${id} is not forgotten (memsearch forget --list shows the forgotten turns)`);
+    if (found.session === MANUAL_SESSION && !found.bullets?.length) {
+      throw new InputError(`${id} was a note of your own (memsearch remember) and its text was not kept when it was forgotten, so it cannot be put back; write it again with memsearch remember`);
+    }
     return { entries: entries.filter((e) => e.turn !== id), result: found };
   });
 }

@@ -12,7 +12,7 @@
  * new one starts, so the two never hold more than twice that.
  */
 import * as v from "valibot";
-import { dataFiles } from "../core/project.ts";
+import { dataFiles, makeDataDir } from "../core/project.ts";
 import { appendBounded, readOwnTail } from "../core/fsutil.ts";
 import { parseJson } from "../core/json-file.ts";
 import { redactedJsonLine, sanitize } from "../core/redact.ts";
@@ -82,6 +82,7 @@ export type InjectionRecord = v.InferOutput<typeof InjectionRecordSchema>;
 /** Append one decision (redacted). A log that cannot be written never breaks the hook: the caller ignores the throw. */
 export function appendInjection(dataDir: string, rec: InjectionRecord): void {
   const files = dataFiles(dataDir);
+  makeDataDir(dataDir);
   appendBounded(files.injectionLog, files.injectionLogOld, redactedJsonLine(rec), LOG_MAX_BYTES);
 }
 

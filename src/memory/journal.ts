@@ -4,9 +4,10 @@
  * across processes (several sessions of one project stop at once), idempotent (Claude Code may
  * retry a hook) and all-or-nothing (a full disk leaves the file as it was).
  */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, readdirSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync, rmSync, writeSync } from "node:fs";
+import { makeDataDir } from "../core/project.ts";
 import { dirname, join } from "node:path";
-import { agentOf, anchorsIn, DEFAULT_AGENT, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
+import { anchorsIn, DEFAULT_AGENT, noteAgent, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
 import { oneLine, stripControls } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
@@ -78,7 +79,8 @@ export function normaliseBullets(bullets: string[]): string[] {
   const out: string[] = [];
   for (const raw of bullets) {
     let text = oneLine(sanitize(String(raw)));
-    text = text.replace(/^(?:[-*•+]\s*)+/, "").trim();
+    // A marker is one only with a space after it: "-5 degrees" keeps its minus.
+    text = text.replace(/^(?:[-*•+](?:\s+|$))+/, "").trim();
     if (!text) continue;
     // A bullet must never pass for an anchor (or hide the rest of the file in a comment).
     text = text.replace(/<!--/g, "&lt;!--");
@@ -98,7 +100,8 @@ export async function appendTurnNote(given: TurnNote): Promise<AppendResult> {
   if (!opts.sessionId.trim() || !opts.turnUuid.trim()) throw new InputError("a turn note needs a session id and a turn uuid");
   const now = opts.now ?? new Date();
   try {
-    mkdirSync(opts.memoryDir, { recursive: true });
+    // The memory folder is `<dataDir>/memory` (core/project.ts).
+    makeDataDir(dirname(opts.memoryDir), opts.memoryDir);
   } catch (e) {
     throw storageError(opts.memoryDir, e);
   }
@@ -271,7 +274,7 @@ export function outline(content: string): string[] {
 export function recentMemory(src: DailySource, opts: { files?: number; linesPerFile?: number; agent?: string } = {}): RecentMemory[] {
   const perFile = opts.linesPerFile ?? 30;
   return textsOf(src, opts.files ?? 2).map(({ name, content }) => {
-    const lines = opts.agent === undefined ? outline(content) : notesIn(content, name).filter((n) => agentOf(n.anchor) === opts.agent).flatMap((n) => [`### ${n.heading}`, ...n.bullets.map((b) => `- ${b}`)]);
+    const lines = opts.agent === undefined ? outline(content) : notesIn(content, name).filter((n) => noteAgent(n.anchor) === opts.agent).flatMap((n) => [`### ${n.heading}`, ...n.bullets.map((b) => `- ${b}`)]);
     return { file: name, lines: perFile > 0 ? lines.slice(-perFile) : [] };
   });
 }

@@ -16,7 +16,7 @@ import * as v from "valibot";
 import { appendBounded, readOwnTail } from "../core/fsutil.ts";
 import { machineKey, markLine, unmarkLine } from "../core/machine-mark.ts";
 import { parseJson } from "../core/json-file.ts";
-import { dataFiles } from "../core/project.ts";
+import { dataFiles, makeDataDir } from "../core/project.ts";
 import { redactedJsonLine } from "../core/redact.ts";
 
 export const LEDGER_MAX_BYTES = 1024 * 1024;
@@ -59,6 +59,7 @@ export interface LedgerTarget {
 export function recordModelCall(dataDir: string, call: ModelCall): void {
   try {
     const files = dataFiles(dataDir);
+    makeDataDir(dataDir);
     appendBounded(files.modelLedger, files.modelLedgerOld, markLine(redactedJsonLine(call)), LEDGER_MAX_BYTES);
   } catch {}
 }

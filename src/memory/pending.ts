@@ -13,7 +13,7 @@
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import * as v from "valibot";
-import { dataFiles } from "../core/project.ts";
+import { dataFiles, makeDataDir } from "../core/project.ts";
 import { atomicWrite, isRegularFile, mtimeOf, safeName } from "../core/fsutil.ts";
 import { readJsonFile } from "../core/json-file.ts";
 import { isAlive } from "../core/processes.ts";
@@ -142,6 +142,7 @@ const PromptShape = v.object({ prompt: Text(), source: Text(SOURCE_LIMIT) });
 export const LATEST_PROMPT = "latest-prompt";
 
 export function recordPrompt(dataDir: string, rec: PromptRecord): void {
+  makeDataDir(dataDir);
   atomicWrite(promptFile(dataDir, rec.sessionId, rec.promptId), JSON.stringify({ ...rec, prompt: redactText(rec.prompt) }));
 }
 
@@ -219,6 +220,7 @@ export function enqueueTurn(dataDir: string, turn: PendingTurn): string {
     prompt: redactText(turn.prompt),
     lastAssistantMessage: redactText(turn.lastAssistantMessage),
   };
+  makeDataDir(dataDir);
   atomicWrite(file, JSON.stringify(clean));
   return file;
 }

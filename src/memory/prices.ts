@@ -50,6 +50,9 @@ export interface CostRow {
   usd: number;
   /** Calls that could not be priced (a claude model not in the table, or no token counts). */
   unpriced: number;
+  /** What `claude -p` itself reported the calls cost (its `total_cost_usd`), over the calls that reported one. */
+  reportedUsd: number;
+  reportedCalls: number;
   /** Calls by purpose. */
   purposes: Record<string, number>;
 }
@@ -64,7 +67,7 @@ export interface CostReport {
 const pad = (n: number) => String(n).padStart(2, "0");
 
 function emptyRow(period: string): CostRow {
-  return { period, calls: 0, failed: 0, inTokens: 0, outTokens: 0, charsOnly: 0, usd: 0, unpriced: 0, purposes: {} };
+  return { period, calls: 0, failed: 0, inTokens: 0, outTokens: 0, charsOnly: 0, usd: 0, unpriced: 0, reportedUsd: 0, reportedCalls: 0, purposes: {} };
 }
 
 function add(row: CostRow, c: ModelCall): void {
@@ -76,6 +79,10 @@ function add(row: CostRow, c: ModelCall): void {
   const usd = callCost(c);
   if (usd === undefined) row.unpriced++;
   else row.usd += usd;
+  if (c.reportedUsd !== undefined) {
+    row.reportedUsd += c.reportedUsd;
+    row.reportedCalls++;
+  }
   row.purposes[c.purpose] = (row.purposes[c.purpose] ?? 0) + 1;
 }
 
@@ -99,9 +106,20 @@ export function costReport(calls: ModelCall[]): CostReport {
   return { pricesAsOf: PRICES_AS_OF, days: [...days.values()].sort(newest), months: [...months.values()].sort(newest), total };
 }
 
+/** `$0.0123`, `<$0.0001`, `$1.50`. */
+export function dollars(usd: number): string {
+  return usd === 0 ? "$0" : usd < 0.0001 ? "<$0.0001" : `$${usd < 1 ? usd.toFixed(4) : usd.toFixed(2)}`;
+}
+
 /** `$0.0123`, `<$0.0001`, or `unknown`; with unpriced calls beside priced ones, `$0.01 + 3 unpriced`. */
 export function formatUsd(row: Pick<CostRow, "usd" | "unpriced" | "calls">): string {
   if (row.calls > 0 && row.unpriced === row.calls) return "unknown";
-  const usd = row.usd === 0 ? "$0" : row.usd < 0.0001 ? "<$0.0001" : `$${row.usd < 1 ? row.usd.toFixed(4) : row.usd.toFixed(2)}`;
+  const usd = dollars(row.usd);
   return row.unpriced ? `${usd} + ${row.unpriced} unpriced` : usd;
+}
+
+/** What claude said the calls cost: `$0.0123`, `$0.0123 (3 of 4 calls)`, or "" when no call reported one. */
+export function formatReported(row: Pick<CostRow, "reportedUsd" | "reportedCalls" | "calls">): string {
+  if (!row.reportedCalls) return "";
+  return row.reportedCalls === row.calls ? dollars(row.reportedUsd) : `${dollars(row.reportedUsd)} (${row.reportedCalls} of ${row.calls} calls)`;
 }

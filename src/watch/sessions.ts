@@ -3,7 +3,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { readTextQuiet, safeName } from "../core/fsutil.ts";
 import { parseJson, readJsonFile } from "../core/json-file.ts";
-import { dataFiles } from "../core/project.ts";
+import { dataFiles, makeDataDir } from "../core/project.ts";
 import { claudeProcess, isAlive, processStartTime, type ProcessId } from "../core/processes.ts";
 
 /**
@@ -58,6 +58,7 @@ function readRecord(path: string): SessionRecord | undefined {
 /** SessionStart: record (or refresh) this session as run by the Claude Code process above us. */
 export function registerSession(dataDir: string, sessionId: string, who: ProcessId = claudeProcess()): SessionRecord {
   const rec: SessionRecord = { pid: who.pid, ...(who.startTime ? { startTime: who.startTime } : {}), at: new Date().toISOString() };
+  makeDataDir(dataDir);
   writeRecord(sessionFile(dataDir, sessionId), rec);
   return rec;
 }

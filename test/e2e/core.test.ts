@@ -53,7 +53,7 @@ describe("memsearch binary, no Ollama (BM25 path)", () => {
     expect(e.anchor).toEqual({ session: "7f3c2a10-5b1e-4c8e-9a61-2d4f8e0b7c11", turn: "0a1b2c3d-2222-4e5f-8a9b-0c1d2e3f4a5b", transcript: "/home/dev/.claude/projects/-home-dev-shop/7f3c2a10-5b1e-4c8e-9a61-2d4f8e0b7c11.jsonl" });
     const txt = await p.ms(["expand", hit.chunk_hash.slice(0, 8)]);
     expect(txt.stdout).toContain("[Session: 7f3c2a10-5b1e-4c8e-9a61-2d4f8e0b7c11  Turn: 0a1b2c3d-2222-4e5f-8a9b-0c1d2e3f4a5b]");
-    const ctx = JSON.parse((await p.ms(["expand", hit.chunk_hash, "-n", "1", "-j"])).stdout);
+    const ctx = JSON.parse((await p.ms(["expand", hit.chunk_hash, "--lines", "1", "-j"])).stdout);
     expect(ctx.start_line).toBe(e.start_line - 1);
   });
 

@@ -5,6 +5,7 @@ import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.t
 import { REPO, tempProject } from "../helpers/cli.ts";
 import { accountedSession, SESSION } from "../helpers/accounted-session.ts";
 import { CODEX_MISSING, codexRollout } from "../helpers/accounted-others.ts";
+import { writeFakeClaude } from "../helpers/fake-claude.ts";
 
 describe("doctor, remember and recent", () => {
   // Shared by every test, and stateless: the tests never read what it was asked.
@@ -24,7 +25,7 @@ describe("doctor, remember and recent", () => {
     const r = await ms(["doctor", "--json-output"], { OLLAMA_HOST: "http://127.0.0.1:9", CODEX_HOME: undefined, GEMINI_CLI_HOME: undefined, COPILOT_HOME: undefined, XDG_CONFIG_HOME: undefined, XDG_DATA_HOME: undefined });
     const checks = JSON.parse(r.stdout) as { name: string; status: string; detail: string; fix?: string }[];
     const by = Object.fromEntries(checks.map((c) => [c.name, c]));
-    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "codex", "gemini", "opencode", "copilot", "ollama", "index", "curated memory", "turn queue", "turns", "watch"]);
+    expect(Object.keys(by)).toEqual(["binary", "config", "plugin", "codex", "gemini", "opencode", "copilot", "ollama", "summarizer", "index", "curated memory", "turn queue", "turns", "watch"]);
     expect(by.codex!.detail).toContain("not set up on this machine");
     expect(by.gemini!.detail).toContain("Gemini CLI not set up on this machine");
     expect(by.opencode!.detail).toContain("not set up on this machine");
@@ -89,9 +90,9 @@ describe("doctor, remember and recent", () => {
     expect(before.detail).toBe(`1 of 3 turns since 2026-02-10 have no note: 2026-02-10 12:04 session acc0be11 turn t-missin "Write the release notes for version 2"; 1 queued (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)`);
     expect(before.fix).toBe("memsearch import (writes exactly that turn)");
     const stats = JSON.parse((await ms(["stats", "-j"])).stdout);
-    expect(stats.turns).toMatchObject({ turns: 5, toCapture: 3, queued: 1, missing: 1, notTurns: { "local-command": 2, "no-reply": 0, trivial: 1 } });
-    expect(stats.turns.sessions[0]).toMatchObject({ sessionId: SESSION, turns: 5 });
-    expect(stats.turns.missingTurns.map((m: { turn: string }) => m.turn)).toEqual([s.missing]);
+    expect(stats.turns).toMatchObject({ turns: 5, to_capture: 3, queued: 1, missing: 1, not_turns: { "local-command": 2, "no-reply": 0, trivial: 1 } });
+    expect(stats.turns.sessions[0]).toMatchObject({ session_id: SESSION, turns: 5 });
+    expect(stats.turns.missing_turns.map((m: { turn: string }) => m.turn)).toEqual([s.missing]);
     expect((await ms(["stats"])).stdout).toContain("Turns: 1 of 3 turns since 2026-02-10 have no note");
     const imported = await ms(["import"]);
     expect(imported.stdout).toStartWith("Imported 1 turn from 1 session");
@@ -113,7 +114,7 @@ describe("doctor, remember and recent", () => {
     expect(before.detail).toBe(`2 of 4 turns since 2026-02-10 have no note (Claude Code 3, Codex CLI 1): 2026-02-10 12:04 Claude Code session acc0be11 turn t-missin "Write the release notes for version 2", 2026-11-26 11:17 Codex CLI session 01a21793 turn 01a21793 "RUNTOOL show me what the fixture folder…"; 1 queued (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)`);
     expect(before.fix).toBe("memsearch import (writes exactly those 2)");
     const stats = JSON.parse((await ms(["stats", "-j"], agents)).stdout);
-    expect(stats.turns.missingTurns.map((m: { agent: string; turn: string }) => [m.agent, m.turn])).toEqual([["claude", "t-missing"], ["codex", CODEX_MISSING.turn]]);
+    expect(stats.turns.missing_turns.map((m: { agent: string; turn: string }) => [m.agent, m.turn])).toEqual([["claude", "t-missing"], ["codex", CODEX_MISSING.turn]]);
     expect((await ms(["stats"], agents)).stdout).toContain(`  Codex CLI session 01a21793 (2026-11-26 11:17): 1 turns, 0 noted, 1 missing`);
     const imported = await ms(["import"], agents);
     expect(imported.stdout).toStartWith("Imported 2 turns from 2 sessions");
@@ -157,5 +158,49 @@ describe("doctor, remember and recent", () => {
       expect(out).not.toContain("\x1b");
       expect(out).not.toContain("aZ3kQ9mX7pL2");
     }
+  });
+
+  /** doctor's checks by name, in a project with the environment given over its own. */
+  const checksOf = async (ms: (a: string[], e?: Record<string, string | undefined>) => Promise<{ stdout: string }>, extra: Record<string, string | undefined> = {}) =>
+    Object.fromEntries((JSON.parse((await ms(["doctor", "-j"], extra)).stdout) as { name: string; status: string; detail: string; fix?: string }[]).map((c) => [c.name, c]));
+
+  test("the summariser: claude -p on the PATH or not, another provider, or off (issue 32)", async () => {
+    const { p, ms } = project();
+    const noClaude = await checksOf(ms, { PATH: "/usr/bin:/bin" });
+    expect(noClaude.summarizer).toEqual({
+      name: "summarizer",
+      status: "warn",
+      detail: "claude is not on PATH: each turn's note is the plain extract instead of a summary (summarizer.provider = claude)",
+      fix: "install Claude Code (npm install -g @anthropic-ai/claude-code), or memsearch config set summarizer.provider extract",
+    });
+    const bin = join(p.home, "bin");
+    mkdirSync(bin);
+    writeFakeClaude(bin);
+    const found = await checksOf(ms, { PATH: `${bin}:/usr/bin:/bin` });
+    expect(found.summarizer).toMatchObject({ status: "ok", detail: `claude -p (model haiku) at ${join(bin, "claude")}` });
+    expect((await checksOf(ms, { PATH: "/usr/bin:/bin", MEMSEARCH_SUMMARIZER_PROVIDER: "extract" })).summarizer!.status).toBe("ok");
+    const ollamaModel = await checksOf(ms, { MEMSEARCH_SUMMARIZER_PROVIDER: "ollama", MEMSEARCH_SUMMARIZER_OLLAMA_MODEL: "no-such-chat-model" });
+    expect(ollamaModel.summarizer).toMatchObject({ status: "warn", fix: "ollama pull no-such-chat-model" });
+    const down = await checksOf(ms, { MEMSEARCH_SUMMARIZER_PROVIDER: "ollama", OLLAMA_HOST: "http://127.0.0.1:9" });
+    expect(down.summarizer).toMatchObject({ status: "warn", fix: "ollama serve" });
+  });
+
+  test("embeddings turned off are a choice, not a warning (issue 32)", async () => {
+    const { ms } = project();
+    const off = await checksOf(ms, { MEMSEARCH_EMBEDDING_PROVIDER: "none", OLLAMA_HOST: "http://127.0.0.1:9" });
+    expect(off.ollama!.status).toBe("ok");
+    expect(off.ollama!.fix).toBeUndefined();
+    expect(off.ollama!.detail).toStartWith("not used: embeddings are off (embedding.provider = none)");
+  });
+
+  test("while Ollama is down, an index fix starts Ollama first (issue 32)", async () => {
+    const { ms } = project();
+    const down = { OLLAMA_HOST: "http://127.0.0.1:9" };
+    expect((await ms(["index"], down)).code).toBe(0);
+    const c = await checksOf(ms, down);
+    expect(c.ollama!.fix).toBe("ollama serve");
+    expect(c.index).toMatchObject({ status: "warn", fix: "ollama serve, then memsearch index (fills in the missing vectors)" });
+    // With Ollama answering, the index run alone is the fix.
+    expect((await checksOf(ms)).index).toMatchObject({ status: "warn", fix: "memsearch index (fills in the missing vectors)" });
   });
 });

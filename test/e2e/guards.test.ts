@@ -98,7 +98,7 @@ describe("--top-k is bounded", () => {
     ]) {
       const r = await ms(args);
       const got = args.find((a) => /^\d+$/.test(a)) ?? args.find((a) => a.startsWith("--top-k="))!.slice(8);
-      expect({ args, code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ args, code: 2, stderr: `Error: --top-k must be between 1 and 1000 (got ${got})\n`, stdout: "" });
+      expect({ args, code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ args, code: 2, stderr: `Error: --limit must be between 1 and 1000 (got ${got})\n`, stdout: "" });
     }
     const ok = await ms(["search", "redis", "-k", "1000", "-j"]);
     expect(ok.code).toBe(0);
@@ -175,13 +175,18 @@ describe("confusing arguments get one clear line and exit 2 (issue 20)", () => {
     }
   });
 
-  test('search "" (or blanks), on the fast path and through yargs, asks for a query', async () => {
+  test('search "" (or blanks, or no query at all), on the fast path and through yargs, asks for a query', async () => {
     const p = await indexedProject();
-    for (const args of [["search", ""], ["search", "   "], ["search", "", "-j"], ["search", "", "--source-prefix", "x", "-k", "3"]]) {
+    for (const args of [["search", ""], ["search", "   "], ["search", "", "-j"], ["search", "", "--source-prefix", "x", "-k", "3"], ["search"], ["search", "-j"], ["search", "--agent", "codex"], ["search", "--"]]) {
       const r = await p.ms(args, { MEMSEARCH_EMBEDDING_PROVIDER: "none" });
       expect([args.join(" "), r.code]).toEqual([args.join(" "), 2]);
-      expect(r.stderr.trim().split("\n")).toEqual(['Error: search needs a query: the words to look for, e.g. memsearch search "redis timeout"']);
+      expect(r.stderr.trim().split("\n")).toEqual(["Error: search needs a query: the words to look for, e.g. memsearch search redis timeout"]);
       expect(r.stdout).toBe("");
+    }
+    // recall says it the same way, whether the query is missing or empty.
+    for (const args of [["recall"], ["recall", ""], ["recall", "--raw", "-j"]]) {
+      const r = await p.ms(args, { MEMSEARCH_EMBEDDING_PROVIDER: "none" });
+      expect([args.join(" "), r.code, r.stderr.trim()]).toEqual([args.join(" "), 2, "Error: recall needs a query: the words to look for, e.g. memsearch recall redis timeout"]);
     }
   });
 });

@@ -253,9 +253,9 @@ describe("the page in Chromium", () => {
   test("the cost panel: calls, tokens and an estimate per month and day, in light and dark, and on a phone", async () => {
     await start();
     const panel = page.locator("#costs");
-    expect(await panel.locator("[data-cost-total]").innerText()).toBe("4 model calls, $0.0037 + 1 unpriced: claude list prices as of 2025-11-24; Ollama and the extract cost nothing.");
-    expect(await panel.locator('tr[data-period="2025-03"]').innerText()).toBe("2025-03\t3 (1 failed)\t2,800\t180\t$0.0019 + 1 unpriced");
-    expect(await panel.locator('tr[data-period="2025-02-27"]').innerText()).toBe("2025-02-27\t1\t1,400\t90\t$0.0019");
+    expect(await panel.locator("[data-cost-total]").innerText()).toBe("4 model calls, $0.0037 + 1 unpriced: claude list prices as of Mon, Nov 24, 2025; Ollama and the extract cost nothing.");
+    expect(await panel.locator('tr[data-period="2025-03"]').innerText()).toBe("Mar 2025\t3 (1 failed)\t2,800\t180\t$0.0019 + 1 unpriced");
+    expect(await panel.locator('tr[data-period="2025-02-27"]').innerText()).toBe("Thu, Feb 27, 2025\t1\t1,400\t90\t$0.0019");
     await readable(["#costs .muted", "table.costs td", "table.costs th"]);
     await shot("costs-1280-light.png", "What the memory cost, 1,280 px, light: 4 model calls, per month and per day, claude priced from the table dated 2025-11-24, one timed-out call unpriced", { locator: "#costs" });
     await page.emulateMedia({ colorScheme: "dark" });
@@ -278,12 +278,12 @@ describe("the page in Chromium", () => {
     const [one, two, three] = [prompts.nth(0), prompts.nth(1), prompts.nth(2)];
     expect(await one.locator(".prompt-words").innerText()).toBe("“How do we tune the redis pool for the billing service?”");
     expect(await one.locator(".verdict").innerText()).toBe("injected 1 memory");
-    expect(await one.locator(".injected-list").innerText()).toBe("note · score 0.82 · 2025-03-01 09:00 · memsearch expand 0123456789abcdef");
+    expect(await one.locator(".injected-list").innerText()).toBe("note · score 0.82 · Sat, Mar 1, 2025, 09:00 · memsearch expand 0123456789abcdef");
     expect(await one.innerText()).toContain("640 characters");
     expect(await two.locator(".badge").innerText()).toBe("loop_wakeup");
     expect(await two.locator(".verdict").innerText()).toBe("skipped: not typed by a person");
     expect(await three.locator(".verdict").innerText()).toBe("nothing: best candidate below the gate (best score 0.31 of 1 candidate)");
-    await readable([".prompt-words", ".verdict.injected", ".verdict.skipped", ".prompt .badge", ".injected-list code", ".day .muted"]);
+    await readable([".prompt-words", ".verdict.injected", ".verdict.skipped", ".prompt .badge", ".injected-list button.link", ".day .muted"]);
     await shot("sessions-1280-light.png", "What each prompt received, 1,280 px, light: a typed prompt given one note (score, expand handle), a loop wake-up skipped, a prompt whose best candidate stayed below the gate");
     await page.emulateMedia({ colorScheme: "dark" });
     await shot("sessions-1280-dark.png", "The session view, dark");

@@ -156,9 +156,9 @@ describe("memsearch import", () => {
     expect(existsSync(s.memory)).toBe(false);
     const j = await run(["import", "--dry-run", "--summarizer", "claude", "-j"], { cwd: s.root, env: s.env });
     const plan = JSON.parse(j.stdout);
-    expect(plan).toMatchObject({ transcripts: MINE.length, turns: want.uuids.size, sessions: want.sessions.size, alreadyNoted: 0, otherProjects: 1 });
+    expect(plan).toMatchObject({ transcripts: MINE.length, turns: want.uuids.size, sessions: want.sessions.size, already_noted: 0, other_projects: 1 });
     expect(plan.cost.calls).toBe(want.uuids.size);
-    expect(plan.cost.inputTokens).toBe(Math.ceil(plan.cost.inputChars / 4));
+    expect(plan.cost.input_tokens).toBe(Math.ceil(plan.cost.input_chars / 4));
     const c = await run(["import", "-n", "-s", "claude"], { cwd: s.root, env: s.env });
     expect(c.stdout).toMatch(new RegExp(`Cost: ${want.uuids.size} claude -p calls \\(model haiku\\), about [\\d,]+ input tokens \\(an estimate`));
     expect(existsSync(s.memory)).toBe(false);
@@ -198,7 +198,7 @@ describe("memsearch import", () => {
     const s = setup();
     const r = await run(["import", "-j"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).notTurns).toEqual({ "local-command": 4, "no-reply": 3, trivial: 1 });
+    expect(JSON.parse(r.stdout).not_turns).toEqual({ "local-command": 4, "no-reply": 3, trivial: 1 });
     const notes = readdirSync(s.memory)
       .map((n) => readFileSync(join(s.memory, n), "utf8"))
       .join("\n");
@@ -268,7 +268,7 @@ describe("interrupted and resumed", () => {
     const r = await run(["import", "-j"], { cwd: s.root, env: s.env });
     expect(r.code).toBe(0);
     const res = JSON.parse(r.stdout);
-    expect(res.alreadyNoted).toBe(partial);
+    expect(res.already_noted).toBe(partial);
     expect(res.written).toBe(want.uuids.size - partial);
     const a = anchors(s.memory).map((x) => x.turn);
     expect(a).toHaveLength(want.uuids.size);

@@ -111,7 +111,7 @@ describe("memsearch debug", () => {
     for (let i = 0; i < 2; i++) {
       await run(["hook", "user-prompt-submit"], { cwd: p.root, env: { ...env, MEMSEARCH_DEBUG: "1" }, stdin: JSON.stringify({ session_id: "s", cwd: p.root, prompt: `why is the token ${key} rejected by the redis pool` }) });
     }
-    const on = await run(["debug", "-n", "3"], { cwd: p.root, env: { ...env, MEMSEARCH_DEBUG: "1" } });
+    const on = await run(["debug", "--lines", "3"], { cwd: p.root, env: { ...env, MEMSEARCH_DEBUG: "1" } });
     expect(on.code).toBe(0);
     const lines = on.stdout.trim().split("\n");
     expect(lines[0]).toStartWith(`Debug log: on in this environment (MEMSEARCH_DEBUG=1); logs in ${join(p.home, ".memsearch", "logs")}`);
@@ -119,11 +119,11 @@ describe("memsearch debug", () => {
     expect(lines).toHaveLength(6);
     for (const l of lines.slice(-3)) expect(l).toMatch(/^\d{4}-\d{2}-\d{2}T.*user-prompt-submit/);
     expect(on.stdout).not.toContain(key);
-    const json = JSON.parse((await run(["debug", "-j", "-n", "50"], { cwd: p.root, env })).stdout);
+    const json = JSON.parse((await run(["debug", "-j", "--lines", "50"], { cwd: p.root, env })).stdout);
     expect(json.enabled).toBe(false);
     expect(json.lines.some((l: string) => l.includes("[REDACTED:github-token]"))).toBe(true);
 
-    const bad = await run(["debug", "-n", "0"], { cwd: p.root, env });
+    const bad = await run(["debug", "--lines", "0"], { cwd: p.root, env });
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim().split("\n")).toEqual(["Error: --lines must be a whole number between 1 and 5000"]);
   });

@@ -170,7 +170,7 @@ describe("memsearch debug --injections", () => {
     await prompt(REDIS, { source: "user" });
     await prompt("zebra quantum marmalade");
     await prompt(REDIS, { source: "loop_wakeup", session_id: "s-loop" });
-    const text = await p.ms(["debug", "--injections", "-n", "2"]);
+    const text = await p.ms(["debug", "--injections", "--lines", "2"]);
     expect(text.code).toBe(0);
     const lines = text.stdout.trim().split("\n");
     expect(lines[0]).toStartWith("Last 2 decisions of the prompt hook (");
@@ -180,6 +180,6 @@ describe("memsearch debug --injections", () => {
     const json = JSON.parse((await p.ms(["debug", "--injections", "-j"])).stdout);
     expect(json.records.length).toBe(3);
     expect(json.records[0]).toMatchObject({ session: "s-1", prompt: "p-1", source: "user", decision: "injected" });
-    expect(json.records[0].considered[0]).toMatchObject({ kind: "note", outcome: "injected", fromRepository: true });
+    expect(json.records[0].considered[0]).toMatchObject({ kind: "note", outcome: "injected", from_repository: true });
   });
 });

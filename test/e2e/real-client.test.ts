@@ -610,7 +610,7 @@ describe("memsearch with the real Claude Code", () => {
     const check = JSON.parse(doctor.stdout).find((c: { name: string }) => c.name === "turns");
     expect(check.status).toBe("ok");
     expect(check.detail).toMatch(/^([\d,]+) of \1 turns since \d{4}-\d{2}-\d{2} have a note/);
-    console.log(`turn accounting: ${check.detail}; not turns to capture: ${JSON.stringify(stats.turns.notTurns)}; ${stats.turns.sessions.length} sessions counted in ${Math.round(stats.turns.ms)} ms`);
+    console.log(`turn accounting: ${check.detail}; not turns to capture: ${JSON.stringify(stats.turns.not_turns)}; ${stats.turns.sessions.length} sessions counted in ${Math.round(stats.turns.ms)} ms`);
   }, SCENARIO_MS);
 
   test("report: counts, duration, and the hook timings Claude Code logged", async () => {

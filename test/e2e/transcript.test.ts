@@ -43,11 +43,11 @@ describe("memsearch transcript", () => {
     const list = await ms(SPOTTER, "--json-output");
     expect(list.code).toBe(0);
     const l = JSON.parse(list.stdout);
-    expect(l.turnCount).toBe(2);
+    expect(l.turn_count).toBe(2);
     expect(l.turns[0].uuid.startsWith("942615e0")).toBe(true);
-    expect(l.turns[0]).toMatchObject({ toolCount: 62, kind: "prompt", timestamp: "2026-02-12T15:36:09.570Z" });
+    expect(l.turns[0]).toMatchObject({ tool_count: 62, kind: "prompt", timestamp: "2026-02-12T15:36:09.570Z" });
     expect(l.turns[0].preview.length).toBeLessThanOrEqual(80);
-    expect(l.sessionId).toBe("fa812bfe-b295-4cca-9c2f-fdf01028cb46");
+    expect(l.session_id).toBe("fa812bfe-b295-4cca-9c2f-fdf01028cb46");
 
     const turn = await ms(LARGE, "-t", "26a3ec40", "-j");
     expect(turn.code).toBe(0);
@@ -68,7 +68,7 @@ describe("memsearch transcript", () => {
     const last = await ms(LARGE, "--last-turn", "-j");
     expect(last.code).toBe(0);
     const lt = JSON.parse(last.stdout);
-    expect(lt.turnUuid.startsWith("fba404a5")).toBe(true);
+    expect(lt.turn_uuid.startsWith("fba404a5")).toBe(true);
     expect(lt.text.startsWith("[User]: can we rebase on main, please?")).toBe(true);
   });
 

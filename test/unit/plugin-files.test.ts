@@ -111,7 +111,7 @@ describe("skill and commands", () => {
     const tools = ([] as string[]).concat(meta["allowed-tools"] as string | string[]);
     expect(tools.length).toBeGreaterThan(0);
     for (const t of tools) expect(t).toMatch(/^Bash\((\$\{CLAUDE_PLUGIN_ROOT\}\/bin\/)?memsearch \*\)$/);
-    for (const step of ["memsearch search", "--top-k 8", "memsearch expand", "memsearch transcript", "No relevant memories found."]) {
+    for (const step of ["memsearch search", "--limit 8", "memsearch expand", "memsearch transcript", "No relevant memories found."]) {
       expect(body).toContain(step);
     }
   });

@@ -7,7 +7,7 @@
  * with the token `memsearch hub` printed.
  */
 import type { CostRowView, CostsPage, CuratedCard, CuratedView, DayPage, ForgetDone, NoteItem, NoteView, Overview, ProjectCard, PromptReceived, SearchHit, SearchPage, SessionReceived, SessionsPage, TimelinePage, TurnsView, TurnView } from "../types.ts";
-import { addDays, ago, bars, formatBytes, groupByDay, heatmapBetween, heatSpans, lastDays, longDay, notesOutside, openingSpan, plural, RECENT_SPAN, type HeatSpan } from "./charts.js";
+import { addDays, ago, bars, clockOf, formatBytes, groupByDay, heatmapBetween, heatSpans, lastDays, longDay, notesOutside, openingSpan, plural, RECENT_SPAN, shownBullets, when, type HeatSpan } from "./charts.js";
 
 // ---------------------------------------------------------------------------------------------
 // The token: taken from the address once, then kept for this tab only and out of the address bar.
@@ -159,6 +159,23 @@ function focusHeading(): void {
   }
 }
 
+/** A date as the page writes every date (charts.ts `when`), in a <time> element that keeps the value. */
+function timeEl(value: string, text = when(value)): HTMLElement {
+  return h("time", { datetime: value.replace(" ", "T") }, text);
+}
+
+/** A line the server worded (the turn accounting's), its dates written as the page writes them. */
+function withDates(text: string): Child[] {
+  const out: Child[] = [];
+  let last = 0;
+  for (const m of text.matchAll(/\b\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2})?\b/g)) {
+    out.push(text.slice(last, m.index), timeEl(m[0]));
+    last = m.index! + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out;
+}
+
 /** Inline code and bold in a line of a note, as text nodes and elements (never HTML). */
 function inline(text: string): Child[] {
   const out: Child[] = [];
@@ -241,7 +258,7 @@ function cards(o: Overview): HTMLElement {
   return h(
     "div",
     { class: "cards" },
-    card("notes", "Notes", t.notes.toLocaleString("en-US"), "one per Claude Code turn"),
+    card("notes", "Notes", t.notes.toLocaleString("en-US"), notesBy(t.byAgent)),
     card("chunks", "Chunks", t.chunks.toLocaleString("en-US"), `${plural(t.files, "file")} · ${t.vectors.toLocaleString("en-US")} with vectors`),
     card("projects", "Projects", t.projects.toLocaleString("en-US"), projectsSub),
     card("active-days", "Active days", t.activeDays.toLocaleString("en-US"), "days with notes"),
@@ -249,6 +266,19 @@ function cards(o: Overview): HTMLElement {
     card("index-size", "Index size", formatBytes(t.indexBytes), "on disk, rebuilt from the notes"),
     card("embedding", "Embedding model", embValue, embSub),
   );
+}
+
+const AGENT_LABELS: Record<string, string> = { claude: "Claude Code", codex: "Codex CLI", gemini: "Gemini CLI", opencode: "OpenCode", copilot: "Copilot CLI" };
+
+/** Who wrote the notes: `one per Claude Code turn`, or `12 from Claude Code · 2 of yours`. */
+function notesBy(byAgent: Record<string, number>): string {
+  const who = Object.entries(byAgent).filter(([, n]) => n > 0);
+  if (who.length === 1 && who[0]![0] === "claude") return "one per Claude Code turn";
+  if (!who.length) return "one per agent turn";
+  return who
+    .sort((a, b) => b[1] - a[1])
+    .map(([agent, n]) => (agent === "you" ? `${n.toLocaleString("en-US")} of yours` : `${n.toLocaleString("en-US")} from ${AGENT_LABELS[agent] ?? agent}`))
+    .join(" · ");
 }
 
 function describeDay(c: { date: string; count: number }): string {
@@ -479,10 +509,11 @@ async function showOverview(): Promise<void> {
   const [o, costs] = await Promise.all([viewData<Overview>("/api/overview"), viewData<CostsPage>("/api/costs")]);
   $("scope").textContent = o.scope === "all" ? `all projects · v${o.version}` : `${o.projects[0]?.name ?? ""} · v${o.version}`;
   document.title = "Memory Hub · memsearch";
+  // No note anywhere in view: what to do next, instead of a wall of zeros.
+  const empty = o.totals.notes === 0 && o.totals.chunks === 0;
   setMain(
     h("h1", { class: "sr" }, "Memory overview"),
-    cards(o),
-    h("div", { class: "charts" }, heatmap(o), weekChart(o)),
+    empty ? gettingStarted(o) : [cards(o), h("div", { class: "charts" }, heatmap(o), weekChart(o))],
     o.curated ? curatedSection(o.curated) : null,
     h(
       "section",
@@ -494,6 +525,26 @@ async function showOverview(): Promise<void> {
   );
   heatToRecent();
   void markMissingTurns(navigation);
+}
+
+/** The first steps, for a project (or every project in view) without a single note yet. */
+function gettingStarted(o: Overview): HTMLElement {
+  const step = (cmd: string, what: string) => h("li", { "data-next": cmd }, h("code", {}, cmd), h("span", {}, ` ${what}`));
+  const where = o.scope === "all" ? "any project in view" : (o.projects[0]?.name ?? "this project");
+  return h(
+    "section",
+    { class: "panel getting-started", "aria-labelledby": "start-title" },
+    h("h2", { id: "start-title" }, `No notes yet in ${where}`),
+    h("p", {}, "memsearch writes a few notes after each turn of a coding agent, and brings them back when they help. To start:"),
+    h(
+      "ol",
+      { class: "next-steps" },
+      step("memsearch import", "writes notes for the past Claude Code, Codex CLI and Gemini CLI sessions of this project (free: a plain extract, no model)."),
+      step("memsearch install claude", "sets up the Claude Code plugin, so every new turn gets its note (or codex, gemini, opencode, copilot)."),
+      step("memsearch remember the staging database moved to port 5433", "writes a note of your own."),
+    ),
+    h("p", { class: "muted" }, "Then reload this page: the notes, their activity and search appear here. ", h("code", {}, "memsearch doctor"), " says what is missing when nothing comes."),
+  );
 }
 
 /**
@@ -524,7 +575,7 @@ function showTurns(t: TurnsView): void {
     r.setAttribute("aria-label", `${r.getAttribute("aria-label")}; ${plural(n, "turn")} without a note`);
   }
   if (main.querySelector(".turns-line")) return;
-  const lines = t.projects.filter((p) => p.line).map((p) => h("p", { class: p.missing ? "turns-line warn-text" : "turns-line muted", "data-missing": p.missing }, t.projects.length > 1 ? `${p.projectName}: ${p.line}` : p.line));
+  const lines = t.projects.filter((p) => p.line).map((p) => h("p", { class: p.missing ? "turns-line warn-text" : "turns-line muted", "data-missing": p.missing }, t.projects.length > 1 ? [`${p.projectName}: `, withDates(p.line)] : withDates(p.line)));
   main.querySelector(".heat-foot")?.after(...lines);
 }
 
@@ -596,6 +647,17 @@ async function showProject(id: string): Promise<void> {
   focusHeading();
 }
 
+/** A note's first bullets, its outcome always among them (never behind "+N more"). */
+function noteText(n: NoteItem): HTMLElement {
+  const { shown, hidden } = shownBullets(n.bullets);
+  return h(
+    "span",
+    { class: "note-text" },
+    shown.length ? shown.map((b) => h("span", { class: "bullet" }, inline(b))) : h("span", { class: "bullet muted" }, n.heading),
+    hidden ? h("span", { class: "muted" }, `+${hidden} more`) : null,
+  );
+}
+
 /** One note in a list: its time and first bullets; opens the whole section. */
 function noteRow(n: NoteItem, idx: number): HTMLElement {
   return h(
@@ -607,12 +669,7 @@ function noteRow(n: NoteItem, idx: number): HTMLElement {
       h("time", {}, n.time || "—"),
       // Which agent the turn was with, when it was not the default one (Claude Code).
       n.agent !== "claude" ? h("span", { class: "badge agent" }, n.agent) : null,
-      h(
-        "span",
-        { class: "note-text" },
-        n.bullets.length ? n.bullets.slice(0, 3).map((b) => h("span", { class: "bullet" }, inline(b))) : h("span", { class: "bullet muted" }, n.heading),
-        n.bullets.length > 3 ? h("span", { class: "muted" }, `+${n.bullets.length - 3} more`) : null,
-      ),
+      noteText(n),
     ),
   );
 }
@@ -673,12 +730,14 @@ function localToday(): string {
 // ---------------------------------------------------------------------------------------------
 // Search
 
-function hitItem(hit: SearchHit, i: number, all: boolean): HTMLElement {
+function hitItem(hit: SearchHit, i: number, all: boolean, query: string): HTMLElement {
   const src = hit.note ? `${basename(hit.note.source)}:${hit.note.line}` : hit.transcript ? basename(hit.transcript.path) : "";
-  const snippet = hit.note?.snippet || hit.transcript?.snippet || "";
+  const snippet = hit.note?.snippet || (hit.transcript?.matched ? "" : hit.transcript?.snippet) || "";
+  // The message that matched in the conversation, said as such, beside the note's snippet when both matched.
+  const said = hit.transcript?.matched && hit.transcript.snippet ? hit.transcript : null;
   const open = () => {
-    if (hit.note && hit.project) void openNote({ project: hit.project, chunk: hit.note.chunk });
-    else if (hit.transcript) void openTurn({ path: hit.transcript.path, turn: hit.transcript.turn }, null);
+    if (hit.note && hit.project) void openNote({ project: hit.project, chunk: hit.note.chunk }, said ? { snippet: said.snippet, query } : undefined);
+    else if (hit.transcript) void openTurn({ path: hit.transcript.path, turn: hit.transcript.turn }, null, { snippet: said?.snippet ?? "", query });
   };
   return h(
     "li",
@@ -690,14 +749,15 @@ function hitItem(hit: SearchHit, i: number, all: boolean): HTMLElement {
         "span",
         { class: "hit-meta" },
         h("span", { class: "score", title: "relevance" }, hit.score.toFixed(4)),
-        h("span", { class: "date" }, hit.date ?? "date unknown"),
+        h("span", { class: "date" }, hit.date ? timeEl(hit.date) : "date unknown"),
         h("span", { class: "src", title: hit.note?.source ?? hit.transcript?.path ?? "" }, src),
         all && hit.projectName ? h("span", { class: "badge" }, hit.projectName) : null,
         hit.agent !== "claude" ? h("span", { class: "badge agent" }, hit.agent) : null,
         h("span", { class: "from" }, hit.from.join(" + ")),
       ),
       hit.note?.heading && !/^\d{1,2}:\d{2}$/.test(hit.note.heading) ? h("span", { class: "hit-title" }, hit.note.heading) : null,
-      h("span", { class: "snippet" }, snippetLines(snippet)),
+      snippet ? h("span", { class: "snippet" }, snippetLines(snippet)) : null,
+      said ? h("span", { class: "said", "data-matched-message": said.role }, h("span", { class: "who" }, said.role === "assistant" ? "Claude said: " : "You said: "), inline(said.snippet.replace(/\s+/g, " ").trim())) : null,
     ),
   );
 }
@@ -716,7 +776,7 @@ async function showSearch(q: string, mode: "notes" | "recall"): Promise<void> {
     h("h1", {}, `${plural(page.hits.length, "result")} for “${page.query}”`),
     h("p", { class: "muted" }, `Searched ${how}${ranking ? `, ranked ${ranking}` : ""}.`),
     page.warnings.map((w) => h("p", { class: "warn-line", role: "note" }, w)),
-    page.hits.length ? h("ol", { class: "hits" }, page.hits.map((hit, i) => hitItem(hit, i, page.scope === "all"))) : h("p", { class: "empty" }, "Nothing found. Try other words, or search notes and conversations together."),
+    page.hits.length ? h("ol", { class: "hits" }, page.hits.map((hit, i) => hitItem(hit, i, page.scope === "all", page.query))) : h("p", { class: "empty" }, "Nothing found. Try other words, or search notes and conversations together."),
   );
   focusHeading();
 }
@@ -747,7 +807,10 @@ function openDialog(title: string, ...content: Child[]): void {
   $("note-close").focus();
 }
 
-async function openNote(ref: NoteRef): Promise<void> {
+/** What a search matched in a conversation: the matching message is marked when its turn opens. */
+type Match = { snippet: string; query: string };
+
+async function openNote(ref: NoteRef, match?: Match): Promise<void> {
   openDialog("Note", h("p", { class: "loading", role: "status" }, "Loading…"));
   let n: NoteView;
   try {
@@ -759,7 +822,7 @@ async function openNote(ref: NoteRef): Promise<void> {
   const turnBox = h("div", { class: "turn-box" });
   const a = n.anchor;
   const button = n.transcriptAvailable
-    ? h("button", { type: "button", class: "primary", id: "show-turn", onclick: () => void openTurn(ref, turnBox) }, "Show the original turn")
+    ? h("button", { type: "button", class: "primary", id: "show-turn", onclick: () => void openTurn(ref, turnBox, match) }, "Show the original turn")
     : a && a.transcript !== "-"
       ? h("p", { class: "muted" }, "The conversation's transcript is no longer on disk.")
       : null;
@@ -768,14 +831,14 @@ async function openNote(ref: NoteRef): Promise<void> {
   // The section's own heading becomes the dialog's title rather than being shown twice.
   const body = n.content.replace(/^#{1,6}\s+.*(\n|$)/, "");
   openDialog(
-    day ? `Note, ${longDay(day)}${time ? ` ${time}` : ""}` : n.heading || "Note",
+    day ? `Note · ${when(time ? `${day} ${time}` : day)}` : n.heading || "Note",
     h("p", { class: "muted src-line" }, `${n.source}, lines ${n.startLine}–${n.endLine}`),
     day && !time && n.heading ? h("p", { class: "mdh" }, n.heading) : null,
     markdown(body),
-    a ? h("p", { class: "muted anchor" }, `Session ${a.session} · turn ${a.turn}`) : null,
+    a ? h("p", { class: "muted anchor" }, a.session === "manual" ? `Your note (memsearch remember) · ${a.turn}` : `Session ${a.session} · turn ${a.turn}`) : null,
     button,
     turnBox,
-    day ? forgetBox(n.project, `${day}.md`, n.startLine, !!a) : null,
+    day ? forgetBox(n.project, `${day}.md`, n.startLine, !a ? "none" : a.session === "manual" ? "restore" : "import") : null,
   );
 }
 
@@ -783,7 +846,7 @@ async function openNote(ref: NoteRef): Promise<void> {
  * Forget, from a note: a first button asks, a second one (in a box that says what will happen)
  * does it. The only change the page can make to memory.
  */
-function forgetBox(project: string, file: string, line: number, anchored: boolean): HTMLElement {
+function forgetBox(project: string, file: string, line: number, undo: "import" | "restore" | "none"): HTMLElement {
   const box = h("div", { class: "forget" });
   const ask = h("button", { type: "button", class: "secondary", id: "forget-ask" }, "Forget this note…");
   const askAgain = () => {
@@ -792,7 +855,15 @@ function forgetBox(project: string, file: string, line: number, anchored: boolea
     const confirm = h(
       "div",
       { class: "confirm", role: "alertdialog", "aria-labelledby": "forget-q" },
-      h("p", { id: "forget-q" }, anchored ? "Remove this note from the memory files, and never write this turn again (the hooks, memsearch import and a rebuild leave it out)? memsearch forget --undo can let import write it again." : "Remove this note from the memory file? It has no turn anchor, so only the section goes."),
+      h(
+        "p",
+        { id: "forget-q" },
+        undo === "import"
+          ? "Remove this note from the memory files, and never write this turn again (the hooks, memsearch import and a rebuild leave it out)? memsearch forget --undo can let import write it again."
+          : undo === "restore"
+            ? "Remove this note of yours from the memory files? Its text is kept in forgotten.json, so memsearch forget --undo can put it back."
+            : "Remove this note from the memory file? It has no turn anchor, so only the section goes, and memsearch forget --undo cannot bring it back.",
+      ),
       h("p", { class: "actions" }, yes, no),
     );
     no.addEventListener("click", () => {
@@ -805,7 +876,13 @@ function forgetBox(project: string, file: string, line: number, anchored: boolea
       try {
         const done = await post<ForgetDone>("/api/forget", { project, file, line, confirmed: true });
         box.replaceChildren(
-          h("p", { class: "ok-line", role: "status", id: "forget-done" }, done.removed ? `Forgotten: ${plural(done.removed, "note")} removed${done.turn ? `; turn ${done.turn} will not be written again` : ""}.` : "Nothing left to remove: it was forgotten already."),
+          h(
+            "p",
+            { class: "ok-line", role: "status", id: "forget-done" },
+            !done.removed
+              ? "Nothing left to remove: it was forgotten already."
+              : `Forgotten: ${plural(done.removed, "note")} removed${done.undo === "import" ? `; turn ${done.turn} will not be written again` : done.undo === "restore" ? `; memsearch forget --undo ${done.turn} puts it back` : ""}.`,
+          ),
         );
         // What the views show changed: they read again when the dialog closes.
         dialog.addEventListener("close", () => void route(), { once: true });
@@ -832,30 +909,31 @@ async function showSessions(id: string): Promise<void> {
     h("p", { class: "crumbs" }, h("a", { href: `#/project/${encodeURIComponent(id)}` }, `← ${page.projectName}`)),
     h("h1", {}, "What each prompt received"),
     h("p", { class: "muted" }, `${plural(page.total, "session")} in the prompt hook's log${page.total > page.sessions.length ? `, the newest ${page.sessions.length} shown` : ""}. The same records as memsearch debug --injections.`),
-    page.sessions.length ? h("div", { class: "timeline" }, page.sessions.map(sessionBlock)) : h("p", { class: "empty" }, "No prompt recorded yet: the log fills as prompts are typed in Claude Code."),
+    page.sessions.length ? h("div", { class: "timeline" }, page.sessions.map((s) => sessionBlock(s, id))) : h("p", { class: "empty" }, "No prompt recorded yet: the log fills as prompts are typed in Claude Code."),
   );
   focusHeading();
 }
 
-function sessionBlock(s: SessionReceived): HTMLElement {
+function sessionBlock(s: SessionReceived, project: string): HTMLElement {
   const injected = s.prompts.filter((p) => p.decision === "injected").length;
+  const sameDay = when(s.first).slice(0, 16) === when(s.last).slice(0, 16);
   return h(
     "section",
     { class: "day", "data-session": s.session },
     h("h2", {}, `Session ${s.session.slice(0, 8)}`, h("span", { class: "count" }, `${plural(s.prompts.length, "prompt")} · ${injected} with memory · ${plural(s.injectedChars, "character")} injected`)),
-    h("p", { class: "muted" }, `${new Date(s.first).toLocaleString()} – ${new Date(s.last).toLocaleString()} · ${s.session}`),
-    h("ol", { class: "prompts" }, s.prompts.map(promptItem)),
+    h("p", { class: "muted" }, timeEl(s.first), " – ", sameDay ? timeEl(s.last, clockOf(s.last)) : timeEl(s.last), ` · ${s.session}`),
+    h("ol", { class: "prompts" }, s.prompts.map((p) => promptItem(p, project))),
   );
 }
 
-function promptItem(p: PromptReceived): HTMLElement {
+function promptItem(p: PromptReceived, project: string): HTMLElement {
   return h(
     "li",
     { class: "prompt", "data-decision": p.decision, "data-prompt": p.promptId ?? "" },
     h(
       "p",
       { class: "prompt-head" },
-      h("time", { datetime: p.at }, new Date(p.at).toLocaleTimeString()),
+      timeEl(p.at, clockOf(p.at)),
       h("span", { class: "prompt-words" }, p.firstWords ? `“${p.firstWords}”` : "(prompt text not in the transcript)"),
       h("span", { class: "badge" }, p.source ?? "typed"),
       h("span", { class: "muted" }, `${plural(p.chars, "character")}`),
@@ -869,8 +947,13 @@ function promptItem(p: PromptReceived): HTMLElement {
             h(
               "li",
               { "data-injected": m.id },
-              `${m.kind === "note" ? "note" : "past turn"} · score ${m.score.toFixed(2)}${m.date ? ` · ${m.date}` : ""} · `,
-              h("code", {}, m.kind === "note" ? `memsearch expand ${m.id}` : m.id),
+              `${m.kind === "note" ? "note" : "past turn"} · score ${m.score.toFixed(2)}`,
+              m.date ? [" · ", timeEl(m.date)] : null,
+              " · ",
+              // A note opens here, as `memsearch expand` would show it.
+              m.kind === "note"
+                ? h("button", { type: "button", class: "link code", "data-expand": m.id, title: "Open the note", onclick: () => void openNote({ project, chunk: m.id }) }, `memsearch expand ${m.id}`)
+                : h("code", {}, m.id),
               m.fromRepository ? h("span", { class: "badge warn" }, "from the repository") : null,
               m.instructionLike ? h("span", { class: "badge warn" }, "instruction-like") : null,
             ),
@@ -884,6 +967,8 @@ function promptItem(p: PromptReceived): HTMLElement {
 // What the memory cost (the model-call ledger)
 
 function costTable(caption: string, rows: CostRowView[], first: string): HTMLElement {
+  // claude -p says what each call cost; its column is there once any call of the table said so.
+  const reported = rows.some((r) => r.reportedCalls > 0);
   return h(
     "div",
     { class: "costs-scroll" },
@@ -891,7 +976,7 @@ function costTable(caption: string, rows: CostRowView[], first: string): HTMLEle
       "table",
       { class: "costs" },
       h("caption", { class: "sr" }, caption),
-      h("thead", {}, h("tr", {}, [first, "Calls", "Tokens in", "Tokens out", "Estimate"].map((t) => h("th", { scope: "col" }, t)))),
+      h("thead", {}, h("tr", {}, [first, "Calls", "Tokens in", "Tokens out", "Estimate", ...(reported ? ["Reported"] : [])].map((t) => h("th", { scope: "col", ...(t === "Reported" ? { title: "What claude -p itself reported the calls cost" } : {}) }, t)))),
       h(
         "tbody",
         {},
@@ -899,11 +984,12 @@ function costTable(caption: string, rows: CostRowView[], first: string): HTMLEle
           h(
             "tr",
             { "data-period": r.period },
-            h("th", { scope: "row" }, r.period),
+            h("th", { scope: "row" }, timeEl(r.period)),
             h("td", {}, r.calls.toLocaleString("en-US"), r.failed ? ` (${r.failed} failed)` : ""),
             h("td", {}, r.inTokens.toLocaleString("en-US")),
             h("td", {}, r.outTokens.toLocaleString("en-US")),
             h("td", {}, r.shown),
+            reported ? h("td", { "data-reported": r.reportedUsd }, r.reportedShown ? `${r.reportedShown}${r.reportedCalls < r.calls ? ` (${r.reportedCalls}/${r.calls})` : ""}` : "—") : null,
           ),
         ),
       ),
@@ -918,7 +1004,14 @@ function costPanel(c: CostsPage): HTMLElement {
     h("h2", { id: "cost-title" }, "What the memory cost"),
     c.total.calls
       ? [
-          h("p", { class: "muted", "data-cost-total": c.total.calls }, `${plural(c.total.calls, "model call")}, ${c.total.shown}: claude list prices as of ${c.pricesAsOf}; Ollama and the extract cost nothing.`),
+          h(
+            "p",
+            { class: "muted", "data-cost-total": c.total.calls },
+            `${plural(c.total.calls, "model call")}, ${c.total.shown}: claude list prices as of `,
+            timeEl(c.pricesAsOf),
+            "; Ollama and the extract cost nothing.",
+            c.total.reportedShown ? ` claude -p itself reported ${c.total.reportedShown}${c.total.reportedCalls < c.total.calls ? ` for ${c.total.reportedCalls} of the ${plural(c.total.calls, "call")}` : ""} (the Reported column).` : "",
+          ),
           h("h3", {}, "Per month"),
           costTable("Model calls per month", c.months, "Month"),
           h("h3", {}, "Per day"),
@@ -928,13 +1021,15 @@ function costPanel(c: CostsPage): HTMLElement {
   );
 }
 
-function turnView(t: TurnView): HTMLElement {
-  const when = t.timestamp ? new Date(t.timestamp).toLocaleString() : "time unknown";
+function turnView(t: TurnView, step: (turn: string) => void): HTMLElement {
+  const go = (to: string | null, label: string, rel: string) =>
+    to ? h("button", { type: "button", class: "link", "data-turn-step": rel, onclick: () => step(to) }, label) : h("span", { class: "muted", "aria-hidden": "true" }, label);
   return h(
     "section",
     { class: "turn", "aria-label": "The original turn" },
     h("h3", {}, `Turn ${t.position + 1} of ${t.turnCount}`),
-    h("p", { class: "muted" }, `${when} · session ${t.session}`),
+    t.turnCount > 1 ? h("nav", { class: "turn-steps", "aria-label": "Other turns of this session" }, go(t.previous, "← Previous turn", "prev"), go(t.next, "Next turn →", "next")) : null,
+    h("p", { class: "muted" }, t.timestamp ? timeEl(t.timestamp) : "time unknown", ` · session ${t.session}`),
     h("div", { class: "msg user" }, h("p", { class: "who" }, "User"), h("p", { class: "text" }, t.user)),
     t.items.map((it) => {
       if (it.kind === "assistant") return h("div", { class: "msg assistant" }, h("p", { class: "who" }, "Claude"), h("p", { class: "text" }, it.text));
@@ -951,18 +1046,45 @@ function turnView(t: TurnView): HTMLElement {
   );
 }
 
-async function openTurn(ref: NoteRef | { path: string; turn: string }, into: HTMLElement | null): Promise<void> {
+async function openTurn(ref: NoteRef | { path: string; turn: string }, into: HTMLElement | null, match?: Match): Promise<void> {
   const target = into ?? h("div", { class: "turn-box" });
   if (!into) openDialog("Conversation", target);
   target.replaceChildren(h("p", { class: "loading", role: "status" }, "Reading the transcript…"));
   try {
     const t = await api<TurnView>("/api/transcript", ref as Record<string, string | number>);
-    target.replaceChildren(turnView(t));
-    (target.querySelector("h3") as HTMLElement | null)?.setAttribute("tabindex", "-1");
-    (target.querySelector("h3") as HTMLElement | null)?.focus();
+    // The turns beside it are opened by the transcript's path, which the server now knows.
+    target.replaceChildren(turnView(t, (turn) => void openTurn({ path: t.path, turn }, target)));
+    const marked = match ? markMatch(target, match) : null;
+    const head = target.querySelector("h3") as HTMLElement | null;
+    head?.setAttribute("tabindex", "-1");
+    head?.focus();
+    marked?.scrollIntoView({ block: "center" });
   } catch (e) {
     target.replaceChildren(errorBox(e));
   }
+}
+
+/** Text for comparing: lower case, one space, no ellipses (a snippet is cut out of its message with them). */
+function flat(text: string): string {
+  return text.toLowerCase().replace(/…/g, " ").replace(/\s+/g, " ").trim();
+}
+
+/**
+ * The message (or tool call) of a turn that a search matched, marked and shown (a tool call's
+ * details opened): the one holding the longest piece of the hit's snippet, else the first holding
+ * a word of the query. Returns it, or null when none does.
+ */
+function markMatch(box: HTMLElement, m: Match): HTMLElement | null {
+  const items = [...box.querySelectorAll<HTMLElement>(".msg, details.tool")];
+  const text = (el: HTMLElement) => flat(el.textContent ?? "");
+  const pieces = m.snippet.split("…").map(flat).filter((p) => p.length >= 8).sort((a, b) => b.length - a.length);
+  const words = flat(m.query).split(" ").filter((w) => w.length >= 3);
+  const found = pieces.map((p) => items.find((el) => text(el).includes(p))).find(Boolean) ?? words.map((w) => items.find((el) => text(el).includes(w))).find(Boolean);
+  if (!found) return null;
+  found.classList.add("match");
+  found.setAttribute("data-match", "");
+  if (found instanceof HTMLDetailsElement) found.open = true;
+  return found;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -167,6 +167,44 @@ export function longDay(day: string): string {
   return `${WEEKDAYS[d.getUTCDay()]}, ${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}, ${d.getUTCFullYear()}`;
 }
 
+const pad2 = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * The page's one way of writing a date: longDay's, with the time after a comma when there is one
+ * (`Sat, Nov 21, 2026, 09:47`). Takes a day (`2026-11-21`), a note's stamp (`2026-11-21 09:47`),
+ * a month (`2026-11` → `Nov 2026`) or an ISO time, shown in the browser's local time; anything
+ * else as it is.
+ */
+export function when(value: string): string {
+  let m = /^(\d{4}-\d{2}-\d{2})(?:[ ](\d{1,2}:\d{2}))?$/.exec(value);
+  if (m) return m[2] ? `${longDay(m[1]!)}, ${m[2].padStart(5, "0")}` : longDay(m[1]!);
+  m = /^(\d{4})-(\d{2})$/.exec(value);
+  if (m) return `${MONTHS[Number(m[2]) - 1]} ${m[1]}`;
+  const t = new Date(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(t.getTime())) return value;
+  return `${longDay(`${t.getFullYear()}-${pad2(t.getMonth() + 1)}-${pad2(t.getDate())}`)}, ${clockOf(t)}`;
+}
+
+/** `HH:MM`, local: a time of a day the page names elsewhere. */
+export function clockOf(t: Date | string): string {
+  const d = typeof t === "string" ? new Date(t) : t;
+  return Number.isNaN(d.getTime()) ? "" : `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+}
+
+/**
+ * The bullets a note's row shows (at most `max`, in their order): the first (the request) and every
+ * `Outcome:` bullet always, the others as room allows; `hidden` is how many are left for "+N more".
+ */
+export function shownBullets(bullets: readonly string[], max = 3): { shown: string[]; hidden: number } {
+  const keep = new Set<number>(bullets.length ? [0] : []);
+  bullets.forEach((b, i) => {
+    if (/^\W*outcome\b/i.test(b)) keep.add(i);
+  });
+  for (let i = 0; i < bullets.length && keep.size < max; i++) keep.add(i);
+  const shown = bullets.filter((_, i) => keep.has(i));
+  return { shown, hidden: bullets.length - shown.length };
+}
+
 /** Items grouped by their `day`, in the order given (newest first in, newest first out). */
 export function groupByDay<T extends { day: string }>(items: T[]): { day: string; items: T[] }[] {
   const out: { day: string; items: T[] }[] = [];
