@@ -14,6 +14,7 @@ import { command, flags, type Args } from "./declare.ts";
 import { healNotices } from "./notices.ts";
 import { notice, print, printJson } from "./output.ts";
 import { isTerminal, writeErr } from "../core/stdio.ts";
+import type { LoadedIndexes } from "../watch/gateway.ts";
 
 const recallFlags = flags({
   ...jsonFlag,
@@ -49,10 +50,12 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   const ctx = loadContext();
   const [{ recall }, { transcriptSources }] = await Promise.all([import("../recall/recall.ts"), import("../agents/registry.ts")]);
 
+  let held: LoadedIndexes | undefined;
   if (source !== "transcripts") {
     const { indexCuratedFirst, firstIndexLine } = await import("./first-index.ts");
     const first = await indexCuratedFirst(ctx);
     if (first !== undefined) notice(firstIndexLine(first));
+    held = first?.held;
   }
 
   const tty = isTerminal(2);
@@ -65,7 +68,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   };
   const res = await recall(
     { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source, agent: a.agent },
-    { ctx, reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"], others: transcriptSources() },
+    { ctx, ...(held ? { cache: held } : {}), reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"], others: transcriptSources() },
   );
   if (shown) writeErr("\n");
   if (res.notes.heal) for (const line of healNotices(res.notes.heal, ctx.config["embedding.model"])) notice(line);

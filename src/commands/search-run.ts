@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { MemsearchError, UsageError } from "../core/errors.ts";
 import type { SearchResponse } from "../index/search.ts";
-import { searchIndex, type Searched } from "../watch/gateway.ts";
+import { searchIndex, type LoadedIndexes, type Searched } from "../watch/gateway.ts";
 import { out } from "./color.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag, needsQuery, queryText } from "./common.ts";
 import { flags, type Args } from "./declare.ts";
@@ -59,12 +59,14 @@ export async function runSearch(a: SearchArgs): Promise<void> {
     // The warm process answers in milliseconds; it runs with the project's own settings, so
     // embedding flags on the command line mean a cold search.
     // No index yet: Claude Code's curated memory is indexed with the notes first (loaded only then: a warm search never pays for it).
+    let held: LoadedIndexes | undefined;
     if (!existsSync(ctx.project.indexFile)) {
       const { indexCuratedFirst, firstIndexLine } = await import("./first-index.ts");
       const first = await indexCuratedFirst(ctx);
       if (first !== undefined) notice(firstIndexLine(first));
+      held = first?.held;
     }
-    const found = await searchIndex(ctx, request, { useWatch: Object.values(overrides).every((v) => v === undefined) });
+    const found = await searchIndex(ctx, request, { useWatch: !held && Object.values(overrides).every((v) => v === undefined), ...(held ? { cache: held } : {}) });
     const found2 = notesOrNothing(found, ctx.config["embedding.model"]);
     if (found2 === "nothing indexed") {
       // No index and no markdown to build one from: not an error, and not "no results" either.

@@ -137,7 +137,7 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
   });
   // On a tie the curated record comes first: it is what the user or Claude chose to keep.
   const now = req.now ?? Date.now();
-  const order = new Map(results.map((r) => [r, r.score * recencyBoost(r.chunk, now)]));
+  const order = new Map(results.map((r) => [r, r.score * recencyBoost(r.chunk, now, r.kind)]));
   const top = results
     .filter((r) => r.score > 0)
     .sort((a, b) => order.get(b)! - order.get(a)! || curatedFirst(a, b) || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
@@ -152,9 +152,11 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
  * few newest ones touch the files a new session touches more often than any other sessions do:
  * docs/EVALUATION.md), so a note of today ranks as if its score were up to half again as high, one
  * of three days ago a quarter, one of last month as it is. The score itself (what the prompt gate
- * and `search -j` read) is left as it is; a curated file has no date and no boost.
+ * and `search -j` read) is left as it is. Curated memory (CLAUDE.md, Claude Code's memory folder)
+ * is what holds now: it ranks as fresh as a note of this minute.
  */
-export function recencyBoost(chunk: Pick<StoredChunk, "source" | "heading">, now: number): number {
+export function recencyBoost(chunk: Pick<StoredChunk, "source" | "heading">, now: number, kind: ChunkKind = "note"): number {
+  if (kind === "curated") return 1 + RECENCY_WEIGHT;
   const at = noteTime(chunk.source, chunk.heading);
   if (at === undefined) return 1;
   const ageHours = Math.max(0, now - at) / 3_600_000;

@@ -93,11 +93,10 @@ function sessionHeading(g: Group): string {
 function briefLines(g: Group): string[] {
   const first = g.notes[0]!;
   const last = g.notes[g.notes.length - 1]!;
-  const mark = g.foreign ? `(${FROM_REPOSITORY}) ` : "";
   const asked = first.bullets[0]!;
-  const lines = [`- ${mark}${neutralise(first.time || first.heading)}: ${quote(clip(asked, BRIEF_CHARS), { foreign: g.foreign })}`];
+  const lines = [`- ${neutralise(first.time || first.heading)}: ${quote(clip(asked, BRIEF_CHARS), { foreign: g.foreign })}`];
   const ended = [...last.bullets].reverse().find((b) => /^outcome\b/i.test(b)) ?? last.bullets[last.bullets.length - 1]!;
-  if (ended !== asked) lines.push(`- ${mark}${last === first ? "" : `${neutralise(last.time || last.heading)}: `}${quote(clip(ended, BRIEF_CHARS), { foreign: g.foreign })}`);
+  if (ended !== asked) lines.push(`- ${last === first ? "" : `${neutralise(last.time || last.heading)}: `}${quote(clip(ended, BRIEF_CHARS), { foreign: g.foreign })}`);
   return lines;
 }
 

@@ -11,7 +11,7 @@
  *
  *   keyword  = the share of the query's rare-term weight the chunk holds (rank.ts `evidence`: each
  *              query term weighs its idf in the index; a term no note holds weighs the most), but
- *              no more than a third of the information it holds (rank.ts `information`, in units
+ *              no more than a quarter of the information it holds (rank.ts `information`, in units
  *              of a term one chunk alone holds): see keywordSide. A chunk that lacks the query's
  *              rare words (a name, an identifier) scores low even when it is the best there is.
  *   vector   = how far the chunk's cosine stands out from the query's cosines to the whole index
@@ -81,8 +81,8 @@ export function vectorStanding(cosine: number | undefined, background: CosineBac
 
 /**
  * The keyword side, 0 to 1, half way (the default floor) when the chunk holds both half of the
- * prompt's rare-term weight (SHARE_BAR) and the information of one and a half terms that one
- * chunk alone holds (INFORMATION_BAR), full at twice each. The share alone let short generic
+ * prompt's rare-term weight (SHARE_BAR) and the information of two terms that one chunk alone
+ * holds (INFORMATION_BAR), full at twice each. The share alone let short generic
  * prompts through: "fix the merge conflicts" finds all its few words in any project's notes, and
  * on real coding sessions such prompts made most of what another project's memory injected
  * (docs/EVALUATION.md, "The gate on real work").
@@ -94,7 +94,7 @@ export function keywordSide(r: Pick<SearchResult, "evidence" | "information">): 
 }
 
 export const SHARE_BAR = 0.5;
-export const INFORMATION_BAR = 1.5;
+export const INFORMATION_BAR = 2;
 
 export function gate(response: SearchResponse, config: Config): GateDecision {
   const floor = config["hooks.inject_min_score"];

@@ -25,7 +25,7 @@ import { updateTranscriptIndex, type UpdateOptions, type UpdateProgress, type Up
 import { searchSessions, searchTranscripts, snippetOf, type SessionHit, type TranscriptHit } from "../conversations/search.ts";
 import type { SessionKind } from "../conversations/extract.ts";
 import { queryTokens } from "../conversations/fts.ts";
-import { searchIndex, type Heal } from "../watch/gateway.ts";
+import { searchIndex, type Heal, type LoadedIndexes } from "../watch/gateway.ts";
 
 export type RecallSource = "notes" | "transcripts" | "all";
 export const RECALL_SOURCES: readonly RecallSource[] = ["notes", "transcripts", "all"];
@@ -55,6 +55,8 @@ export interface RecallDeps {
   ctx?: Context;
   /** Instead of `ctx`'s index. Without either, the notes are not searched. */
   searchNotes?: NotesSearch;
+  /** `ctx`'s index already loaded (or built in memory) by the caller. */
+  cache?: LoadedIndexes;
   /** An open transcript index; default: opened (and closed) here. */
   db?: Database;
   dbPath?: string;
@@ -162,7 +164,7 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
   const tokens = queryTokens(req.query);
 
   let notes: RecallNote[] = [];
-  const searchNotes = deps.searchNotes ?? (deps.ctx ? projectNotes(deps.ctx, res) : undefined);
+  const searchNotes = deps.searchNotes ?? (deps.ctx ? projectNotes(deps.ctx, res, deps.cache) : undefined);
   if (source !== "transcripts" && searchNotes) {
     res.notes.searched = true;
     const r = await searchNotes(req.query, Math.min(1000, pool));
@@ -209,9 +211,9 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
 }
 
 /** The project's own notes, through the gateway; what opening its index repaired goes in `res.notes.heal`. */
-function projectNotes(ctx: Context, res: RecallResponse): NotesSearch {
+function projectNotes(ctx: Context, res: RecallResponse, cache?: LoadedIndexes): NotesSearch {
   return async (query, topK) => {
-    const found = await searchIndex(ctx, { query, topK });
+    const found = await searchIndex(ctx, { query, topK }, cache ? { cache, useWatch: false } : {});
     if (found.kind === "nothing-indexed") return "nothing indexed";
     // Only the prompt hook's reader gives up on a slow watch process; this one loads the index itself.
     if (found.kind === "unanswered") throw new MemsearchError(found.why);

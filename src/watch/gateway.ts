@@ -150,6 +150,12 @@ export class LoadedIndexes {
   private held = new Map<string, { stamp: string; healed: Healed }>();
   constructor(private max = 4) {}
 
+  /** An index built in this process and never written (a read in a project with no data folder): served as if loaded. */
+  hold(ctx: Context, store: Healed["store"]): this {
+    this.held.set(ctx.project.dataDir, { stamp: fileStamp(ctx.project.indexFile), healed: { store } });
+    return this;
+  }
+
   async open(ctx: Context, opts: HealOptions = {}): Promise<Healed> {
     const key = ctx.project.dataDir;
     const hit = this.held.get(key);

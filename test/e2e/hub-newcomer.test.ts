@@ -7,6 +7,7 @@
  * reported; the dark heatmap's first level stands out from an empty day; notes of your own are
  * yours. Screenshots in test-artifacts/hub-newcomer/.
  */
+import { markLine } from "../../src/core/machine-mark.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -60,10 +61,11 @@ function writeInjectionLog(chunk: string): void {
   writeFileSync(join(p.root, ".memsearch", "injections.jsonl"), JSON.stringify(rec) + "\n");
 }
 
-/** Two claude -p calls; one reported its own cost. */
+/** Two claude -p calls; one reported its own cost. Marked as this machine's, as memsearch writes them: the hub counts no other line. */
 function writeLedger(): void {
-  const call = (at: string, over: Record<string, unknown> = {}) => JSON.stringify({ v: 1, at, provider: "claude", model: "haiku", purpose: "summary", inChars: 5200, outChars: 310, inTokens: 1400, outTokens: 90, ms: 2300, outcome: "ok", ...over });
-  writeFileSync(join(p.root, ".memsearch", "model-calls.jsonl"), [call("2026-03-02T10:00:40", { reportedUsd: 0.0123 }), call("2026-03-02T10:10:40")].join("\n") + "\n");
+  const env = { ...process.env, ...p.env } as NodeJS.ProcessEnv;
+  const call = (at: string, over: Record<string, unknown> = {}) => markLine(JSON.stringify({ v: 1, at, provider: "claude", model: "haiku", purpose: "summary", inChars: 5200, outChars: 310, inTokens: 1400, outTokens: 90, ms: 2300, outcome: "ok", ...over }), env);
+  writeFileSync(join(p.root, ".memsearch", "model-calls.jsonl"), call("2026-03-02T10:00:40", { reportedUsd: 0.0123 }) + call("2026-03-02T10:10:40"));
 }
 
 interface Hub {

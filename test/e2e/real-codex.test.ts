@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync 
 import { join } from "node:path";
 import { parseRollout } from "../../src/agents/codex/rollout.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
-import { captureClaudeTurn } from "../helpers/claude-turn.ts";
+import { captureClaudeTurn, laterHandNote } from "../helpers/claude-turn.ts";
 import { checkFileLayerThree, CLAUDE_FACT, leftAfter, memsearchEnv, notesOf, SCENARIO, scenarioRules, SECRET_PROMPT, tearDown, until } from "../helpers/real-agent.ts";
 import { startResponsesMock, type ResponsesMock } from "../helpers/responses-mock.ts";
 import { assertRealCodex, codexEnv, codexExec, hooksRan, makeCodexHome, rollouts, type ExecResult } from "../helpers/real-codex.ts";
@@ -61,6 +61,7 @@ function askAboutClaudeFact() {
   crossAgent ??= (async () => {
     await captureClaudeTurn({ root: p.root, env: { ...env, CODEX_HOME: undefined }, session: "c1a0de00-0000-4000-8000-0000000000aa", ...CLAUDE_FACT });
     const noted = await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")));
+    await laterHandNote({ root: p.root, env: { ...env, CODEX_HOME: undefined } });
     const before = mock.requests.length;
     const r = await codexExec("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
     const reqs = mock.requests.slice(before);

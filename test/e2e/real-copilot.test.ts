@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parseEvents } from "../../src/agents/copilot/events.ts";
 import { startChatMock, type ChatMock } from "../helpers/chat-mock.ts";
-import { captureClaudeTurn } from "../helpers/claude-turn.ts";
+import { captureClaudeTurn, laterHandNote } from "../helpers/claude-turn.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
 import { CLAUDE_FACT, leftAfter, memsearchEnv, notesOf, SCENARIO, scenarioRules, tearDown, until } from "../helpers/real-agent.ts";
 import { assertRealCopilot, copilotEnv, copilotPrompt, hookTimings, makeCopilotHome, sessionFiles, type CopilotHome, type PromptResult } from "../helpers/real-copilot.ts";
@@ -162,6 +162,7 @@ describe("the real Copilot CLI, wired by memsearch install copilot", () => {
   test("a fact captured with Claude Code is recalled into Copilot's request, inside the prompt's system_reminder", async () => {
     await captureClaudeTurn({ root: p.root, env: { ...env, COPILOT_HOME: undefined }, session: "c1a0de00-0000-4000-8000-0000000000ac", ...CLAUDE_FACT });
     expect(await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")))).toBe(true);
+    await laterHandNote({ root: p.root, env: { ...env, COPILOT_HOME: undefined } });
     const before = mock.requests.length;
     const question = "Which library renders the invoice PDFs, and why is it pinned?";
     const file = await turn(question);

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseChat } from "../../src/agents/gemini/chat.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
-import { captureClaudeTurn } from "../helpers/claude-turn.ts";
+import { captureClaudeTurn, laterHandNote } from "../helpers/claude-turn.ts";
 import { checkFileLayerThree, CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, SCENARIO, scenarioRules, SECRET_PROMPT, tearDown, until } from "../helpers/real-agent.ts";
 import type { ExecResult } from "../helpers/real-codex.ts";
 import { startGeminiMock, type GeminiMock } from "../helpers/gemini-mock.ts";
@@ -62,6 +62,7 @@ function askAboutClaudeFact() {
   crossAgent ??= (async () => {
     await captureClaudeTurn({ root: p.root, env: { ...env, GEMINI_CLI_HOME: undefined }, session: "c1a0de00-0000-4000-8000-0000000000bb", ...CLAUDE_FACT });
     const noted = await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")));
+    await laterHandNote({ root: p.root, env: { ...env, GEMINI_CLI_HOME: undefined } });
     const before = mock.requests.length;
     const r = await geminiRun("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
     const reqs = mock.requests.slice(before);

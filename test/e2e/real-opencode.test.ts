@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { readOpencodeTurn } from "../../src/agents/opencode/db.ts";
 import { openOpencodeDb } from "../../src/agents/opencode/session-key.ts";
 import { startChatMock, type ChatMock } from "../helpers/chat-mock.ts";
-import { captureClaudeTurn } from "../helpers/claude-turn.ts";
+import { captureClaudeTurn, laterHandNote } from "../helpers/claude-turn.ts";
 import { run, tempProject, type Project } from "../helpers/cli.ts";
 import { CLAUDE_FACT, indexedRows, leftAfter, memsearchEnv, notesOf, recallTurns, SCENARIO, scenarioRules, tearDown, until } from "../helpers/real-agent.ts";
 import { assertRealOpencode, makeOpencodeHome, OPENCODE_BIN, opencodeDb, opencodeEnv, opencodeRun, type OpencodeHome, type RunResult } from "../helpers/real-opencode.ts";
@@ -64,6 +64,7 @@ function askAboutClaudeFact() {
   crossAgent ??= (async () => {
     await captureClaudeTurn({ root: p.root, env: { ...env, XDG_CONFIG_HOME: undefined }, ...CLAUDE_FACT });
     const noted = await until(() => notes().some((n) => n.bullets.join(" ").includes("Ottervane")));
+    await laterHandNote({ root: p.root, env: { ...env, XDG_CONFIG_HOME: undefined } });
     const before = mock.requests.length;
     const r = await opencodeRun("Which library renders the invoice PDFs, and why is it pinned?", { cwd: p.root, env });
     const reqs = mock.requests.slice(before);

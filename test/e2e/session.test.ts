@@ -59,7 +59,9 @@ describe("a whole session through the hooks", () => {
     expect(ctx).toContain("\n### 2026-11-21 10:05–11:20 · a session, 2 turns (from the repository)\n");
     expect(ctx.indexOf("### 2026-11-21 16:40")).toBeLessThan(ctx.indexOf("### 2026-11-21 10:05"));
     // The sample notes were not written on this machine: quoted, and labelled as from the repository.
-    expect(ctx).toContain('  - (from the repository) "User asked to move deployment from Heroku to Fly.io."');
+    expect(ctx).toContain('\n- 10:05: (from the repository) "User asked to move deployment from Heroku to Fly.io."\n');
+    // The newest session is given whole, every bullet quoted.
+    expect(ctx).toContain('  - (from the repository) "Claude Code 在 `src/i18n/zh.json` 中添加了 12 条翻译，并修复了货币格式。"');
     expect(ctx).not.toContain("\\n");
     expect(ctx.length).toBeLessThan(10_000);
     const pid = watchPid();

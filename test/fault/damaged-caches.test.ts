@@ -1,9 +1,9 @@
 /**
  * Fault injection: a damaged conversation index (`~/.memsearch/transcripts.sqlite`, issue 20
  * defect 5). Every kind of damage — random bytes, a file cut in half, a header stub, damaged
- * pages, tables of another shape, an empty folder — met by `recall` and by the prompt hook: each
- * heals it with exactly one notice and answers from the transcripts; the next command says
- * nothing. A folder holding files is never removed: recall says so in one line and answers from
+ * pages, tables of another shape, an empty folder — met by `recall` and by the prompt hook in
+ * synthesize mode (inject never opens it): each heals it with exactly one notice and answers; the
+ * next command says nothing. A folder holding files is never removed: recall says so in one line and answers from
  * the notes. Two recalls meeting the same damage at once heal it once between them.
  */
 import { Database } from "bun:sqlite";
@@ -130,12 +130,21 @@ describe("a damaged conversation index heals with one notice", () => {
       `prompt hook: ${kind}`,
       tracked(kit, async () => {
         const s = setup();
+        expect((await ms(["index"], { cwd: s.p.root, env: s.env })).code).toBe(0);
         await damage(s);
-        const input = JSON.stringify({ session_id: SESSION, prompt_id: "p-1", hook_event_name: "UserPromptSubmit", cwd: s.p.root, prompt: `${QUERY} tonight?` });
-        const h = await ms(["hook", "user-prompt-submit"], { cwd: s.p.root, env: { ...s.env, MEMSEARCH_HOOKS_RECALL: "inject" }, stdin: input, hangMs: 15_000 });
+        const input = JSON.stringify({ session_id: SESSION, prompt_id: "p-1", hook_event_name: "UserPromptSubmit", cwd: s.p.root, prompt: "what did we decide about the redis connection pool?" });
+        // Inject never opens the conversation index: the damage is left for the next reader.
+        const before = existsSync(s.db) && statSync(s.db).isFile() ? readFileSync(s.db) : undefined;
+        const plain = await ms(["hook", "user-prompt-submit"], { cwd: s.p.root, env: { ...s.env, MEMSEARCH_HOOKS_RECALL: "inject" }, stdin: input, hangMs: 15_000 });
+        expect(plain.code).toBe(0);
+        expect(JSON.parse(plain.stdout).systemMessage).toBeUndefined();
+        if (before) expect(readFileSync(s.db)).toEqual(before);
+        // Synthesize reads it for the model (here no model: the notes plainly) and heals it, said once.
+        const h = await ms(["hook", "user-prompt-submit"], { cwd: s.p.root, env: { ...s.env, MEMSEARCH_HOOKS_RECALL: "synthesize", MEMSEARCH_SUMMARIZER_PROVIDER: "extract" }, stdin: input.replace(SESSION, "other-session"), hangMs: 15_000 });
         expect(h.hung).toBe(false);
         expect(h.code).toBe(0);
         const out = JSON.parse(h.stdout);
+        expect(out.hookSpecificOutput.additionalContext).toStartWith("[memsearch] Memories from earlier sessions");
         expect(out.systemMessage).toMatch(healedLine);
         // The damaged file is gone; an index stands in its place and the next recall fills it silently.
         expect(statSync(s.db).isFile()).toBe(true);

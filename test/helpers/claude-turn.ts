@@ -27,3 +27,13 @@ export async function captureClaudeTurn(o: { root: string; env: Record<string, s
   await run(["hook", "stop"], { cwd: o.root, env, stdin: JSON.stringify({ ...input, hook_event_name: "Stop", last_assistant_message: o.reply }) });
   await run(["hook", "session-end"], { cwd: o.root, env, stdin: JSON.stringify({ ...input, hook_event_name: "SessionEnd", reason: "exit" }) });
 }
+
+/**
+ * A note written by hand after the Claude Code turn: SessionStart then gives this newest note
+ * whole and the Claude Code session in brief, so that the fact reaches the other agent through
+ * its prompt hook (a note SessionStart gives whole is not given again by the prompt hook).
+ */
+export async function laterHandNote(o: { root: string; env: Record<string, string | undefined> }): Promise<void> {
+  const r = await run(["remember", "The staging proxy listens on port 8443."], { cwd: o.root, env: { ...o.env, MEMSEARCH_NO_WATCH: "1" } });
+  if (r.code !== 0) throw new Error(`remember failed: ${r.stderr}`);
+}

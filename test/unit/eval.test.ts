@@ -154,9 +154,12 @@ describe("negative controls", () => {
     // 3 questions, each asked of 2 memories: 3 positives, 3 negatives.
     // "What colour are the kitchen walls?" gets nothing: no note says "colour", and a word no note
     // holds weighs the most (the gate's known cost: a paraphrase is the vector side's to find).
-    expect(row.totals).toMatchObject({ negatives: 3, positives: 3, negativesInjected: 0, positivesInjected: 2, evidenceInjected: 2 });
+    // "What did Ana adopt?" gets nothing either: in a memory of three notes its two words hold the
+    // information of 1.48 terms one note alone holds, under the bar of 1.5 (gate.ts keywordSide);
+    // a memory that small is given whole by SessionStart.
+    expect(row.totals).toMatchObject({ negatives: 3, positives: 3, negativesInjected: 0, positivesInjected: 1, evidenceInjected: 1 });
     expect(row.totals.medianChars).toBeGreaterThan(0);
-    expect(stdout).toContain("| memsearch, keyword only (no Ollama) | 0 / 3 (0.0%) | 2 / 3 (66.7%) | 2 / 2 (100.0%) |");
+    expect(stdout).toContain("| memsearch, keyword only (no Ollama) | 0 / 3 (0.0%) | 1 / 3 (33.3%) | 1 / 1 (100.0%) |");
     // The figures follow from the per-prompt record, which names the memory each was asked of.
     expect(totalsOf(row.perQuestion)).toEqual(row.totals);
     const marathon = row.perQuestion.filter((a: Asked) => a.question === "Which marathon did Raj run?");

@@ -18,6 +18,7 @@ const at = (h: number, m: number, day = 21) => new Date(2026, 10, day, h, m);
 const turn = (session: string, n: number, now: Date, bullets = [`- User asked: step ${n} of ${session}`, `- Outcome: did step ${n} of ${session}`]) =>
   appendTurnNote({ memoryDir: dir, sessionId: session, turnUuid: `${session}-t${n}`, transcriptPath: `/p/${session}.jsonl`, bullets, now });
 const mine = () => true;
+const textOf = (r: { text?: string }) => r.text ?? "";
 
 describe("recentSessions: what SessionStart tells a new session", () => {
   test("the newest sessions first, each with its turns whole, none of a busy day's earlier sessions skipped", async () => {
@@ -28,8 +29,9 @@ describe("recentSessions: what SessionStart tells a new session", () => {
     await turn("latest", 2, at(18, 10));
     const r = recentSessions(readDailyTexts(dir), { lines: 200, chars: 9_000, ours: mine });
     expect(r.sessions).toEqual(["latest", "s8", "s7", "s6", "s5", "s4", "s3", "s2", "s1", "yesterday"]);
-    expect(r.turns).toContain("latest-t1");
-    expect(r.turns).toContain("latest-t2");
+    // The newest session whole (its notes are given), the others in brief.
+    expect(r.turns).toEqual(["latest-t1", "latest-t2"]);
+    expect(textOf(r)).toContain('- 10:00: "User asked: step 1 of s1"');
     const text = r.text!;
     expect(text).toContain("### 2026-11-21 18:00–18:10 · a session, 2 turns");
     // Whole turns, oldest first within the session, each bullet quoted as data.
@@ -38,16 +40,17 @@ describe("recentSessions: what SessionStart tells a new session", () => {
     expect(text.indexOf("of s8")).toBeLessThan(text.indexOf("of s1"));
   });
 
-  test("a long session keeps its first and last turns when it does not fit whole; the budget stops at a whole session", async () => {
+  test("a session too long to give whole is given in brief: what it set out to do and where it ended; the budget stops at a whole session", async () => {
     for (let n = 1; n <= 12; n++) await turn("long", n, at(10, n));
     await turn("older", 1, at(9, 0));
-    const r = recentSessions(readDailyTexts(dir), { lines: 12, chars: 9_000, ours: mine });
-    expect(r.sessions).toEqual(["long"]);
-    expect(r.turns).toEqual(["long-t1", "long-t12"]);
-    expect(r.text).toContain("- … 10 more turns (memsearch search finds them)");
-    expect(r.text).toContain("step 1 of long");
-    expect(r.text).toContain("step 12 of long");
+    await turn("oldest", 1, at(8, 0));
+    const r = recentSessions(readDailyTexts(dir), { lines: 8, chars: 9_000, ours: mine });
+    expect(r.sessions).toEqual(["long", "older"]);
+    // In brief, no note is given whole: the prompt hook may still bring one.
+    expect(r.turns).toEqual([]);
+    expect(r.text).toContain('### 2026-11-21 10:01–10:12 · a session, 12 turns\n- 10:01: "User asked: step 1 of long"\n- 10:12: "Outcome: did step 12 of long"');
     expect(r.text).not.toContain("step 6 of long");
+    expect(r.text).not.toContain("oldest");
     expect(recentSessions(readDailyTexts(dir), { lines: 0, chars: 9_000, ours: mine }).text).toBeUndefined();
   });
 
