@@ -72,10 +72,30 @@ function bodyOf(c: StoredChunk): string {
   return c.heading && HEADING_LINE.test(c.content) ? c.content.replace(HEADING_LINE, "") : c.content;
 }
 
+/**
+ * What the share of `evidence` is of: every query term the index holds, and the query's rarest
+ * terms no chunk holds, at most ABSENT_COUNTED of them (each weighs the most: the memory lacks
+ * them). A short prompt with a word no note holds is judged as before; a long task description
+ * always holds words memory never saw, and lacking two of them already says what lacking ten would.
+ */
+function evidenceWeight(terms: QueryTerm[], weights: number[], stats: TextStats): number {
+  let known = 0;
+  const absent: number[] = [];
+  terms.forEach((t, i) => {
+    if (stats.df(t.stem) > 0) known += weights[i]!;
+    else absent.push(weights[i]!);
+  });
+  // Every absent term weighs the same (idf at df 0): which ones count does not matter.
+  return known + absent.slice(0, ABSENT_COUNTED).reduce((a, w) => a + w, 0);
+}
+
+/** Words of the query no chunk holds that count against a chunk's share of its weight. */
+const ABSENT_COUNTED = 2;
+
 export function rankCandidates(terms: QueryTerm[], candidates: Candidate[], stats: TextStats): Scored[] {
   const n = terms.length;
   const weights = terms.map((t) => idf(stats.df(t.stem), stats.docs));
-  const totalWeight = weights.reduce((a, w) => a + w, 0);
+  const totalWeight = evidenceWeight(terms, weights, stats);
   const unit = idf(1, stats.docs);
   const byStem = new Map(terms.map((t, i) => [t.stem, i]));
   const forms = terms.map((t) => new Set(t.forms));
