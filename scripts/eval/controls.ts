@@ -78,7 +78,6 @@ export function totalsOf(asked: Asked[]): ControlTotals {
 export async function hookDecision(open: OpenMemsearch, prompt: string): Promise<{ injected: string[]; chars: number }> {
   if (isTrivialPrompt(prompt)) return { injected: [], chars: 0 };
   const response = await open.respond(clip(prompt, PROMPT_CLIP), gateSearchDepth(open.config));
-  if (process.env.MS_LOCOMO_DUMP) (await import("node:fs")).appendFileSync(process.env.MS_LOCOMO_DUMP, JSON.stringify({ searcher: open.config["embedding.provider"] + open.config["embedding.model"], prompt, words: (prompt.match(/[\p{L}\p{N}_]+/gu) ?? []).length, bg: response.background, notes: response.results.map((r) => ({ id: r.chunk.heading, evidence: r.evidence, information: r.information, cosine: r.cosine })) }) + "\n");
   const { injected } = gate(response, open.config);
   if (!injected.length) return { injected: [], chars: 0 };
   return { injected: injected.map((r) => r.chunk.heading), chars: notesText(injected.map((r) => r.chunk), open.config["hooks.inject_max_chars"]).length };
@@ -93,7 +92,6 @@ export async function runControls(s: MemsearchSearcher, conversations: Conversat
     for (const conv of conversations) {
       for (const q of conv.questions) {
         for (const memory of conversations) {
-          if (process.env.MS_LOCOMO_DUMP) (await import("node:fs")).appendFileSync(process.env.MS_LOCOMO_DUMP, JSON.stringify({ positive: memory.id === conv.id, evidence: q.evidence }) + "\n");
           const d = await hookDecision(opened.get(memory.id)!, q.question);
           asked.push({ conversation: conv.id, memory: memory.id, question: q.question, positive: memory.id === conv.id, evidence: q.evidence, ...d });
         }

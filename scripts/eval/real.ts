@@ -43,7 +43,6 @@ import { isTrivialPrompt } from "../../src/transcript/turn-kind.ts";
 import { ftsMatch } from "../bench/fts.ts";
 import { median } from "./controls.ts";
 import { sessionStartGiven } from "./real-session-start.ts";
-import { dumpAsk } from "./real-dump.ts";
 import type { RealProject, RealSet } from "./real-set.ts";
 
 /** A shared file edited by at most this many earlier sessions makes a session strictly relevant. */
@@ -99,7 +98,6 @@ interface Opened {
   project: RealProject;
   /** The project's own HOME (Claude Code's folder, ~/.memsearch). */
   home: string;
-  searcher: string;
   ctx: Context;
   store: Store;
   db: Database;
@@ -134,7 +132,6 @@ export async function runReal(set: RealSet, s: RealSearcher, work: string, log: 
       const fresh = Math.max(...memory.past.map((p) => p.end)) + 3_600_000;
       for (const a of asked) {
         if (a.project === memory.project.slug) continue;
-        await dumpAsk({ ctx: memory.ctx, store: memory.store, db: memory.db, project: a.project, memory: memory.project.slug, session: a.session, prompt: a.prompt, now: fresh, relevant: [], strict: [], sessionEnds: new Map(memory.past.map((p) => [p.id, p.end])), searcher: memory.searcher });
         const r = await hookDecision(memory, a.prompt, `${a.session}-foreign`, fresh);
         foreign.push({ project: a.project, memory: memory.project.slug, session: a.session, injected: r.sessions.length, chars: r.chars });
       }
@@ -183,7 +180,7 @@ async function openProject(project: RealProject, s: RealSearcher, dir: string): 
   const fts = new Database(":memory:");
   fts.run("CREATE VIRTUAL TABLE chunks USING fts5(session UNINDEXED, content, tokenize = 'porter unicode61')");
   const { store } = await openOrRebuild(ctx);
-  return { project, home, searcher: s.name, ctx, store, db, fts, past: [] };
+  return { project, home, ctx, store, db, fts, past: [] };
 }
 
 /** The session happens: its transcript lands in Claude Code's folder, is imported, indexed, and read into the conversation index. */
@@ -223,7 +220,6 @@ async function ask(o: Opened, session: string, prompt: string, now: number, labe
   process.env.HOME = o.home;
   const { ctx, store } = o;
   const embedder = embedderFor(ctx.config, "query");
-  await dumpAsk({ ctx, store, db: o.db, project: o.project.slug, memory: o.project.slug, session, prompt, now, ...label, sessionEnds: new Map(o.past.map((p) => [p.id, p.end])), searcher: o.searcher });
   // SessionStart first: its context is on record before the prompt, as in a session.
   const start = sessionStartGiven(ctx, session);
   const hook = await hookDecision(o, prompt, session, now);
