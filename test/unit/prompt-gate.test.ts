@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { searchChunks, type QueryEmbedder } from "../../src/index/search.ts";
 import type { Store } from "../../src/index/store.ts";
-import { backgroundBest, gate, gateSearchDepth, vectorStanding } from "../../src/recall/gate.ts";
+import { backgroundBest, gate, gateSearchDepth, INFORMATION_BAR, keywordSide, SHARE_BAR, vectorStanding } from "../../src/recall/gate.ts";
 import { storeOf, testConfig } from "../helpers/store-of.ts";
 
 const DIM = 8;
@@ -99,10 +99,38 @@ describe("the prompt gate: keyword side on absolute evidence", () => {
     expect(candidates[0]!.z).toBeUndefined();
   });
 
+  test("a short generic prompt whose few words every project's notes hold does not pass: a large share of little information", async () => {
+    // Merge conflicts come up now and then, as in any project: all the prompt's words, little information.
+    const merges = Array.from({ length: 3 }, (_, i) => `### merge ${i}\n- Resolved the merge conflicts from main, round ${i}.\n`).join("\n");
+    const notes = `${merges}\n${FILLER}`;
+    const { injected, candidates } = await decide(storeOf({ "/m/c.md": notes }), "fix the merge conflicts", null);
+    const top = candidates.find((c) => c.chunkHash === injected[0]?.chunk.chunkHash) ?? candidates[0]!;
+    expect(injected).toEqual([]);
+    expect(top.keyword).toBeLessThan(0.5);
+    expect(top.keyword).toBeGreaterThan(0);
+  });
+
+  test("a long task description whose memory is there passes, though it holds many words no note holds", async () => {
+    const prompt =
+      "The flamingo parser cache in flamingo-cache.ts keeps growing again after the eviction fix: evictOldest still looks skipped when the flamingo cache holds 512 entries, and the parser slows down on large inputs. Look at how the eviction was fixed last time, make evictOldest run whenever the cache reaches 512 entries, and add a test for that limit.";
+    const notes = `### fix\n- User asked: the flamingo parser cache never evicts; evictOldest is skipped once the cache holds 512 entries.\n- Files touched: src/parser/flamingo-cache.ts\n- Outcome: fixed the eviction in evictOldest.\n\n${FILLER}`;
+    const { injected, candidates } = await decide(storeOf({ "/m/d.md": notes }), prompt, null);
+    expect(injected.map((r) => r.chunk.heading)).toEqual(["fix"]);
+    expect(candidates[0]!.keyword).toBeGreaterThanOrEqual(0.5);
+  });
+
+  test("keywordSide: half way at half the prompt's rare-term weight and two unique terms' information, full at twice each, the lesser of the two", () => {
+    expect(keywordSide({ evidence: SHARE_BAR, information: INFORMATION_BAR })).toBeCloseTo(0.5, 9);
+    expect(keywordSide({ evidence: 1, information: INFORMATION_BAR })).toBeCloseTo(0.5, 9);
+    expect(keywordSide({ evidence: SHARE_BAR, information: 10 })).toBeCloseTo(0.5, 9);
+    expect(keywordSide({ evidence: 1, information: 2 * INFORMATION_BAR })).toBe(1);
+    expect(keywordSide({ evidence: 0.9, information: 1 })).toBeCloseTo(1 / (2 * INFORMATION_BAR), 9);
+  });
+
   test("no more than hooks.inject_top_k pass; the rest say why", async () => {
     const config = testConfig();
-    const notes = Array.from({ length: 6 }, (_, i) => `### same ${i}\n- The flaky zeppelin test failed again, take ${i}.\n`).join("\n");
-    const response = await searchChunks({ query: "flaky zeppelin test", topK: gateSearchDepth(config), store: storeOf({ "/m/b.md": `${notes}\n${FILLER}` }), config, embedder: null });
+    const notes = Array.from({ length: 6 }, (_, i) => `### same ${i}\n- The flaky zeppelin quokka test failed again, take ${i}.\n`).join("\n");
+    const response = await searchChunks({ query: "flaky zeppelin quokka test", topK: gateSearchDepth(config), store: storeOf({ "/m/b.md": `${notes}\n${FILLER}` }), config, embedder: null });
     const { injected, candidates } = gate(response, config);
     expect(injected).toHaveLength(config["hooks.inject_top_k"]);
     expect(candidates.filter((c) => c.reason.includes("beyond the 3 injected"))).toHaveLength(gateSearchDepth(config) - 3);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { searchChunks, type QueryEmbedder } from "../../src/index/search.ts";
+import { recencyBoost, searchChunks, type QueryEmbedder } from "../../src/index/search.ts";
 import type { Store } from "../../src/index/store.ts";
 import { storeOf, testConfig as config, writeInto } from "../helpers/store-of.ts";
 import { queryTerms, rankingTerms, stem, tokenize } from "../../src/index/tokenizer.ts";
@@ -153,5 +153,33 @@ describe("hybrid fusion", () => {
     expect(res.results[0]!.chunk.heading).toBe("new");
     expect(res.results.map((r) => r.chunk.heading)).not.toContain("old");
     expect(res.results[0]!.cosine).toBeCloseTo(0.4, 5);
+  });
+});
+
+describe("recency as evidence in the order", () => {
+  const DAY = 86_400_000;
+  const now = new Date(2026, 10, 21, 12, 0).getTime();
+  const note = (text: string) => `### 09:00\n- ${text}\n`;
+  // The same words in three daily files: equal scores, only their age differs.
+  const store = () =>
+    storeOf({
+      "/m/memory/2026-10-01.md": note("Tuned the heron queue retry budget."),
+      "/m/memory/2026-11-21.md": note("Tuned the heron queue retry budget."),
+      "/m/memory/2026-11-18.md": note("Tuned the heron queue retry budget."),
+    });
+
+  test("of equally relevant notes the newest comes first; the score itself is left as it is", async () => {
+    const res = await searchChunks({ query: "heron queue retry budget", topK: 3, store: store(), config: config(), embedder: null, now });
+    expect(res.results.map((r) => r.chunk.source)).toEqual(["/m/memory/2026-11-21.md", "/m/memory/2026-11-18.md", "/m/memory/2026-10-01.md"]);
+    expect(new Set(res.results.map((r) => r.score)).size).toBe(1);
+  });
+
+  test("the boost: half again for a note of this minute, a quarter three days on, next to nothing a month on; curated memory as fresh as now", () => {
+    const at = (days: number) => ({ source: `/m/memory/${new Date(now - days * DAY).toISOString().slice(0, 10)}.md`, heading: "12:00" });
+    expect(recencyBoost({ source: "/m/memory/2026-11-21.md", heading: "12:00" }, now)).toBeCloseTo(1.5, 6);
+    expect(recencyBoost({ source: "/m/memory/2026-11-18.md", heading: "12:00" }, now)).toBeCloseTo(1.25, 6);
+    expect(recencyBoost(at(40), now)).toBeLessThan(1.01);
+    expect(recencyBoost({ source: "/m/CLAUDE.md", heading: "Project" }, now, "curated")).toBe(1.5);
+    expect(recencyBoost({ source: "/m/notes/ideas.md", heading: "Ideas" }, now)).toBe(1);
   });
 });
