@@ -1,5 +1,7 @@
 /**
- * Ranking metrics over turn ids. A result list may name a turn more than once (a long turn split
+ * Ranking metrics over turn ids (R@k, MRR, nDCG@10), and S@k, R@k rolled up to sessions (a hit
+ * when a top-k result is in a session holding a relevant turn: what the published session-level
+ * LoCoMo figures count). A result list may name a turn more than once (a long turn split
  * into several chunks): only its first appearance counts, so a split turn is not a second hit, but
  * every result keeps its place, as in the list a user reads.
  */
@@ -44,7 +46,18 @@ export interface Scores {
 }
 
 export function metricNames(ks: number[]): string[] {
-  return [...ks.map((k) => `R@${k}`), "MRR", `nDCG@${NDCG_DEPTH}`];
+  return [...ks.map((k) => `R@${k}`), "MRR", `nDCG@${NDCG_DEPTH}`, ...ks.map((k) => `S@${k}`)];
+}
+
+/** The session a LoCoMo turn id belongs to (`D3:5` → `D3`); other ids are their own session. */
+export function sessionOfTurn(id: string): string {
+  return /^(D\d+):/.exec(id)?.[1] ?? id;
+}
+
+/** The session-level roll-up of a hit at k: one of the top k results is in a session holding a relevant turn. */
+export function sessionHitAt(j: Judged, k: number): number {
+  const sessions = new Set([...j.relevant].map(sessionOfTurn));
+  return j.ranked.slice(0, k).some((id) => sessions.has(sessionOfTurn(id))) ? 1 : 0;
 }
 
 export function score(judged: Judged[], ks: number[]): Scores {
@@ -54,5 +67,6 @@ export function score(judged: Judged[], ks: number[]): Scores {
   for (const k of ks) metrics[`R@${k}`] = mean((j) => hitAt(j, k));
   metrics.MRR = mean((j) => reciprocalRank(j));
   metrics[`nDCG@${NDCG_DEPTH}`] = mean((j) => ndcg(j));
+  for (const k of ks) metrics[`S@${k}`] = mean((j) => sessionHitAt(j, k));
   return { questions: n, metrics };
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DatasetError, dayOf, loadDataset, memoryFiles } from "../../scripts/eval/dataset.ts";
-import { hitAt, ndcg, reciprocalRank, score } from "../../scripts/eval/metrics.ts";
+import { hitAt, sessionHitAt, sessionOfTurn, ndcg, reciprocalRank, score } from "../../scripts/eval/metrics.ts";
 import { median, totalsOf, type Asked } from "../../scripts/eval/controls.ts";
 import { ensureGlove, GloveAbsent, loadGlove, poolEmbedding, type WordTable } from "../../scripts/eval/glove.ts";
 import { startOllamaDouble } from "../helpers/ollama-double.ts";
@@ -52,6 +52,10 @@ describe("metrics", () => {
     const split = { ranked: ["c", "c", "a"], relevant: new Set(["c"]) };
     expect(ndcg(split)).toBeCloseTo(1);
     expect(score([j], [1, 5]).metrics).toMatchObject({ "R@1": 0, "R@5": 1 });
+    // Rolled up to sessions: a turn of the evidence's session is a hit there, not at turn level.
+    const near = { ranked: ["D2:7", "D1:1"], relevant: new Set(["D2:3"]) };
+    expect([sessionHitAt(near, 1), hitAt(near, 1), sessionOfTurn("D12:4"), sessionOfTurn("x")]).toEqual([1, 0, "D12", "x"]);
+    expect(score([near], [1]).metrics["S@1"]).toBe(1);
   });
 });
 
