@@ -88,6 +88,15 @@ describe("the floors of src/", () => {
     expect(cycles).toEqual([]);
   });
 
+  test("the hooks reach recall through its entry for a prompt only (the hook is a face of the recall service)", () => {
+    const wrong: string[] = [];
+    for (const [file, targets] of graph) {
+      if (part(file) !== "hooks") continue;
+      for (const t of targets) if (part(t) === "recall" && relative(SRC, t) !== "recall/for-prompt.ts") wrong.push(`${relative(SRC, file)} → ${relative(SRC, t)}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
   test("the checker sees imports of every form", () => {
     // The table is only as good as the import reading: each form it must catch, once.
     expect(importsOf(join(SRC, "cli.ts")).map((f) => relative(SRC, f))).toContain("hooks/events.ts");
