@@ -3,6 +3,7 @@ import pkg from "../package.json" with { type: "json" };
 import { globalFlags } from "./commands/common.ts";
 import { applyFlags } from "./commands/declare.ts";
 import { fail, notice } from "./commands/output.ts";
+import { oneLine } from "./core/text.ts";
 import { commands } from "./commands/index.ts";
 
 /**
@@ -34,7 +35,8 @@ export async function main(argv: string[]): Promise<void> {
     .wrap(Math.min(100, process.stdout.columns || 100))
     .fail((msg, err) => {
       if (err) throw err;
-      notice(`Error: ${msg}`);
+      // yargs writes some of its messages on two lines ("Invalid values:\n  Argument: …").
+      notice(`Error: ${oneLine(msg)}`);
       process.exit(2);
     });
   applyFlags(cli, globalFlags);
