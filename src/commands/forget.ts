@@ -1,7 +1,7 @@
 import { basename, dirname, resolve } from "node:path";
 import { loadContext, type Context } from "../core/context.ts";
-import { NotFoundError, UsageError, oneLine } from "../core/errors.ts";
-import { forgetTurn, notesOfTurn, readForgotten, undoForget, type ForgetResult, type ForgetTarget } from "../memory/forget.ts";
+import { ConflictError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
+import { forgetTurn, noteHolding, notesOfTurn, readForgotten, undoForget, type ForgetResult, type ForgetTarget } from "../memory/forget.ts";
 import { isDailyFile, noteStamp } from "../memory/journal.ts";
 import { clip } from "../core/text.ts";
 import { jsonFlag } from "./common.ts";
@@ -34,8 +34,9 @@ export const forgetCommand = command({
     }
     if (a.undo !== undefined) {
       const gone = await undoForget(dataDir, a.undo);
-      if (a.jsonOutput) return printJson({ undone: gone });
-      return print(`Turn ${gone.turn} is no longer forgotten: memsearch import may write its note again.`);
+      if (a.jsonOutput) return printJson({ undone: gone.length === 1 ? gone[0] : gone });
+      const where = gone.length > 1 ? ` (in ${gone.length} sessions)` : "";
+      return print(`Turn ${gone[0]!.turn}${where} is no longer forgotten: memsearch import may write its note again.`);
     }
     const target = await targetOf(ctx, String(a.id));
     const res = await forgetTurn(dataDir, target, { dryRun: a.dryRun, root: ctx.project.root });
@@ -64,7 +65,10 @@ async function targetOf(ctx: Context, id: string): Promise<ForgetTarget> {
   const { chunk } = await readChunk(ctx, given);
   const name = basename(chunk.source);
   if (resolve(dirname(chunk.source)) !== resolve(ctx.project.memoryDir) || !isDailyFile(name)) throw new UsageError(`chunk ${given} is not in a daily memory file (${chunk.source}): edit that file by hand`);
-  return { file: name, line: chunk.startLine };
+  // The index may be older than the file: the note is the one that still holds the chunk's text, never whatever stands at its line now.
+  const held = noteHolding(ctx.project.memoryDir, name, chunk.startLine, chunk.content);
+  if (!held) throw new ConflictError(`chunk ${given} is no longer in ${name} as it was indexed (the file changed since): nothing was forgotten; run memsearch index, then search again`);
+  return { file: name, id: held.id, line: held.note.line };
 }
 
 function forgetLines(r: ForgetResult): string[] {

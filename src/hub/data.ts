@@ -8,7 +8,7 @@
 import { projectTranscripts, transcriptAgent, transcriptSources } from "../agents/registry.ts";
 import type { AgentAdapter } from "../agents/types.ts";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { agentOf } from "../core/anchor.ts";
 import { loadContext, type Context } from "../core/context.ts";
@@ -25,7 +25,7 @@ import { transcriptHealLine } from "../conversations/db.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { dataFiles, userFiles } from "../core/project.ts";
-import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, type JournalNote } from "../memory/journal.ts";
+import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, sectionId, type JournalNote } from "../memory/journal.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { checkProjectTranscript, claudeProjectsDir, findProjectTranscripts, openRegularFile } from "../transcript/claude-files.ts";
 import { curatedFromRepository, findCuratedFiles } from "../transcript/claude-memory.ts";
@@ -463,12 +463,16 @@ export class HubData {
     return expandChunk({ source: join(this.memoryDir(p), ref.file), startLine: found.line, endLine: found.endLine, heading: found.heading, headingLevel: 3 });
   }
 
-  /** A note's section as the page shows it: redacted, with whether its transcript can be opened. */
+  /** A note's section as the page shows it: redacted, with whether its transcript can be opened, and what names it for a forget. */
   async note(id: string, ref: NoteRef): Promise<NoteView> {
     const p = this.project(id);
     const x = await this.section(p, ref);
     const anchor = x.anchor ?? null;
+    const name = basename(x.chunk.source);
+    const daily = isDailyFile(name) && resolve(dirname(x.chunk.source)) === resolve(this.memoryDir(p)) && /^###\s/.test(x.content);
     return {
+      // The id of the text shown (before redaction): a forget takes this section, or none (409).
+      forget: daily ? { file: name, id: sectionId(x.content), line: x.startLine } : null,
       project: p.id,
       source: x.chunk.source,
       startLine: x.startLine,
@@ -484,7 +488,7 @@ export class HubData {
    * `memsearch forget` for a note of the timeline (its daily file and heading line): the section
    * leaves the markdown, its turn goes on the forgotten list, and the index is brought up to date.
    */
-  async forget(id: string, ref: { file: string; line: number }): Promise<ForgetDone> {
+  async forget(id: string, ref: { file: string; id: string; line: number }): Promise<ForgetDone> {
     const p = this.project(id);
     const ctx = this.context(p);
     if (!ctx) throw new MemsearchError(redact(`project ${p.name}: ${p.problem}`, 500));

@@ -775,15 +775,17 @@ async function openNote(ref: NoteRef): Promise<void> {
     a ? h("p", { class: "muted anchor" }, `Session ${a.session} · turn ${a.turn}`) : null,
     button,
     turnBox,
-    day ? forgetBox(n.project, `${day}.md`, n.startLine, !!a) : null,
+    n.forget ? forgetBox(n.project, n.forget, !!a) : null,
   );
 }
 
 /**
  * Forget, from a note: a first button asks, a second one (in a box that says what will happen)
- * does it. The only change the page can make to memory.
+ * does it. The only change the page can make to memory. The note is named by the id of the text
+ * shown: when the file changed since (another tab, the CLI, a git pull, an edit), the server
+ * answers 409, nothing is forgotten, and the page says so and reads the views again.
  */
-function forgetBox(project: string, file: string, line: number, anchored: boolean): HTMLElement {
+function forgetBox(project: string, note: NonNullable<NoteView["forget"]>, anchored: boolean): HTMLElement {
   const box = h("div", { class: "forget" });
   const ask = h("button", { type: "button", class: "secondary", id: "forget-ask" }, "Forget this note…");
   const askAgain = () => {
@@ -803,13 +805,18 @@ function forgetBox(project: string, file: string, line: number, anchored: boolea
       yes.disabled = true;
       no.disabled = true;
       try {
-        const done = await post<ForgetDone>("/api/forget", { project, file, line, confirmed: true });
+        const done = await post<ForgetDone>("/api/forget", { project, file: note.file, id: note.id, line: note.line, confirmed: true });
         box.replaceChildren(
           h("p", { class: "ok-line", role: "status", id: "forget-done" }, done.removed ? `Forgotten: ${plural(done.removed, "note")} removed${done.turn ? `; turn ${done.turn} will not be written again` : ""}.` : "Nothing left to remove: it was forgotten already."),
         );
         // What the views show changed: they read again when the dialog closes.
         dialog.addEventListener("close", () => void route(), { once: true });
       } catch (e) {
+        if (e instanceof ApiError && e.status === 409) {
+          box.replaceChildren(h("p", { class: "warn-line", role: "alert", id: "forget-conflict" }, "This note changed since it was opened (another tab, memsearch forget, a git pull or an edit): nothing was forgotten. The views were read again; open the note anew to see it as it is now."));
+          void route();
+          return;
+        }
         box.replaceChildren(errorBox(e), ask);
       }
     });
