@@ -5,7 +5,7 @@
  * print. Every text that leaves here is redacted again: notes are redacted when written, but a
  * hand edit or a transcript may still hold a secret.
  */
-import { projectTranscripts, transcriptAgent, transcriptSources } from "../agents/registry.ts";
+import { projectTranscriptsOffThread, transcriptAgent, transcriptSources } from "../agents/registry.ts";
 import type { AgentAdapter } from "../agents/types.ts";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -305,7 +305,7 @@ export class HubData {
       const base = { project: p.id, projectName: p.name };
       let a;
       try {
-        a = await accountTurns({ root: p.root, memoryDir: this.memoryDir(p), dataDir: p.dataDir, projectsDir: claudeProjectsDir(this.env), cacheFile: userFiles(this.env).turnsCache, others: projectTranscripts(p.root, this.env) });
+        a = await accountTurns({ root: p.root, memoryDir: this.memoryDir(p), dataDir: p.dataDir, projectsDir: claudeProjectsDir(this.env), cacheFile: userFiles(this.env).turnsCache, others: await projectTranscriptsOffThread(p.root, this.env) });
       } catch (e) {
         view.projects.push({ ...base, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: {}, toCapture: 0, since: null, line: "", sessions: [], missingTurns: [], problem: redact(oneLine(e), 500) });
         continue;
@@ -384,7 +384,8 @@ export class HubData {
       { query, limit, project: current.root, allProjects: this.scope === "all", source: "all" },
       {
         env: this.env,
-        others: transcriptSources(this.env),
+        // OpenCode's database read on a thread of its own: the hub answers every other request meanwhile.
+        others: transcriptSources(this.env, { offThread: true }),
         searchNotes: async (q, topK) => {
           const found = await this.searchAll(q, topK);
           owner = found.owner;
