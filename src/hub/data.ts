@@ -25,7 +25,7 @@ import { transcriptHealLine } from "../conversations/db.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { dataFiles, userFiles } from "../core/project.ts";
-import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, sectionId, type JournalNote } from "../memory/journal.ts";
+import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, sectionId, sectionText, type JournalNote } from "../memory/journal.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { checkProjectTranscript, claudeProjectsDir, findProjectTranscripts, openRegularFile } from "../transcript/claude-files.ts";
 import { curatedFromRepository, findCuratedFiles } from "../transcript/claude-memory.ts";
@@ -36,7 +36,7 @@ import { readModelCalls } from "../memory/ledger.ts";
 import { costReport, formatUsd, type CostRow } from "../memory/prices.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import type { Turn, TurnItem } from "../transcript/types.ts";
-import { clip, sha256Hex } from "../core/text.ts";
+import { clip, sha256Hex, stripControls } from "../core/text.ts";
 import type { CostRowView, CostsPage, CuratedCard, CuratedView, DayPage, ForgetDone, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, PromptReceived, SearchHit, SearchPage, SessionsPage, TimelinePage, TurnCounts, TurnsView, TurnView } from "./types.ts";
 
 export interface HubOptions {
@@ -472,8 +472,7 @@ export class HubData {
     const name = basename(x.chunk.source);
     const daily = isDailyFile(name) && resolve(dirname(x.chunk.source)) === resolve(this.memoryDir(p)) && /^###\s/.test(x.content);
     return {
-      // The id of the text shown (before redaction): a forget takes this section, or none (409).
-      forget: daily ? { file: name, id: sectionId(x.content), line: x.startLine } : null,
+      forget: daily ? { file: name, id: this.shownId(p, name, x.startLine, x.content), line: x.startLine } : null,
       project: p.id,
       source: x.chunk.source,
       startLine: x.startLine,
@@ -483,6 +482,19 @@ export class HubData {
       anchor,
       transcriptAvailable: !!anchor && this.projectTranscript(anchor.transcript, p.root),
     };
+  }
+
+  /**
+   * The id a forget names the note shown by (before redaction): the note's section of the daily
+   * file as the journal reads it, when what was shown is that section (or its start: the markdown
+   * lexer may end a section at a setext heading the journal does not see); else the text shown,
+   * which then names no section, and a forget of it is refused (409) rather than taking another.
+   */
+  private shownId(p: Project, name: string, line: number, shown: string): string {
+    const text = readTextQuiet(join(this.memoryDir(p), name)) ?? "";
+    const n = notesIn(text, name).find((x) => x.line === line);
+    const section = n && sectionText(text, n);
+    return section !== undefined && stripControls(section).startsWith(shown) ? sectionId(section) : sectionId(shown);
   }
 
   /**
