@@ -17,7 +17,7 @@ import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readd
 import { basename, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import pkg from "../package.json" with { type: "json" };
-import { build, COMPILE_FLAGS } from "./build.ts";
+import { build, COMPILE_FLAGS, WORKERS } from "./build.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const ENTRY = join(ROOT, "src", "cli.ts");
@@ -58,7 +58,7 @@ async function compile(platform: Platform, outfile: string): Promise<string | nu
       return firstError(stderr) ?? "bun build failed";
     }
   }
-  const proc = Bun.spawn([process.execPath, "build", ...CROSS_FLAGS, `--target=${target}`, ENTRY, "--outfile", outfile], {
+  const proc = Bun.spawn([process.execPath, "build", ...CROSS_FLAGS, `--target=${target}`, ENTRY, ...WORKERS.map((w) => join(ROOT, w)), "--outfile", outfile], {
     stdout: "pipe",
     stderr: "pipe",
   });

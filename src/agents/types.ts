@@ -135,5 +135,15 @@ export interface AgentAdapter {
     list(env?: NodeJS.ProcessEnv): TranscriptStamp[];
     /** Changes whenever any of them may have; when it has not, the conversation index skips the listing. */
     version?(env?: NodeJS.ProcessEnv): string;
+    /**
+     * The same listing and reads on a thread of their own, for a process that answers requests
+     * meanwhile (the hub, the watch process): an agent whose transcripts are a database may make
+     * them slow, and they must never hold up an answer (OpenCode).
+     */
+    offThread?: {
+      list(env: NodeJS.ProcessEnv): Promise<TranscriptStamp[]>;
+      projectFiles(root: string, env: NodeJS.ProcessEnv): Promise<TranscriptStamp[]>;
+      read(path: string, env: NodeJS.ProcessEnv): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
+    };
   };
 }

@@ -1,9 +1,9 @@
-import { mkdirSync } from "node:fs";
+import { lstatSync, mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { rmSync } from "node:fs";
 import { AGENT_NAMES, agentNamed } from "../agents/registry.ts";
 import type { FileChange } from "../agents/types.ts";
-import { atomicWrite, storageError } from "../core/fsutil.ts";
+import { errCode, rewriteKeeping, storageError } from "../core/fsutil.ts";
+import { InputError } from "../core/errors.ts";
 import { selfCommand } from "../hooks/runtime.ts";
 import { jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
@@ -26,7 +26,11 @@ export const installCommand = command({
   run: (a) => {
     const agent = agentNamed(a.agent);
     const plan = agent.planInstall({ exe: selfCommand(), uninstall: a.uninstall });
-    if (!a.dryRun) for (const c of plan.changes) apply(c);
+    if (!a.dryRun) {
+      // Every file checked before any is written: a refusal leaves all of them as they were.
+      for (const c of plan.changes) writable(c.path);
+      for (const c of plan.changes) apply(c);
+    }
     if (a.jsonOutput) return printJson({ agent: plan.agent, dry_run: a.dryRun, changes: plan.changes.map((c) => ({ path: c.path, action: action(c) })), notes: plan.notes });
     const out = [...plan.notes];
     for (const c of plan.changes) out.push(a.dryRun ? diff(c) : `${action(c)} ${c.path}`);
@@ -37,12 +41,25 @@ export const installCommand = command({
 
 const action = (c: FileChange) => (c.before === undefined ? "created" : c.after === undefined ? "removed" : "updated");
 
+/** A file its owner made read-only is left as it is: the rename would replace it all the same. */
+function writable(path: string): void {
+  let mode: number;
+  try {
+    mode = lstatSync(path).mode;
+  } catch (e) {
+    if (errCode(e) === "ENOENT") return;
+    throw storageError(path, e);
+  }
+  if ((mode & 0o200) === 0) throw new InputError(`${path} is read-only (mode ${(mode & 0o777).toString(8).padStart(4, "0")}): memsearch leaves it as it is; make it writable (chmod u+w), then run this again`);
+}
+
 function apply(c: FileChange): void {
   try {
     if (c.after === undefined) rmSync(c.path, { force: true });
     else {
       mkdirSync(dirname(c.path), { recursive: true });
-      atomicWrite(c.path, c.after);
+      // The agent's own file: its mode and owner stay (a 0600 config.toml holding tokens stays 0600).
+      rewriteKeeping(c.path, c.after);
     }
   } catch (e) {
     throw storageError(c.path, e);

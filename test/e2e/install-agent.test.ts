@@ -4,7 +4,7 @@
  * is a clear error. Always a temp HOME and CODEX_HOME.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN } from "../helpers/cli.ts";
 import { doctorCheck, projectsRemovedAfterAll } from "../helpers/install-suite.ts";
@@ -71,5 +71,64 @@ describe("memsearch install <agent>", () => {
     const claude = await ms(["install", "claude"]);
     expect(claude.code).toBe(0);
     expect(claude.stdout).toContain("claude plugin install memsearch@memsearch");
+  });
+});
+
+describe("a private or read-only config of the agent's (issue 31)", () => {
+  const mode = (path: string) => statSync(path).mode & 0o777;
+  const canChown = process.getuid?.() === 0;
+
+  test("codex: a 0600 config.toml stays 0600 (and its owner) through install and uninstall", async () => {
+    const { codexHome, config, ms } = setup();
+    const path = join(codexHome, "config.toml");
+    chmodSync(path, 0o600);
+    if (canChown) chownSync(path, 4242, 4343);
+    expect((await ms(["install", "codex"])).code).toBe(0);
+    expect(readFileSync(path, "utf8")).toContain("# memsearch");
+    expect(mode(path)).toBe(0o600);
+    if (canChown) expect([statSync(path).uid, statSync(path).gid]).toEqual([4242, 4343]);
+    expect((await ms(["install", "codex", "--uninstall"])).code).toBe(0);
+    expect(readFileSync(path, "utf8")).toBe(config);
+    expect(mode(path)).toBe(0o600);
+    if (canChown) expect([statSync(path).uid, statSync(path).gid]).toEqual([4242, 4343]);
+  });
+
+  test("gemini and copilot: a 0600 settings.json stays 0600", async () => {
+    const p = newProject();
+    for (const [agent, path, env] of [
+      ["gemini", join(p.home, ".gemini", "settings.json"), { GEMINI_CLI_HOME: p.home }],
+      ["copilot", join(p.home, ".copilot", "settings.json"), { COPILOT_HOME: join(p.home, ".copilot") }],
+    ] as const) {
+      mkdirSync(join(path, ".."), { recursive: true });
+      writeFileSync(path, '{\n  "token": "secret"\n}\n');
+      chmodSync(path, 0o600);
+      expect([agent, (await p.ms(["install", agent], env)).code]).toEqual([agent, 0]);
+      expect([agent, mode(path)]).toEqual([agent, 0o600]);
+      expect((await p.ms(["install", agent, "--uninstall"], env)).code).toBe(0);
+      expect([agent, mode(path), readFileSync(path, "utf8")]).toEqual([agent, 0o600, '{\n  "token": "secret"\n}\n']);
+    }
+  });
+
+  test("a read-only config.toml is refused with one line, for install and for uninstall; nothing written", async () => {
+    const { codexHome, config, ms } = setup();
+    const path = join(codexHome, "config.toml");
+    chmodSync(path, 0o444);
+    const r = await ms(["install", "codex"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim().split("\n")).toEqual([`Error: ${path} is read-only (mode 0444): memsearch leaves it as it is; make it writable (chmod u+w), then run this again`]);
+    expect(readFileSync(path, "utf8")).toBe(config);
+    expect(mode(path)).toBe(0o444);
+    expect(existsSync(join(codexHome, "hooks.json"))).toBe(false);
+    chmodSync(path, 0o644);
+    expect((await ms(["install", "codex"])).code).toBe(0);
+    chmodSync(path, 0o444);
+    const installed = readFileSync(path, "utf8");
+    const hooks = readFileSync(join(codexHome, "hooks.json"), "utf8");
+    const un = await ms(["install", "codex", "--uninstall"]);
+    expect(un.code).not.toBe(0);
+    expect(un.stderr.trim().split("\n")).toHaveLength(1);
+    expect(un.stderr).toContain("is read-only (mode 0444)");
+    expect(readFileSync(path, "utf8")).toBe(installed);
+    expect(readFileSync(join(codexHome, "hooks.json"), "utf8")).toBe(hooks);
   });
 });

@@ -25,5 +25,11 @@ export const opencode: AgentAdapter = {
     projectFiles: projectSessions,
     list: (env) => listSessions(env),
     version: databaseVersion,
+    // Loaded only by the hub and the watch process: a hook never starts the thread.
+    offThread: {
+      list: async (env) => (await import("./off-thread.ts")).listSessionsOffThread(env),
+      projectFiles: async (root, env) => (await import("./off-thread.ts")).listSessionsOffThread(env, root),
+      read: async (path, env) => (await import("./off-thread.ts")).readSessionOffThread(path, env),
+    },
   },
 };
