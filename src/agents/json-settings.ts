@@ -28,7 +28,7 @@ export function readJsonSettings<D>(path: string, schema: v.GenericSchema, refus
  * The plan that puts memsearch's entry in each event's list: an outdated entry of ours (`ours`) is
  * replaced where it stands, else ours goes last; the user's entries keep their places.
  */
-export function planSettingsInstall<D extends { hooks?: Record<string, unknown[]> }>(o: { agent: string; label: string; path: string; text?: string; doc: D; ours: (entry: unknown) => boolean; entries: { event: string; entry: unknown }[] }): InstallPlan {
+export function planSettingsInstall<D extends { hooks?: Record<string, unknown[]> }>(o: { agent: string; label: string; path: string; text?: string; doc: D; ours: (entry: unknown) => boolean; entries: { event: string; entry: unknown }[]; dryRun?: boolean }): InstallPlan {
   const hooks: Record<string, unknown[]> = { ...(o.doc.hooks ?? {}) };
   for (const { event, entry } of o.entries) {
     const list = [...(hooks[event] ?? [])];
@@ -41,7 +41,7 @@ export function planSettingsInstall<D extends { hooks?: Record<string, unknown[]
   const changes: FileChange[] = [];
   if (o.text === undefined || JSON.stringify(next) !== JSON.stringify(o.doc)) changes.push({ path: o.path, before: o.text, after: renderSettings(next) });
   const events = o.entries.map((e) => e.event).join(", ");
-  return { agent: o.agent, changes, notes: [changes.length ? `memsearch's hooks wired into ${o.label} (${o.path}): ${events}` : `memsearch is already wired into ${o.label} (${o.path})`] };
+  return { agent: o.agent, changes, notes: [changes.length ? `${o.dryRun ? "would wire" : "wired"} memsearch's hooks into ${o.label} (${o.path}): ${events}` : `memsearch is already wired into ${o.label} (${o.path})`] };
 }
 
 /**
@@ -49,7 +49,7 @@ export function planSettingsInstall<D extends { hooks?: Record<string, unknown[]
  * and as parsed): an event left with none is dropped, then `hooks` if no event is left, then the
  * file if nothing is left in it.
  */
-export function planSettingsUninstall<D extends { hooks?: Record<string, unknown[]> }>(o: { agent: string; label: string; path: string; text?: string; doc: D; ours: (entry: unknown) => boolean }): InstallPlan {
+export function planSettingsUninstall<D extends { hooks?: Record<string, unknown[]> }>(o: { agent: string; label: string; path: string; text?: string; doc: D; ours: (entry: unknown) => boolean; dryRun?: boolean }): InstallPlan {
   const hooks: Record<string, unknown[]> = {};
   for (const [event, entries] of Object.entries(o.doc.hooks ?? {})) {
     const kept = entries.filter((e) => !o.ours(e));
@@ -59,5 +59,5 @@ export function planSettingsUninstall<D extends { hooks?: Record<string, unknown
   const next = Object.keys(hooks).length ? { ...rest, hooks } : rest;
   const changes: FileChange[] = [];
   if (o.text !== undefined && JSON.stringify(next) !== JSON.stringify(o.doc)) changes.push({ path: o.path, before: o.text, after: Object.keys(next).length ? renderSettings(next) : undefined });
-  return { agent: o.agent, changes, notes: [changes.length ? `memsearch's hooks removed from ${o.path}` : `memsearch is not wired into ${o.label} (${o.path})`] };
+  return { agent: o.agent, changes, notes: [changes.length ? `${o.dryRun ? "would remove" : "removed"} memsearch's hooks from ${o.path}` : `memsearch is not wired into ${o.label} (${o.path})`] };
 }

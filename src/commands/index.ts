@@ -17,6 +17,7 @@ import { hubCommand } from "./hub.ts";
 import { projectsCommand } from "./projects.ts";
 import { debugCommand } from "./debug.ts";
 import { forgetCommand } from "./forget.ts";
+import { uninstallCommand } from "./uninstall.ts";
 
 /** Every subcommand; one file each. */
-export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, installCommand, doctorCommand, debugCommand, forgetCommand];
+export const commands: CommandModule[] = [indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, installCommand, uninstallCommand, doctorCommand, debugCommand, forgetCommand];
