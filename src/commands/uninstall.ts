@@ -68,7 +68,7 @@ function removeBinary(dry: boolean, problems: string[]): string[] {
     case "npm-local":
       return [`memsearch is a dependency of ${self.project}: remove it there with npm uninstall ${NPM_PACKAGE}`];
     case "npm-global": {
-      const argv = ["uninstall", "-g", "--prefix", self.prefix, NPM_PACKAGE];
+      const argv = ["uninstall", "-g", "--prefix", self.prefix, ...self.packages];
       const npm = Bun.which("npm");
       if (!npm) return [`npm is not on PATH: remove the binary with npm ${argv.join(" ")}`];
       if (!dry) {

@@ -231,6 +231,23 @@ describe("npm: the main package and the platform package, installed from the pac
     });
   }, 300_000);
 
+  test("npm install -g --offline of the two tarballs themselves (before they are on a registry): one binary; uninstall removes both packages", async () => {
+    const m = machine();
+    const cache = tmp("ms-dist-npm-cache-");
+    const env = { npm_config_cache: cache, npm_config_proxy: "http://127.0.0.1:9", npm_config_https_proxy: "http://127.0.0.1:9", npm_config_registry: "http://127.0.0.1:9/", npm_config_update_notifier: "false" };
+    const tarballs = [join(current.dir, "npm", `memsearch-${HOST}-${VERSION}.tgz`), join(current.dir, "npm", `memsearch-${VERSION}.tgz`)];
+    const i = await sh(["npm", "install", "-g", "--offline", "--no-audit", "--no-fund", "--prefix", m.prefix, ...tarballs], m, env);
+    expect(i.code).toBe(0);
+    const v = await sh(["memsearch", "--version"], m);
+    expect(v.all.trim()).toBe(`memsearch, version ${VERSION}`);
+    expect(binaries(m.prefix, m.home)).toEqual([join(m.prefix, "lib", "node_modules", `memsearch-${HOST}`, "bin", "memsearch")]);
+    const un = await sh(["memsearch", "uninstall"], m, env);
+    expect(un.code).toBe(0);
+    expect(un.stdout).toContain(`ran npm uninstall -g --prefix ${m.prefix} memsearch memsearch-${HOST}`);
+    expect(binaries(m.prefix, m.home)).toEqual([]);
+    expect(readdirSync(join(m.prefix, "lib", "node_modules"))).toEqual([]);
+  }, 120_000);
+
   test("the launcher passes arguments, streams and the exit code through, and says so when the platform package is missing", async () => {
     const m = machine();
     const x = tmp("ms-dist-launcher-");
