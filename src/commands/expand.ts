@@ -1,3 +1,4 @@
+import { withoutAnchorLines } from "../core/anchor.ts";
 import { loadContext, type Context } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
 import type { StoredChunk } from "../index/types.ts";
@@ -42,6 +43,6 @@ export const expandCommand = command({
     const head = [`Source: ${x.chunk.source} (lines ${x.startLine}-${x.endLine})`];
     if (x.chunk.heading) head.push(`[Heading: ${x.chunk.heading}]`);
     if (x.anchor) head.push(`[Session: ${x.anchor.session}  Turn: ${x.anchor.turn}]`, `[Transcript: ${x.anchor.transcript}]`);
-    print([...head, "", x.content].join("\n"));
+    print([...head, "", withoutAnchorLines(x.content)].join("\n"));
   },
 });

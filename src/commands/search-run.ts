@@ -1,4 +1,4 @@
-import { agentOf, anchorsIn } from "../core/anchor.ts";
+import { agentOf, anchorsIn, withoutAnchorLines } from "../core/anchor.ts";
 import { AGENT_NAMES } from "../agents/names.ts";
 import { instructionLike } from "../core/frame.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
@@ -131,9 +131,13 @@ export function formatText(res: SearchResponse, model: string): string {
   const parts = [out.dim(`Search mode: ${mode}`)];
   res.results.forEach((r, i) => {
     const c = r.chunk;
-    const body = c.content.length > PREVIEW ? `${c.content.slice(0, PREVIEW)}  ... [truncated, run 'memsearch expand ${c.chunkHash}' for full content]` : c.content;
+    // The anchor is for machines (-j has it); a person gets its session and turn, as expand shows them.
+    const anchor = anchorsIn(c.content)[0];
+    const text = withoutAnchorLines(c.content);
+    const body = text.length > PREVIEW ? `${text.slice(0, PREVIEW)}  ... [truncated, run 'memsearch expand ${c.chunkHash}' for full content]` : text;
     parts.push(`\n${out.bold(out.cyan(`--- Result ${i + 1} (score: ${out.yellow(r.score.toFixed(4))}) ---`))}`, `${r.kind === "curated" ? "Curated" : "Source"}: ${out.green(c.source)}`);
     if (c.heading) parts.push(`Heading: ${out.bold(c.heading)}`);
+    if (anchor) parts.push(`Session: ${anchor.session}  Turn: ${anchor.turn}`);
     parts.push(`Chunk: ${out.dim(c.chunkHash)}`, body);
   });
   return parts.join("\n");

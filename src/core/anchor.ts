@@ -55,6 +55,14 @@ export function formatAnchor(a: Anchor): string {
   return `<!-- session:${encodeField(a.session)} turn:${encodeField(a.turn)} transcript:${encodeField(a.transcript || "-")}${agent} -->`;
 }
 
+/** A note's text as a person reads it: its anchor lines out (the commands show them as `Session:`/`Turn:` lines). */
+export function withoutAnchorLines(content: string): string {
+  return content
+    .split("\n")
+    .filter((line) => !(line.trimStart().startsWith("<!--") && parseAnchor(line) && line.trim().endsWith("-->")))
+    .join("\n");
+}
+
 export function anchorsIn(content: string): Anchor[] {
   const out: Anchor[] = [];
   for (const line of content.split("\n")) {

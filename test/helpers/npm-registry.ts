@@ -47,10 +47,10 @@ export function startRegistry(tarballs: string[]): Registry {
   };
   add(tarballs);
   const newest = (versions: Map<string, Entry>) => [...versions.keys()].sort((a, b) => Bun.semver.order(a, b)).at(-1)!;
-  const server = Bun.serve({
+  const server: Bun.Server<undefined> = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch(req) {
+    fetch(req): Response {
       const path = decodeURIComponent(new URL(req.url).pathname);
       seen.push(`${req.method} ${path}`);
       const tar = /^\/(.+)\/-\/([^/]+\.tgz)$/.exec(path);
