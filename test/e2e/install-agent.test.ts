@@ -83,6 +83,11 @@ describe("memsearch install <agent>", () => {
       expect(r.stderr).toContain("is not set up on this machine: nothing was written");
     }
     expect(readdirSync(p.home)).toEqual(before);
+    // Installed but never run (no home folder yet): its command on PATH is enough.
+    writeFileSync(join(noPath, "gemini"), "#!/bin/sh\n", { mode: 0o755 });
+    const r = await p.ms(["install", "gemini"], { PATH: noPath, GEMINI_CLI_HOME: undefined });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(p.home, ".gemini", "settings.json"))).toBe(true);
     rmSync(noPath, { recursive: true, force: true });
   });
 

@@ -5,7 +5,7 @@
  * switches that leave no traffic but the loopback one, and the prompt on stdin.
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { harnessEnv, runAgent, tempHome, type AgentRun } from "./real-agent.ts";
 import { AGENTS_HINT, agentModules } from "./agents.ts";
 
@@ -64,7 +64,10 @@ export function opencodeEnv(opts: { h: OpencodeHome; apiUrl: string; runId: stri
     npm_config_fetch_retries: "0",
     npm_config_offline: "true",
   };
-  return harnessEnv(DROP, set, opts.env);
+  const env = harnessEnv(DROP, set, opts.env);
+  // `opencode` on PATH, as for a person who installed it (memsearch install opencode looks for it).
+  env.PATH = `${dirname(OPENCODE_BIN)}:${env.PATH ?? "/usr/bin:/bin"}`;
+  return env;
 }
 
 export type RunResult = AgentRun;
