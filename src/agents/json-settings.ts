@@ -120,11 +120,11 @@ export function removeEntries(text: string, ours: (entry: unknown) => boolean): 
  * The plan that puts memsearch's entry in each event's list: an outdated entry of ours (`ours`) is
  * replaced where it stands, else ours goes last; the user's entries keep their places.
  */
-export function planSettingsInstall(o: { agent: string; label: string; path: string; text?: string; ours: (entry: unknown) => boolean; entries: { event: string; entry: unknown }[] }): InstallPlan {
+export function planSettingsInstall(o: { agent: string; label: string; path: string; text?: string; ours: (entry: unknown) => boolean; entries: { event: string; entry: unknown }[]; dryRun?: boolean }): InstallPlan {
   const after = mergeEntries(o.text, o.entries, o.ours).text;
   const changes: FileChange[] = after !== o.text ? [{ path: o.path, before: o.text, after }] : [];
   const events = o.entries.map((e) => e.event).join(", ");
-  return { agent: o.agent, changes, notes: [changes.length ? `memsearch's hooks wired into ${o.label} (${o.path}): ${events}` : `memsearch is already wired into ${o.label} (${o.path})`] };
+  return { agent: o.agent, changes, notes: [changes.length ? `${o.dryRun ? "would wire" : "wired"} memsearch's hooks into ${o.label} (${o.path}): ${events}` : `memsearch is already wired into ${o.label} (${o.path})`] };
 }
 
 /**
@@ -132,11 +132,11 @@ export function planSettingsInstall(o: { agent: string; label: string; path: str
  * with them what install made to hold them (an event's list, `hooks`, the file itself), and
  * nothing the user made, so an install and an uninstall give back the user's bytes.
  */
-export function planSettingsUninstall(o: { agent: string; label: string; path: string; text?: string; ours: (entry: unknown) => boolean }): InstallPlan {
+export function planSettingsUninstall(o: { agent: string; label: string; path: string; text?: string; ours: (entry: unknown) => boolean; dryRun?: boolean }): InstallPlan {
   const changes: FileChange[] = [];
   if (o.text !== undefined && o.text.trim()) {
     const after = removeEntries(o.text, o.ours);
     if (after !== o.text) changes.push({ path: o.path, before: o.text, after });
   }
-  return { agent: o.agent, changes, notes: [changes.length ? `memsearch's hooks removed from ${o.path}` : `memsearch is not wired into ${o.label} (${o.path})`] };
+  return { agent: o.agent, changes, notes: [changes.length ? `${o.dryRun ? "would remove" : "removed"} memsearch's hooks from ${o.path}` : `memsearch is not wired into ${o.label} (${o.path})`] };
 }

@@ -35,7 +35,7 @@ export function atomicWrite(path: string, data: string | Uint8Array | Iterable<U
  * rename would otherwise reset: its permission bits (a 0600 file holding tokens stays 0600) and its
  * owner and group. A file that is not there is created with the default mode.
  */
-export function rewriteKeeping(path: string, data: string): void {
+export function rewriteKeeping(path: string, data: string | Uint8Array): void {
   let st: { mode: number; uid: number; gid: number } | undefined;
   try {
     st = lstatSync(path);

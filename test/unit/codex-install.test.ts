@@ -101,7 +101,7 @@ describe("memsearch install codex", () => {
     expect(config.hooks.state[`${h.codexHome}/hooks.json:session_start:0:0`]).toBeDefined();
     h.uninstall();
     expect(h.read("hooks.json")).toBe(JSON.stringify(mine));
-    // install made config.toml: nothing of the user's was in it.
+    // install made config.toml for its lines alone: it goes with them.
     expect(h.read("config.toml")).toBeUndefined();
   });
 

@@ -136,9 +136,10 @@ export function planCodexInstall(opts: InstallOptions & { uninstall?: boolean })
     if (after !== configText) {
       const parsed = parseEdited(after, configPath);
       checkEdit(before, parsed, [["features", "hooks"], ...[...ourKeys].map((k) => ["hooks", "state", k])], configPath);
+      // A config.toml that held only our lines was created by install: it goes with them.
       changes.push({ path: configPath, before: configText, after: gone ? undefined : after });
     }
-    notes.push(changes.length ? `memsearch's hooks removed from ${home}` : `memsearch is not wired into Codex (${home})`);
+    notes.push(changes.length ? `${opts.dryRun ? "would remove" : "removed"} memsearch's hooks from ${home}` : `memsearch is not wired into Codex (${home})`);
     return { agent: "codex", changes, notes };
   }
   const merged = mergeHooks(hooksText, opts.exe);
@@ -160,7 +161,7 @@ export function planCodexInstall(opts: InstallOptions & { uninstall?: boolean })
     if (valueAt(parsed, ["features", "hooks"]) !== true) throw new InputError(`memsearch could not turn Codex hooks on in ${configPath}; nothing was written`);
     changes.push({ path: configPath, before: configText || undefined, after: config });
   }
-  notes.push(changes.length ? `memsearch's hooks wired into Codex (${home}): SessionStart, UserPromptSubmit, Stop, SessionEnd, each trusted` : `memsearch is already wired into Codex (${home})`);
+  notes.push(changes.length ? `${opts.dryRun ? "would wire" : "wired"} memsearch's hooks into Codex (${home}): SessionStart, UserPromptSubmit, Stop, SessionEnd, each trusted` : `memsearch is already wired into Codex (${home})`);
   return { agent: "codex", changes, notes };
 }
 

@@ -49,7 +49,7 @@ function readSettings(path: string): { doc: SettingsDoc; text?: string } {
 export function planCopilotInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan {
   const path = copilotSettingsPath(opts.env);
   const { text } = readSettings(path);
-  const plan = { agent: "copilot", label: "Copilot CLI", path, text, ours: isOurs };
+  const plan = { agent: "copilot", label: "Copilot CLI", path, text, ours: isOurs, dryRun: opts.dryRun };
   if (opts.uninstall) return planSettingsUninstall(plan);
   const entries = COPILOT_HOOKS.map((h) => ({ event: h.event, entry: { type: "command", bash: copilotHookCommand(opts.exe, h.hook), timeoutSec: h.timeoutSec } satisfies Handler }));
   return planSettingsInstall({ ...plan, entries });
