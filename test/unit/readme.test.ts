@@ -6,11 +6,15 @@ import pkg from "../../package.json" with { type: "json" };
 
 const readme = readFileSync(join(import.meta.dir, "../../README.md"), "utf8");
 
-test("README's first screen: what it is, Try it (install, import, hub), then exactly the two commands of a fresh clone", () => {
-  const screen = readme.split("\n").slice(0, 30).join("\n");
+test("README's first lines are exactly the two commands of a fresh clone; its first screen then says what it is and Try it (install, import, hub)", () => {
+  const lines = readme.split("\n");
+  expect(lines.slice(0, 3)).toEqual(["# memsearch", "", "```sh"]);
+  expect(lines.slice(3, 6).map((l) => l.replace(/\s+#.*$/, ""))).toEqual(["npm ci && npm run demo", "npm ci && npm test", "```"]);
+  const screen = lines.slice(0, 30).join("\n");
   const blocks = [...screen.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.trim().split("\n").map((l) => l.replace(/\s+#.*$/, "")));
   expect(blocks).toHaveLength(2);
-  const [tryIt, clone] = blocks as [string[], string[]];
+  const [clone, tryIt] = blocks as [string[], string[]];
+  expect(screen.indexOf("memsearch gives your coding agent")).toBeLessThan(screen.indexOf("## Try it"));
   expect(screen.indexOf("## Try it")).toBeLessThan(screen.indexOf(tryIt[0]!));
   expect(tryIt[0]).toBe("npm install -g memsearch");
   // install, then import, then the hub, in that order
