@@ -24,8 +24,10 @@ async function demo(ollamaHost: string) {
 function shows(out: string) {
   for (const step of ["$ memsearch hook user-prompt-submit", "$ memsearch hook stop", "$ memsearch search ", "$ memsearch recall --raw", "$ memsearch expand ", "$ memsearch transcript ", "memsearch hub"]) expect(out).toContain(step);
   // The captured turn's note, found by search and by recall, opened down to the original turn.
-  expect(out).toContain("- Outcome: I moved them to /var/cache/export in jobs/export.ts");
-  expect(out.match(/Outcome: I moved them to \/var\/cache\/export/g)!.length).toBeGreaterThanOrEqual(3);
+  // The note as the extract summariser writes it: the reply's first informative sentence, and the fix as a finding.
+  expect(out).toContain("- Outcome: It wrote them to /tmp, a 512 MB tmpfs on the build hosts.");
+  expect(out).toContain("- Finding: I moved them to /var/cache/export in jobs/export.ts");
+  expect(out.match(/Finding: I moved them to \/var\/cache\/export/g)!.length).toBeGreaterThanOrEqual(3);
   expect(out).toContain("**Assistant**: It wrote them to /tmp, a 512 MB tmpfs");
   expect(out).not.toContain("<!--");
 }

@@ -2,12 +2,12 @@
  * The README's command table, the binary's `--help` and the agent lists agree: every command the
  * binary has is in the table and no other, every flag a row names is in that command's `--help`,
  * and every list of agents (the README's, each `--agent`/`<agent>` choice, the registry) names
- * the same five.
+ * the same five (a filter of notes adds `you`).
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { AGENT_NAMES } from "../../src/agents/names.ts";
+import { AGENT_NAMES, NOTE_AGENTS } from "../../src/agents/names.ts";
 import { AGENTS } from "../../src/agents/registry.ts";
 import { BIN, REPO } from "../helpers/cli.ts";
 
@@ -63,11 +63,14 @@ describe("README, --help and the agent lists agree", () => {
   test("every agent list names the same five agents", () => {
     const five = [...AGENT_NAMES].sort();
     expect(Object.keys(AGENTS).sort()).toEqual(five);
-    // The binary: each choice of an agent (install's <agent>, hook's and the filters' --agent).
+    // The binary: each choice of an agent (install's <agent>, hook's and the filters' --agent); a
+    // filter of notes also takes `you`, who wrote the notes of your own.
+    const notes: string[] = [...NOTE_AGENTS].sort();
+    expect(notes).toEqual([...five, "you"].sort());
     for (const command of ["install", "hook session-start", "search", "recall", "recent"]) {
       const h = help(command.split(" ")).replace(/\s+/g, " ");
       const choices = [...h.matchAll(/\[choices: ([^\]]+)\]/g)].map((m) => m[1]!.split(", ").map((x) => JSON.parse(x)).sort()).filter((c) => c.includes("codex"));
-      expect({ command, choices }).toEqual({ command, choices: [five] });
+      expect({ command, choices }).toEqual({ command, choices: [command === "install" || command.startsWith("hook") ? five : notes] });
     }
     // What the binary says it covers, by the agents' names.
     for (const command of ["import"]) {
