@@ -369,6 +369,8 @@ describe("the page in Chromium", () => {
       expect(JSON.parse(readFileSync(join(dataDir, "forgotten.json"), "utf8")).turns.map((t: { turn: string }) => t.turn)).toEqual(["u1", "u2"]);
       expect(problems.filter((m) => !m.includes("409"))).toEqual([]);
     } finally {
+      // The 409 this test asked for is its own: the page's other tests, in any order, see none.
+      for (let i = problems.length - 1; i >= 0; i--) if (problems[i]!.includes("409")) problems.splice(i, 1);
       for (const f of readdirSync(p.memory)) if (!saved.has(f)) rmSync(join(p.memory, f), { force: true });
       for (const [f, text] of saved) writeFileSync(join(p.memory, f), text);
       rmSync(join(dataDir, "forgotten.json"), { force: true });
