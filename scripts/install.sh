@@ -1,21 +1,22 @@
 #!/bin/sh
-# memsearch installer: verifies a release archive (or bare binary) against SHA256SUMS, installs the
-# binary and the Claude Code plugin, and prints the two commands that enable the plugin.
+# memsearch installer, for machines without Node (with Node: npm install -g memsearch): verifies a
+# release archive (or bare binary) against SHA256SUMS and installs the one binary. The binary
+# carries the Claude Code plugin: `memsearch install claude` then wires it (and links this binary
+# for the plugin's hooks, so an upgrade through this script reaches them at the next event).
 # Needs only a POSIX shell, tar (or unzip), and sha256sum/shasum; curl or wget for URLs.
 set -eu
 
 usage() {
   cat <<'EOF'
-usage: install.sh [--prefix DIR] [--plugin-dir DIR] [--sums FILE|URL] SOURCE
+usage: install.sh [--prefix DIR] [--sums FILE|URL] SOURCE
 
   SOURCE            a release archive (memsearch-<version>-<platform>.tar.gz or .zip) or a bare
                     binary (memsearch-<version>-<platform>), as a local path or an http(s) URL
   --prefix DIR      where the `memsearch` binary goes (default: $HOME/.local/bin)
-  --plugin-dir DIR  where the Claude Code plugin goes (default: $HOME/.memsearch/plugin); a local
-                    marketplace (.claude-plugin/marketplace.json) is written in its parent folder
   --sums FILE|URL   the SHA256SUMS to check SOURCE against (default: SHA256SUMS next to SOURCE)
 
-Nothing is changed unless SOURCE matches its SHA256SUMS entry.
+Nothing is changed unless SOURCE matches its SHA256SUMS entry. Run it again with a newer archive
+to upgrade: the binary is replaced in place. Then: memsearch install claude.
 EOF
 }
 
@@ -24,7 +25,6 @@ warn() { printf 'memsearch install: warning: %s\n' "$*" >&2; }
 die() { printf 'memsearch install: error: %s\n' "$*" >&2; exit 1; }
 
 prefix=""
-plugin_dir=""
 sums=""
 source=""
 while [ $# -gt 0 ]; do
@@ -32,8 +32,6 @@ while [ $# -gt 0 ]; do
     -h|--help) usage; exit 0 ;;
     --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; prefix=$2; shift 2 ;;
     --prefix=*) prefix=${1#*=}; shift ;;
-    --plugin-dir) [ $# -ge 2 ] || die "--plugin-dir needs a directory"; plugin_dir=$2; shift 2 ;;
-    --plugin-dir=*) plugin_dir=${1#*=}; shift ;;
     --sums) [ $# -ge 2 ] || die "--sums needs a file or URL"; sums=$2; shift 2 ;;
     --sums=*) sums=${1#*=}; shift ;;
     --) shift; [ $# -gt 0 ] && { source=$1; shift; }; break ;;
@@ -46,13 +44,9 @@ done
 
 : "${HOME:?HOME is not set}"
 [ -n "$prefix" ] || prefix="$HOME/.local/bin"
-[ -n "$plugin_dir" ] || plugin_dir="$HOME/.memsearch/plugin"
-# Absolute paths: the marketplace path we print must work from any directory.
+# Absolute: `memsearch install claude` links the plugin's hooks to this path.
 case "$prefix" in /*) ;; *) prefix="$(pwd)/$prefix" ;; esac
-case "$plugin_dir" in /*) ;; *) plugin_dir="$(pwd)/$plugin_dir" ;; esac
-plugin_dir=${plugin_dir%/}
 prefix=${prefix%/}
-[ -n "$plugin_dir" ] || die "--plugin-dir cannot be /"
 
 is_url() { case "$1" in http://*|https://*) return 0 ;; *) return 1 ;; esac; }
 
@@ -119,7 +113,6 @@ fi
 say "checksum OK: $name"
 
 # --- 3. unpack into the temp dir ------------------------------------------------------------------
-plugin_src=""
 case "$name" in
   *.tar.gz|*.tgz)
     mkdir "$tmp/x"
@@ -143,7 +136,6 @@ if [ -d "$tmp/x" ]; then
   elif [ -f "$top/memsearch.exe" ]; then bin_src="$top/memsearch.exe"; exe=".exe"
   else die "$name holds no memsearch binary: not a memsearch release archive"
   fi
-  [ -d "$top/plugin" ] && plugin_src="$top/plugin"
 else
   bin_src=$src_file
   case "$name" in *.exe) exe=".exe" ;; *) exe="" ;; esac
@@ -167,78 +159,21 @@ fi
 mv -f "$new" "$dest" || { rm -f "$new"; die "cannot move the binary into $dest"; }
 say "installed $dest ($version)"
 
-# --- 5. install the plugin, with this binary in its bin/ ------------------------------------------
-marketplace=""
-plugin_installed=""
-parent=${plugin_dir%/*}
-[ -n "$parent" ] || parent=/
-plugin_base=${plugin_dir##*/}
-if [ -n "$plugin_src" ]; then
-  mkdir -p "$parent" || die "cannot create $parent"
-  staged="$parent/.$plugin_base.new.$$"
-  rm -rf "$staged"
-  cp -R "$plugin_src" "$staged" || { rm -rf "$staged"; die "cannot write the plugin to $parent"; }
-  mkdir -p "$staged/bin"
-  cp "$bin_src" "$staged/bin/memsearch$exe" && chmod 755 "$staged/bin/memsearch$exe"
-  if [ -e "$plugin_dir" ]; then
-    old="$parent/.$plugin_base.old.$$"
-    mv "$plugin_dir" "$old" || { rm -rf "$staged"; die "cannot replace $plugin_dir"; }
-    mv "$staged" "$plugin_dir" || { mv "$old" "$plugin_dir"; rm -rf "$staged"; die "cannot replace $plugin_dir"; }
-    rm -rf "$old"
-  else
-    mv "$staged" "$plugin_dir" || { rm -rf "$staged"; die "cannot create $plugin_dir"; }
-  fi
-  plugin_installed=1
-  say "installed the Claude Code plugin in $plugin_dir"
-elif [ -d "$plugin_dir" ]; then
-  # A bare binary: keep an already installed plugin's copy in step with the new binary.
-  cp "$bin_src" "$plugin_dir/bin/.memsearch$exe.new.$$" 2>/dev/null \
-    && chmod 755 "$plugin_dir/bin/.memsearch$exe.new.$$" \
-    && mv -f "$plugin_dir/bin/.memsearch$exe.new.$$" "$plugin_dir/bin/memsearch$exe" \
-    && say "updated the binary in the plugin at $plugin_dir/bin" \
-    || { rm -f "$plugin_dir/bin/.memsearch$exe.new.$$"; warn "could not update $plugin_dir/bin/memsearch$exe"; }
-  plugin_installed=1
-else
-  say "note: a bare binary carries no Claude Code plugin; install a release archive to get it."
-fi
-
-# A local marketplace next to the plugin, so `claude plugin marketplace add <dir>` works.
-if [ -n "$plugin_installed" ]; then
-  mp_dir="$parent/.claude-plugin"
-  mp="$mp_dir/marketplace.json"
-  if [ -f "$mp" ] && ! grep -q '"name": *"memsearch"' "$mp"; then
-    warn "$mp exists and is not memsearch's: left as is. Add {\"name\":\"memsearch\",\"source\":\"./$plugin_base\"} to its plugins yourself."
-  else
-    mkdir -p "$mp_dir"
-    esc_base=$(printf '%s' "$plugin_base" | sed 's/\\/\\\\/g; s/"/\\"/g')
-    cat > "$mp.new.$$" <<EOF
-{
-  "name": "memsearch",
-  "owner": { "name": "memsearch" },
-  "description": "memsearch: persistent, searchable, offline memory for Claude Code",
-  "plugins": [
-    { "name": "memsearch", "source": "./$esc_base", "description": "Persistent, searchable, fully offline memory for Claude Code" }
-  ]
-}
-EOF
-    mv -f "$mp.new.$$" "$mp"
-    marketplace=$parent
-  fi
-fi
-
-# --- 6. report ------------------------------------------------------------------------------------
+# --- 5. report ------------------------------------------------------------------------------------
 case ":${PATH:-}:" in
   *":$prefix:"*) ;;
   *) warn "$prefix is not on your PATH. Add it, e.g.: export PATH=\"$prefix:\$PATH\"" ;;
 esac
 "$dest" --version >/dev/null 2>&1 || die "$dest was installed but does not run"
 
-shq() { case "$1" in *[!A-Za-z0-9_./~:@%+=-]*) printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")" ;; *) printf '%s' "$1" ;; esac; }
-if [ -n "$marketplace" ]; then
-  marketplace=$(shq "$marketplace")
-  say ""
-  say "Enable memsearch in Claude Code:"
-  say "  claude plugin marketplace add $marketplace"
-  say "  claude plugin install memsearch@memsearch"
-  say "(inside Claude Code: /plugin marketplace add $marketplace, then /plugin install memsearch@memsearch)"
+# An upgrade: the plugin's hooks run this file through ~/.memsearch/bin/memsearch already.
+link="${MEMSEARCH_HOME:-$HOME/.memsearch}/bin/memsearch"
+if [ -L "$link" ] && [ "$(readlink "$link")" = "$dest" ]; then
+  say "the Claude Code plugin's hooks run this binary from their next event; run memsearch install claude to refresh the plugin's commands too"
 fi
+
+say ""
+say "Next:"
+say "  memsearch install claude    # the Claude Code plugin; also codex, gemini, opencode, copilot"
+say "  memsearch import            # notes from your past sessions"
+say "  memsearch hub               # your memory in the browser"

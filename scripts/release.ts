@@ -1,11 +1,17 @@
 /**
  * `bun run release`: cross-compile memsearch for every supported platform into dist/release/.
  *
- * Per platform it writes the bare binary `memsearch-<version>-<platform>[.exe]` and an archive
+ * Per platform it writes the bare binary `memsearch-<version>-<platform>[.exe]`, an archive
  * `memsearch-<version>-<platform>.tar.gz` (`.zip` for Windows when `zip` is installed) holding
- * `memsearch-<version>-<platform>/{memsearch[.exe], plugin/ (with bin/memsearch[.exe]), README.md,
- * LICENSE, install.sh}`. `install.sh` and a `SHA256SUMS` (sha256sum format) covering every file
- * are written beside them.
+ * `memsearch-<version>-<platform>/{memsearch[.exe], README.md, LICENSE, install.sh}`, and the npm
+ * package of that platform, `npm/memsearch-<platform>-<version>.tgz` (the binary in its bin/, `os`
+ * and `cpu` set). The npm main package, `npm/memsearch-<version>.tgz`, holds the launcher
+ * (scripts/npm/memsearch.js) and names every platform package as an optional dependency, the way
+ * esbuild, biome and @openai/codex ship native binaries: npm installs only the one that fits.
+ * The tarballs are what `npm pack` writes (and what `npm publish <tarball>` publishes). The Claude
+ * Code plugin is in the binary itself (`memsearch install claude` writes it), so nothing ships a
+ * second copy of the binary. `install.sh` and a `SHA256SUMS` (sha256sum format) covering every
+ * file are written beside them.
  *
  *   bun scripts/release.ts [--targets linux-x64,darwin-arm64] [--host] [--out DIR]
  *
@@ -13,22 +19,27 @@
  * a target whose runtime can't be fetched fails with a one-line message, the others are still
  * built, and the exit code is 1.
  */
-import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { basename, join, relative, resolve, sep } from "node:path";
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { basename, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import pkg from "../package.json" with { type: "json" };
-import { build, COMPILE_FLAGS } from "./build.ts";
+import { build, COMPILE_FLAGS, WORKERS } from "./build.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const ENTRY = join(ROOT, "src", "cli.ts");
 
 export const PLATFORMS = {
-  "linux-x64": { target: "bun-linux-x64", exe: "" },
-  "linux-arm64": { target: "bun-linux-arm64", exe: "" },
-  "darwin-x64": { target: "bun-darwin-x64", exe: "" },
-  "darwin-arm64": { target: "bun-darwin-arm64", exe: "" },
-  "windows-x64": { target: "bun-windows-x64", exe: ".exe" },
+  "linux-x64": { target: "bun-linux-x64", exe: "", os: "linux", cpu: "x64", label: "Linux x64" },
+  "linux-arm64": { target: "bun-linux-arm64", exe: "", os: "linux", cpu: "arm64", label: "Linux arm64" },
+  "darwin-x64": { target: "bun-darwin-x64", exe: "", os: "darwin", cpu: "x64", label: "macOS x64" },
+  "darwin-arm64": { target: "bun-darwin-arm64", exe: "", os: "darwin", cpu: "arm64", label: "macOS arm64" },
+  "windows-x64": { target: "bun-windows-x64", exe: ".exe", os: "win32", cpu: "x64", label: "Windows x64" },
 } as const;
+
+/** The npm main package's name: `memsearch` is free on the registry, and it is what people type. */
+export const NPM_NAME = "memsearch";
+/** A platform package's name: unscoped like the main one, so publishing needs no npm organisation. */
+export const npmPlatformName = (platform: Platform) => `${NPM_NAME}-${platform}`;
 export type Platform = keyof typeof PLATFORMS;
 
 export function hostPlatform(): string {
@@ -58,7 +69,7 @@ async function compile(platform: Platform, outfile: string): Promise<string | nu
       return firstError(stderr) ?? "bun build failed";
     }
   }
-  const proc = Bun.spawn([process.execPath, "build", ...CROSS_FLAGS, `--target=${target}`, ENTRY, "--outfile", outfile], {
+  const proc = Bun.spawn([process.execPath, "build", ...CROSS_FLAGS, `--target=${target}`, ENTRY, ...WORKERS.map((w) => join(ROOT, w)), "--outfile", outfile], {
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -114,20 +125,8 @@ async function archive(platform: Platform, binary: string, outDir: string, versi
   const dir = join(stage, top);
   mkdirSync(dir, { recursive: true });
 
+  // The binary once: it carries the Claude Code plugin (memsearch install claude writes it).
   hardlinkOrCopy(binary, join(dir, `memsearch${exe}`));
-
-  const pluginSrc = join(ROOT, "plugin");
-  const pluginDest = join(dir, "plugin");
-  if (existsSync(pluginSrc)) {
-    const binSrc = join(pluginSrc, "bin");
-    cpSync(pluginSrc, pluginDest, {
-      recursive: true,
-      // plugin/bin/* in the source tree are dev leftovers (or a symlink to dist/): never ship them.
-      filter: (src) => !(src.startsWith(binSrc + sep)),
-    });
-  }
-  mkdirSync(join(pluginDest, "bin"), { recursive: true });
-  hardlinkOrCopy(binary, join(pluginDest, "bin", `memsearch${exe}`));
 
   const readme = join(ROOT, "README.md");
   if (existsSync(readme)) copyFileSync(readme, join(dir, "README.md"));
@@ -155,10 +154,11 @@ function fallbackReadme(version: string, platform: string): string {
 
 Persistent, searchable, fully offline memory for Claude Code.
 
-Install (verifies the archive against SHA256SUMS, installs the binary into ~/.local/bin and the
-Claude Code plugin into ~/.memsearch/plugin):
+Install (verifies the archive against SHA256SUMS, installs the binary into ~/.local/bin), then
+wire it into Claude Code:
 
     ./install.sh /path/to/memsearch-${version}-${platform}.tar.gz
+    memsearch install claude
 
 Run \`./install.sh --help\` for options.
 `;
@@ -179,11 +179,80 @@ function fmtSize(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
 }
 
-const RELEASE_FILE = /^(memsearch-.+|SHA256SUMS|install\.sh|\.stage-.+)$/;
+const RELEASE_FILE = /^(memsearch-.+|SHA256SUMS|install\.sh|\.stage-.+|npm)$/;
+
+/** `npm pack` in `dir`, the tarball written into `dest`; returns its file name. */
+async function npmPack(dir: string, dest: string): Promise<string> {
+  const npm = Bun.which("npm");
+  if (!npm) throw new Error("npm is not on PATH: the npm packages need `npm pack`");
+  const proc = Bun.spawn([npm, "pack", "--json", "--pack-destination", dest], { cwd: dir, stdout: "pipe", stderr: "pipe", env: { ...process.env, npm_config_update_notifier: "false" } });
+  const [out, errText, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`npm pack failed (${code}): ${firstError(errText) ?? ""}`);
+  const packed = JSON.parse(out) as { filename: string }[];
+  return basename(packed[0]!.filename);
+}
+
+function writeJson(path: string, value: unknown): void {
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+const npmCommon = (version: string) => ({ version, license: pkg.license, ...("repository" in pkg ? { repository: (pkg as { repository: unknown }).repository } : {}) });
+
+/** The npm package of one platform: the binary in bin/, `os` and `cpu` so npm installs it only there. */
+async function npmPlatformPackage(platform: Platform, binary: string, npmDir: string, version: string): Promise<string> {
+  const { exe, os, cpu, label } = PLATFORMS[platform];
+  const stage = join(npmDir, `.stage-${platform}`);
+  rmSync(stage, { recursive: true, force: true });
+  mkdirSync(join(stage, "bin"), { recursive: true });
+  hardlinkOrCopy(binary, join(stage, "bin", `memsearch${exe}`));
+  writeJson(join(stage, "package.json"), {
+    name: npmPlatformName(platform),
+    ...npmCommon(version),
+    description: `The memsearch binary for ${label}; installed by the ${NPM_NAME} package, which runs it`,
+    os: [os],
+    cpu: [cpu],
+    files: ["bin/"],
+    preferUnplugged: true,
+  });
+  writeFileSync(join(stage, "README.md"), `# ${npmPlatformName(platform)}\n\nThe memsearch ${version} binary for ${label}. Install \`${NPM_NAME}\` instead: \`npm install -g ${NPM_NAME}\` picks this package on this platform.\n`);
+  try {
+    return await npmPack(stage, npmDir);
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/** The npm main package: the launcher as \`memsearch\`, every platform package as an optional dependency. */
+async function npmMainPackage(npmDir: string, version: string): Promise<string> {
+  const stage = join(npmDir, ".stage-main");
+  rmSync(stage, { recursive: true, force: true });
+  mkdirSync(join(stage, "bin"), { recursive: true });
+  copyFileSync(join(import.meta.dir, "npm", "memsearch.js"), join(stage, "bin", "memsearch.js"));
+  chmodSync(join(stage, "bin", "memsearch.js"), 0o755);
+  writeJson(join(stage, "package.json"), {
+    name: NPM_NAME,
+    ...npmCommon(version),
+    description: pkg.description,
+    keywords: ["claude-code", "memory", "codex", "gemini-cli", "opencode", "copilot", "offline", "search"],
+    bin: { memsearch: "bin/memsearch.js" },
+    files: ["bin/"],
+    engines: { node: ">=18" },
+    optionalDependencies: Object.fromEntries((Object.keys(PLATFORMS) as Platform[]).map((p) => [npmPlatformName(p), version])),
+  });
+  const readme = join(ROOT, "README.md");
+  if (existsSync(readme)) copyFileSync(readme, join(stage, "README.md"));
+  for (const name of ["LICENSE", "LICENSE.md", "LICENSE.txt"]) if (existsSync(join(ROOT, name))) copyFileSync(join(ROOT, name), join(stage, name));
+  try {
+    return await npmPack(stage, npmDir);
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+}
 
 export async function release(opts: { platforms: Platform[]; outDir: string; version?: string }): Promise<{ files: string[]; failed: string[] }> {
   const version = opts.version ?? pkg.version;
   const outDir = resolve(opts.outDir);
+  const npmDir = join(outDir, "npm");
   mkdirSync(outDir, { recursive: true });
   // A release directory describes one run: drop our own files from earlier runs (nothing else).
   for (const f of readdirSync(outDir)) if (RELEASE_FILE.test(f)) rmSync(join(outDir, f), { recursive: true, force: true });
@@ -208,7 +277,22 @@ export async function release(opts: { platforms: Platform[]; outDir: string; ver
       failed.push(platform);
       continue;
     }
+    try {
+      mkdirSync(npmDir, { recursive: true });
+      files.push(`npm/${await npmPlatformPackage(platform, bin, npmDir, version)}`);
+    } catch (e) {
+      console.error(`✗ ${platform}: packing the npm package failed: ${(e as Error).message}`);
+      failed.push(platform);
+      continue;
+    }
     console.error(`✓ ${platform} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  }
+  try {
+    mkdirSync(npmDir, { recursive: true });
+    files.push(`npm/${await npmMainPackage(npmDir, version)}`);
+  } catch (e) {
+    console.error(`✗ npm: packing the main package failed: ${(e as Error).message}`);
+    failed.push("npm");
   }
 
   copyFileSync(join(import.meta.dir, "install.sh"), join(outDir, "install.sh"));
@@ -272,4 +356,5 @@ if (import.meta.main) {
     process.exit(1);
   }
   console.error(`release: ${platforms.length} target(s) in ${secs} s → ${outDir}`);
+  console.log(`\nWhat people download: npm install -g ${NPM_NAME} (npm/: publish each platform's tarball, then the main one), or the archive of their platform with install.sh and SHA256SUMS (sh install.sh memsearch-${pkg.version}-<platform>.tar.gz).`);
 }

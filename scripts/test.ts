@@ -1,11 +1,14 @@
 /**
  * The test command: builds the binary the e2e tests drive (MEMSEARCH_BIN, else dist/memsearch),
+ * installs the pinned agents' CLIs the real-client suites drive into `.cache/agents/` when they
+ * are not there yet (scripts/agents.ts: they are not dev dependencies, so `npm ci` stays small),
  * makes sure the browser the Memory Hub's page tests drive is there, runs `bun test` in a random
  * order, and ends with the `N passed, N failed` line CI reads (bun's own summary is not recognised).
  *
  * Every run shuffles the tests, so one that leans on another's leftovers fails sooner or later;
  * the seed is printed, and MEMSEARCH_TEST_SEED=<seed> replays that order.
  */
+import { ensureAgents } from "./agents.ts";
 import { build } from "./build.ts";
 import { ensureChromium } from "./chromium.ts";
 
@@ -18,6 +21,9 @@ const seed = seedText ? Number(seedText) : crypto.getRandomValues(new Uint32Arra
 const replay = `test order seed ${seed} (MEMSEARCH_TEST_SEED=${seed} replays it)`;
 
 await build(process.env.MEMSEARCH_BIN || undefined);
+// A failed install is said here; the suites that need a missing CLI then fail naming it.
+const agentsProblem = ensureAgents();
+if (agentsProblem) console.error(agentsProblem);
 ensureChromium();
 console.log(replay);
 const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", "--randomize", `--seed=${seed}`, ...process.argv.slice(2)], {

@@ -3,6 +3,7 @@ import pkg from "../package.json" with { type: "json" };
 import { globalFlags } from "./commands/common.ts";
 import { applyFlags, nameOf, type Described } from "./commands/declare.ts";
 import { fail, notice } from "./commands/output.ts";
+import { oneLine } from "./core/text.ts";
 import { commands } from "./commands/index.ts";
 
 /**
@@ -66,8 +67,8 @@ export function usageLine(msg: string, argv: readonly string[] = []): string {
   // Named as typed: a flag with its dashes, a positional (`install <agent>`) by its name.
   const asTyped = (name: string) => (name.length === 1 ? `-${name}` : argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`)) ? `--${name}` : name);
   const bad = [...msg.matchAll(/Argument: ([\w-]+), Given: ("[^"]*"|\S+), Choices: (.+)/g)].map(([, name, given, choices]) => `${asTyped(name!)} must be one of ${choices!.replace(/"/g, "")} (got ${given})`);
-  if (bad.length) return bad.join("; ");
-  return msg.replace(/\s*\n\s*/g, " ").trim();
+  // yargs writes some of its messages on two lines ("Invalid values:\n  Argument: …").
+  return oneLine(bad.length ? bad.join("; ") : msg);
 }
 
 export async function main(argv: string[]): Promise<void> {

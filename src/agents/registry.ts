@@ -34,14 +34,44 @@ export function transcriptAgent(path: string, env: NodeJS.ProcessEnv = process.e
   return Object.values(AGENTS).find((a) => a.transcripts?.claims(path, env));
 }
 
-/** Every other agent's transcripts as the conversation index reads them (Claude Code's it reads itself). */
-export function transcriptSources(env: NodeJS.ProcessEnv = process.env): TranscriptSource[] {
+/**
+ * Every other agent's transcripts as the conversation index reads them (Claude Code's it reads
+ * itself). `offThread`: for a process that answers requests meanwhile (the hub, the watch
+ * process), an agent's reads that could be slow (OpenCode's database) go to a thread of their own.
+ */
+export function transcriptSources(env: NodeJS.ProcessEnv = process.env, o: { offThread?: boolean } = {}): TranscriptSource[] {
   return Object.values(AGENTS).flatMap((a) => {
     const t = a.transcripts;
     if (!t) return [];
     const version = t.version;
-    return [{ agent: a.name, list: () => t.list(env), read: (path: string) => t.read(path, env), ...(version ? { version: () => version(env) } : {}) }];
+    const off = o.offThread ? t.offThread : undefined;
+    const list = off ? () => off.list(env) : () => t.list(env);
+    const read = off ? (path: string) => off.read(path, env) : (path: string) => t.read(path, env);
+    return [{ agent: a.name, list, read, ...(version ? { version: () => version(env) } : {}) }];
   });
+}
+
+/** projectTranscripts for the hub: each agent's slow reads (OpenCode's database) on a thread of their own, its request loop free meanwhile. */
+export async function projectTranscriptsOffThread(root: string, env: NodeJS.ProcessEnv = process.env): Promise<ProjectTranscripts[]> {
+  const out: ProjectTranscripts[] = [];
+  for (const a of Object.values(AGENTS)) {
+    const t = a.transcripts;
+    const off = t?.offThread;
+    if (!t) continue;
+    if (!off) {
+      out.push(...projectTranscriptsOf(a, root, env));
+      continue;
+    }
+    const base = { agent: a.name, label: a.label, read: (path: string) => off.read(path, env), render: t.render };
+    try {
+      const listed = await off.list(env);
+      const names = new Set(listed.map((s) => s.path));
+      out.push({ ...base, files: listed.length ? await off.projectFiles(root, env) : [], exists: (path: string) => names.has(path) });
+    } catch (e) {
+      out.push({ ...base, files: [], exists: () => true, problem: (e as Error)?.message ?? String(e) });
+    }
+  }
+  return out;
 }
 
 /**
@@ -50,18 +80,20 @@ export function transcriptSources(env: NodeJS.ProcessEnv = process.env): Transcr
  * project's is the adapter's rule (`projectFiles`); what changes when one does is its listing's.
  */
 export function projectTranscripts(root: string, env: NodeJS.ProcessEnv = process.env): ProjectTranscripts[] {
-  return Object.values(AGENTS).flatMap((a) => {
-    const t = a.transcripts;
-    if (!t) return [];
-    const base = { agent: a.name, label: a.label, read: (path: string) => t.read(path, env), render: t.render };
-    let listed;
-    try {
-      listed = t.list(env);
-    } catch (e) {
-      return [{ ...base, files: [], exists: () => true, problem: (e as Error)?.message ?? String(e) }];
-    }
-    const mine = new Set(listed.length ? t.projectFiles(root, env, listed).map((s) => s.path) : []);
-    const names = new Set(listed.map((s) => s.path));
-    return [{ ...base, files: listed.filter((s) => mine.has(s.path)), exists: (path: string) => names.has(path) }];
-  });
+  return Object.values(AGENTS).flatMap((a) => projectTranscriptsOf(a, root, env));
+}
+
+function projectTranscriptsOf(a: AgentAdapter, root: string, env: NodeJS.ProcessEnv): ProjectTranscripts[] {
+  const t = a.transcripts;
+  if (!t) return [];
+  const base = { agent: a.name, label: a.label, read: (path: string) => t.read(path, env), render: t.render };
+  let listed;
+  try {
+    listed = t.list(env);
+  } catch (e) {
+    return [{ ...base, files: [], exists: () => true, problem: (e as Error)?.message ?? String(e) }];
+  }
+  const mine = new Set(listed.length ? t.projectFiles(root, env, listed).map((s) => s.path) : []);
+  const names = new Set(listed.map((s) => s.path));
+  return [{ ...base, files: listed.filter((s) => mine.has(s.path)), exists: (path: string) => names.has(path) }];
 }

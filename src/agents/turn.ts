@@ -38,6 +38,39 @@ export function addToolCall(t: AgentTurn, call: ToolCall): void {
   t.items.push({ kind: "tool", call });
 }
 
+/**
+ * A turn's tool calls still waiting for their output, by call id, oldest first: an output finds
+ * its call at once however many calls the turn made (a search through the turn's calls made a
+ * long turn quadratic).
+ */
+export class OpenCalls {
+  private byId = new Map<string, ToolCall[]>();
+  private owner: unknown;
+
+  /** The calls of `turn`: those of another turn are forgotten (an output never pairs across turns). */
+  of(turn: unknown): this {
+    if (turn !== this.owner) {
+      this.owner = turn;
+      this.byId.clear();
+    }
+    return this;
+  }
+
+  add(call: ToolCall): void {
+    const list = this.byId.get(call.id);
+    if (list) list.push(call);
+    else this.byId.set(call.id, [call]);
+  }
+
+  /** The oldest call of that id still waiting, taken off the list. */
+  take(id: string): ToolCall | undefined {
+    const list = this.byId.get(id);
+    const call = list?.shift();
+    if (list && !list.length) this.byId.delete(id);
+    return call;
+  }
+}
+
 /** The turn finished, or its last words are the ones the stop hook carried. */
 export function endedWith(t: AgentTurn, lastAssistantMessage: string | undefined): boolean {
   return t.complete || (lastAssistantMessage !== undefined && t.assistantTexts.at(-1)?.trim() === lastAssistantMessage.trim());

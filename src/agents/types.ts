@@ -79,14 +79,34 @@ export interface FileChange {
   path: string;
   /** undefined: the file does not exist (before) or is to be removed (after). */
   before?: string;
-  after?: string;
+  after?: string | Uint8Array;
+  /** The path becomes a symbolic link to this target (`after` is then unset). */
+  link?: string;
+  /** The file's permissions when written (0o644 unless said). */
+  mode?: number;
+  /** A folder of memsearch's own, removed whole (`after` unset). */
+  folder?: boolean;
+  /** A dry run names the file without its lines (files memsearch owns whole: the plugin's). */
+  brief?: boolean;
+  /** Its folder was made for it: removed with it when left empty (never an agent's own home). */
+  ownFolder?: boolean;
+}
+
+/** A command the plan runs (the agent's own CLI: `claude plugin install …`), after the changes, or before them when uninstalling. */
+export interface PlannedCommand {
+  argv: string[];
+  /** Paths that must exist before it runs (the folder it names). */
+  needs?: string[];
 }
 
 export interface InstallPlan {
   agent: string;
   changes: FileChange[];
-  /** One line each: what the plan does, for the command's output. */
+  /** One line each: what the plan does (or, on a dry run, would do), for the command's output. */
   notes: string[];
+  commands?: PlannedCommand[];
+  /** Commands the person must run (the agent's own CLI is not on PATH), one line each. */
+  manual?: string[];
 }
 
 export interface WiredState {
@@ -99,6 +119,8 @@ export interface InstallOptions {
   /** How the hooks run memsearch: the executable (absolute), then any arguments before `hook` (bun + script in development). */
   exe: string[];
   env?: NodeJS.ProcessEnv;
+  /** Notes in the conditional ("would wire…"): nothing will be written. */
+  dryRun?: boolean;
 }
 
 export interface AgentAdapter {
@@ -111,7 +133,7 @@ export interface AgentAdapter {
   formatOutput(out: NeutralHookOutput): Record<string, unknown>;
   findStoppedTurn: TurnFinder;
   /** The changes that wire (or, `uninstall`, unwire) memsearch into the agent's configuration. */
-  planInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan;
+  planInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan | Promise<InstallPlan>;
   wired(opts: InstallOptions): WiredState;
   /** The agent has been set up on this machine (its own home folder exists). */
   present(env?: NodeJS.ProcessEnv): boolean;
@@ -135,5 +157,15 @@ export interface AgentAdapter {
     list(env?: NodeJS.ProcessEnv): TranscriptStamp[];
     /** Changes whenever any of them may have; when it has not, the conversation index skips the listing. */
     version?(env?: NodeJS.ProcessEnv): string;
+    /**
+     * The same listing and reads on a thread of their own, for a process that answers requests
+     * meanwhile (the hub, the watch process): an agent whose transcripts are a database may make
+     * them slow, and they must never hold up an answer (OpenCode).
+     */
+    offThread?: {
+      list(env: NodeJS.ProcessEnv): Promise<TranscriptStamp[]>;
+      projectFiles(root: string, env: NodeJS.ProcessEnv): Promise<TranscriptStamp[]>;
+      read(path: string, env: NodeJS.ProcessEnv): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
+    };
   };
 }

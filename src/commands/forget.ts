@@ -1,7 +1,7 @@
 import { basename, dirname, resolve } from "node:path";
 import { loadContext, type Context } from "../core/context.ts";
-import { NotFoundError, UsageError, oneLine } from "../core/errors.ts";
-import { forgetTurn, notesOfTurn, readForgotten, restoreHandNote, undoForget, type ForgetResult, type ForgetTarget } from "../memory/forget.ts";
+import { ConflictError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
+import { forgetTurn, noteHolding, notesOfTurn, readForgotten, restoreHandNote, undoForget, type ForgetResult, type ForgetTarget } from "../memory/forget.ts";
 import { changeList } from "../memory/forgotten.ts";
 import { MANUAL_SESSION } from "../core/anchor.ts";
 import { isDailyFile, noteStamp } from "../memory/journal.ts";
@@ -36,21 +36,30 @@ export const forgetCommand = command({
     }
     if (a.undo !== undefined) {
       const gone = await undoForget(dataDir, a.undo);
-      if (gone.session !== MANUAL_SESSION) {
-        if (a.jsonOutput) return printJson({ undone: gone, restored: null });
-        return print(`Turn ${gone.turn} is no longer forgotten: memsearch import writes its note again while its transcript is on disk.`);
+      // A line id may come off the list in several sessions; a note of your own (its id is its own) has its text put back.
+      const undone = gone.length === 1 ? gone[0] : gone;
+      const hand = gone.filter((e) => e.session === MANUAL_SESSION);
+      const others = gone.filter((e) => e.session !== MANUAL_SESSION);
+      const where = others.length > 1 ? ` (in ${others.length} sessions)` : "";
+      const importLine = others.length ? `Turn ${others[0]!.turn}${where} is no longer forgotten: memsearch import writes its note again while its transcript is on disk.` : undefined;
+      if (!hand.length) {
+        if (a.jsonOutput) return printJson({ undone, restored: null });
+        return print(importLine!);
       }
-      let file: string;
-      try {
-        file = await restoreHandNote(dataDir, gone);
-      } catch (e) {
-        // Back on the list with its text: nothing the user wrote is lost.
-        await changeList(dataDir, (entries) => ({ entries: entries.some((x) => x.turn === gone.turn) ? entries : [...entries, gone], result: undefined }));
-        throw e;
+      const files: string[] = [];
+      for (const [i, entry] of hand.entries()) {
+        try {
+          files.push(await restoreHandNote(dataDir, entry));
+        } catch (e) {
+          // Back on the list with their text: nothing the user wrote is lost.
+          const left = hand.slice(i);
+          await changeList(dataDir, (entries) => ({ entries: [...entries, ...left.filter((g) => !entries.some((x) => x.turn === g.turn && x.session === g.session))], result: undefined }));
+          throw e;
+        }
       }
       await reindexAfter(ctx);
-      if (a.jsonOutput) return printJson({ undone: gone, restored: file });
-      return print(`Put your note ${gone.turn} back in ${file}.`);
+      if (a.jsonOutput) return printJson({ undone, restored: files.length === 1 ? files[0] : files });
+      return print([...hand.map((e, i) => `Put your note ${e.turn} back in ${files[i]}.`), ...(importLine ? [importLine] : [])].join("\n"));
     }
     const target = await targetOf(ctx, String(a.id));
     const res = await forgetTurn(dataDir, target, { dryRun: a.dryRun, root: ctx.project.root });
@@ -82,7 +91,10 @@ async function targetOf(ctx: Context, id: string): Promise<ForgetTarget> {
   const { chunk } = await readChunk(ctx, given);
   const name = basename(chunk.source);
   if (resolve(dirname(chunk.source)) !== resolve(ctx.project.memoryDir) || !isDailyFile(name)) throw new UsageError(`chunk ${given} is not in a daily memory file (${chunk.source}): edit that file by hand`);
-  return { file: name, line: chunk.startLine };
+  // The index may be older than the file: the note is the one that still holds the chunk's text, never whatever stands at its line now.
+  const held = noteHolding(ctx.project.memoryDir, name, chunk.startLine, chunk.content);
+  if (!held) throw new ConflictError(`chunk ${given} is no longer in ${name} as it was indexed (the file changed since): nothing was forgotten; run memsearch index, then search again`);
+  return { file: name, id: held.id, line: held.note.line };
 }
 
 /** What forget did (or would do), and truthfully what `--undo` can do about it. */

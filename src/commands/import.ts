@@ -16,7 +16,7 @@ const DEFAULT_JOBS: Record<SummarizerProvider, number> = { extract: 1, claude: 4
 
 export const importCommand = command({
   command: "import [paths..]",
-  describe: "Write notes for the project's past Claude Code, Codex CLI and Gemini CLI sessions, as the Stop hook would have",
+  describe: "Write notes for the project's past sessions (Claude Code, Codex CLI, Gemini CLI, OpenCode, Copilot CLI), as the Stop hook would have",
   flags: {
     ...jsonFlag,
     paths: { positional: true, type: "string", array: true, default: [], describe: "Transcript files (or folders of them) to import instead of the project's" },

@@ -75,7 +75,7 @@ export function indexNotices(r: IndexReport, model: string): string[] {
   for (const f of r.forgottenBack ?? []) out.push(forgottenBackNotice(f.path, f.turns));
   for (const f of r.failedFiles) out.push(`Warning: could not index ${f.path}: ${f.error}`);
   if (r.vectors === "off") out.push("Notice: embeddings are off (embedding.provider = none); search uses BM25 only");
-  else if (r.embedderWarning) out.push(`Warning: ${r.embedderWarning}; ${r.missingVectors} chunks indexed for keyword search only, vectors will be added by the next index run`);
+  else if (r.embedderWarning) out.push(`Warning: ${r.embedderWarning}; ${r.missingVectors} of the index's ${r.totalChunks} chunks have no vector yet (keyword search only until an index run adds them)`);
   else if (r.missingVectors > 0) out.push(`Warning: ${r.missingVectors} chunks have no '${model}' vector yet`);
   return out;
 }

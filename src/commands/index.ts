@@ -16,12 +16,13 @@ import { hubCommand } from "./hub.ts";
 import { projectsCommand } from "./projects.ts";
 import { debugCommand } from "./debug.ts";
 import { forgetCommand } from "./forget.ts";
+import { uninstallCommand } from "./uninstall.ts";
 import { completionCommand } from "./completion.ts";
 import type { Described } from "./declare.ts";
 
 /** Every subcommand; one file each. */
 export const commands: readonly Described[] = [
-  indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, installCommand, doctorCommand, debugCommand, forgetCommand,
+  indexCommand, searchCommand, recallCommand, expandCommand, statsCommand, resetCommand, configCommand, watchCommand, transcriptCommand, importCommand, rememberCommand, recentCommand, hubCommand, projectsCommand, hookCommand, installCommand, uninstallCommand, doctorCommand, debugCommand, forgetCommand,
   // Completes every command above, itself included.
   completionCommand(() => commands),
 ];

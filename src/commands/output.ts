@@ -1,5 +1,6 @@
 import { MemsearchError, oneLine } from "../core/errors.ts";
 import { writeErr, writeOut } from "../core/stdio.ts";
+import { stripControls } from "../core/text.ts";
 import { err } from "./color.ts";
 
 /**
@@ -36,9 +37,13 @@ export function snakeKeys(value: unknown): unknown {
   return out;
 }
 
-/** One-line notice for the user on stderr (never mixed into results). */
+/**
+ * One-line notice for the user on stderr (never mixed into results). Messages echo what the user
+ * or a file gave (a key, a path, a turn id): its escape sequences and control characters would
+ * recolour or rewrite the terminal, so they go before our own colour is added.
+ */
 export function notice(text: string): void {
-  writeErr(text.replace(/^Error:/, err.red(err.bold("Error:"))).replace(/^Warning:/, err.yellow("Warning:")) + "\n");
+  writeErr(stripControls(text).replace(/^Error:/, err.red(err.bold("Error:"))).replace(/^Warning:/, err.yellow("Warning:")) + "\n");
 }
 
 /** Wrap a command handler: typed errors become `Error: …` on stderr and their exit code. */

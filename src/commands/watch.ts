@@ -105,7 +105,7 @@ export const watchCommand = command({
         notice(line);
         recordProblem(ctx.project.dataDir, line);
       };
-      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`), said, ctx.config["conversations.archive_days"], transcriptSources());
+      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`), said, ctx.config["conversations.archive_days"], transcriptSources(process.env, { offThread: true }));
     }
     await daemon.reindex("initial");
     say({ event: "watching", paths, pid: process.pid }, `Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);

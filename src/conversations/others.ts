@@ -36,7 +36,7 @@ export async function updateOtherTranscripts(db: Database, sources: readonly Tra
     const errors = report.errors.length;
     let listed: TranscriptStamp[];
     try {
-      listed = source.list();
+      listed = await source.list();
     } catch (e) {
       // No listing: nothing is taken for gone.
       report.errors.push({ path: source.agent, message: (e as Error)?.message ?? String(e) });

@@ -71,6 +71,24 @@ export function formatAnchor(a: Anchor): string {
   return `<!-- session:${encodeField(a.session)} turn:${encodeField(a.turn)} transcript:${encodeField(a.transcript || "-")}${agent} -->`;
 }
 
+/**
+ * A turn id a reader made of a line number (`line-N`: an entry without a uuid in Claude Code's
+ * oldest files, a Codex rollout or Copilot CLI session without turn ids): unique within its
+ * session only, so such a turn is named by its session and id together.
+ */
+export function isLineId(id: string): boolean {
+  return /^line-\d+$/.test(id);
+}
+
+/**
+ * Whether a note's anchor (or a forgotten turn) names this turn: by its id, and for a line id by
+ * its session too. A turn id of any other kind is unique on its own (a turn copied into a resumed
+ * session keeps it, and is one turn). `session` undefined: not known, any session's.
+ */
+export function namesTurn(a: { turn: string; session?: string }, turn: string, session: string | undefined): boolean {
+  return a.turn === turn && (!isLineId(turn) || session === undefined || a.session === undefined || a.session === session);
+}
+
 export function anchorsIn(content: string): Anchor[] {
   const out: Anchor[] = [];
   for (const line of content.split("\n")) {

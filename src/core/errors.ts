@@ -25,6 +25,12 @@ export class ConfigError extends MemsearchError {}
 /** A path, chunk or transcript the user named does not exist. */
 export class NotFoundError extends MemsearchError {}
 
+/**
+ * What the user named is no longer what they were shown: a note changed, moved or went since
+ * (another tab, the CLI, a `git pull`, a hand edit). Nothing was done; look again.
+ */
+export class ConflictError extends MemsearchError {}
+
 /** The input exists but cannot be read as what it should be. */
 export class InputError extends MemsearchError {}
 

@@ -1,4 +1,4 @@
-import { closeSync, constants as fsConstants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants as fsConstants, fchmodSync, fchownSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { StorageError } from "./errors.ts";
 import { oneLine, sha256Hex } from "./text.ts";
@@ -28,6 +28,29 @@ export function atomicWrite(path: string, data: string | Uint8Array | Iterable<U
     rmSync(tmp, { force: true });
     throw storageError(path, e);
   }
+}
+
+/**
+ * Replace a file of someone else's program (an agent's settings) atomically, keeping what the
+ * rename would otherwise reset: its permission bits (a 0600 file holding tokens stays 0600) and its
+ * owner and group. A file that is not there is created with the default mode.
+ */
+export function rewriteKeeping(path: string, data: string | Uint8Array): void {
+  let st: { mode: number; uid: number; gid: number } | undefined;
+  try {
+    st = lstatSync(path);
+  } catch (e) {
+    if (errCode(e) !== "ENOENT") throw storageError(path, e);
+  }
+  atomicWrite(
+    path,
+    data,
+    st &&
+      ((fd) => {
+        fchmodSync(fd, st.mode & 0o7777);
+        if (st.uid !== process.getuid?.() || st.gid !== process.getgid?.()) fchownSync(fd, st.uid, st.gid);
+      }),
+  );
 }
 
 function writeAll(fd: number, buf: Uint8Array, position?: number): void {

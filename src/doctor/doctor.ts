@@ -17,6 +17,7 @@ import { basename, relative } from "node:path";
 import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { userFiles } from "../core/project.ts";
 import { AGENTS, projectTranscripts } from "../agents/registry.ts";
+import { linkedBinary } from "../agents/claude/install.ts";
 
 const STALE_QUEUE_MS = 60_000;
 
@@ -248,20 +249,22 @@ function pluginCheck(env: NodeJS.ProcessEnv): Check {
   const enabled = Object.keys(plugins).find((k) => k.startsWith("memsearch@") && plugins[k]);
   const roots = [join(home, ".claude", "plugins", "cache"), join(home, ".memsearch")];
   const installed = roots.flatMap((r) => findPluginDirs(r, 3));
-  // The repository's bin/memsearch is a shell stand-in that defers to PATH: it is no binary.
-  const withBin = installed.find((d) => isExecutable(join(d, "bin", "memsearch")) && !isScript(join(d, "bin", "memsearch")));
   if (!enabled) {
     return {
       name: "plugin",
       status: "warn",
       detail: installed.length ? `plugin files at ${installed[0]} but not enabled in ${settingsPath}` : "the Claude Code plugin is not installed",
-      fix: "claude plugin marketplace add <folder holding .claude-plugin/marketplace.json>, then claude plugin install memsearch@memsearch",
+      fix: "memsearch install claude",
     };
   }
-  if (!withBin && !onPath("memsearch", env)) {
-    return { name: "plugin", status: "fail", detail: `${enabled} is enabled but its hooks find no memsearch binary`, fix: "install the release archive with scripts/install.sh, or put memsearch on PATH" };
-  }
-  return { name: "plugin", status: "ok", detail: `${enabled} enabled${withBin ? `, binary in ${join(withBin, "bin")}` : ", binary from PATH"}` };
+  // The plugin's bin/memsearch runs the binary `install claude` linked; a plugin staged with a
+  // copy of the binary (claude --plugin-dir dist/plugin) runs that copy.
+  const linked = linkedBinary(env);
+  if (linked) return { name: "plugin", status: "ok", detail: `${enabled} enabled; its hooks run ${linked}` };
+  const withBin = installed.find((d) => isExecutable(join(d, "bin", "memsearch")) && !isScript(join(d, "bin", "memsearch")));
+  if (withBin) return { name: "plugin", status: "ok", detail: `${enabled} enabled, binary in ${join(withBin, "bin")}` };
+  if (onPath("memsearch", env)) return { name: "plugin", status: "ok", detail: `${enabled} enabled, binary from PATH` };
+  return { name: "plugin", status: "fail", detail: `${enabled} is enabled but its hooks find no memsearch binary`, fix: "memsearch install claude (links the binary the hooks run)" };
 }
 
 function findPluginDirs(root: string, depth: number): string[] {

@@ -4,7 +4,7 @@
  */
 import pkg from "../../package.json" with { type: "json" };
 import { NOTE_AGENTS } from "../agents/names.ts";
-import { MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
+import { ConflictError, MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
 import { sanitize } from "../core/redact.ts";
 import { ForeignTranscriptError } from "../transcript/claude-files.ts";
 import { isDay } from "../core/since.ts";
@@ -124,10 +124,15 @@ export async function handleApi(data: HubData, path: string, q: Params): Promise
   }
 }
 
-/** A forget from the page: the note by its daily file and heading line, and the user's confirmation. */
+/**
+ * A forget from the page: the note by its daily file and the id of its section's text as the page
+ * showed it (NoteView.forget), where it stood, and the user's confirmation. A line alone would name
+ * whatever stands there now.
+ */
 const ForgetRequest = v.object({
   project: v.pipe(v.string(), v.regex(PROJECT_ID)),
   file: v.pipe(v.string(), v.check(isDailyFile, "a daily file name (YYYY-MM-DD.md)")),
+  id: v.pipe(v.string(), v.regex(/^[0-9a-f]{16}$/)),
   line: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000_000)),
   confirmed: v.literal(true),
 });
@@ -136,11 +141,12 @@ const ForgetRequest = v.object({
 export async function handleForget(data: HubData, body: string): Promise<Response> {
   const r = parseJson(body, ForgetRequest);
   if (!("value" in r)) return json({ error: sanitize(`bad forget request: ${r.problem}`) }, 400);
-  const { project: id, file, line } = r.value;
+  const { project, file, id, line } = r.value;
   try {
-    return json(await data.forget(id, { file, line }));
+    return json(await data.forget(project, { file, id, line }));
   } catch (e) {
-    const status = e instanceof UsageError ? 400 : e instanceof NotFoundError ? 404 : 500;
+    // 409: the note is no longer the one the page showed; the page says so and reads again.
+    const status = e instanceof UsageError ? 400 : e instanceof ConflictError ? 409 : e instanceof NotFoundError ? 404 : 500;
     return json({ error: sanitize(oneLine(e)) }, status);
   }
 }

@@ -5,10 +5,10 @@
  * print. Every text that leaves here is redacted again: notes are redacted when written, but a
  * hand edit or a transcript may still hold a secret.
  */
-import { projectTranscripts, transcriptAgent, transcriptSources } from "../agents/registry.ts";
+import { projectTranscriptsOffThread, transcriptAgent, transcriptSources } from "../agents/registry.ts";
 import type { AgentAdapter } from "../agents/types.ts";
 import { closeSync, existsSync, fstatSync, readFileSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { DEFAULT_AGENT, noteAgent } from "../core/anchor.ts";
 import { loadContext, type Context } from "../core/context.ts";
@@ -25,7 +25,7 @@ import { transcriptHealLine } from "../conversations/db.ts";
 import type { SearchResponse } from "../index/search.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { dataFiles, userFiles } from "../core/project.ts";
-import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, type JournalNote } from "../memory/journal.ts";
+import { dailyFiles, isDailyFile, localDay, noteDate, noteStamp, notesIn, sectionId, sectionText, type JournalNote } from "../memory/journal.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { checkProjectTranscript, claudeProjectsDir, findProjectTranscripts, openRegularFile } from "../transcript/claude-files.ts";
 import { curatedFromRepository, findCuratedFiles } from "../transcript/claude-memory.ts";
@@ -36,7 +36,7 @@ import { readModelCalls } from "../memory/ledger.ts";
 import { costReport, dollars, formatUsd, type CostRow } from "../memory/prices.ts";
 import { findTurn, listTurns, readTurnRange } from "../transcript/reader.ts";
 import type { Turn, TurnItem } from "../transcript/types.ts";
-import { clip, sha256Hex } from "../core/text.ts";
+import { clip, sha256Hex, stripControls } from "../core/text.ts";
 import type { CostRowView, CostsPage, CuratedCard, CuratedView, DayPage, ForgetDone, NoteItem, NoteView, OllamaStatus, Overview, ProjectCard, PromptReceived, SearchHit, SearchPage, SessionsPage, TimelinePage, TurnCounts, TurnsView, TurnView } from "./types.ts";
 
 export interface HubOptions {
@@ -309,7 +309,7 @@ export class HubData {
       const base = { project: p.id, projectName: p.name };
       let a;
       try {
-        a = await accountTurns({ root: p.root, memoryDir: this.memoryDir(p), dataDir: p.dataDir, projectsDir: claudeProjectsDir(this.env), cacheFile: userFiles(this.env).turnsCache, others: projectTranscripts(p.root, this.env) });
+        a = await accountTurns({ root: p.root, memoryDir: this.memoryDir(p), dataDir: p.dataDir, projectsDir: claudeProjectsDir(this.env), cacheFile: userFiles(this.env).turnsCache, others: await projectTranscriptsOffThread(p.root, this.env) });
       } catch (e) {
         view.projects.push({ ...base, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, notTurns: {}, toCapture: 0, since: null, line: "", sessions: [], missingTurns: [], problem: redact(oneLine(e), 500) });
         continue;
@@ -388,7 +388,8 @@ export class HubData {
       { query, limit, project: current.root, allProjects: this.scope === "all", source: "all" },
       {
         env: this.env,
-        others: transcriptSources(this.env),
+        // OpenCode's database read on a thread of its own: the hub answers every other request meanwhile.
+        others: transcriptSources(this.env, { offThread: true }),
         searchNotes: async (q, topK) => {
           const found = await this.searchAll(q, topK);
           owner = found.owner;
@@ -467,12 +468,15 @@ export class HubData {
     return expandChunk({ source: join(this.memoryDir(p), ref.file), startLine: found.line, endLine: found.endLine, heading: found.heading, headingLevel: 3 });
   }
 
-  /** A note's section as the page shows it: redacted, with whether its transcript can be opened. */
+  /** A note's section as the page shows it: redacted, with whether its transcript can be opened, and what names it for a forget. */
   async note(id: string, ref: NoteRef): Promise<NoteView> {
     const p = this.project(id);
     const x = await this.section(p, ref);
     const anchor = x.anchor ?? null;
+    const name = basename(x.chunk.source);
+    const daily = isDailyFile(name) && resolve(dirname(x.chunk.source)) === resolve(this.memoryDir(p)) && /^###\s/.test(x.content);
     return {
+      forget: daily ? { file: name, id: this.shownId(p, name, x.startLine, x.content), line: x.startLine } : null,
       project: p.id,
       source: x.chunk.source,
       startLine: x.startLine,
@@ -485,10 +489,23 @@ export class HubData {
   }
 
   /**
+   * The id a forget names the note shown by (before redaction): the note's section of the daily
+   * file as the journal reads it, when what was shown is that section (or its start: the markdown
+   * lexer may end a section at a setext heading the journal does not see); else the text shown,
+   * which then names no section, and a forget of it is refused (409) rather than taking another.
+   */
+  private shownId(p: Project, name: string, line: number, shown: string): string {
+    const text = readTextQuiet(join(this.memoryDir(p), name)) ?? "";
+    const n = notesIn(text, name).find((x) => x.line === line);
+    const section = n && sectionText(text, n);
+    return section !== undefined && stripControls(section).startsWith(shown) ? sectionId(section) : sectionId(shown);
+  }
+
+  /**
    * `memsearch forget` for a note of the timeline (its daily file and heading line): the section
    * leaves the markdown, its turn goes on the forgotten list, and the index is brought up to date.
    */
-  async forget(id: string, ref: { file: string; line: number }): Promise<ForgetDone> {
+  async forget(id: string, ref: { file: string; id: string; line: number }): Promise<ForgetDone> {
     const p = this.project(id);
     const ctx = this.context(p);
     if (!ctx) throw new MemsearchError(redact(`project ${p.name}: ${p.problem}`, 500));

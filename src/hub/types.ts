@@ -146,6 +146,8 @@ export interface NoteView {
   anchor: { session: string; turn: string; transcript: string } | null;
   /** The anchor's transcript is still on disk: its turn can be opened. */
   transcriptAvailable: boolean;
+  /** What a forget of this note sends (POST /api/forget): its daily file, the id of the section's text shown, its line; null for a note that is not a daily file's. */
+  forget: { file: string; id: string; line: number } | null;
 }
 
 export interface TurnToolView {

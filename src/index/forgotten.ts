@@ -6,7 +6,7 @@
  */
 import { dirname } from "node:path";
 import * as v from "valibot";
-import { parseAnchor } from "../core/anchor.ts";
+import { isLineId, parseAnchor } from "../core/anchor.ts";
 import { fileStamp } from "../core/fsutil.ts";
 import { readJson } from "../core/json-file.ts";
 import { dataFiles } from "../core/project.ts";
@@ -31,7 +31,8 @@ export function forgottenTurns(indexDir: string): ForgottenTurns {
   const any = new Set<string>();
   for (const t of "value" in r ? r.value.turns : []) {
     for (const id of t.promptId ? [t.turn, t.promptId] : [t.turn]) {
-      if (t.session === undefined) any.add(id);
+      // The journal's rule (namesTurn): a line id names a turn only with its session; any other id alone.
+      if (t.session === undefined || !isLineId(id)) any.add(id);
       else (bySession.get(t.session) ?? bySession.set(t.session, new Set()).get(t.session)!).add(id);
     }
   }

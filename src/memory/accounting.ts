@@ -252,7 +252,7 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
     let unnamedQueued = queue.unnamed.get(sid) ?? 0;
     const states: TurnState[] = index.turns.map((turn, i) => {
       if (hasNote(notes, sid, turn)) return "noted";
-      if (forgotten.has(turn.uuid) || forgotten.has(turn.promptId)) return "forgotten";
+      if (forgotten.has(turn.uuid, sid) || forgotten.has(turn.promptId, sid)) return "forgotten";
       const kind = turn.kind;
       if (kind === "local-command") return kind;
       if (queue.keys.has(`${sid} ${turn.uuid}`) || (turn.promptId !== undefined && queue.keys.has(`${sid} ${turn.promptId}`))) return "queued";

@@ -128,7 +128,7 @@ async function finishTurn(file: string, entry: PendingTurn, opts: DrainOptions, 
   // Before the summariser: a forgotten turn costs no model call either.
   const forgotten = readForgotten(opts.dataDir);
   if (forgotten.problem) report.problems.push(`${forgotten.problem}; turns on it may be written again`);
-  if (forgotten.has(resolved.turnUuid) || forgotten.has(entry.promptId)) {
+  if (forgotten.has(resolved.turnUuid, entry.sessionId) || forgotten.has(entry.promptId, entry.sessionId)) {
     report.forgotten++;
     done(file, entry, opts);
     return;

@@ -7,7 +7,7 @@
  */
 import * as v from "valibot";
 import { InputError, NotFoundError, StorageError } from "../core/errors.ts";
-import { MANUAL_SESSION } from "../core/anchor.ts";
+import { MANUAL_SESSION, namesTurn } from "../core/anchor.ts";
 import { atomicWrite, fileStamp } from "../core/fsutil.ts";
 import { readJson } from "../core/json-file.ts";
 import { withFileLock } from "../core/lock.ts";
@@ -48,28 +48,38 @@ export type Tombstone = v.InferOutput<typeof TombstoneSchema>;
 export interface Forgotten {
   entries: Tombstone[];
   problem?: string;
-  has(turn: string | undefined): boolean;
+  /** Whether the turn is forgotten: a line id (`line-N`) only in its own session (`session` undefined: in any). */
+  has(turn: string | undefined, session?: string): boolean;
 }
 
 export function readForgotten(dataDir: string): Forgotten {
   const file = dataFiles(dataDir).forgotten;
   const r = readJson(file, ForgottenFileSchema);
   const entries = "value" in r ? r.value.turns : [];
-  const ids = new Set(entries.flatMap((e) => (e.promptId ? [e.turn, e.promptId] : [e.turn])));
+  // Each id with the sessions it was forgotten in (undefined: an entry that names none, any session's).
+  const ids = new Map<string, (string | undefined)[]>();
+  for (const e of entries) {
+    for (const id of e.promptId ? [e.turn, e.promptId] : [e.turn]) {
+      const list = ids.get(id);
+      if (list) list.push(e.session);
+      else ids.set(id, [e.session]);
+    }
+  }
   const problem = "problem" in r ? `${file} ${r.problem.startsWith("cannot") ? r.problem : `is damaged (${r.problem})`}` : undefined;
-  return { entries, problem, has: (turn) => turn !== undefined && ids.has(turn) };
+  const has = (turn: string | undefined, session?: string) => turn !== undefined && (ids.get(turn)?.some((s) => namesTurn({ turn, session: s }, turn, session)) ?? false);
+  return { entries, problem, has };
 }
 
 /** The list as last read, by file stamp: an import appends thousands of notes, each one asks. */
 let lastRead: { path: string; stamp: string; list: Forgotten } | undefined;
 
-/** Whether the turn is on the list, for writers that hold only the memory folder (`<dataDir>/memory`). */
-export function isForgotten(dataDir: string, turn: string): boolean {
+/** Whether the turn (of `session`) is on the list, for writers that hold only the memory folder (`<dataDir>/memory`). */
+export function isForgotten(dataDir: string, turn: string, session?: string): boolean {
   const path = dataFiles(dataDir).forgotten;
   const stamp = fileStamp(path);
   if (!stamp) return false;
   if (lastRead?.path !== path || lastRead.stamp !== stamp) lastRead = { path, stamp, list: readForgotten(dataDir) };
-  return lastRead.list.has(turn);
+  return lastRead.list.has(turn, session);
 }
 
 /** Change the list under its lock; a damaged list is refused, never overwritten. */
@@ -89,17 +99,17 @@ export async function changeList<T>(dataDir: string, fn: (entries: Tombstone[]) 
 }
 
 /**
- * Take a turn off the list: `memsearch import` may write it again. Returns the entry removed. A
- * hand-written note's entry comes off only when it kept the note's bullets, which the caller puts
- * back (its session is `manual`: nothing else could); one forgotten before they were kept is
- * refused, and stays on the list.
+ * Take a turn off the list: `memsearch import` may write it again. Returns the entries removed
+ * (a line id forgotten in several sessions: each of them). A hand-written note's entry comes off
+ * only when it kept the note's bullets, which the caller puts back (its session is `manual`:
+ * nothing else could); one forgotten before they were kept is refused, and stays on the list.
  */
-export async function undoForget(dataDir: string, turn: string): Promise<Tombstone> {
+export async function undoForget(dataDir: string, turn: string): Promise<Tombstone[]> {
   const id = turn.trim();
   return changeList(dataDir, (entries) => {
-    const found = entries.find((e) => e.turn === id);
-    if (!found) throw new NotFoundError(`turn ${id} is not forgotten (memsearch forget --list shows the forgotten turns)`);
-    if (found.session === MANUAL_SESSION && !found.bullets?.length) {
+    const found = entries.filter((e) => e.turn === id);
+    if (!found.length) throw new NotFoundError(`turn ${id} is not forgotten (memsearch forget --list shows the forgotten turns)`);
+    if (found.some((e) => e.session === MANUAL_SESSION && !e.bullets?.length)) {
       throw new InputError(`${id} was a note of your own (memsearch remember) and its text was not kept when it was forgotten, so it cannot be put back; write it again with memsearch remember`);
     }
     return { entries: entries.filter((e) => e.turn !== id), result: found };

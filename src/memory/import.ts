@@ -14,7 +14,7 @@
 import { stat } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { anchorsIn } from "../core/anchor.ts";
+import { anchorsIn, isLineId } from "../core/anchor.ts";
 import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
 import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
 import { claudeProjectsDir, findProjectTranscripts, isSubagentPath, listTranscripts } from "../transcript/claude-files.ts";
@@ -261,7 +261,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
         plan.already++;
         return;
       }
-      if (forgotten.has(turn.uuid) || forgotten.has(turn.promptId)) {
+      if (forgotten.has(turn.uuid, tr.sessionId) || forgotten.has(turn.promptId, tr.sessionId)) {
         plan.forgotten++;
         return;
       }
@@ -359,10 +359,7 @@ export function hasNote(n: Pick<ExistingNotes, "turns" | "pairs">, sessionId: st
   return byPrompt || (isLineId(turn.uuid) ? n.pairs.has(`${sessionId} ${turn.uuid}`) : n.turns.has(turn.uuid));
 }
 
-/** The reader names a turn whose entry has no uuid (old formats) by its line: unique within its file only. */
-export function isLineId(id: string): boolean {
-  return /^line-\d+$/.test(id);
-}
+export { isLineId };
 
 function hhmm(t: number): string {
   const d = new Date(t);

@@ -7,8 +7,8 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { makeDataDir } from "../core/project.ts";
 import { dirname, join } from "node:path";
-import { anchorsIn, DEFAULT_AGENT, noteAgent, formatAnchor, parseAnchor, type Anchor } from "../core/anchor.ts";
-import { oneLine, stripControls } from "../core/text.ts";
+import { anchorsIn, DEFAULT_AGENT, noteAgent, formatAnchor, namesTurn, parseAnchor, type Anchor } from "../core/anchor.ts";
+import { oneLine, sha256Hex, stripControls } from "../core/text.ts";
 import { InputError } from "../core/errors.ts";
 import { isDay } from "../core/since.ts";
 import { atomicWrite, errCode, openOwnFile, readOwnText, readTextQuiet, storageError } from "../core/fsutil.ts";
@@ -118,10 +118,11 @@ export async function appendTurnNote(given: TurnNote): Promise<AppendResult> {
 
 function appendLocked(file: string, opts: TurnNote, now: Date): AppendResult {
   // The memory folder is `<dataDir>/memory` (core/project.ts); the list is beside it.
-  if (isForgotten(dirname(opts.memoryDir), opts.turnUuid)) return { file, wroteSessionHeading: false, appended: false, forgotten: true };
+  if (isForgotten(dirname(opts.memoryDir), opts.turnUuid, opts.sessionId)) return { file, wroteSessionHeading: false, appended: false, forgotten: true };
   const before = readIfExists(file);
   const anchors = anchorsIn(before ?? "");
-  if (anchors.some((a) => a.turn === opts.turnUuid)) return { file, wroteSessionHeading: false, appended: false };
+  // A line id is another session's turn when another session wrote it: only the same (session, turn) is this note.
+  if (anchors.some((a) => namesTurn(a, opts.turnUuid, opts.sessionId))) return { file, wroteSessionHeading: false, appended: false };
   const needHeading = !anchors.some((a) => a.session === opts.sessionId);
   appendAll(file, buildBlock(before, opts, now, needHeading));
   return { file, wroteSessionHeading: needHeading, appended: true };
@@ -347,6 +348,20 @@ export function notesIn(content: string, file: string): JournalNote[] {
   return out;
 }
 
+/**
+ * What names a note whatever moves around it: a hash of its section's text as a reader is shown it
+ * (without control characters, as `expand` reads it). A note edited, removed or replaced by another
+ * at the same place no longer has it.
+ */
+export function sectionId(section: string): string {
+  return sha256Hex(stripControls(section.replace(/\r\n?/g, "\n"))).slice(0, 16);
+}
+
+/** A note's section text in its file's `content`: its heading to its last non-blank line. */
+export function sectionText(content: string, n: Pick<JournalNote, "line" | "endLine">): string {
+  return content.replace(/\r\n?/g, "\n").split("\n").slice(n.line - 1, n.endLine).join("\n");
+}
+
 /** Every note of a memory folder, newest first (by day, then by position in the file). */
 export function journalNotes(src: DailySource, opts: { files?: number } = {}): JournalNote[] {
   return textsOf(src, opts.files).flatMap(({ name, content }) => notesIn(content, name).reverse());
@@ -398,7 +413,7 @@ export function previousSession(src: DailySource, opts: { exclude?: string; file
  * too. The file is replaced whole (atomicWrite), so a failed write leaves it as it was. With
  * `dryRun`, nothing is written.
  */
-export async function removeNotes(memoryDir: string, name: string, pick: (n: JournalNote) => boolean, opts: { dryRun?: boolean } = {}): Promise<JournalNote[]> {
+export async function removeNotes(memoryDir: string, name: string, pick: (notes: JournalNote[], content: string) => JournalNote[], opts: { dryRun?: boolean } = {}): Promise<JournalNote[]> {
   if (!isDailyFile(name)) throw new InputError(`not a daily memory file: ${name}`);
   const file = join(memoryDir, name);
   return withFileLock(
@@ -406,7 +421,7 @@ export async function removeNotes(memoryDir: string, name: string, pick: (n: Jou
     () => {
       const before = readIfExists(file);
       if (before === undefined) return [];
-      const gone = notesIn(before, name).filter(pick);
+      const gone = pick(notesIn(before, name), before);
       if (!gone.length || opts.dryRun) return gone;
       const lines = before.replace(/\r\n?/g, "\n").split("\n");
       const drop = new Set<number>();

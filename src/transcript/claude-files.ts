@@ -154,11 +154,19 @@ export function isInside(path: string, dir: string): boolean {
 }
 
 /**
+ * What a working directory that names no folder is taken for (a relative one, `"."` in a Codex
+ * rollout or an OpenCode session): no project. It is no path, so it matches none.
+ */
+export const NO_PROJECT = "(no project: the session's working directory is not an absolute path)";
+
+/**
  * Identity of a recorded working directory: its main worktree's git top level (every worktree of
  * a repository is one project), else the directory itself; a directory that no longer exists is
- * its own identity (never attributed to whatever repository encloses its old place).
+ * its own identity (never attributed to whatever repository encloses its old place). A relative
+ * one is NO_PROJECT: resolved, it would name wherever memsearch happens to run.
  */
 export function projectOfCwd(cwd: string, cache?: Map<string, string>): string {
+  if (!isAbsolute(cwd)) return NO_PROJECT;
   const hit = cache?.get(cwd);
   if (hit) return hit;
   const abs = resolve(cwd);
@@ -169,6 +177,7 @@ export function projectOfCwd(cwd: string, cache?: Map<string, string>): string {
 
 /** Whether two project identities name the same folder (through symbolic links: `/tmp` → `/private/tmp`). */
 export function sameProject(a: string, b: string): boolean {
+  if (!isAbsolute(a) || !isAbsolute(b)) return false;
   return a === b || realOr(a) === realOr(b);
 }
 

@@ -155,8 +155,8 @@ export interface TranscriptStamp {
  */
 export interface TranscriptSource {
   agent: string;
-  /** Throws when the listing cannot be taken (so nothing is taken for gone); empty when the agent keeps none here. */
-  list(): TranscriptStamp[];
+  /** Throws (or rejects) when the listing cannot be taken (so nothing is taken for gone); empty when the agent keeps none here. */
+  list(): TranscriptStamp[] | Promise<TranscriptStamp[]>;
   /** A stamp that changes whenever any of its transcripts may have (one database for all: its files' stat); unchanged, the listing is skipped. */
   version?(): string;
   read(path: string): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;

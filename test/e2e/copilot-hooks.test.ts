@@ -32,7 +32,8 @@ describe("memsearch install copilot", () => {
 
     const dry = await ms(["install", "copilot", "--dry-run"]);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain(`--- ${path} (updated)`);
+    expect(dry.stdout).toContain(`--- ${path} (would update)`);
+    expect(dry.stdout).toContain("would wire memsearch's hooks into");
     expect(dry.stdout).toContain(`"bash": "${BIN} hook user-prompt-submit --agent copilot"`);
     expect(dry.stdout).toContain("(dry run: nothing written)");
     expect(readFileSync(path, "utf8")).toBe(settings);

@@ -192,3 +192,89 @@ describe("memsearch forget", () => {
     expect(back.some((h) => h.content.includes("internal_port"))).toBe(true);
   }, 60_000);
 });
+
+describe("a note named by what cannot move (issue 31)", () => {
+  test("by a chunk hash taken before the file changed: the chunk's own note goes, never the one now at its line", async () => {
+    const { p } = project();
+    expect((await p.ms(["import"])).code).toBe(0);
+    expect((await p.ms(["index"])).code).toBe(0);
+    const [redis] = await hits(p, "redis pool connections");
+    // A hand edit above it (the index is not told): the lines move.
+    const [file] = readdirSync(p.memory).filter((f) => f.endsWith(".md"));
+    const path = join(p.memory, file!);
+    writeFileSync(path, readFileSync(path, "utf8").replace(/\n## Session/, "\n### 08:00\n- a hand-written note\n- about the deploy\n- on three lines\n\n## Session"));
+    const r = await p.ms(["forget", redis!.chunk_hash]);
+    expect(r.code).toBe(0);
+    expect(memoryText(p)).not.toContain("redis");
+    expect(memoryText(p)).toContain("kafka retention");
+    expect(memoryText(p)).toContain("a hand-written note");
+  }, 60_000);
+
+  test("by a chunk hash whose note was edited since: one line, exit 1, nothing changed", async () => {
+    const { p } = project();
+    expect((await p.ms(["import"])).code).toBe(0);
+    expect((await p.ms(["index"])).code).toBe(0);
+    const [redis] = await hits(p, "redis pool connections");
+    const [file] = readdirSync(p.memory).filter((f) => f.endsWith(".md"));
+    const path = join(p.memory, file!);
+    writeFileSync(path, readFileSync(path, "utf8").replace(/redis pool/g, "valkey pool"));
+    const before = memoryText(p);
+    const r = await p.ms(["forget", redis!.chunk_hash]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("is no longer in");
+    expect(memoryText(p)).toBe(before);
+    expect(existsSync(join(p.root, ".memsearch", "forgotten.json"))).toBe(false);
+  }, 60_000);
+});
+
+describe("Codex turns without a turn id, in three sessions of one day (issue 31)", () => {
+  /** Three older-layout rollouts (no turn_id: turns named line-N) of the project, one subject each. */
+  function rollouts(p: Project, agents: Record<string, string>) {
+    const day = join(agents.CODEX_HOME!, "sessions", "2025", "09", "01");
+    mkdirSync(day, { recursive: true });
+    const legacy = readFileSync(join(import.meta.dir, "..", "fixtures", "codex", "legacy.jsonl"), "utf8");
+    for (const [i, word] of ["alpha", "bravo", "charlie"].entries()) {
+      const text = legacy.replaceAll('"/home/u/proj"', JSON.stringify(p.root)).replaceAll("00000000leg1", `00000000leg${i + 1}`).replaceAll("ledger export", `${word} export`);
+      const path = join(day, `rollout-2025-09-01T10-0${i}-00-0198aa00-1111-7000-8000-00000000leg${i + 1}.jsonl`);
+      writeFileSync(path, text);
+      const old = new Date("2025-09-01T12:00:00Z");
+      utimesSync(path, old, old);
+    }
+  }
+
+  test("import writes all three; doctor asks for no import; forgetting one removes only it and blocks no other session's turn", async () => {
+    const p = tempProject({ notes: "none" });
+    cleanup.push(p.root, p.home);
+    const agents = { CODEX_HOME: join(p.home, ".codex"), GEMINI_CLI_HOME: p.home, XDG_DATA_HOME: join(p.home, ".local", "share"), XDG_CONFIG_HOME: join(p.home, ".config"), MEMSEARCH_NO_WATCH: "1" };
+    rollouts(p, agents);
+    const imp = await p.ms(["import", "-j"], agents);
+    expect(imp.code).toBe(0);
+    expect(JSON.parse(imp.stdout)).toMatchObject({ written: 6 });
+    const notes = (word: string) => memoryText(p).split("### ").filter((s) => s.includes(`${word} export`)).length;
+    // Two turns each (line ids shared by the three sessions), all written.
+    expect(["alpha", "bravo", "charlie"].map(notes)).toEqual([2, 2, 2]);
+    const turns = JSON.parse((await p.ms(["doctor", "-j"], agents)).stdout).find((c: { name: string }) => c.name === "turns");
+    expect(turns.status).toBe("ok");
+    expect(turns.fix).toBeUndefined();
+    expect(JSON.parse((await p.ms(["import", "-j"], agents)).stdout)).toMatchObject({ written: 0 });
+
+    expect((await p.ms(["index"], agents)).code).toBe(0);
+    const [bravo] = await hits(p, "bravo export cron");
+    expect(bravo!.content).toContain("bravo");
+    const r = await p.ms(["forget", bravo!.chunk_hash], agents);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("removed 1 note");
+    expect(["alpha", "bravo", "charlie"].map(notes)).toEqual([2, 1, 2]);
+    // By the id alone, a line id names notes of two sessions still: one line, which says how to name one.
+    const ambiguous = await p.ms(["forget", bravo!.content.match(/turn:(line-\d+)/)?.[1] ?? "line-6"], agents);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr.trim().split("\n")).toHaveLength(1);
+    expect(ambiguous.stderr).toContain("names notes of 2 sessions");
+    // The other sessions' notes are written again once removed by hand; the forgotten one is not.
+    for (const f of readdirSync(p.memory)) rmSync(join(p.memory, f));
+    const again = JSON.parse((await p.ms(["import", "-j"], agents)).stdout);
+    expect(again).toMatchObject({ written: 5, forgotten: 1 });
+    expect(["alpha", "bravo", "charlie"].map(notes)).toEqual([2, 1, 2]);
+  }, 120_000);
+});

@@ -33,7 +33,8 @@ describe("memsearch install gemini", () => {
 
     const dry = await ms(["install", "gemini", "--dry-run"]);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain(`--- ${path} (updated)`);
+    expect(dry.stdout).toContain(`--- ${path} (would update)`);
+    expect(dry.stdout).toContain("would wire memsearch's hooks into");
     expect(dry.stdout).toContain(`"command": "${BIN} hook user-prompt-submit --agent gemini"`);
     expect(dry.stdout).toContain("(dry run: nothing written)");
     expect(readFileSync(path, "utf8")).toBe(settings);

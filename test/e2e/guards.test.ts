@@ -190,3 +190,51 @@ describe("confusing arguments get one clear line and exit 2 (issue 20)", () => {
     }
   });
 });
+
+describe("what an error echoes, and how many lines it takes (issue 31)", () => {
+  const HOSTILE = "\x1b[31mRED\x1b[0m\x07\x1b]0;owned\x07";
+  // Each echoes the value it was given in its error line: a key, a path, a turn id, a duration.
+  const CASES: string[][] = [
+    ["forget", HOSTILE],
+    ["expand", HOSTILE],
+    ["transcript", HOSTILE],
+    ["config", "get", HOSTILE],
+    ["config", "set", HOSTILE, "1"],
+    ["import", HOSTILE],
+    ["recall", "redis", "--since", HOSTILE],
+    ["index", HOSTILE],
+    ["projects", HOSTILE],
+    ["watch", HOSTILE],
+  ];
+
+  test("no escape sequence or control character of the input reaches the terminal; the error is one line", async () => {
+    const p = tempProject();
+    for (const args of CASES) {
+      const r = await p.ms(args, { MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" });
+      const what = args.slice(0, 2).join(" ");
+      expect([what, r.code === 0]).toEqual([what, false]);
+      expect([what, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(r.stderr)]).toEqual([what, false]);
+      const lines = r.stderr.trim().split("\n");
+      expect([what, lines.length, lines[0]!.startsWith("Error: ")]).toEqual([what, 1, true]);
+      expect([what, lines[0]!.includes("RED")]).toEqual([what, true]);
+    }
+  });
+
+  test("a value outside a flag's choices is one line (import -s bogus)", async () => {
+    const p = tempProject();
+    const r = await p.ms(["import", "-s", "bogus"]);
+    expect(r.code).toBe(2);
+    // One line, said the way memsearch says a value outside the choices (main.ts usageLine).
+    expect(r.stderr.trim().split("\n")).toEqual(['Error: summarizer must be one of extract, claude, ollama (got "bogus")']);
+  });
+
+  test("with Ollama away, a run that indexes nothing does not say chunks were indexed", async () => {
+    const p = tempProject();
+    expect((await p.ms(["index"])).code).toBe(0);
+    const r = await p.ms(["index"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe("Indexed 0 chunks.");
+    expect(r.stderr).not.toMatch(/\d+ chunks? indexed/);
+    expect(r.stderr).toContain("6 of the index's 6 chunks have no vector yet");
+  });
+});

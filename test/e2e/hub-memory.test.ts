@@ -169,7 +169,7 @@ describe("the API", () => {
     const before = memoryText();
     const line = before.split("\n").findIndex((l) => l.includes("redis pool")) + 1;
     const file = readdirSync(p.memory).find((f) => readFileSync(join(p.memory, f), "utf8").includes("redis pool"))!;
-    const body = JSON.stringify({ project: projectId, file, line, confirmed: true });
+    const body = JSON.stringify({ project: projectId, file, id: "0123456789abcdef", line, confirmed: true });
     const origin = `http://127.0.0.1:${hub.port}`;
     const post = (headers: Record<string, string>, b = body, query = "") => fetch(`${origin}/api/forget${query}`, { method: "POST", headers, body: b });
     const json = { "content-type": "application/json" };
@@ -181,8 +181,11 @@ describe("the API", () => {
       ["no origin", post({ ...json, ...auth }), 403],
       ["a cross-site fetch that claims the origin", post({ ...json, ...auth, origin, "sec-fetch-site": "cross-site" }), 403],
       ["a form's content type", post({ ...auth, origin, "content-type": "text/plain" }), 415],
-      ["not confirmed", post({ ...json, ...auth, origin }, JSON.stringify({ project: projectId, file, line })), 400],
-      ["a path for a file", post({ ...json, ...auth, origin }, JSON.stringify({ project: projectId, file: "../../x.md", line, confirmed: true })), 400],
+      ["not confirmed", post({ ...json, ...auth, origin }, JSON.stringify({ project: projectId, file, id: "0123456789abcdef", line })), 400],
+      ["a path for a file", post({ ...json, ...auth, origin }, JSON.stringify({ project: projectId, file: "../../x.md", id: "0123456789abcdef", line, confirmed: true })), 400],
+      ["a line without the id of the note shown", post({ ...json, ...auth, origin }, JSON.stringify({ project: projectId, file, line, confirmed: true })), 400],
+      // Well formed, but no section of the file has that text: the note the page showed is not there.
+      ["a note that is not there any more", post({ ...json, ...auth, origin }), 409],
     ];
     for (const [what, res, status] of cases) expect([what, (await res).status]).toEqual([what, status]);
     expect((await fetch(`${origin}/api/forget`, { headers: auth })).status).toBe(404);
@@ -327,6 +330,47 @@ describe("the page in Chromium", () => {
       expect(JSON.parse((await run(["search", "redis pool billing", "-j"], { cwd: p.root, env })).stdout)).toEqual([]);
       expect(problems).toEqual([]);
     } finally {
+      for (const f of readdirSync(p.memory)) if (!saved.has(f)) rmSync(join(p.memory, f), { force: true });
+      for (const [f, text] of saved) writeFileSync(join(p.memory, f), text);
+      rmSync(join(dataDir, "forgotten.json"), { force: true });
+      expect((await run(["index", "--force"], { cwd: p.root, env })).code).toBe(0);
+    }
+  }, 60_000);
+
+  test("the file changed under an open note (issue 31): the shown note goes, never the one now at its line; an edited one gets a conflict and the page reads again", async () => {
+    const saved = new Map(readdirSync(p.memory).map((f) => [f, readFileSync(join(p.memory, f), "utf8")]));
+    try {
+      await start(`#/project/${projectId}`);
+      await page.waitForSelector("button.note");
+      // BRAVO (the deploy queue) is shown; then ALPHA (the redis pool), above it, is forgotten from the CLI.
+      await page.locator("button.note", { hasText: "deploy queue" }).click();
+      await page.waitForSelector("#forget-ask");
+      expect((await run(["forget", "u1"], { cwd: p.root, env })).code).toBe(0);
+      await page.click("#forget-ask");
+      await page.click("#forget-yes");
+      await page.waitForSelector("#forget-done");
+      expect(await page.locator("#forget-done").innerText()).toBe("Forgotten: 1 note removed; turn u2 will not be written again.");
+      expect(memoryText()).not.toContain("deploy queue");
+      expect(memoryText()).toContain("Kafka lag is under a second");
+      await page.click("#note-close");
+
+      // CHARLIE (the kafka lag) is shown, then edited by hand: nothing is forgotten, and the page says why.
+      await page.locator("button.note", { hasText: "Kafka" }).click();
+      await page.waitForSelector("#forget-ask");
+      const file = readdirSync(p.memory).find((f) => readFileSync(join(p.memory, f), "utf8").includes("Kafka lag"))!;
+      writeFileSync(join(p.memory, file), readFileSync(join(p.memory, file), "utf8").replace("Kafka lag is under a second.", "Kafka lag is under a second, checked twice."));
+      const edited = memoryText();
+      await page.click("#forget-ask");
+      await page.click("#forget-yes");
+      await page.waitForSelector("#forget-conflict");
+      expect(await page.locator("#forget-conflict").innerText()).toStartWith("This note changed since it was opened");
+      await shot("forget-conflict-light.png", "A note changed under the open dialog: nothing forgotten, the page says so", { locator: "#note" });
+      expect(memoryText()).toBe(edited);
+      expect(JSON.parse(readFileSync(join(dataDir, "forgotten.json"), "utf8")).turns.map((t: { turn: string }) => t.turn)).toEqual(["u1", "u2"]);
+      expect(problems.filter((m) => !m.includes("409"))).toEqual([]);
+    } finally {
+      // The 409 this test asked for is its own: the page's other tests, in any order, see none.
+      for (let i = problems.length - 1; i >= 0; i--) if (problems[i]!.includes("409")) problems.splice(i, 1);
       for (const f of readdirSync(p.memory)) if (!saved.has(f)) rmSync(join(p.memory, f), { force: true });
       for (const [f, text] of saved) writeFileSync(join(p.memory, f), text);
       rmSync(join(dataDir, "forgotten.json"), { force: true });

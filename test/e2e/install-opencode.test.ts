@@ -33,7 +33,7 @@ describe("memsearch install opencode", () => {
 
     const dry = await ms(["install", "opencode", "--dry-run"]);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain(`--- ${plugin} (created)`);
+    expect(dry.stdout).toContain(`--- ${plugin} (would create)`);
     expect(dry.stdout).toContain(`+ const EXE = ${JSON.stringify([BIN])};`);
     expect(dry.stdout).toContain("(dry run: nothing written)");
     expect(existsSync(plugin)).toBe(false);

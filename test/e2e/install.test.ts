@@ -1,13 +1,16 @@
 /**
- * scripts/install.sh against a real host release (built once into a temp dir): installs from an
- * archive, a bare binary and an http URL; refuses a checksum mismatch and then changes nothing.
- * Always HOME=<temp dir>, never the real home. Run with `sh` (dash on Debian) to keep it POSIX.
+ * scripts/install.sh against a real host release (built once per test run, test/helpers/release-build.ts):
+ * installs the one binary from an archive, a bare binary and an http URL; refuses a checksum
+ * mismatch and then changes nothing. The whole path from install.sh to uninstall is in
+ * distribution.test.ts. Always HOME=<temp dir>, never the real home. Run with `sh` (dash on
+ * Debian) to keep it POSIX.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { requireRelease } from "../helpers/release-build.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 const INSTALL = join(ROOT, "scripts", "install.sh");
@@ -44,15 +47,9 @@ function version(bin: string): string {
 
 let rel: string;
 
-beforeAll(() => {
-  rel = tmp("memsearch-install-rel-");
+beforeAll(async () => {
   if (!PLATFORMS.includes(HOST)) return;
-  const p = Bun.spawnSync([process.execPath, join(ROOT, "scripts", "release.ts"), "--host", "--out", rel], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (p.exitCode !== 0) throw new Error(`release --host failed: ${p.stderr.toString()}`);
+  rel = (await requireRelease()).dir;
 }, 240_000);
 
 afterAll(() => {
@@ -60,7 +57,7 @@ afterAll(() => {
 });
 
 describe.skipIf(!PLATFORMS.includes(HOST))("install.sh", () => {
-  test("installs the binary and the plugin from a release archive, and prints the two Claude Code commands", async () => {
+  test("installs the one binary from a release archive and names the next steps", async () => {
     const home = tmp("memsearch-install-home-");
     const r = await install([join(rel, ARCHIVE)], home, { PATH: "/usr/bin:/bin" });
     expect(r.code).toBe(0);
@@ -68,43 +65,27 @@ describe.skipIf(!PLATFORMS.includes(HOST))("install.sh", () => {
 
     const bin = join(home, ".local", "bin", "memsearch");
     expect(version(bin)).toBe(`memsearch, version ${V}`);
-    const pluginDir = join(home, ".memsearch", "plugin");
-    expect(version(join(pluginDir, "bin", "memsearch"))).toBe(`memsearch, version ${V}`);
-
-    // A local marketplace next to the plugin, pointing at it.
-    const mp = JSON.parse(readFileSync(join(home, ".memsearch", ".claude-plugin", "marketplace.json"), "utf8"));
-    expect(mp.name).toBe("memsearch");
-    expect(mp.owner.name).toBe("memsearch");
-    expect(mp.plugins).toEqual([expect.objectContaining({ name: "memsearch", source: "./plugin" })]);
-    expect(resolve(home, ".memsearch", mp.plugins[0].source)).toBe(pluginDir);
-
-    expect(r.stdout).toContain(`claude plugin marketplace add ${join(home, ".memsearch")}\n`);
-    expect(r.stdout).toContain("claude plugin install memsearch@memsearch\n");
+    for (const step of ["memsearch install claude", "memsearch import", "memsearch hub"]) expect(r.stdout).toContain(`  ${step}`);
     // ~/.local/bin is not on that PATH
     expect(r.stderr).toContain("is not on your PATH");
-    // no staging leftovers
+    // no staging leftovers, no plugin folder, no second copy of the binary: `memsearch install claude` writes the plugin
     expect(readdirSync(join(home, ".local", "bin"))).toEqual(["memsearch"]);
-    expect(readdirSync(join(home, ".memsearch")).sort()).toEqual([".claude-plugin", "plugin"]);
+    expect(existsSync(join(home, ".memsearch"))).toBe(false);
   }, 60_000);
 
-  test("honours --prefix and --plugin-dir, and an upgrade replaces the old install cleanly", async () => {
+  test("honours --prefix; an upgrade replaces the binary in place, and an unknown option is refused", async () => {
     const home = tmp("memsearch-install-home-");
     const prefix = join(home, "opt", "bin");
-    const pluginDir = join(home, "cc", "mem-plugin");
-    mkdirSync(join(pluginDir, "bin"), { recursive: true });
-    writeFileSync(join(pluginDir, "stale-file"), "from an older version");
-    const r = await install(["--prefix", prefix, `--plugin-dir=${pluginDir}`, join(rel, ARCHIVE)], home, {
-      PATH: `${prefix}:/usr/bin:/bin`,
-    });
+    mkdirSync(prefix, { recursive: true });
+    writeFileSync(join(prefix, "memsearch"), "#!/bin/sh\necho old\n", { mode: 0o755 });
+    const r = await install(["--prefix", prefix, join(rel, ARCHIVE)], home, { PATH: `${prefix}:/usr/bin:/bin` });
     expect(r.code).toBe(0);
     expect(r.stderr).not.toContain("is not on your PATH");
     expect(version(join(prefix, "memsearch"))).toBe(`memsearch, version ${V}`);
-    expect(version(join(pluginDir, "bin", "memsearch"))).toBe(`memsearch, version ${V}`);
-    expect(existsSync(join(pluginDir, "stale-file"))).toBe(false);
-    const mp = JSON.parse(readFileSync(join(home, "cc", ".claude-plugin", "marketplace.json"), "utf8"));
-    expect(mp.plugins[0].source).toBe("./mem-plugin");
-    expect(r.stdout).toContain(`claude plugin marketplace add ${join(home, "cc")}\n`);
-    expect(readdirSync(join(home, "cc")).sort()).toEqual([".claude-plugin", "mem-plugin"]);
+    expect(readdirSync(prefix)).toEqual(["memsearch"]);
+    const bad = await install(["--plugin-dir", join(home, "x"), join(rel, ARCHIVE)], home);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("unknown option: --plugin-dir");
   }, 60_000);
 
   test("a tampered archive is refused with a checksum message, and nothing is changed", async () => {
@@ -167,22 +148,13 @@ describe.skipIf(!PLATFORMS.includes(HOST))("install.sh", () => {
     expect(readdirSync(home)).toEqual([]);
   });
 
-  test("installs a bare binary (no plugin), and refreshes an installed plugin's copy", async () => {
+  test("installs a bare binary the same way (it carries the plugin too)", async () => {
     const home = tmp("memsearch-install-home-");
     const r = await install([join(rel, BARE)], home);
     expect(r.code).toBe(0);
     expect(version(join(home, ".local", "bin", "memsearch"))).toBe(`memsearch, version ${V}`);
     expect(existsSync(join(home, ".memsearch"))).toBe(false);
-    expect(r.stdout).toContain("bare binary carries no Claude Code plugin");
-    expect(r.stdout).not.toContain("claude plugin install");
-
-    const pluginBin = join(home, ".memsearch", "plugin", "bin");
-    mkdirSync(pluginBin, { recursive: true });
-    writeFileSync(join(pluginBin, "memsearch"), "old");
-    const again = await install([join(rel, BARE)], home);
-    expect(again.code).toBe(0);
-    expect(version(join(pluginBin, "memsearch"))).toBe(`memsearch, version ${V}`);
-    expect(again.stdout).toContain("claude plugin install memsearch@memsearch");
+    expect(r.stdout).toContain("memsearch install claude");
   }, 60_000);
 
   test("installs from an http URL, with SHA256SUMS fetched from the same URL folder", async () => {
@@ -200,7 +172,6 @@ describe.skipIf(!PLATFORMS.includes(HOST))("install.sh", () => {
       const r = await install([`http://127.0.0.1:${server.port}/rel/${ARCHIVE}`], home);
       expect(r.code).toBe(0);
       expect(version(join(home, ".local", "bin", "memsearch"))).toBe(`memsearch, version ${V}`);
-      expect(existsSync(join(home, ".memsearch", "plugin", "bin", "memsearch"))).toBe(true);
 
       const missing = await install([`http://127.0.0.1:${server.port}/rel/nothing-${ARCHIVE}`], home);
       expect(missing.code).toBe(1);
@@ -223,7 +194,7 @@ describe.skipIf(!PLATFORMS.includes(HOST))("install.sh", () => {
 
     const help = await install(["--help"], home);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("--plugin-dir DIR");
+    expect(help.stdout).toContain("--prefix DIR");
     expect(readdirSync(home)).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The plugin and its marketplace through the real validator: `claude plugin validate` (the Claude
- * Code CLI in node_modules/.bin, a throw-away HOME, no network) must pass with nothing to report,
+ * Code CLI from the agents' cache, a throw-away HOME, no network) must pass with nothing to report,
  * plain, --strict, and with the plugin directory's own checks (--profile directory --strict).
- * The CLI is a pinned devDependency: `npm ci` installs it.
+ * The CLI is pinned in scripts/agents/: the test command installs it.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";

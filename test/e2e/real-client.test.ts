@@ -659,10 +659,14 @@ describe("memsearch with the real Claude Code", () => {
       const end = lines.findIndex((l, i) => i >= line && /^#{2,3} /.test(l));
       const section = lines.slice(line - 2, end < 0 ? lines.length : end).join("\n");
       const o = (await (await fetch(new URL("/api/overview", url.origin), { headers: { authorization: `Bearer ${token}` } })).json()) as { projects: { id: string }[] };
+      // As the page does: the note opened by its heading line, then forgotten by what the view names it by.
+      const view = new URL("/api/note", url.origin);
+      for (const [k, v] of Object.entries({ project: o.projects[0]!.id, file, line: String(line - 1) })) view.searchParams.set(k, v);
+      const shown = (await (await fetch(view, { headers: { authorization: `Bearer ${token}` } })).json()) as { forget: { file: string; id: string; line: number } };
       const forget = await fetch(new URL("/api/forget", url.origin), {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, origin: url.origin, "content-type": "application/json" },
-        body: JSON.stringify({ project: o.projects[0]!.id, file, line, confirmed: true }),
+        body: JSON.stringify({ project: o.projects[0]!.id, ...shown.forget, confirmed: true }),
       });
       expect(forget.status).toBe(200);
       expect(((await forget.json()) as { turn: string }).turn).toBe(target.anchor.turn);

@@ -148,7 +148,7 @@ describe("the real OpenCode CLI, wired by memsearch install opencode", () => {
     // Injected memory is not stored by OpenCode: its database holds the prompt as typed.
     const db = openOpencodeDb(opencodeDb(h));
     try {
-      const rows = db.query<{ data: string }, []>("SELECT data FROM part").all();
+      const rows = db.db.query<{ data: string }, []>("SELECT data FROM part").all();
       expect(rows.some((x) => x.data.includes("Ottervane"))).toBe(false);
     } finally {
       db.close();

@@ -1,12 +1,14 @@
 /**
  * scripts/release.ts: a host-only release (no download needed) yields runnable archives, bare
- * binaries and a correct SHA256SUMS; a cross target whose runtime can't be fetched fails cleanly.
+ * binaries, the npm packages and a correct SHA256SUMS; a cross target whose runtime can't be
+ * fetched fails cleanly. Installing what it builds: distribution.test.ts and install.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { hostRelease } from "../helpers/release-build.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 const RELEASE = join(ROOT, "scripts", "release.ts");
@@ -42,21 +44,25 @@ afterAll(() => {
 
 describe.skipIf(!PLATFORMS.includes(HOST))("release --host", () => {
   let out: string;
-  let result: ReturnType<typeof run>;
+  let result: { code: number | null; stdout: string; stderr: string };
 
-  beforeAll(() => {
-    out = tmp("memsearch-release-");
-    result = run([process.execPath, RELEASE, "--host", "--out", out]);
+  beforeAll(async () => {
+    const b = await hostRelease();
+    out = b.dir;
+    result = b;
   }, 240_000);
 
   test("exits 0 and prints a summary table of every file", () => {
     expect(result.stderr).not.toContain("✗");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^file\s+size$/m);
-    for (const f of [`memsearch-${V}-${HOST}${EXE}`, `memsearch-${V}-${HOST}.tar.gz`, "install.sh", "SHA256SUMS"]) {
+    for (const f of [`memsearch-${V}-${HOST}${EXE}`, `memsearch-${V}-${HOST}.tar.gz`, "install.sh", "SHA256SUMS", `npm/memsearch-${V}.tgz`, `npm/memsearch-${HOST}-${V}.tgz`]) {
       expect(result.stdout).toContain(f);
       expect(existsSync(join(out, f))).toBe(true);
     }
+    // What a person downloads is said, install.sh among it.
+    expect(result.stdout).toContain("npm install -g memsearch");
+    expect(result.stdout).toContain("install.sh and SHA256SUMS");
   });
 
   test("SHA256SUMS lists every archive and binary with its correct hash", async () => {
@@ -68,7 +74,7 @@ describe.skipIf(!PLATFORMS.includes(HOST))("release --host", () => {
       expect(m).not.toBeNull();
       listed.set(m![2], m![1]);
     }
-    const present = readdirSync(out).filter((f) => f !== "SHA256SUMS");
+    const present = [...readdirSync(out).filter((f) => f !== "SHA256SUMS" && f !== "npm"), ...readdirSync(join(out, "npm")).map((f) => `npm/${f}`)];
     expect([...listed.keys()].sort()).toEqual(present.sort());
     for (const [file, hash] of listed) expect(await sha256(join(out, file))).toBe(hash);
     // and sha256sum itself agrees, where it exists
@@ -81,23 +87,19 @@ describe.skipIf(!PLATFORMS.includes(HOST))("release --host", () => {
     expect(r.all.trim()).toBe(`memsearch, version ${V}`);
   });
 
-  test("the extracted archive holds a runnable binary, the plugin with its own copy, README and install.sh", () => {
+  test("the extracted archive holds the binary once, README and install.sh", () => {
     const x = tmp("memsearch-extract-");
     expect(run(["tar", "-xzf", join(out, `memsearch-${V}-${HOST}.tar.gz`), "-C", x]).code).toBe(0);
     expect(readdirSync(x)).toEqual([`memsearch-${V}-${HOST}`]);
     const top = join(x, `memsearch-${V}-${HOST}`);
-    for (const f of [`memsearch${EXE}`, "plugin", "README.md", "install.sh"]) expect(existsSync(join(top, f))).toBe(true);
+    expect(readdirSync(top).sort()).toEqual(["README.md", "install.sh", `memsearch${EXE}`, ...(existsSync(join(ROOT, "LICENSE")) ? ["LICENSE"] : [])].sort());
     expect(statSync(join(top, "install.sh")).mode & 0o111).not.toBe(0);
     if (existsSync(join(ROOT, "LICENSE"))) expect(existsSync(join(top, "LICENSE"))).toBe(true);
 
     // Run from an unrelated cwd: the version must not come from a package.json nearby.
-    for (const bin of [join(top, `memsearch${EXE}`), join(top, "plugin", "bin", `memsearch${EXE}`)]) {
-      const r = run([bin, "--version"], { cwd: x });
-      expect(r.code).toBe(0);
-      expect(r.all.trim()).toBe(`memsearch, version ${V}`);
-    }
-    // The source tree's plugin/bin/* never ships: only the freshly built binary is there.
-    expect(readdirSync(join(top, "plugin", "bin"))).toEqual([`memsearch${EXE}`]);
+    const r = run([join(top, `memsearch${EXE}`), "--version"], { cwd: x });
+    expect(r.code).toBe(0);
+    expect(r.all.trim()).toBe(`memsearch, version ${V}`);
   });
 });
 

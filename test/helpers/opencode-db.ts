@@ -1,7 +1,7 @@
 /**
- * A database shaped like OpenCode's 1.18.33 `opencode.db` (the tables and columns memsearch
- * reads, as its migrations create them), holding one session of two turns, another session's
- * row, and a damaged row.
+ * A database shaped like OpenCode's 1.18.33 `opencode.db` (the tables, columns and indexes memsearch
+ * reads, as its migrations create them: read from a database the real binary made), holding one
+ * session of two turns, another session's row, and a damaged row.
  */
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ export function opencodeFixtureDb(dir: string, directory = "/tmp/oc-project"): s
   db.run("CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL)");
   db.run("CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER, time_updated INTEGER, data TEXT)");
   db.run("CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, time_created INTEGER, time_updated INTEGER, data TEXT)");
+  opencodeIndexes(db);
   const session = (id: string, parent: string | null, t: number) => db.run("INSERT INTO session VALUES (?, 'prj', ?, ?, ?, 'title', '1.18.33', ?, ?)", [id, parent, id, directory, t, t]);
   session("ses_1", null, 1000);
   session("ses_2", null, 1500);
@@ -39,4 +40,12 @@ export function opencodeFixtureDb(dir: string, directory = "/tmp/oc-project"): s
   msg("msg_bad", "ses_1", 1002, "not json" as unknown as object);
   db.close();
   return path;
+}
+
+/** OpenCode 1.18.33's indexes on the tables memsearch reads (its `sqlite_schema`, as its migrations leave it). */
+export function opencodeIndexes(db: Database): void {
+  db.run("CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id)");
+  db.run("CREATE INDEX part_message_id_id_idx ON part (message_id, id)");
+  db.run("CREATE INDEX part_session_idx ON part (session_id)");
+  db.run("CREATE INDEX session_parent_idx ON session (parent_id)");
 }

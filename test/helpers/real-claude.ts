@@ -1,5 +1,5 @@
 /**
- * Runs the real Claude Code CLI (node_modules/.bin/claude, 2.1.328) against the local Messages API
+ * Runs the real Claude Code CLI (2.1.328, from the agents' cache: scripts/agents.ts) against the local Messages API
  * stand-in of ./anthropic-mock.ts, with an isolated temporary HOME, never the real one.
  *
  *   runPrint(opts)          `claude -p` (prompt on stdin) → exit code, stdout, stderr, duration
@@ -15,17 +15,18 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkS
 import { tmpdir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import type { MockApi, MockRequest } from "./anthropic-mock.ts";
+import { AGENTS_HINT, agentModules } from "./agents.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
 // The platform package's native binary: the wrapper's bin/claude.exe is only a stub until its
 // postinstall copies the binary over it, and npm may be set to skip install scripts.
-const NATIVE = join(REPO, "node_modules", "@anthropic-ai", `claude-code-${process.platform}-${process.arch}`, "claude");
-export const CLAUDE_BIN = process.env.MEMSEARCH_REAL_CLAUDE ?? (existsSync(NATIVE) ? NATIVE : join(REPO, "node_modules", ".bin", "claude"));
+const NATIVE = join(agentModules(), "@anthropic-ai", `claude-code-${process.platform}-${process.arch}`, "claude");
+export const CLAUDE_BIN = process.env.MEMSEARCH_REAL_CLAUDE ?? (existsSync(NATIVE) ? NATIVE : join(agentModules(), ".bin", "claude"));
 export const DEFAULT_API_KEY = "sk-ant-api03-memsearch-offline-test-key-0123456789abcdefghij";
 
-/** The real client is a pinned dev dependency (`npm ci` brings it): its absence fails the tests that need it. */
+/** The real client is pinned in scripts/agents/ (the test command installs it): its absence fails the tests that need it. */
 export function assertRealClaude(): void {
-  if (!existsSync(CLAUDE_BIN)) throw new Error(`no Claude Code CLI at ${CLAUDE_BIN}: run npm ci (it is a pinned devDependency)`);
+  if (!existsSync(CLAUDE_BIN)) throw new Error(`no Claude Code CLI at ${CLAUDE_BIN}: ${AGENTS_HINT}`);
 }
 
 // ---------------------------------------------------------------------------------------------

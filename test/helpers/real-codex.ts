@@ -1,5 +1,5 @@
 /**
- * Running the real Codex CLI (`@openai/codex` 0.169.0, a pinned dev dependency) offline, as
+ * Running the real Codex CLI (`@openai/codex` 0.169.0, pinned in scripts/agents/) offline, as
  * real-claude.ts does for Claude Code: its native binary exec'd directly (no Node launcher), a temp
  * HOME and CODEX_HOME, a `responses` provider at the local mock (responses-mock.ts), and the flags
  * that leave no traffic but the loopback one (plugins and analytics off).
@@ -7,13 +7,14 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { harnessEnv, runAgent, tempHome, type AgentRun } from "./real-agent.ts";
+import { AGENTS_HINT, agentModules } from "./agents.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
 const TRIPLE = process.arch === "arm64" ? "aarch64-unknown-linux-musl" : "x86_64-unknown-linux-musl";
-export const CODEX_BIN = process.env.MEMSEARCH_REAL_CODEX ?? join(REPO, "node_modules", `@openai/codex-${process.platform}-${process.arch}`, "vendor", TRIPLE, "bin", "codex");
+export const CODEX_BIN = process.env.MEMSEARCH_REAL_CODEX ?? join(agentModules(), `@openai/codex-${process.platform}-${process.arch}`, "vendor", TRIPLE, "bin", "codex");
 
 export function assertRealCodex(): void {
-  if (!existsSync(CODEX_BIN)) throw new Error(`the real Codex CLI is not installed at ${CODEX_BIN}: run npm ci (it is a pinned devDependency)`);
+  if (!existsSync(CODEX_BIN)) throw new Error(`the real Codex CLI is not installed at ${CODEX_BIN}: ${AGENTS_HINT}`);
 }
 
 /** A temp HOME whose `.codex/config.toml` sends the model's requests to the mock. */

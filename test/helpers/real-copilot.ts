@@ -1,6 +1,6 @@
 /**
  * Running the real GitHub Copilot CLI (1.0.102: its Linux x64 binary package,
- * `@github/copilot-linux-x64`, a pinned dev dependency) offline, as real-codex.ts does for Codex:
+ * `@github/copilot-linux-x64`, pinned in scripts/agents/) offline, as real-codex.ts does for Codex:
  * its native binary exec'd directly (no Node launcher), a temp HOME and COPILOT_HOME, a BYOK
  * provider at the local Chat Completions mock (chat-mock.ts: no GitHub sign-in), and
  * COPILOT_OFFLINE, which skips every other network access.
@@ -8,12 +8,13 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { harnessEnv, runAgent, tempHome, type AgentRun } from "./real-agent.ts";
+import { AGENTS_HINT, agentModules } from "./agents.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
-export const COPILOT_BIN = process.env.MEMSEARCH_REAL_COPILOT ?? join(REPO, "node_modules", "@github", `copilot-${process.platform}-${process.arch}`, "copilot");
+export const COPILOT_BIN = process.env.MEMSEARCH_REAL_COPILOT ?? join(agentModules(), "@github", `copilot-${process.platform}-${process.arch}`, "copilot");
 
 export function assertRealCopilot(): void {
-  if (!existsSync(COPILOT_BIN)) throw new Error(`the real Copilot CLI is not installed at ${COPILOT_BIN}: run npm ci (@github/copilot is a pinned devDependency)`);
+  if (!existsSync(COPILOT_BIN)) throw new Error(`the real Copilot CLI is not installed at ${COPILOT_BIN}: ${AGENTS_HINT}`);
 }
 
 export interface CopilotHome {

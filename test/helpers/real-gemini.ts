@@ -1,5 +1,5 @@
 /**
- * Running the real Gemini CLI (`@google/gemini-cli` 0.61.0, a pinned dev dependency) offline, as
+ * Running the real Gemini CLI (`@google/gemini-cli` 0.61.0, pinned in scripts/agents/) offline, as
  * real-codex.ts does for Codex: its JS bundle under the Node that runs the suite, a temp HOME and
  * GEMINI_CLI_HOME, the model at the local mock (gemini-mock.ts, GOOGLE_GEMINI_BASE_URL), and
  * user settings that turn off what would reach the network (usage statistics, auto-update) and
@@ -9,13 +9,14 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join, resolve } from "node:path";
 import { runAgent, tempHome, withOverrides, type AgentRun } from "./real-agent.ts";
 import { codexEnv } from "./real-codex.ts";
+import { AGENTS_HINT, agentModules } from "./agents.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
-export const GEMINI_JS = process.env.MEMSEARCH_REAL_GEMINI ?? join(REPO, "node_modules", "@google", "gemini-cli", "bundle", "gemini.js");
+export const GEMINI_JS = process.env.MEMSEARCH_REAL_GEMINI ?? join(agentModules(), "@google", "gemini-cli", "bundle", "gemini.js");
 export const GEMINI_MODEL = "gemini-2.5-flash";
 
 export function assertRealGemini(): void {
-  if (!existsSync(GEMINI_JS)) throw new Error(`the real Gemini CLI is not installed at ${GEMINI_JS}: run npm ci (it is a pinned devDependency)`);
+  if (!existsSync(GEMINI_JS)) throw new Error(`the real Gemini CLI is not installed at ${GEMINI_JS}: ${AGENTS_HINT}`);
   if (!Bun.which("node")) throw new Error("the real Gemini CLI runs under Node (≥ 20): no node on PATH");
 }
 

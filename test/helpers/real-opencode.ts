@@ -1,18 +1,19 @@
 /**
- * Running the real OpenCode CLI (1.18.33: its Linux x64 binary package, `opencode-linux-x64`, an optional dependency pinned in package.json) offline, as
+ * Running the real OpenCode CLI (1.18.33: its Linux x64 binary package, `opencode-linux-x64`, an optional dependency pinned in scripts/agents/) offline, as
  * real-codex.ts does for Codex: its native binary exec'd directly, temp HOME and XDG folders, an
  * `@ai-sdk/openai-compatible` provider at the local Chat Completions mock (chat-mock.ts), the
  * switches that leave no traffic but the loopback one, and the prompt on stdin.
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { harnessEnv, runAgent, tempHome, type AgentRun } from "./real-agent.ts";
+import { AGENTS_HINT, agentModules } from "./agents.ts";
 
 export const REPO = resolve(import.meta.dir, "../..");
-export const OPENCODE_BIN = process.env.MEMSEARCH_REAL_OPENCODE ?? join(REPO, "node_modules", `opencode-${process.platform}-${process.arch}`, "bin", "opencode");
+export const OPENCODE_BIN = process.env.MEMSEARCH_REAL_OPENCODE ?? join(agentModules(), `opencode-${process.platform}-${process.arch}`, "bin", "opencode");
 
 export function assertRealOpencode(): void {
-  if (!existsSync(OPENCODE_BIN)) throw new Error(`the real OpenCode CLI is not installed at ${OPENCODE_BIN}: run npm ci (opencode-linux-x64 is a pinned optional dependency, Linux x64 only)`);
+  if (!existsSync(OPENCODE_BIN)) throw new Error(`the real OpenCode CLI is not installed at ${OPENCODE_BIN}: ${AGENTS_HINT} (opencode-linux-x64 is pinned as an optional dependency: Linux x64 only)`);
 }
 
 export interface OpencodeHome {
@@ -63,7 +64,10 @@ export function opencodeEnv(opts: { h: OpencodeHome; apiUrl: string; runId: stri
     npm_config_fetch_retries: "0",
     npm_config_offline: "true",
   };
-  return harnessEnv(DROP, set, opts.env);
+  const env = harnessEnv(DROP, set, opts.env);
+  // `opencode` on PATH, as for a person who installed it (memsearch install opencode looks for it).
+  env.PATH = `${dirname(OPENCODE_BIN)}:${env.PATH ?? "/usr/bin:/bin"}`;
+  return env;
 }
 
 export type RunResult = AgentRun;

@@ -228,7 +228,7 @@ describe("memsearch install copilot, as a plan over settings.json", () => {
     const plan = planCopilotInstall({ exe, env: h.env });
     expect(plan.changes).toHaveLength(1);
     expect(plan.changes[0]!.before).toBe(before);
-    const doc = JSON.parse(plan.changes[0]!.after!);
+    const doc = JSON.parse(plan.changes[0]!.after as string);
     expect(doc.model).toBe("gpt-4.1");
     expect(doc.hooks.preToolUse).toEqual(user.hooks.preToolUse);
     expect(doc.hooks.UserPromptSubmit).toEqual([user.hooks.UserPromptSubmit[0], { type: "command", bash: "'/opt/memsearch bin/memsearch' hook user-prompt-submit --agent copilot", timeoutSec: 5 }]);
@@ -240,7 +240,7 @@ describe("memsearch install copilot, as a plan over settings.json", () => {
     expect(planCopilotInstall({ exe, env: h.env }).changes).toEqual([]);
     // Installed again from another path: ours replaced where it stands, not doubled.
     const moved = planCopilotInstall({ exe: ["/usr/bin/memsearch"], env: h.env });
-    const movedDoc = JSON.parse(moved.changes[0]!.after!);
+    const movedDoc = JSON.parse(moved.changes[0]!.after as string);
     expect(movedDoc.hooks.UserPromptSubmit.map((x: { bash: string }) => x.bash)).toEqual(["./audit.sh", "/usr/bin/memsearch hook user-prompt-submit --agent copilot"]);
     const un = planCopilotInstall({ exe, env: h.env, uninstall: true });
     apply(un);
@@ -255,7 +255,7 @@ describe("memsearch install copilot, as a plan over settings.json", () => {
     mkdirSync(h.copilotHome, { recursive: true });
     apply(plan);
     const un = planCopilotInstall({ exe, env: h.env, uninstall: true });
-    expect(un.changes).toEqual([{ path: settings(h), before: plan.changes[0]!.after, after: undefined }]);
+    expect(un.changes).toEqual([{ path: settings(h), before: plan.changes[0]!.after as string, after: undefined }]);
   });
 
   test("a settings.json that is not plain JSON, or whose hooks are not lists, is refused in one line; a link is refused", () => {

@@ -100,8 +100,9 @@ describe("memsearch install codex", () => {
     expect(config.hooks.state[`${h.codexHome}/hooks.json:stop:1:0`]).toBeDefined();
     expect(config.hooks.state[`${h.codexHome}/hooks.json:session_start:0:0`]).toBeDefined();
     h.uninstall();
-    expect(JSON.parse(h.read("hooks.json")!)).toEqual(mine);
-    expect(h.read("config.toml")).toBe("");
+    expect(h.read("hooks.json")).toBe(JSON.stringify(mine));
+    // install made config.toml for its lines alone: it goes with them.
+    expect(h.read("config.toml")).toBeUndefined();
   });
 
   test("another executable replaces our group in place and its trust, without a second table", () => {
@@ -140,5 +141,49 @@ describe("memsearch install codex", () => {
   test("a hooks.json that is not Codex's shape is refused by name", () => {
     const h = home({ "hooks.json": '{"hooks": "nope"}' });
     expect(() => h.install()).toThrow("hooks.json: hooks");
+  });
+});
+
+describe("install codex, then --uninstall: the user's bytes back, the user's trust kept (issue 31)", () => {
+  test("the user's own hook and its trust entry at the same event: their trust stays, ours goes, both files byte for byte", () => {
+    const hooksJson = `{\n    "hooks": {\n        "Stop": [ { "hooks": [ { "type": "command", "command": "notify-send done", "timeout": 30 } ] } ]\n    },\n    "big": 12345678901234567890\n}\n`;
+    const config = `model = "o4"\n\n[hooks.state."${"CODEX"}/hooks.json:stop:0:0"]\ntrusted_hash = "sha256:the-users-own"\n`;
+    const h = home({ "hooks.json": hooksJson });
+    const withKey = config.replace("CODEX", h.codexHome);
+    writeFileSync(join(h.codexHome, "config.toml"), withKey);
+    h.install();
+    // Ours is the second group of Stop: trusted at index 1, the user's index 0 left alone.
+    const parsed = Bun.TOML.parse(h.read("config.toml")!) as any;
+    expect(parsed.hooks.state[`${h.codexHome}/hooks.json:stop:0:0`].trusted_hash).toBe("sha256:the-users-own");
+    expect(parsed.hooks.state[`${h.codexHome}/hooks.json:stop:1:0`]).toBeDefined();
+    expect(h.read("hooks.json")).toContain('"big": 12345678901234567890');
+    h.uninstall();
+    expect((Bun.TOML.parse(h.read("config.toml")!) as any).hooks?.state?.[`${h.codexHome}/hooks.json:stop:0:0`]?.trusted_hash).toBe("sha256:the-users-own");
+    expect(h.read("config.toml")).toBe(withKey);
+    expect(h.read("hooks.json")).toBe(hooksJson);
+  });
+
+  test("uninstall leaves the trust entry of the user's own hook, whatever its group's index", () => {
+    const mine = { hooks: { Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }] } };
+    const h = home({ "hooks.json": JSON.stringify(mine) });
+    const userKey = `${h.codexHome}/hooks.json:stop:0:0`;
+    writeFileSync(join(h.codexHome, "config.toml"), `[hooks.state."${userKey}"]\ntrusted_hash = "sha256:the-users-own"\n`);
+    h.install();
+    h.uninstall();
+    expect((Bun.TOML.parse(h.read("config.toml")!) as any).hooks?.state?.[userKey]?.trusted_hash).toBe("sha256:the-users-own");
+  });
+
+  test("a trust entry of ours that lost its mark (Codex writes its own on approval) goes; a user's line ending in # memsearch stays and does not block", () => {
+    const config = `model = "o4" # memsearch\n[profiles.x]\nnote = "keep" # memsearch`;
+    const h = home({ "config.toml": config });
+    h.install();
+    // Codex's own approval rewrites the table without our mark.
+    writeFileSync(join(h.codexHome, "config.toml"), h.read("config.toml")!.replace(/^(\[hooks\.state\."[^"]*:stop:0:0"\]) # memsearch$/m, "$1"));
+    expect(h.read("config.toml")).toMatch(/:stop:0:0"\]\n/);
+    const plan = h.uninstall();
+    expect(plan.changes.length).toBe(2);
+    // No final newline before install, none after uninstall.
+    expect(h.read("config.toml")).toBe(config);
+    expect(h.read("hooks.json")).toBeUndefined();
   });
 });

@@ -126,3 +126,33 @@ describe("memsearch install gemini", () => {
     expect(h.wired()).toMatchObject({ wired: false, detail: expect.stringContaining("hooksConfig.enabled = false") });
   });
 });
+
+describe("install then uninstall gives the user's bytes back (issue 31)", () => {
+  const cases: [string, string][] = [
+    ["a user's empty object", "{}"],
+    ["an empty object over lines", "{\n}\n"],
+    ["four-space layout, inline lists, an integer beyond 2^53", `{\n    "ui": { "theme": "GitHub" },\n    "limits": [1, 2, 3],\n    "sessionRetention": 12345678901234567890\n}`],
+    ["tabs, the user's own hooks, an empty list of an event", `{\n\t"hooks": {\n\t\t"BeforeAgent": [{"hooks": [{"type": "command", "command": "lint"}]}],\n\t\t"AfterAgent": []\n\t}\n}\n`],
+    ["an empty hooks object, compact", `{"hooks":{},"x":1.50}`],
+    ["a byte order mark", `\ufeff{\n  "ui": {"theme": "GitHub"}\n}\n`],
+  ];
+  for (const [what, text] of cases) {
+    test(what, () => {
+      const h = home(text);
+      h.install();
+      const after = h.read()!;
+      expect(JSON.parse(after.replace(/^\ufeff/, "")).hooks.SessionStart.at(-1).hooks[0].name).toBe("memsearch");
+      expect(h.wired().wired).toBe(true);
+      if (text.includes("12345678901234567890")) expect(after).toContain("12345678901234567890");
+      h.uninstall();
+      expect([what, h.read()]).toEqual([what, text]);
+    });
+  }
+
+  test("a list at the root is refused with one line; nothing written", () => {
+    const h = home("[]");
+    expect(() => h.install()).toThrow("holds a JSON list where settings are an object");
+    expect(() => h.uninstall()).toThrow("holds a JSON list");
+    expect(h.read()).toBe("[]");
+  });
+});

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENTS } from "../../src/agents/registry.ts";
@@ -57,5 +57,39 @@ describe("import of OpenCode sessions", () => {
     expect(p.skipped).toEqual([]);
     expect(p.todo.map((x) => x.uuid)).toEqual(["msg_u1"]);
     expect(p.active).toBe(1);
+  });
+});
+
+describe("a session whose working directory is relative (issue 31)", () => {
+  // Resolved, "." would name the folder import runs in: the project itself.
+  test("a Codex rollout or an OpenCode session started in \".\" belongs to no project, wherever import runs", async () => {
+    const home = mkdtempSync(join(tmpdir(), "ms-import-rel-"));
+    temps.push(home);
+    const root = join(home, "proj");
+    mkdirSync(join(root, ".git"), { recursive: true });
+    const data = join(home, ".local", "share", "opencode");
+    mkdirSync(data, { recursive: true });
+    const db = opencodeFixtureDb(data, ".");
+    const codexHome = join(home, ".codex");
+    const day = join(codexHome, "sessions", "2025", "09", "01");
+    mkdirSync(day, { recursive: true });
+    const legacy = readFileSync(join(import.meta.dir, "..", "fixtures", "codex", "legacy.jsonl"), "utf8").replaceAll('"cwd": "/home/u/proj"', '"cwd": "."');
+    const rollout = join(day, "rollout-2025-09-01T10-00-00-rel.jsonl");
+    writeFileSync(rollout, legacy);
+    const env: NodeJS.ProcessEnv = { HOME: home, XDG_DATA_HOME: join(home, ".local", "share"), XDG_CONFIG_HOME: join(home, ".config"), CODEX_HOME: codexHome };
+    const before = process.cwd();
+    process.chdir(root);
+    try {
+      const oc = AGENTS.opencode.transcripts!;
+      const cx = AGENTS.codex.transcripts!;
+      expect(oc.list(env).map((s) => s.path)).toContain(`${db}#ses_1`);
+      expect(cx.list(env).map((s) => s.path)).toEqual([rollout]);
+      expect(oc.projectFiles(root, env, oc.list(env))).toEqual([]);
+      expect(cx.projectFiles(root, env, cx.list(env))).toEqual([]);
+      expect(() => cx.check(rollout, root, { env })).toThrow("another project's rollout");
+      expect(() => oc.check(`${db}#ses_1`, root, { env })).toThrow("another project's session");
+    } finally {
+      process.chdir(before);
+    }
   });
 });

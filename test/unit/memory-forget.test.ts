@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drainPending } from "../../src/memory/capture.ts";
 import { forgetTurn, readForgotten, undoForget } from "../../src/memory/forget.ts";
-import { appendTurnNote } from "../../src/memory/journal.ts";
+import { ConflictError } from "../../src/core/errors.ts";
+import { appendTurnNote, notesIn, sectionId, sectionText } from "../../src/memory/journal.ts";
 import { enqueueTurn, listPending } from "../../src/memory/pending.ts";
 import type { Summary } from "../../src/memory/summarizer.ts";
 import { appendTurn } from "../fault/transcript.ts";
@@ -22,6 +23,13 @@ function project() {
 const at = (hm: string) => new Date(`2026-11-20T${hm}:00`);
 async function note(memoryDir: string, session: string, turn: string, hm: string, bullet: string) {
   await appendTurnNote({ memoryDir, sessionId: session, turnUuid: turn, transcriptPath: "/t.jsonl", bullets: [bullet], now: at(hm) });
+}
+
+/** What the page (or the CLI, from a chunk) names a note by, taken while it is shown: its section's id and line. */
+function shownNote(memoryDir: string, file: string, words: string) {
+  const text = readFileSync(join(memoryDir, file), "utf8");
+  const n = notesIn(text, file).find((x) => x.bullets.some((b) => b.includes(words)))!;
+  return { file, id: sectionId(sectionText(text, n)), line: n.line };
 }
 
 describe("forgetTurn", () => {
@@ -41,16 +49,16 @@ describe("forgetTurn", () => {
     expect(readForgotten(p.dataDir).entries).toMatchObject([{ turn: "t2", session: "s2", file: "2026-11-20.md", summary: "the redis secret plan" }]);
   });
 
-  test("by a line of its section (a chunk, a hub entry): the same as by its turn", async () => {
+  test("by the id of its section's text (a chunk, a hub entry): the same as by its turn", async () => {
     const p = project();
     await note(p.memoryDir, "s1", "t1", "09:00", "keep me");
     await note(p.memoryDir, "s1", "t2", "09:30", "drop me");
-    const line = readFileSync(join(p.memoryDir, "2026-11-20.md"), "utf8").split("\n").indexOf("- drop me") + 1;
-    const dry = await forgetTurn(p.dataDir, { file: "2026-11-20.md", line }, { dryRun: true });
+    const target = shownNote(p.memoryDir, "2026-11-20.md", "drop me");
+    const dry = await forgetTurn(p.dataDir, target, { dryRun: true });
     expect(dry).toMatchObject({ turn: "t2", dryRun: true });
     expect(readFileSync(join(p.memoryDir, "2026-11-20.md"), "utf8")).toContain("drop me");
     expect(readForgotten(p.dataDir).entries).toEqual([]);
-    await forgetTurn(p.dataDir, { file: "2026-11-20.md", line });
+    await forgetTurn(p.dataDir, target);
     const md = readFileSync(join(p.memoryDir, "2026-11-20.md"), "utf8");
     expect(md).not.toContain("drop me");
     expect(md).toContain("## Session 09:00");
@@ -124,5 +132,73 @@ describe("a forgotten turn's prompt id", () => {
     await appendTurnNote({ memoryDir: join(dataDir, "memory"), sessionId: "s1", turnUuid: "uuid-2", transcriptPath: planted, bullets: ["a note"], now: at("09:00") });
     await forgetTurn(dataDir, { turn: "uuid-2" }, { root });
     expect(readForgotten(dataDir).entries[0]!.promptId).toBeUndefined();
+  });
+});
+
+describe("a note named while shown, its file changed before the forget (issue 31)", () => {
+  const FILE = "2026-11-20.md";
+  async function three() {
+    const p = project();
+    await note(p.memoryDir, "s1", "t-alpha", "09:00", "ALPHA about the queue");
+    await note(p.memoryDir, "s2", "t-bravo", "10:00", "BRAVO about the cache");
+    await note(p.memoryDir, "s3", "t-charlie", "11:00", "CHARLIE about the schema");
+    return { p, bravo: shownNote(p.memoryDir, FILE, "BRAVO"), md: () => readFileSync(join(p.memoryDir, FILE), "utf8") };
+  }
+
+  test("another note forgotten meanwhile (another tab, the CLI): BRAVO goes, CHARLIE stays", async () => {
+    const { p, bravo, md } = await three();
+    await forgetTurn(p.dataDir, { turn: "t-alpha" });
+    const res = await forgetTurn(p.dataDir, bravo);
+    expect(res.turn).toBe("t-bravo");
+    expect(md()).not.toContain("BRAVO");
+    expect(md()).toContain("CHARLIE about the schema");
+    expect(readForgotten(p.dataDir).entries.map((e) => e.turn)).toEqual(["t-alpha", "t-bravo"]);
+  });
+
+  test("text added above it (a git pull, a hand edit): BRAVO goes, nothing else", async () => {
+    const { p, bravo, md } = await three();
+    writeFileSync(join(p.memoryDir, FILE), `# 2026-11-20\n\n### 08:00\n- a hand-written note\n- on two lines\n\n${md().replace(/^# 2026-11-20\n\n/, "")}`);
+    await forgetTurn(p.dataDir, bravo);
+    expect(md()).not.toContain("BRAVO");
+    expect(md()).toContain("a hand-written note");
+    expect(md()).toContain("ALPHA about the queue");
+    expect(md()).toContain("CHARLIE about the schema");
+  });
+
+  test("the note itself edited, or gone: a conflict, and nothing changes", async () => {
+    const { p, bravo, md } = await three();
+    writeFileSync(join(p.memoryDir, FILE), md().replace("BRAVO about the cache", "BRAVO about the cache, edited"));
+    const edited = md();
+    await expect(forgetTurn(p.dataDir, bravo)).rejects.toBeInstanceOf(ConflictError);
+    expect(md()).toBe(edited);
+    await forgetTurn(p.dataDir, { turn: "t-bravo" });
+    const after = md();
+    // Where BRAVO stood, CHARLIE stands now: it is not taken for it.
+    await expect(forgetTurn(p.dataDir, bravo)).rejects.toThrow("no longer in 2026-11-20.md as it was shown");
+    expect(md()).toBe(after);
+    expect(readForgotten(p.dataDir).entries.map((e) => e.turn)).toEqual(["t-bravo"]);
+  });
+});
+
+describe("turn ids made of a line number, in several sessions (issue 31)", () => {
+  test("the same line-N of three sessions on one day: three notes; forgetting one leaves the others, and their turns writable", async () => {
+    const p = project();
+    for (const s of ["s1", "s2", "s3"]) await note(p.memoryDir, s, "line-2", "09:00", `note of session ${s}`);
+    const md = () => readFileSync(join(p.memoryDir, "2026-11-20.md"), "utf8");
+    expect(["s1", "s2", "s3"].map((s) => md().includes(`note of session ${s}`))).toEqual([true, true, true]);
+    // By its id alone it is ambiguous; by its section (a chunk, a hub entry) it is one note.
+    await expect(forgetTurn(p.dataDir, { turn: "line-2" })).rejects.toThrow("names notes of 3 sessions");
+    await forgetTurn(p.dataDir, shownNote(p.memoryDir, "2026-11-20.md", "session s2"));
+    expect(["s1", "s2", "s3"].map((s) => md().includes(`note of session s${s.slice(1)}`))).toEqual([true, false, true]);
+    expect(readForgotten(p.dataDir).entries).toMatchObject([{ turn: "line-2", session: "s2" }]);
+    expect(readForgotten(p.dataDir).has("line-2", "s2")).toBe(true);
+    expect(readForgotten(p.dataDir).has("line-2", "s4")).toBe(false);
+    // Session s2's turn is not written again; another session's line-2 is.
+    expect((await appendTurnNote({ memoryDir: p.memoryDir, sessionId: "s2", turnUuid: "line-2", transcriptPath: "/t.jsonl", bullets: ["again"], now: at("12:00") })).forgotten).toBe(true);
+    expect((await appendTurnNote({ memoryDir: p.memoryDir, sessionId: "s4", turnUuid: "line-2", transcriptPath: "/t.jsonl", bullets: ["a fourth session"], now: at("12:00") })).appended).toBe(true);
+    // And by id with its session, the CLI's and the hub's way for a line id.
+    await forgetTurn(p.dataDir, { turn: "line-2", session: "s3" });
+    expect(md()).not.toContain("note of session s3");
+    expect(md()).toContain("note of session s1");
   });
 });

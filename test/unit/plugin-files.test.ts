@@ -4,10 +4,11 @@
  * runs a memsearch on PATH in its place, or answers every hook harmlessly when there is none.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { installPluginBin } from "../../scripts/install-plugin-bin.ts";
+import { pluginFiles } from "../../src/agents/claude/plugin-files.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const PLUGIN = join(ROOT, "plugin");
@@ -185,11 +186,47 @@ describe("the stand-in bin/memsearch", () => {
     });
   }
 
+  test("runs the binary `install claude` linked at ~/.memsearch/bin/memsearch before anything on PATH ($MEMSEARCH_HOME when set)", () => {
+    const home = join(tmp, "home");
+    const linked = join(tmp, "linked bin");
+    mkdirSync(linked, { recursive: true });
+    writeFileSync(join(linked, "memsearch"), `#!/bin/sh\nprintf '{"linked":"%s"}\\n' "$*"\n`);
+    chmodSync(join(linked, "memsearch"), 0o755);
+    mkdirSync(join(home, ".memsearch", "bin"), { recursive: true });
+    symlinkSync(join(linked, "memsearch"), join(home, ".memsearch", "bin", "memsearch"));
+    const run = (env: Record<string, string>) => {
+      const r = Bun.spawnSync([standIn, "hook", "stop"], { cwd: tmp, env: { PATH: `${sysPath}:${onPath}`, ...env }, stdin: Buffer.from("{}"), stdout: "pipe" });
+      return JSON.parse(r.stdout.toString());
+    };
+    expect(run({ HOME: home })).toEqual({ linked: "hook stop" });
+    mkdirSync(join(tmp, "other", "bin"), { recursive: true });
+    symlinkSync(join(linked, "memsearch"), join(tmp, "other", "bin", "memsearch"));
+    expect(run({ HOME: join(tmp, "nowhere"), MEMSEARCH_HOME: join(tmp, "other") })).toEqual({ linked: "hook stop" });
+    // A link whose binary is gone (npm uninstall without memsearch uninstall): PATH, as before.
+    rmSync(join(linked, "memsearch"));
+    expect(run({ HOME: home })).toEqual({ real: "hook stop" });
+  });
+
   test("any other command fails with one clear line", () => {
     const r = exec(["search", "x"], sysPath);
     expect(r.code).toBe(1);
     expect(r.err.trim().split("\n")).toHaveLength(1);
-    expect(r.err).toContain("is a stand-in");
+    expect(r.err).toContain("only runs it");
+  });
+});
+
+describe("the plugin the binary carries (src/agents/claude/plugin-files.ts)", () => {
+  test("is plugin/ file for file, byte for byte, and the script is executable", () => {
+    const walk = (rel = ""): string[] => readdirSync(join(PLUGIN, rel), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(rel ? `${rel}/${e.name}` : e.name) : [rel ? `${rel}/${e.name}` : e.name]));
+    // A Windows build or a staged copy of the binary in a checkout is never part of the plugin.
+    const onDisk = walk().filter((f) => !/^bin\/(memsearch\.exe|\.memsearch)/.test(f)).sort();
+    const carried = pluginFiles();
+    expect(carried.map((f) => f.path).sort()).toEqual(onDisk);
+    for (const f of carried) {
+      const bytes = typeof f.content === "string" ? Buffer.from(f.content) : Buffer.from(f.content);
+      expect(bytes.equals(readFileSync(join(PLUGIN, f.path)))).toBe(true);
+      expect(f.mode).toBe(f.path === "bin/memsearch" ? 0o755 : 0o644);
+    }
   });
 });
 

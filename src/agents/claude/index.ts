@@ -1,14 +1,14 @@
 /**
  * Claude Code: the agent memsearch was built for. Its hook input is the neutral input's model, its
  * transcripts are read by src/transcript/, and it is wired through the plugin (plugin/), which
- * Claude Code's own plugin manager installs.
+ * Claude Code's own plugin manager installs (install.ts runs it).
  */
 import * as v from "valibot";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { readJsonFile } from "../../core/json-file.ts";
-import { field, HookFields, Id, type AgentAdapter, type InstallPlan, type NeutralHookInput, type WiredState } from "../types.ts";
+import { field, HookFields, Id, type AgentAdapter, type NeutralHookInput, type WiredState } from "../types.ts";
 
 /** The JSON Claude Code sends every hook on stdin: the fields we use, each checked. */
 const ClaudeHookInput = v.object({
@@ -30,18 +30,10 @@ export const claude: AgentAdapter = {
   formatOutput: (out) => ({ ...out }),
   // Loaded when the drainer needs it: a prompt hook must not pay for the transcript reader.
   findStoppedTurn: async (path, q) => (await import("../../transcript/last-turn.ts")).findStoppedTurn(path, q),
-  planInstall(opts): InstallPlan {
-    // Claude Code installs plugins itself (and keeps their trust); memsearch edits none of its files.
-    const verb = opts.uninstall ? "uninstall" : "install";
-    return {
-      agent: "claude",
-      changes: [],
-      notes: opts.uninstall
-        ? [`Claude Code's plugin manager removes the plugin: claude plugin ${verb} memsearch@memsearch`]
-        : ["Claude Code's plugin manager installs the plugin (scripts/install.sh put it in ~/.memsearch/plugin):", "  claude plugin marketplace add ~/.memsearch", `  claude plugin ${verb} memsearch@memsearch`],
-    };
-  },
-  present: (env = process.env) => existsSync(join(env.HOME || homedir(), ".claude")),
+  // The plugin's files ride in the binary: loaded only by `install`, never by a hook.
+  planInstall: async (opts) => (await import("./install.ts")).planClaudeInstall(opts),
+  // Its home folder, or its command on PATH (a fresh install has not made the folder yet).
+  present: (env = process.env) => existsSync(join(env.HOME || homedir(), ".claude")) || Bun.which("claude", { PATH: env.PATH ?? "" }) !== null,
   wired(opts): WiredState {
     const env = opts.env ?? process.env;
     const path = settingsPath(env);

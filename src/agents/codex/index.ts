@@ -17,7 +17,8 @@ export const codex: AgentAdapter = {
   findStoppedTurn: findStoppedRolloutTurn,
   planInstall: planCodexInstall,
   wired: codexWired,
-  present: (env) => existsSync(codexHome(env)),
+  // Its home folder, or its command on PATH (installed, not yet run once).
+  present: (env = process.env) => existsSync(codexHome(env)) || Bun.which("codex", { PATH: env.PATH ?? "" }) !== null,
   transcripts: {
     claims: isCodexRolloutPath,
     check: checkProjectRollout,

@@ -6,13 +6,12 @@
  * `trusted_hash = "sha256:<hex of the handler's canonical JSON>"` (trustHash).
  */
 import { sha256Hex } from "../../core/text.ts";
-import { lstatSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { InputError } from "../../core/errors.ts";
-import { errCode, readOwnText } from "../../core/fsutil.ts";
-import { parseJson } from "../../core/json-file.ts";
+import { mergeEntries, readAgentFile, readJsonSettings, removeEntries } from "../json-settings.ts";
 import type { FileChange, InstallOptions, InstallPlan, WiredState } from "../types.ts";
 import { checkEdit, MARK, parseEdited, parseToml, removeMarked, setKey, setTable, valueAt } from "./toml.ts";
 
@@ -78,21 +77,6 @@ const isOurGroup = (g: unknown): boolean => {
   return Array.isArray(hs) && hs.length > 0 && hs.every((h) => typeof (h as Handler)?.command === "string" && OURS.test((h as Handler).command));
 };
 
-/** A file of the agent's, read as it is; a link is refused (writing would replace it with a file). */
-export function readAgentFile(path: string): string | undefined {
-  try {
-    if (lstatSync(path).isSymbolicLink()) throw new InputError(`${path} is a symbolic link; memsearch edits only a plain file (edit it by hand, or replace the link with the file)`);
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    if (errCode(e) === "ENOENT") return undefined;
-  }
-  try {
-    return readOwnText(path);
-  } catch (e) {
-    throw new InputError(`cannot read ${path} (${errCode(e) ?? String(e)})`);
-  }
-}
-
 interface Placed {
   snake: string;
   group: number;
@@ -100,38 +84,28 @@ interface Placed {
 }
 
 function readHooks(path: string): { doc: v.InferOutput<typeof HooksFile>; text?: string } {
-  const text = readAgentFile(path);
-  if (text === undefined) return { doc: {} };
-  const r = parseJson(text, HooksFile);
-  if ("problem" in r) throw new InputError(`${path}: ${r.problem}; fix it, then run this again`);
-  return { doc: r.value, text };
+  return readJsonSettings<v.InferOutput<typeof HooksFile>>(path, HooksFile, "(fix it, then run this again)");
 }
 
-/** hooks.json with our groups in place: an outdated one replaced where it stands (the user's groups keep their indices), a missing one appended. */
-function mergeHooks(doc: v.InferOutput<typeof HooksFile>, exe: string[]): { doc: typeof doc; placed: Placed[] } {
-  const hooks: Record<string, unknown[]> = { ...(doc.hooks ?? {}) };
-  const placed: Placed[] = [];
-  for (const h of CODEX_HOOKS) {
-    const groups = [...(hooks[h.event] ?? [])];
-    const handler: Handler = { type: "command", command: hookCommand(exe, h.hook), timeout: h.timeout };
-    let at = groups.findIndex(isOurGroup);
-    if (at < 0) at = groups.push({ hooks: [handler] }) - 1;
-    else groups[at] = { hooks: [handler] };
-    hooks[h.event] = groups;
-    placed.push({ snake: h.snake, group: at, handler });
-  }
-  return { doc: { ...doc, hooks }, placed };
+/**
+ * hooks.json's text with our groups in place (edited as text: the user's bytes stay): an outdated
+ * one replaced where it stands (the user's groups keep their indices), a missing one appended.
+ */
+function mergeHooks(text: string | undefined, exe: string[]): { text: string; placed: Placed[] } {
+  const handlers = CODEX_HOOKS.map((h) => ({ h, handler: { type: "command", command: hookCommand(exe, h.hook), timeout: h.timeout } satisfies Handler }));
+  const merged = mergeEntries(
+    text,
+    handlers.map(({ h, handler }) => ({ event: h.event, entry: { hooks: [handler] } })),
+    isOurGroup,
+  );
+  return { text: merged.text, placed: handlers.map(({ h, handler }, i) => ({ snake: h.snake, group: merged.placed[i]!.index, handler })) };
 }
 
-function unmergeHooks(doc: v.InferOutput<typeof HooksFile>): typeof doc {
-  if (!doc.hooks) return doc;
-  const hooks: Record<string, unknown[]> = {};
-  for (const [event, groups] of Object.entries(doc.hooks)) {
-    const kept = groups.filter((g) => !isOurGroup(g));
-    if (kept.length) hooks[event] = kept;
-  }
-  const { hooks: _drop, ...rest } = doc;
-  return Object.keys(hooks).length ? { ...rest, hooks } : rest;
+/** Our groups now in hooks.json, each where it stands, with the trust hash Codex compares it against. */
+function ourGroups(doc: v.InferOutput<typeof HooksFile>): Placed[] {
+  return CODEX_HOOKS.flatMap((h) =>
+    (doc.hooks?.[h.event] ?? []).flatMap((g, group) => (isOurGroup(g) ? [{ snake: h.snake, group, handler: ((g as Group).hooks as Handler[])[0]! }] : [])),
+  );
 }
 
 const stateKey = (hooksPath: string, p: Placed) => `${hooksPath}:${p.snake}:${p.group}:0`;
@@ -146,24 +120,30 @@ export function planCodexInstall(opts: InstallOptions & { uninstall?: boolean })
   const changes: FileChange[] = [];
   const notes: string[] = [];
   if (opts.uninstall) {
-    const next = unmergeHooks(doc);
-    const nextText = Object.keys(next).length ? `${JSON.stringify(next, null, 2)}\n` : undefined;
-    if (hooksText !== undefined && JSON.stringify(next) !== JSON.stringify(doc)) changes.push({ path: hooksPath, before: hooksText, after: nextText });
-    const stateOf = (p: string[]) => p.length === 3 && p[0] === "hooks" && p[1] === "state" && OURS_KEY(hooksPath, p[2]!);
-    // Our trust tables go even when written unmarked by hand; any other marked line of ours too.
-    let after = removeMarked(configText, (p) => !(stateOf(p) || (p.length === 1 && p[0] === "features")));
-    after = removeUnmarkedTrust(after, hooksPath);
+    if (hooksText !== undefined && hooksText.trim()) {
+      const nextText = removeEntries(hooksText, isOurGroup);
+      if (nextText !== hooksText) changes.push({ path: hooksPath, before: hooksText, after: nextText });
+    }
+    // A trust entry is ours when we marked it, or when it trusts one of our groups (Codex writes
+    // one itself when a user approves a hook): a user's own hook at any index keeps its trust.
+    const ourHashes = new Set(ourGroups(doc).map((p) => trustHash(p.snake, p.handler)));
+    const ourKeys = ourTrustKeys(configText, hooksPath, ourHashes);
+    const isOurs = (p: string[]) => (p.length === 3 && p[0] === "hooks" && p[1] === "state" && ourKeys.has(p[2]!)) || (p.length === 1 && p[0] === "features");
+    let after = removeMarked(configText, { keepTable: (p) => !isOurs(p), dropKey: (table, key) => table.length === 1 && table[0] === "features" && key === "hooks" });
+    after = removeUnmarkedTrust(after, ourKeys);
+    // Nothing of the user's was in it: install made it.
+    const gone = !after.trim() && after !== configText;
     if (after !== configText) {
       const parsed = parseEdited(after, configPath);
-      checkEdit(before, parsed, [["features", "hooks"], ...trustPaths(before, hooksPath)], configPath);
-      changes.push({ path: configPath, before: configText, after });
+      checkEdit(before, parsed, [["features", "hooks"], ...[...ourKeys].map((k) => ["hooks", "state", k])], configPath);
+      // A config.toml that held only our lines was created by install: it goes with them.
+      changes.push({ path: configPath, before: configText, after: gone ? undefined : after });
     }
-    notes.push(changes.length ? `memsearch's hooks removed from ${home}` : `memsearch is not wired into Codex (${home})`);
+    notes.push(changes.length ? `${opts.dryRun ? "would remove" : "removed"} memsearch's hooks from ${home}` : `memsearch is not wired into Codex (${home})`);
     return { agent: "codex", changes, notes };
   }
-  const merged = mergeHooks(doc, opts.exe);
-  const hooksAfter = `${JSON.stringify(merged.doc, null, 2)}\n`;
-  if (hooksText === undefined || JSON.stringify(merged.doc) !== JSON.stringify(doc)) changes.push({ path: hooksPath, before: hooksText, after: hooksAfter });
+  const merged = mergeHooks(hooksText, opts.exe);
+  if (merged.text !== hooksText) changes.push({ path: hooksPath, before: hooksText, after: merged.text });
   let config = configText;
   const enabled = valueAt(before, ["features", "hooks"]);
   if (enabled === false) throw new InputError(`${configPath} turns Codex hooks off (features.hooks = false): memsearch's hooks would never run; remove that line, then run this again`);
@@ -181,7 +161,7 @@ export function planCodexInstall(opts: InstallOptions & { uninstall?: boolean })
     if (valueAt(parsed, ["features", "hooks"]) !== true) throw new InputError(`memsearch could not turn Codex hooks on in ${configPath}; nothing was written`);
     changes.push({ path: configPath, before: configText || undefined, after: config });
   }
-  notes.push(changes.length ? `memsearch's hooks wired into Codex (${home}): SessionStart, UserPromptSubmit, Stop, SessionEnd, each trusted` : `memsearch is already wired into Codex (${home})`);
+  notes.push(changes.length ? `${opts.dryRun ? "would wire" : "wired"} memsearch's hooks into Codex (${home}): SessionStart, UserPromptSubmit, Stop, SessionEnd, each trusted` : `memsearch is already wired into Codex (${home})`);
   return { agent: "codex", changes, notes };
 }
 
@@ -191,20 +171,45 @@ function OURS_KEY(hooksPath: string, key: string): boolean {
   return /^:(session_start|user_prompt_submit|stop|session_end):\d+:0$/.test(key.slice(hooksPath.length));
 }
 
-function trustPaths(t: Record<string, unknown>, hooksPath: string): string[][] {
-  const state = valueAt(t, ["hooks", "state"]);
-  if (!state || typeof state !== "object") return [];
-  return Object.keys(state).filter((k) => OURS_KEY(hooksPath, k)).map((k) => ["hooks", "state", k]);
+const TRUST_HEADER = /^\s*\[hooks\.state\."((?:[^"\\]|\\.)*)"\]\s*(#.*)?$/;
+const TRUSTED_HASH = /^\s*trusted_hash\s*=\s*"([^"]*)"\s*(#.*)?$/;
+
+/**
+ * The trust keys of config.toml that are ours: a key of one of our hooks in this hooks.json whose
+ * table we marked, or whose hash is one of our groups' (a user's own hook at the same index has
+ * another hash, and keeps its trust).
+ */
+function ourTrustKeys(text: string, hooksPath: string, ourHashes: Set<string>): Set<string> {
+  const keys = new Set<string>();
+  const lines = text.split("\n");
+  lines.forEach((l, i) => {
+    const m = TRUST_HEADER.exec(l);
+    if (!m) return;
+    let key: string;
+    try {
+      key = JSON.parse(`"${m[1]}"`);
+    } catch {
+      return;
+    }
+    if (!OURS_KEY(hooksPath, key)) return;
+    const hash = TRUSTED_HASH.exec(lines[i + 1] ?? "")?.[1];
+    if (l.trimEnd().endsWith(MARK) || (hash !== undefined && ourHashes.has(hash))) keys.add(key);
+  });
+  return keys;
 }
 
-/** Trust entries of our hooks that lost their mark (a hand edit) are ours all the same. */
-function removeUnmarkedTrust(text: string, hooksPath: string): string {
+/** Trust tables of ours that lost their mark (a hand edit, or Codex's own approval) are ours all the same. */
+function removeUnmarkedTrust(text: string, ours: Set<string>): string {
   const lines = text.split("\n");
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!;
-    const m = /^\s*\[hooks\.state\."((?:[^"\\]|\\.)*)"\]\s*$/.exec(l);
-    if (m && OURS_KEY(hooksPath, JSON.parse(`"${m[1]}"`)) && /^\s*trusted_hash\s*=/.test(lines[i + 1] ?? "") && !(lines[i + 2] ?? "").trim()) {
+    const m = TRUST_HEADER.exec(l);
+    let key: string | undefined;
+    try {
+      key = m ? JSON.parse(`"${m[1]}"`) : undefined;
+    } catch {}
+    if (key !== undefined && ours.has(key) && TRUSTED_HASH.test(lines[i + 1] ?? "") && !(lines[i + 2] ?? "").trim()) {
       if (out.length && !out.at(-1)!.trim()) out.pop();
       i += 1;
       continue;

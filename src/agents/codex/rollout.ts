@@ -15,7 +15,7 @@ import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
 import type { ToolCall, Turn } from "../../transcript/types.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
 import { renderAgentTurn } from "../render.ts";
-import { addAssistantText, addToolCall, agentLastTurn, agentTurns, asString as str, jsonLines, endedWith, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
+import { addAssistantText, addToolCall, agentLastTurn, agentTurns, asString as str, jsonLines, endedWith, OpenCalls, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 
 export interface RolloutTurn extends AgentTurn {
   /** Codex's turn id (the hooks' `turn_id`), else `line-N` of the line that opened it. */
@@ -116,6 +116,7 @@ export function parseRollout(text: string, opts: { redact?: (s: string) => strin
   const add = (t?: RolloutTurn) => t && out.turns.push(t);
   let pendingId: string | undefined;
   let openId: string | undefined;
+  const calls = new OpenCalls();
   lines.forEach((o, i) => {
     const p = isObj(o.payload) ? o.payload : {};
     if (o.type === "session_meta") {
@@ -149,9 +150,11 @@ export function parseRollout(text: string, opts: { redact?: (s: string) => strin
     if (!a) return;
     if ("assistant" in k) {
       if (k.assistant.trim()) addAssistantText(a.turn, redact(k.assistant));
-    } else if ("tool" in k) addToolCall(a.turn, k.tool);
-    else {
-      const call = a.turn.tools.find((t) => t.id === k.output.id && t.unpaired);
+    } else if ("tool" in k) {
+      addToolCall(a.turn, k.tool);
+      if (k.tool.unpaired) calls.of(a.turn).add(k.tool);
+    } else {
+      const call = calls.of(a.turn).take(k.output.id);
       if (call) Object.assign(call, { output: clip(k.output.text, OUTPUT_CHARS), outputChars: k.output.text.length, unpaired: false });
     }
   });

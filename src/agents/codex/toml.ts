@@ -122,10 +122,14 @@ function quoteIfNeeded(k: string): string {
   return /^[A-Za-z0-9_-]+$/.test(k) ? k : quoteKey(k);
 }
 
-/** Text with a block of lines appended after one blank line. */
+/**
+ * Text with a block of lines appended after one blank line. A text that does not end with a line
+ * break gets none at the end either: removeMarked, taking the block and the blank line before it,
+ * then gives the text back byte for byte.
+ */
 function appendBlock(text: string, block: string[]): string {
-  const base = text === "" ? "" : text.endsWith("\n") ? text : `${text}\n`;
-  return `${base}${base.trim() ? "\n" : ""}${block.join("\n")}\n`;
+  if (text !== "" && !text.endsWith("\n")) return `${text}\n${text.trim() ? "\n" : ""}${block.join("\n")}`;
+  return `${text}${text.trim() ? "\n" : ""}${block.join("\n")}\n`;
 }
 
 /**
@@ -147,16 +151,25 @@ export function setTable(text: string, table: string[], key: string, value: stri
   return join(lines);
 }
 
+/** Which marked lines are memsearch's: a user may end a line of their own with the same comment. */
+export interface Ours {
+  /** A marked table to leave (true) or take whole. */
+  keepTable(path: string[]): boolean;
+  /** A marked `key = value` line of table `table` to take. */
+  dropKey(table: string[], key: string): boolean;
+}
+
 /**
  * Remove what setKey and setTable added: a marked table whole (and the blank line before it), a
- * marked key line alone. Unmarked lines stay, whoever wrote them.
+ * marked key line alone, each only where `ours` says it is ours. Unmarked lines stay, whoever
+ * wrote them, and so do marked lines of the user's.
  */
-export function removeMarked(text: string, keep: (path: string[]) => boolean = () => false): string {
+export function removeMarked(text: string, ours: Ours): string {
   const lines = split(text);
   const hs = headers(lines);
   const drop = new Set<number>();
   hs.forEach((h, i) => {
-    if (!lines[h.line]!.trimEnd().endsWith(MARK) || keep(h.path)) return;
+    if (!lines[h.line]!.trimEnd().endsWith(MARK) || ours.keepTable(h.path)) return;
     const end = i + 1 < hs.length ? hs[i + 1]!.line : lines.length;
     let start = h.line;
     for (let j = start; j < end; j++) if (lines[j]!.trim() && !lines[j]!.trimEnd().endsWith(MARK) && !/^\s*trusted_hash\s*=/.test(lines[j]!)) return;
@@ -167,7 +180,10 @@ export function removeMarked(text: string, keep: (path: string[]) => boolean = (
     for (let j = start; j < stop; j++) drop.add(j);
   });
   lines.forEach((l, i) => {
-    if (!drop.has(i) && l.trimEnd().endsWith(MARK) && !headerPath(l) && /^\s*[A-Za-z0-9_-]+\s*=/.test(l)) drop.add(i);
+    const key = /^\s*([A-Za-z0-9_-]+)\s*=/.exec(l)?.[1];
+    if (drop.has(i) || key === undefined || !l.trimEnd().endsWith(MARK) || headerPath(l)) return;
+    const table = hs.filter((h) => h.line < i).at(-1)?.path ?? [];
+    if (ours.dropKey(table, key)) drop.add(i);
   });
   const kept = lines.filter((_, i) => !drop.has(i));
   let out = join(kept);

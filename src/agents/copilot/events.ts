@@ -21,7 +21,7 @@ import { TurnSegmenter } from "../../transcript/turns.ts";
 import type { Turn } from "../../transcript/types.ts";
 import { renderAgentTurn } from "../render.ts";
 import { COPILOT_LABEL } from "./files.ts";
-import { addAssistantText, addToolCall, agentLastTurn, agentTurns, argsSummary, asString as str, jsonLines, endedWith, TOOL_OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
+import { addAssistantText, addToolCall, agentLastTurn, agentTurns, argsSummary, asString as str, jsonLines, endedWith, OpenCalls, TOOL_OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 
 export interface EventsTurn extends AgentTurn {
   /** The user message's `interactionId`, else `line-N` of the line that opened it. */
@@ -47,6 +47,7 @@ export function parseEvents(text: string, opts: { redact?: (s: string) => string
   const add = (t?: EventsTurn) => t && out.turns.push(t);
   // The last model call of the open turn asked for tools: its turn_end does not end the turn.
   let askedTools = false;
+  const calls = new OpenCalls();
   jsonLines(text).forEach((o, i) => {
     const d = isObj(o.data) ? o.data : {};
     switch (o.type) {
@@ -75,12 +76,17 @@ export function parseEvents(text: string, opts: { redact?: (s: string) => string
         const words = str(d.content) ?? "";
         if (words.trim()) addAssistantText(a.turn, redact(words));
         const requests = Array.isArray(d.toolRequests) ? d.toolRequests.filter(isObj) : [];
-        for (const r of requests) addToolCall(a.turn, { id: str(r.toolCallId) ?? "", name: str(r.name) ?? "tool", input: oneLine(redact(argsSummary(r.arguments))), unpaired: true });
+        for (const r of requests) {
+          const call = { id: str(r.toolCallId) ?? "", name: str(r.name) ?? "tool", input: oneLine(redact(argsSummary(r.arguments))), unpaired: true };
+          addToolCall(a.turn, call);
+          calls.of(a.turn).add(call);
+        }
         askedTools = requests.length > 0;
         return;
       }
       case "tool.execution_complete": {
-        const call = seg.open?.turn.tools.find((t) => t.unpaired && t.id === str(d.toolCallId));
+        const open = seg.open?.turn;
+        const call = open && calls.of(open).take(str(d.toolCallId) ?? "");
         if (!call) return;
         const result = isObj(d.result) ? d.result : {};
         const output = str(result.content) ?? str(result.detailedContent) ?? (isObj(d.error) ? (str(d.error.message) ?? "") : "");

@@ -18,7 +18,8 @@ export const copilot: AgentAdapter = {
   findStoppedTurn: async (path, q) => (await import("./events.ts")).findStoppedEventsTurn(path, q),
   planInstall: planCopilotInstall,
   wired: copilotWired,
-  present: (env) => existsSync(copilotHome(env)),
+  // Its home folder, or its command on PATH (installed, not yet run once).
+  present: (env = process.env) => existsSync(copilotHome(env)) || Bun.which("copilot", { PATH: env.PATH ?? "" }) !== null,
   transcripts: {
     claims: isCopilotEventsPath,
     check: checkProjectSession,

@@ -48,8 +48,8 @@ function readSettings(path: string): { doc: SettingsDoc; text?: string } {
 
 export function planCopilotInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan {
   const path = copilotSettingsPath(opts.env);
-  const { doc, text } = readSettings(path);
-  const plan = { agent: "copilot", label: "Copilot CLI", path, text, doc, ours: isOurs };
+  const { text } = readSettings(path);
+  const plan = { agent: "copilot", label: "Copilot CLI", path, text, ours: isOurs, dryRun: opts.dryRun };
   if (opts.uninstall) return planSettingsUninstall(plan);
   const entries = COPILOT_HOOKS.map((h) => ({ event: h.event, entry: { type: "command", bash: copilotHookCommand(opts.exe, h.hook), timeoutSec: h.timeoutSec } satisfies Handler }));
   return planSettingsInstall({ ...plan, entries });

@@ -79,10 +79,23 @@ interface Held {
   line: number;
 }
 
-/** Replay a chat's lines into its messages. Lines that are not JSON objects (cut by a crash) are skipped. */
+/**
+ * Replay a chat's lines into its messages. Lines that are not JSON objects (cut by a crash) are
+ * skipped. Where each id stands is kept in a map, so a record costs the same however long the
+ * chat already is (a search of the list for each record made a long chat quadratic).
+ */
 function replay(text: string): { meta: Obj; messages: Held[] } {
   let meta: Obj = {};
-  let messages: Held[] = [];
+  const messages: Held[] = [];
+  // The first place of each id: a checkpoint may list an id twice, and a search found the first.
+  const at = new Map<string, number>();
+  const cut = (to: number) => {
+    for (let j = messages.length - 1; j >= to; j--) {
+      const id = messages[j]!.msg.id as string;
+      if (at.get(id) === j) at.delete(id);
+    }
+    messages.length = to;
+  };
   text.split("\n").forEach((raw, i) => {
     if (!raw.trim()) return;
     let o: unknown;
@@ -94,18 +107,28 @@ function replay(text: string): { meta: Obj; messages: Held[] } {
     if (!isObj(o)) return;
     const line = i + 1;
     if (typeof o.$rewindTo === "string") {
-      const at = messages.findIndex((m) => m.msg.id === o.$rewindTo);
-      if (at >= 0) messages = messages.slice(0, at);
+      const to = at.get(o.$rewindTo);
+      if (to !== undefined) cut(to);
       return;
     }
     if (isObj(o.$set)) {
-      if (Array.isArray(o.$set.messages)) messages = o.$set.messages.filter((m): m is Obj => isObj(m) && typeof m.id === "string").map((msg) => ({ msg, line }));
+      if (Array.isArray(o.$set.messages)) {
+        cut(0);
+        for (const msg of o.$set.messages) {
+          if (!isObj(msg) || typeof msg.id !== "string") continue;
+          if (!at.has(msg.id)) at.set(msg.id, messages.length);
+          messages.push({ msg, line });
+        }
+      }
       return;
     }
     if (typeof o.id === "string" && typeof o.type === "string") {
-      const at = messages.findIndex((m) => m.msg.id === o.id);
-      if (at >= 0) messages[at] = { msg: o, line };
-      else messages.push({ msg: o, line });
+      const place = at.get(o.id);
+      if (place !== undefined) messages[place] = { msg: o, line };
+      else {
+        at.set(o.id, messages.length);
+        messages.push({ msg: o, line });
+      }
       return;
     }
     if (typeof o.sessionId === "string" && i === 0) meta = o;

@@ -17,7 +17,8 @@ export const gemini: AgentAdapter = {
   findStoppedTurn: async (path, q) => (await import("./chat.ts")).findStoppedChatTurn(path, q),
   planInstall: planGeminiInstall,
   wired: geminiWired,
-  present: (env) => existsSync(geminiHome(env)),
+  // Its home folder, or its command on PATH (installed, not yet run once).
+  present: (env = process.env) => existsSync(geminiHome(env)) || Bun.which("gemini", { PATH: env.PATH ?? "" }) !== null,
   transcripts: {
     claims: isGeminiChatPath,
     check: checkProjectChat,

@@ -68,7 +68,7 @@ function switchedOff(doc: SettingsDoc): string | undefined {
 export function planGeminiInstall(opts: InstallOptions & { uninstall?: boolean }): InstallPlan {
   const path = settingsPath(opts.env);
   const { doc, text } = readSettings(path);
-  const plan = { agent: "gemini", label: "Gemini CLI", path, text, doc, ours: isOurGroup };
+  const plan = { agent: "gemini", label: "Gemini CLI", path, text, ours: isOurGroup, dryRun: opts.dryRun };
   if (opts.uninstall) return planSettingsUninstall(plan);
   const off = switchedOff(doc);
   if (off) throw new InputError(`${path} turns memsearch's hooks off (${off}): they would never run; change that, then run this again`);

@@ -9,13 +9,12 @@
  * `state.input` / `state.output`) and steps. Injected memory is never in it: memsearch injects
  * through the system prompt, which OpenCode does not store.
  */
-import type { Database } from "bun:sqlite";
 import * as v from "valibot";
 import { clip, oneLine } from "../../core/text.ts";
 import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
 import type { ToolCall } from "../../transcript/types.ts";
 import { renderToolsThenWords } from "../render.ts";
-import { openOpencodeDb, splitSessionKey } from "./session-key.ts";
+import { ident, MAX_ROW_BYTES, openOpencodeDb, splitSessionKey, type OpencodeDb } from "./session-key.ts";
 import { addAssistantText, addToolCall, agentLastTurn, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 
 const UserData = v.object({ role: v.literal("user") });
@@ -133,14 +132,22 @@ function newTurn(user: Row, redact: (s: string) => string, words: string): Openc
   };
 }
 
-const MESSAGES_OF_SESSION = "SELECT id, session_id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id";
+/**
+ * A row's `data`, or null when it is larger than MAX_ROW_BYTES: SQLite counts the bytes without
+ * reading them, so a 200 MB row costs nothing (a pasted image is no turn's words).
+ */
+const DATA = `CASE WHEN octet_length(data) <= ${MAX_ROW_BYTES} THEN data END AS data`;
+
+/** Every read goes through OpenCode's own index (INDEXED BY: an error, never a scan, if it cannot be used). */
+const messagesOfSession = (o: OpencodeDb) => `SELECT id, session_id, time_created, ${DATA} FROM message INDEXED BY ${ident(o.idx.messageBySession)} WHERE session_id = ? ORDER BY time_created, id`;
 
 /** The turn opened by user message `promptId`, redacted; undefined when the database does not hold it (yet). */
-export function readOpencodeTurn(db: Database, promptId: string, redact: (s: string) => string = (s) => s): OpencodeTurn | undefined {
-  const user = db.query<Row, [string]>("SELECT id, session_id, time_created, data FROM message WHERE id = ?").get(promptId);
+export function readOpencodeTurn(o: OpencodeDb, promptId: string, redact: (s: string) => string = (s) => s): OpencodeTurn | undefined {
+  const { db } = o;
+  const user = db.query<Row, [string]>(`SELECT id, session_id, time_created, ${DATA} FROM message INDEXED BY ${ident(o.idx.messageById)} WHERE id = ?`).get(promptId);
   if (!user || !v.is(UserData, json(user.data))) return undefined;
-  const answers = sessionMessages(db.query<Row, [string]>(MESSAGES_OF_SESSION).all(user.session_id)).filter((m) => m.answers === promptId);
-  const partsOf = db.query<{ data: string }, [string]>("SELECT data FROM part WHERE message_id = ? ORDER BY id");
+  const answers = sessionMessages(db.query<Row, [string]>(messagesOfSession(o)).all(user.session_id)).filter((m) => m.answers === promptId);
+  const partsOf = db.query<{ data: string }, [string]>(`SELECT ${DATA} FROM part INDEXED BY ${ident(o.idx.partByMessage)} WHERE message_id = ? ORDER BY id`);
   const turn = newTurn(user, redact, userWords(partsOf.all(user.id)));
   for (const a of answers) partsInto(turn, partsOf.all(a.row.id), redact);
   const last = answers.at(-1)?.data;
@@ -149,15 +156,16 @@ export function readOpencodeTurn(db: Database, promptId: string, redact: (s: str
 }
 
 /** Every turn of a session, in order, redacted: two queries however long the session. */
-export function readOpencodeSession(db: Database, sessionId: string, redact: (s: string) => string = (s) => s): OpencodeTurn[] {
+export function readOpencodeSession(o: OpencodeDb, sessionId: string, redact: (s: string) => string = (s) => s): OpencodeTurn[] {
+  const { db } = o;
   const parts = new Map<string, { data: string }[]>();
-  for (const p of db.query<{ message_id: string; data: string }, [string]>("SELECT message_id, data FROM part WHERE session_id = ? ORDER BY id").all(sessionId)) {
+  for (const p of db.query<{ message_id: string; data: string }, [string]>(`SELECT message_id, ${DATA} FROM part INDEXED BY ${ident(o.idx.partBySession)} WHERE session_id = ? ORDER BY id`).all(sessionId)) {
     const list = parts.get(p.message_id);
     if (list) list.push(p);
     else parts.set(p.message_id, [p]);
   }
   const turns = new Map<string, OpencodeTurn & { last?: v.InferOutput<typeof AssistantData> }>();
-  for (const m of sessionMessages(db.query<Row, [string]>(MESSAGES_OF_SESSION).all(sessionId))) {
+  for (const m of sessionMessages(db.query<Row, [string]>(messagesOfSession(o)).all(sessionId))) {
     const own = parts.get(m.row.id) ?? [];
     if (m.answers === undefined) turns.set(m.row.id, newTurn(m.row, redact, userWords(own)));
     else {

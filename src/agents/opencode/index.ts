@@ -15,7 +15,8 @@ export const opencode: AgentAdapter = {
   findStoppedTurn: async (path, q) => (await import("./db.ts")).findStoppedOpencodeTurn(path, q),
   planInstall: planOpencodeInstall,
   wired: opencodeWired,
-  present: (env) => existsSync(opencodeConfigDir(env)) || existsSync(opencodeDataDir(env)),
+  // Its home folder, or its command on PATH (installed, not yet run once).
+  present: (env = process.env) => existsSync(opencodeConfigDir(env)) || existsSync(opencodeDataDir(env)) || Bun.which("opencode", { PATH: env.PATH ?? "" }) !== null,
   // One database for every session: each session is named `<database>#<session id>` (sessions.ts).
   transcripts: {
     claims: (path, env) => parseSessionKey(path, env) !== undefined,
@@ -25,5 +26,11 @@ export const opencode: AgentAdapter = {
     projectFiles: projectSessions,
     list: (env) => listSessions(env),
     version: databaseVersion,
+    // Loaded only by the hub and the watch process: a hook never starts the thread.
+    offThread: {
+      list: async (env) => (await import("./off-thread.ts")).listSessionsOffThread(env),
+      projectFiles: async (root, env) => (await import("./off-thread.ts")).listSessionsOffThread(env, root),
+      read: async (path, env) => (await import("./off-thread.ts")).readSessionOffThread(path, env),
+    },
   },
 };

@@ -52,11 +52,11 @@ export function planOpencodeInstall(opts: InstallOptions & { uninstall?: boolean
   if (opts.uninstall) {
     return text === undefined
       ? { agent: "opencode", changes: [], notes: [`memsearch is not wired into OpenCode (${path})`] }
-      : { agent: "opencode", changes: [{ path, before: text }], notes: [`memsearch's plugin removed from OpenCode`] };
+      : { agent: "opencode", changes: [{ path, before: text }], notes: [`${opts.dryRun ? "would remove" : "removed"} memsearch's plugin from OpenCode (${path})`] };
   }
   const after = pluginSource(opts.exe);
   if (text === after) return { agent: "opencode", changes: [], notes: [`memsearch is already wired into OpenCode (${path})`] };
-  return { agent: "opencode", changes: [{ path, before: text, after }], notes: [`memsearch's plugin wired into OpenCode (${opencodeConfigDir(opts.env)}): prompts, recall and capture through memsearch's hooks`] };
+  return { agent: "opencode", changes: [{ path, before: text, after }], notes: [`${opts.dryRun ? "would wire" : "wired"} memsearch's plugin into OpenCode (${opencodeConfigDir(opts.env)}): prompts, recall and capture through memsearch's hooks`] };
 }
 
 export function opencodeWired(opts: InstallOptions): WiredState {

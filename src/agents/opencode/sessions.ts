@@ -14,7 +14,7 @@ import { sanitize } from "../../core/redact.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
 import type { TranscriptStamp, Turn } from "../../transcript/types.ts";
 import { agentTurns } from "../turn.ts";
-import { openOpencodeDb, sessionKey, SessionId, splitSessionKey } from "./session-key.ts";
+import { ident, openOpencodeDb, sessionKey, SessionId, splitSessionKey, type OpencodeDb } from "./session-key.ts";
 import { opencodeDataDir } from "./install.ts";
 
 /** The database OpenCode uses (the rule its plugin follows too: plugin.ts). */
@@ -36,6 +36,13 @@ export function parseSessionKey(path: string, env: NodeJS.ProcessEnv = process.e
 
 const SessionRow = v.object({ id: SessionId, directory: v.string(), parent_id: v.nullable(v.string()) });
 
+/** A session's row by its id; its folder and parent only when of a sane length (a crafted row may hold 200 MB there). */
+const sessionById = (o: OpencodeDb) => `SELECT id, ${bounded("directory", "directory")}, ${bounded("parent_id", "parent_id")} FROM session INDEXED BY ${ident(o.idx.sessionById)} WHERE id = ?`;
+const bounded = (col: string, as: string) => `CASE WHEN octet_length(${col}) <= 4096 THEN ${col} END AS ${as}`;
+
+/** The most sessions listed: the listing's cost is bounded by its shape (every lookup through an index) and by this. */
+const MAX_SESSIONS = 100_000;
+
 /** The session's row, checked; throws when the database or the session is not there. */
 function sessionRow(db: string, sessionId: string, path: string): v.InferOutput<typeof SessionRow> {
   let handle;
@@ -45,7 +52,7 @@ function sessionRow(db: string, sessionId: string, path: string): v.InferOutput<
     throw new NotFoundError(`OpenCode's database cannot be read: ${path} (${(e as Error)?.message ?? e})`);
   }
   try {
-    const r = v.safeParse(SessionRow, handle.query("SELECT id, directory, parent_id FROM session WHERE id = ?").get(sessionId));
+    const r = v.safeParse(SessionRow, handle.db.query(sessionById(handle)).get(sessionId));
     if (!r.success) throw new NotFoundError(`no OpenCode session ${sessionId} in ${db}`);
     return r.output;
   } finally {
@@ -70,7 +77,7 @@ export async function readSession(path: string, env: NodeJS.ProcessEnv = process
   const { readOpencodeSession } = await import("./db.ts");
   const db = openOpencodeDb(k.db);
   try {
-    const row = v.safeParse(SessionRow, db.query("SELECT id, directory, parent_id FROM session WHERE id = ?").get(k.sessionId));
+    const row = v.safeParse(SessionRow, db.db.query(sessionById(db)).get(k.sessionId));
     const turns = readOpencodeSession(db, k.sessionId, sanitize);
     return { sessionId: k.sessionId, ...(row.success ? { cwd: row.output.directory } : {}), turns: agentTurns(turns.map((t, i) => ({ ...t, line: i + 1 })), { promptIds: true }) };
   } finally {
@@ -96,12 +103,15 @@ export function listSessions(env: NodeJS.ProcessEnv = process.env, root?: string
   }
   const db = openOpencodeDb(path);
   try {
-    const rows = db
+    // Every lookup per session through OpenCode's own indexes (INDEXED BY: an error, never a scan of
+    // every part for every session); Bun's SQLite has no progress handler to stop a query by time.
+    const { idx } = db;
+    const rows = db.db
       .query(
-        `SELECT s.id, s.directory, s.parent_id,
-           (SELECT count(*) FROM part p WHERE p.session_id = s.id) AS parts,
-           max(s.time_updated, coalesce((SELECT max(time_updated) FROM message m WHERE m.session_id = s.id), 0), coalesce((SELECT max(time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS updated
-         FROM session s ORDER BY s.time_created, s.id`,
+        `SELECT s.id, ${bounded("s.directory", "directory")}, ${bounded("s.parent_id", "parent_id")},
+           (SELECT count(*) FROM part AS p INDEXED BY ${ident(idx.partBySession)} WHERE p.session_id = s.id) AS parts,
+           max(s.time_updated, coalesce((SELECT max(time_updated) FROM message AS m INDEXED BY ${ident(idx.messageBySession)} WHERE m.session_id = s.id), 0), coalesce((SELECT max(time_updated) FROM part AS p INDEXED BY ${ident(idx.partBySession)} WHERE p.session_id = s.id), 0)) AS updated
+         FROM session s ORDER BY s.time_created, s.id LIMIT ${MAX_SESSIONS}`,
       )
       .all();
     const out: TranscriptStamp[] = [];

@@ -838,15 +838,17 @@ async function openNote(ref: NoteRef, match?: Match): Promise<void> {
     a ? h("p", { class: "muted anchor" }, a.session === "manual" ? `Your note (memsearch remember) · ${a.turn}` : `Session ${a.session} · turn ${a.turn}`) : null,
     button,
     turnBox,
-    day ? forgetBox(n.project, `${day}.md`, n.startLine, !a ? "none" : a.session === "manual" ? "restore" : "import") : null,
+    n.forget ? forgetBox(n.project, n.forget, !a ? "none" : a.session === "manual" ? "restore" : "import") : null,
   );
 }
 
 /**
  * Forget, from a note: a first button asks, a second one (in a box that says what will happen)
- * does it. The only change the page can make to memory.
+ * does it. The only change the page can make to memory. The note is named by the id of the text
+ * shown: when the file changed since (another tab, the CLI, a git pull, an edit), the server
+ * answers 409, nothing is forgotten, and the page says so and reads the views again.
  */
-function forgetBox(project: string, file: string, line: number, undo: "import" | "restore" | "none"): HTMLElement {
+function forgetBox(project: string, note: NonNullable<NoteView["forget"]>, undo: "import" | "restore" | "none"): HTMLElement {
   const box = h("div", { class: "forget" });
   const ask = h("button", { type: "button", class: "secondary", id: "forget-ask" }, "Forget this note…");
   const askAgain = () => {
@@ -874,7 +876,7 @@ function forgetBox(project: string, file: string, line: number, undo: "import" |
       yes.disabled = true;
       no.disabled = true;
       try {
-        const done = await post<ForgetDone>("/api/forget", { project, file, line, confirmed: true });
+        const done = await post<ForgetDone>("/api/forget", { project, file: note.file, id: note.id, line: note.line, confirmed: true });
         box.replaceChildren(
           h(
             "p",
@@ -887,6 +889,11 @@ function forgetBox(project: string, file: string, line: number, undo: "import" |
         // What the views show changed: they read again when the dialog closes.
         dialog.addEventListener("close", () => void route(), { once: true });
       } catch (e) {
+        if (e instanceof ApiError && e.status === 409) {
+          box.replaceChildren(h("p", { class: "warn-line", role: "alert", id: "forget-conflict" }, "This note changed since it was opened (another tab, memsearch forget, a git pull or an edit): nothing was forgotten. The views were read again; open the note anew to see it as it is now."));
+          void route();
+          return;
+        }
         box.replaceChildren(errorBox(e), ask);
       }
     });
