@@ -259,7 +259,7 @@ async function hookDecision(o: Opened, prompt: string, session: string, now: num
   const { ctx, store } = o;
   const embedder = embedderFor(ctx.config, "query");
   const r = await recallForPrompt(
-    { prompt, session, now },
+    { prompt, session },
     {
       ctx,
       notes: (q) => searchChunks({ ...q, store, config: ctx.config, embedder, now }),

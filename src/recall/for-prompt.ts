@@ -39,8 +39,6 @@ export interface PromptRecallRequest {
   agent?: string;
   /** When the hook's budget ends (performance.now() scale): what synthesis may still use. */
   deadline?: number;
-  /** The time of the prompt (ms since epoch), default now: recency is judged from it. */
-  now?: number;
 }
 
 export interface PromptRecallDeps {
