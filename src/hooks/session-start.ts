@@ -6,7 +6,7 @@ import { ollamaTimeoutMs } from "../core/ollama-client.ts";
 import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { noteDate, noteStamp, previousSession, readDailyTexts, type DailyText } from "../memory/journal.ts";
-import { recentSessions, SESSION_START_CHARS } from "../memory/recent.ts";
+import { RECENT_DAYS, recentSessions, SESSION_START_CHARS } from "../memory/recent.ts";
 import { recordSessionStart } from "../memory/injections.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
 import { neutralise } from "../core/frame.ts";
@@ -45,13 +45,13 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
   } catch (e) {
     debugLog("session-start", "could not record the project", oneLine(e));
   }
-  // The week of notes both the status line and the context come from, read once.
-  const week = readDailyTexts(project.memoryDir, 7);
+  // The newest daily files both the status line and the context come from, read once.
+  const days = readDailyTexts(project.memoryDir, RECENT_DAYS);
   // Which notes this machine wrote: the others came with the repository and are labelled so.
   const ours = provenance();
   let lastSession: string | undefined;
   try {
-    lastSession = await lastSessionPhrase(week, input.session_id, new Date(), ours);
+    lastSession = await lastSessionPhrase(days, input.session_id, new Date(), ours);
   } catch (e) {
     debugLog("session-start", "could not read the last session", oneLine(e));
   }
@@ -75,7 +75,7 @@ export async function sessionStart(input: HookInput): Promise<HookOutput> {
     ...warnings.map((w) => `WARNING: ${w}`),
   ].join(" | ");
 
-  const context = recentContext(ctx, week, input.session_id, ours);
+  const context = recentContext(ctx, days, input.session_id, ours);
   const out: HookOutput = { systemMessage: status };
   if (context) out.hookSpecificOutput = { hookEventName: "SessionStart", additionalContext: context };
   return out;
@@ -140,8 +140,8 @@ export async function lastSessionPhrase(notes: string | DailyText[], currentSess
  * context limit, and, on the injection log, which turns they hold: the prompt hook does not give
  * a note this session already has.
  */
-function recentContext(ctx: Context, week: DailyText[], sessionId: string | undefined, ours: Provenance): string | undefined {
-  const recent = recentSessions(week, { lines: ctx.config["hooks.session_start_lines"], chars: SESSION_START_CHARS, exclude: sessionId, ours });
+function recentContext(ctx: Context, days: DailyText[], sessionId: string | undefined, ours: Provenance): string | undefined {
+  const recent = recentSessions(days, { lines: ctx.config["hooks.session_start_lines"], chars: SESSION_START_CHARS, exclude: sessionId, ours });
   if (recent.text && sessionId) {
     try {
       recordSessionStart(ctx.project.dataDir, sessionId, recent.turns);

@@ -11,6 +11,7 @@
  * its latest one. The notes are quoted as data, and those of sessions this machine never saw are
  * labelled, as everywhere memory reaches a model.
  */
+import { MANUAL_SESSION } from "../core/anchor.ts";
 import { FROM_REPOSITORY, neutralise, quote, QUOTED_DATA } from "../core/frame.ts";
 import { clip } from "../core/text.ts";
 import { journalNotes, type DailyText, type JournalNote } from "./journal.ts";
@@ -40,8 +41,8 @@ export const SESSION_START_CHARS = 9_000;
 
 /** A note's bullet as the context quotes it, at most this long. */
 const BULLET_CHARS = 300;
-/** Days of daily files looked at. */
-const DAYS = 14;
+/** Daily files SessionStart reads for its context (the newest ones; a file is a day with notes). */
+export const RECENT_DAYS = 14;
 
 interface Group {
   key: string;
@@ -56,7 +57,7 @@ const stamp = (n: JournalNote) => `${n.day} ${n.time || "00:00"}`;
 function groups(days: DailyText[], ours: Provenance, exclude: string | undefined): Group[] {
   // journalNotes gives newest day first and, within a day, the file's last note first; a day's
   // notes are ordered by their time here, since import may append an earlier turn after later ones.
-  const notes = journalNotes(days.slice(0, DAYS)).map((n, i) => ({ n, i }));
+  const notes = journalNotes(days.slice(0, RECENT_DAYS)).map((n, i) => ({ n, i }));
   notes.sort((a, b) => stamp(b.n).localeCompare(stamp(a.n)) || a.i - b.i);
   const byKey = new Map<string, Group>();
   const out: Group[] = [];
@@ -85,7 +86,7 @@ function sessionHeading(g: Group): string {
   const first = g.notes[0]!;
   const last = g.notes[g.notes.length - 1]!;
   const span = stamp(first) === stamp(last) ? stamp(first) : first.day === last.day ? `${stamp(first)}–${last.time}` : `${stamp(first)} – ${stamp(last)}`;
-  const what = !first.anchor ? "a note with no anchor" : g.session === "manual" ? "a note written by hand" : `a session, ${g.notes.length} turn${g.notes.length === 1 ? "" : "s"}`;
+  const what = !first.anchor ? "a note with no anchor" : g.session === MANUAL_SESSION ? "a note written by hand" : `a session, ${g.notes.length} turn${g.notes.length === 1 ? "" : "s"}`;
   return `### ${span} · ${what}${g.foreign ? ` (${FROM_REPOSITORY})` : ""}`;
 }
 
