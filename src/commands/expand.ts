@@ -43,6 +43,8 @@ export const expandCommand = command({
     const head = [`Source: ${x.chunk.source} (lines ${x.startLine}-${x.endLine})`];
     if (x.chunk.heading) head.push(`[Heading: ${x.chunk.heading}]`);
     if (x.anchor) head.push(anchorLine(x.anchor), `[Transcript: ${x.anchor.transcript}]`);
-    print([...head, "", showAnchors(x.content)].join("\n"));
+    // The note's own anchor is in the header: the body does not say it a second time.
+    const body = x.anchor ? x.content.replace(/^[ \t]*<!--\s*session:[^\n]*-->[ \t]*\n?/m, "") : x.content;
+    print([...head, "", showAnchors(body)].join("\n"));
   },
 });

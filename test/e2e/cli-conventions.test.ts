@@ -288,6 +288,8 @@ describe("output for people", () => {
     expect(hit.content).toContain("<!-- session:");
     const x = await p.ms(["expand", hit.chunk_hash]);
     expect(x.stdout).toContain("[Session: 7f3c2a10-5b1e-4c8e-9a61-2d4f8e0b7c11  Turn: 0a1b2c3d-2222-4e5f-8a9b-0c1d2e3f4a5b]");
+    // Once, in the header: the note's own anchor is not said again in its body.
+    expect(x.stdout.split("[Session: 7f3c2a10").length - 1).toBe(1);
     expect(x.stdout).not.toContain("<!--");
   });
 });
