@@ -180,7 +180,7 @@ export interface PlanOptions {
   paths?: string[];
   /** `~/.claude/projects` unless given. */
   projectsDir?: string;
-  /** A transcript modified this recently may hold a running turn: its last turn is left out (default 10 min). */
+  /** A transcript modified this recently may hold a running turn: its last turn is left out (default 10 min; 0: none is). */
   activeMs?: number;
   now?: number;
   warn?: (msg: string) => void;
@@ -255,7 +255,8 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
     plan.transcripts.push(tr);
     const times = turnTimes(turns, mtime);
     // A session written to in the last minutes may be mid-turn: its last turn is the Stop hook's.
-    const last = now - mtime < activeMs ? turns.length - 1 : -1;
+    // activeMs 0 means none: a file's time has sub-millisecond digits that `now` lacks, so `now - mtime` may be below 0.
+    const last = activeMs > 0 && now - mtime < activeMs ? turns.length - 1 : -1;
     turns.forEach((turn, i) => {
       if (hasNote(existing, tr.sessionId, turn)) {
         plan.already++;

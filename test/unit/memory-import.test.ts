@@ -197,6 +197,19 @@ describe("planning", () => {
     expect((await plan({ now: now + 11 * 60_000 })).todo).toHaveLength(2);
   });
 
+  test("activeMs 0 leaves no turn to the Stop hook, even for a file written in the same millisecond as the plan", async () => {
+    const p0 = session(projectSlug(root), "s1", root, [
+      { uuid: "u1", ts: DAY1, prompt: "write step one" },
+      { uuid: "u2", ts: at(DAY1, 5), prompt: "write step two" },
+    ]);
+    // A file time a fraction of a millisecond past `now` (Date.now() is whole milliseconds, a file's time is not).
+    const now = Date.now();
+    utimesSync(p0, (now + 0.5) / 1000, (now + 0.5) / 1000);
+    const p = await plan({ now, activeMs: 0 });
+    expect(p.todo.map((t) => t.uuid)).toEqual(["u1", "u2"]);
+    expect(p.active).toBe(0);
+  });
+
   test("another agent's turns follow the same rule: a trivial prompt answered with words only and a turn nobody answered are not written", async () => {
     const turn = (uuid: string, prompt: string, o: { reply?: string; tool?: boolean } = {}): Turn => ({
       index: 0,
