@@ -23,7 +23,8 @@ import { dirname, join, relative, sep } from "node:path";
 import { FIXTURES, realTranscripts } from "../../test/helpers/fixtures.ts";
 import { BM25_WEIGHTS } from "../../src/conversations/db.ts";
 import { matchExpression } from "../../src/conversations/fts.ts";
-import { FULL_SCAN_MS, updateTranscriptIndex } from "../../src/conversations/ingest.ts";
+import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
+import { conversationSource, FULL_SCAN_MS } from "../../src/agents/claude/conversation.ts";
 import { loadPool, makeQueries } from "./corpus.ts";
 import { runOnce, series, summarize, type Measurement, type Sample } from "./proc.ts";
 
@@ -111,7 +112,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     writeCopy(probeDir, files, 0, proj);
     const { openTranscriptDb } = await import("../../src/conversations/db.ts");
     const pdb = openTranscriptDb(join(root, "probe.sqlite"));
-    const perCopy = (await updateTranscriptIndex(pdb, { projectsDir: probeDir })).messages;
+    const perCopy = (await updateTranscriptIndex(pdb, { sources: [conversationSource({ projectsDir: probeDir })] })).messages;
     pdb.close();
     rmSync(probeDir, { recursive: true, force: true });
     if (perCopy <= 0) throw new Error("one copy of the fixtures indexed no message: the bench's layout is wrong");
@@ -165,7 +166,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     {
       const db = openTranscriptDb(dbPath);
       try {
-        await updateTranscriptIndex(db, { projectsDir: projects });
+        await updateTranscriptIndex(db, { sources: [conversationSource({ projectsDir: projects })] });
       } finally {
         db.close();
       }
@@ -175,7 +176,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
       appendFileSync(target, newTurn(i, proj));
       const db = openTranscriptDb(dbPath);
       try {
-        const r = await updateTranscriptIndex(db, { projectsDir: projects });
+        const r = await updateTranscriptIndex(db, { sources: [conversationSource({ projectsDir: projects })] });
         updates.push({ ms: r.ms, code: r.messages === 2 ? 0 : 1, stdout: "", stderr: r.messages === 2 ? "" : `${r.messages} messages updated, expected 2` });
       } finally {
         db.close();
@@ -187,7 +188,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     for (let i = 0; i < UPDATES; i++) {
       const db = openTranscriptDb(dbPath);
       try {
-        const r = await updateTranscriptIndex(db, { projectsDir: projects, full: true });
+        const r = await updateTranscriptIndex(db, { sources: [conversationSource({ projectsDir: projects })], full: true });
         fulls.push({ ms: r.ms, code: r.full && r.files === copies * files.length && r.read === 0 ? 0 : 1, stdout: "", stderr: r.full ? "" : "not a full scan" });
       } finally {
         db.close();

@@ -38,7 +38,8 @@ import { planImport, runImport } from "../../src/memory/import.ts";
 import { summarizeTurn } from "../../src/memory/summarizer.ts";
 import { recallForPrompt } from "../../src/recall/for-prompt.ts";
 import { recall } from "../../src/recall/recall.ts";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
+import { namedTranscripts, transcriptSources } from "../../src/agents/registry.ts";
 import { isTrivialPrompt } from "../../src/transcript/turn-kind.ts";
 import { ftsMatch } from "../bench/fts.ts";
 import { median } from "./controls.ts";
@@ -191,12 +192,12 @@ async function ingest(o: Opened, sessionId: string): Promise<void> {
   const projectsDir = join(o.home, ".claude", "projects");
   const dest = join(projectsDir, projectSlug(ctx.project.root), `${session.id}.jsonl`);
   writeFileSync(dest, o.project.transcript(session.id, ctx.project.root));
-  const plan = await planImport({ root: ctx.project.root, memoryDir: ctx.project.memoryDir, dataDir: ctx.project.dataDir, paths: [dest], activeMs: 0 });
+  const plan = await planImport({ root: ctx.project.root, memoryDir: ctx.project.memoryDir, dataDir: ctx.project.dataDir, sources: await namedTranscripts([dest]), activeMs: 0 });
   await runImport(plan, { memoryDir: ctx.project.memoryDir, summarize: (t) => summarizeTurn(t, { provider: "extract", paths: { root: ctx.project.root, home: o.home } } as never) });
   const report = await indexPaths({ paths: [ctx.project.memoryDir], indexDir: ctx.project.indexDir, config: ctx.config, embedder: embedderFor(ctx.config, "index") });
   if (report.embedderWarning) throw new Error(`embedding failed: ${report.embedderWarning}`);
   o.store = (await openOrRebuild(ctx)).store;
-  await updateTranscriptIndex(o.db, { projectsDir, env: { HOME: o.home }, full: true });
+  await updateTranscriptIndex(o.db, { sources: transcriptSources({ HOME: o.home }), full: true });
   // The FTS5 baseline over the same notes: this session's chunks.
   const insert = o.fts.prepare("INSERT INTO chunks (session, content) VALUES (?, ?)");
   for (const name of plan.days) {

@@ -6,7 +6,7 @@ import { parseSince } from "../core/since.ts";
 import type { UpdateProgress, UpdateReport } from "../conversations/ingest.ts";
 import { transcriptHealLine } from "../conversations/db.ts";
 import { drill } from "../recall/drill.ts";
-import type { SessionKind } from "../conversations/extract.ts";
+import type { SessionKind } from "../conversations/rows.ts";
 import { localMinute } from "../core/text.ts";
 import { out } from "./color.ts";
 import { jsonFlag, needsQuery, queryText } from "./common.ts";
@@ -68,7 +68,7 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   };
   const res = await recall(
     { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source, agent: a.agent },
-    { ctx, ...(held ? { cache: held } : {}), reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"], others: transcriptSources() },
+    { ctx, ...(held ? { cache: held } : {}), reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"], sources: transcriptSources() },
   );
   if (shown) writeErr("\n");
   if (res.notes.heal) for (const line of healNotices(res.notes.heal, ctx.config["embedding.model"])) notice(line);

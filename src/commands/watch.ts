@@ -8,7 +8,7 @@ import { readWatchInfo } from "../watch/client.ts";
 import { followSessions, followsSessions } from "../watch/lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
 import { releaseStart } from "../watch/starting.ts";
-import { findCuratedFiles } from "../transcript/claude-memory.ts";
+import { curatedFiles } from "../agents/curated.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJsonLine } from "./output.ts";
@@ -105,7 +105,7 @@ export const watchCommand = command({
         notice(line);
         recordProblem(ctx.project.dataDir, line);
       };
-      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, (m) => notice(`Error: conversation index: ${m}`), said, ctx.config["conversations.archive_days"], transcriptSources(process.env, { offThread: true }));
+      keepTranscriptsIndexed(TRANSCRIPTS_EVERY_MS, transcriptSources(process.env, { offThread: true }), (m) => notice(`Error: conversation index: ${m}`), said, ctx.config["conversations.archive_days"]);
     }
     await daemon.reindex("initial");
     say({ event: "watching", paths, pid: process.pid }, `Watching ${paths.length} path(s) for changes... (Ctrl+C to stop)`);
@@ -114,6 +114,6 @@ export const watchCommand = command({
 });
 
 function curatedForWatch(root: string) {
-  const found = findCuratedFiles(root);
+  const found = curatedFiles(root);
   return { files: found.files.map((f) => f.path), watchDirs: found.watchDirs, memoryDirs: found.memoryDirs };
 }

@@ -4,8 +4,9 @@
  */
 import type { Database } from "bun:sqlite";
 import { oneLine } from "../core/text.ts";
+import { DEFAULT_AGENT } from "../core/anchor.ts";
 import { BM25_WEIGHTS, SESSION_BM25_WEIGHTS } from "./db.ts";
-import type { SessionKind } from "./extract.ts";
+import type { SessionKind } from "./rows.ts";
 import { ftsText, matchExpression, queryTokens } from "./fts.ts";
 import { isRecord, MESSAGE_COLS, messageColumns } from "./rows.ts";
 
@@ -66,7 +67,8 @@ function filters(q: TranscriptQuery, a: string, match: string): { where: string[
   return { where, args };
 }
 
-const agentOf = (r: Record<string, unknown>) => (typeof r.agent === "string" ? r.agent : "claude");
+/** A row written before the agent column (every transcript was the default agent's). */
+const agentOf = (r: Record<string, unknown>) => (typeof r.agent === "string" ? r.agent : DEFAULT_AGENT);
 
 const SNIPPET = 240;
 

@@ -1,9 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import pkg from "../../package.json" with { type: "json" };
-import * as v from "valibot";
-import { parseJson } from "../core/json-file.ts";
 import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { ollamaClient, ollamaError, ollamaTimeoutMs, resolveOllamaHost } from "../core/ollama-client.ts";
@@ -11,13 +7,12 @@ import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
 import { listPending, readPending } from "../memory/pending.ts";
-import { findCuratedFiles } from "../transcript/claude-memory.ts";
+import { curatedFiles } from "../agents/curated.ts";
 import { peekIndexFiles } from "../index/format.ts";
 import { basename, relative } from "node:path";
 import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { userFiles } from "../core/project.ts";
 import { AGENTS, projectTranscripts } from "../agents/registry.ts";
-import { linkedBinary } from "../agents/claude/install.ts";
 
 const STALE_QUEUE_MS = 60_000;
 
@@ -44,8 +39,7 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
   }
   const { config, project } = ctx;
 
-  checks.push(pluginCheck(env));
-  checks.push(...agentChecks(env));
+  checks.push(...(await agentChecks(env)));
 
   const embedder = embedderFor(config, "query");
   let ollamaDim: number | undefined;
@@ -152,7 +146,7 @@ const CURATED_NAMED = 8;
 function curatedCheck(root: string, indexDir: string, on: boolean, env: NodeJS.ProcessEnv): Check {
   if (!on) return { name: "curated memory", status: "ok", detail: "off (indexing.curated = false): Claude Code's memory and CLAUDE.md files are not searched" };
   const t0 = performance.now();
-  const found = findCuratedFiles(root, { env });
+  const found = curatedFiles(root, { env });
   const ms = Math.round(performance.now() - t0);
   const m = found.memory;
   const where = `memory folder ${m.dir} (${m.from === "default" ? "Claude Code's default" : `autoMemoryDirectory in ${m.settingsFile}`}${existsSync(m.dir) ? "" : ", not made yet"}${m.enabled ? "" : "; auto memory is off"})`;
@@ -195,27 +189,11 @@ function queueCheck(dataDir: string): Check {
   return stale ? { name: "turn queue", status: "warn", detail, fix: "memsearch hook drain (writes them now; MEMSEARCH_DEBUG=1 logs why they waited)" } : { name: "turn queue", status: "ok", detail };
 }
 
-/** Claude Code's settings and a plugin's manifest: the keys doctor reads, checked; the rest is Claude Code's. */
-const SettingsShape = v.looseObject({ enabledPlugins: v.optional(v.record(v.string(), v.unknown())) });
-const ManifestShape = v.looseObject({ name: v.string() });
-
-/** A JSON file of Claude Code's, read as it is (the user's own, links included), or undefined. */
-function claudeFile<S extends v.GenericSchema>(path: string, schema: S): v.InferOutput<S> | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
-  const r = parseJson(text, schema);
-  return "value" in r ? r.value : undefined;
-}
-
 /** Every turn of the project's sessions, every agent's, accounted for: a note, queued, running, or named as missing. */
 async function turnsCheck(root: string, memoryDir: string, dataDir: string, cacheFile: string, env: NodeJS.ProcessEnv): Promise<Check> {
   let a;
   try {
-    a = await accountTurns({ root, memoryDir, dataDir, cacheFile, others: projectTranscripts(root, env) });
+    a = await accountTurns({ root, memoryDir, dataDir, cacheFile, sources: projectTranscripts(root, env) });
   } catch (e) {
     return { name: "turns", status: "warn", detail: `could not count the sessions' turns: ${oneLine(e)}` };
   }
@@ -224,14 +202,17 @@ async function turnsCheck(root: string, memoryDir: string, dataDir: string, cach
 }
 
 /**
- * Every other agent memsearch can serve: wired (its hooks in place and trusted), or not, with the
- * command that wires it. Claude Code's plugin is the check above. An agent that is not installed
- * (no home of its own) is only named.
+ * Every agent memsearch can serve: its own check when its adapter has one (Claude Code's plugin),
+ * else wired (its hooks in place and trusted) or not, with the command that wires it. An agent
+ * that is not installed (no home of its own) is only named.
  */
-function agentChecks(env: NodeJS.ProcessEnv): Check[] {
+async function agentChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
   const out: Check[] = [];
   for (const agent of Object.values(AGENTS)) {
-    if (agent.name === "claude") continue;
+    if (agent.doctorCheck) {
+      out.push(await agent.doctorCheck(env));
+      continue;
+    }
     const w = agent.wired({ exe: [process.execPath], env });
     if (w.wired) out.push({ name: agent.name, status: "ok", detail: `${agent.label}: ${w.detail}` });
     else if (!agent.present(env)) out.push({ name: agent.name, status: "ok", detail: `${agent.label} not set up on this machine (nothing to wire)` });
@@ -240,61 +221,3 @@ function agentChecks(env: NodeJS.ProcessEnv): Check[] {
   return out;
 }
 
-/** Is the plugin installed and enabled in Claude Code, with hooks that will find a binary? */
-function pluginCheck(env: NodeJS.ProcessEnv): Check {
-  const home = env.HOME ?? homedir();
-  const settingsPath = join(home, ".claude", "settings.json");
-  const settings = claudeFile(settingsPath, SettingsShape);
-  const plugins = settings?.enabledPlugins ?? {};
-  const enabled = Object.keys(plugins).find((k) => k.startsWith("memsearch@") && plugins[k]);
-  const roots = [join(home, ".claude", "plugins", "cache"), join(home, ".memsearch")];
-  const installed = roots.flatMap((r) => findPluginDirs(r, 3));
-  if (!enabled) {
-    return {
-      name: "plugin",
-      status: "warn",
-      detail: installed.length ? `plugin files at ${installed[0]} but not enabled in ${settingsPath}` : "the Claude Code plugin is not installed",
-      fix: "memsearch install claude",
-    };
-  }
-  // The plugin's bin/memsearch runs the binary `install claude` linked; a plugin staged with a
-  // copy of the binary (claude --plugin-dir dist/plugin) runs that copy.
-  const linked = linkedBinary(env);
-  if (linked) return { name: "plugin", status: "ok", detail: `${enabled} enabled; its hooks run ${linked}` };
-  const withBin = installed.find((d) => isExecutable(join(d, "bin", "memsearch")) && !isScript(join(d, "bin", "memsearch")));
-  if (withBin) return { name: "plugin", status: "ok", detail: `${enabled} enabled, binary in ${join(withBin, "bin")}` };
-  if (onPath("memsearch", env)) return { name: "plugin", status: "ok", detail: `${enabled} enabled, binary from PATH` };
-  return { name: "plugin", status: "fail", detail: `${enabled} is enabled but its hooks find no memsearch binary`, fix: "memsearch install claude (links the binary the hooks run)" };
-}
-
-function findPluginDirs(root: string, depth: number): string[] {
-  if (depth < 0 || !existsSync(root)) return [];
-  if (existsSync(join(root, ".claude-plugin", "plugin.json"))) {
-    if (claudeFile(join(root, ".claude-plugin", "plugin.json"), ManifestShape)?.name === "memsearch") return [root];
-  }
-  let out: string[] = [];
-  try {
-    for (const e of readdirSync(root, { withFileTypes: true })) if (e.isDirectory()) out = out.concat(findPluginDirs(join(root, e.name), depth - 1));
-  } catch {}
-  return out;
-}
-
-function isScript(p: string): boolean {
-  try {
-    return readFileSync(p).subarray(0, 2).toString() === "#!";
-  } catch {
-    return false;
-  }
-}
-
-function isExecutable(p: string): boolean {
-  try {
-    return (statSync(p).mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
-function onPath(name: string, env: NodeJS.ProcessEnv): boolean {
-  return (env.PATH ?? "").split(process.platform === "win32" ? ";" : ":").some((d) => d && isExecutable(join(d, name)));
-}

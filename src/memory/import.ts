@@ -1,8 +1,9 @@
 /**
  * `memsearch import`: memory from day one. A user who installs memsearch already has months of
- * Claude Code transcripts; this writes, for every past turn of the project, the note the Stop hook
- * would have written (same summariser input, same anchor, same journal call), into the daily file
- * of the turn's own date.
+ * transcripts; this writes, for every past turn of the project, the note the Stop hook would have
+ * written (same summariser input, same anchor, same journal call), into the daily file of the
+ * turn's own date. Every agent's transcripts come from the caller, as their adapters give them
+ * (agents/registry.ts projectTranscripts).
  *
  * Exactly once and resumable without any state of its own: every note goes through
  * `appendTurnNote`, which appends a whole note (anchor included) in one write or nothing, and a
@@ -11,15 +12,12 @@
  *
  * The core never prints: progress and warnings go through callbacks, failures are typed errors.
  */
-import { stat } from "node:fs/promises";
 import { readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { anchorsIn, isLineId } from "../core/anchor.ts";
-import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
-import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
-import { claudeProjectsDir, findProjectTranscripts, isSubagentPath, listTranscripts } from "../transcript/claude-files.ts";
-import { EmptyTranscriptError, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
-import type { LastTurn, ProjectTranscripts, Turn } from "../transcript/types.ts";
+import { MemsearchError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
+import { EmptyTranscriptError } from "../transcript/files.ts";
+import type { LastTurn, ProjectTranscripts, Turn, TurnList } from "../transcript/types.ts";
 import { turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { queuedTurnKeys } from "./pending.ts";
@@ -31,12 +29,13 @@ import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer
 // Turn → note
 
 /**
- * A transcript turn as the Stop hook hands it to the summariser: every text redacted before it
- * can reach a model or the journal, tool outputs clipped as for the last turn. A turn read with
- * `redact` (readPlanned) is redacted already, its tool parts before their clip; a turn read
- * without it would have pieces of a clipped secret left (redacting again is cheap and changes nothing).
+ * A transcript turn as the Stop hook hands it to the summariser, labelled by its agent's `render`:
+ * every text redacted before it can reach a model or the journal, tool outputs clipped as for the
+ * last turn. A turn its reader redacted (readTurns) is redacted already, its tool parts before
+ * their clip; a turn read without it would have pieces of a clipped secret left (redacting again
+ * is cheap and changes nothing).
  */
-export function turnToLastTurn(sessionId: string, turn: Turn, render: (t: Turn) => string = renderTurnForSummary): LastTurn {
+export function turnToLastTurn(sessionId: string, turn: Turn, render: (t: Turn) => string): LastTurn {
   return {
     sessionId,
     turnUuid: turn.uuid,
@@ -129,18 +128,17 @@ export interface PlannedTurn {
 export interface PlannedTranscript {
   path: string;
   sessionId: string;
-  /** Claude Code's transcripts: read by range when their turns are written. */
-  index?: TurnIndex;
-  /** Another agent's transcript, read whole by its adapter: its agent, its turns, how a summariser reads one. */
-  agent?: string;
-  turns?: Turn[];
-  render?: (t: Turn) => string;
+  agent: string;
+  /** Its turns as listed: those to write are read from it (by range, where its agent reads so). */
+  list: TurnList;
+  source: Pick<ProjectTranscripts, "readTurns" | "render">;
 }
 
-/** Another agent's transcripts of the project, with the reading its adapter gives (src/agents/). */
-export type OtherTranscripts = Pick<ProjectTranscripts, "agent" | "files" | "read" | "render" | "problem">;
+/** An agent's transcripts of the project, with the reading its adapter gives (src/agents/). */
+export type ImportSource = Pick<ProjectTranscripts, "agent" | "label" | "folder" | "files" | "listTurns" | "readTurns" | "render" | "problem" | "skipped" | "otherProjects">;
 
 export interface ImportPlan {
+  /** Where the first agent's transcripts were looked for (said when none were found). */
   projectsDir: string;
   /** Readable transcripts of the project (with or without turns to write). */
   transcripts: PlannedTranscript[];
@@ -176,49 +174,21 @@ export interface PlanOptions {
   memoryDir: string;
   /** The project's `.memsearch/`: turns in its queue are left to the drainer. */
   dataDir?: string;
-  /** Transcript files (or folders of them) to import instead of finding the project's. */
-  paths?: string[];
-  /** `~/.claude/projects` unless given. */
-  projectsDir?: string;
   /** A transcript modified this recently may hold a running turn: its last turn is left out (default 10 min; 0: none is). */
   activeMs?: number;
   now?: number;
   warn?: (msg: string) => void;
-  /** Other agents' transcripts of the project, planned beside Claude Code's. */
-  others?: OtherTranscripts[];
+  /** Every agent's transcripts of the project, or those a person named (agents/registry.ts: projectTranscripts, namedTranscripts). */
+  sources: readonly ImportSource[];
 }
 
 export const ACTIVE_MS = 10 * 60_000;
 
 const SUBAGENT_REASON = "a subagent transcript (its work is part of its parent session's turn; import the parent)";
 
-/**
- * Named paths: files as given, folders as their regular `*.jsonl` files (the rest reported, never
- * opened). A missing one stops before anything is written.
- */
-async function namedFiles(paths: string[]): Promise<{ files: string[]; skipped: { path: string; reason: string }[] }> {
-  const out: string[] = [];
-  const skipped: { path: string; reason: string }[] = [];
-  for (const p of paths) {
-    const abs = resolve(p);
-    let st;
-    try {
-      st = await stat(abs);
-    } catch {
-      throw new NotFoundError(`transcript not found: ${p}`);
-    }
-    if (st.isDirectory()) {
-      const listed = listTranscripts(abs);
-      out.push(...listed.files);
-      skipped.push(...listed.skipped);
-    } else out.push(abs);
-  }
-  return { files: [...new Set(out)], skipped };
-}
-
 export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   const warn = o.warn ?? (() => {});
-  const projectsDir = o.projectsDir ?? claudeProjectsDir();
+  const projectsDir = o.sources.find((x) => x.folder)?.folder ?? "";
   const now = o.now ?? Date.now();
   const activeMs = o.activeMs ?? ACTIVE_MS;
   const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, queued: 0, notTurns: { "local-command": 0, "no-reply": 0, trivial: 0 }, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0, forgotten: 0 };
@@ -227,18 +197,9 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
     plan.skipped.push({ path, reason });
     warn(`skipped ${path}: ${reason}`);
   };
-  let files: string[];
-  let special: { path: string; reason: string }[];
-  if (o.paths?.length) {
-    ({ files, skipped: special } = await namedFiles(o.paths));
-  } else {
-    const found = findProjectTranscripts(o.root, projectsDir, warn);
-    files = found.files;
-    special = found.skipped;
-    plan.otherProjects = found.otherProjects;
-  }
   // Never opened: which project they belong to is unknowable without reading them.
-  for (const s of special) skip(s.path, `${s.reason}, not a transcript file`);
+  for (const source of o.sources) for (const s of source.skipped ?? []) skip(s.path, `${s.reason}, not a transcript file`);
+  plan.otherProjects = o.sources.reduce((n, x) => n + (x.otherProjects ?? 0), 0);
   const existing = existingNotes(o.memoryDir);
   const queue = o.dataDir ? queuedTurnKeys(o.dataDir).keys : new Set<string>();
   // The memory folder is `<dataDir>/memory` (core/project.ts); the list is beside it.
@@ -287,41 +248,27 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
       candidates.push({ transcript: t, turn: i, uuid: turn.uuid, sessionId: tr.sessionId, time: times[i]!, day: localDay(new Date(times[i]!)) });
     });
   };
-  for (const path of files) {
-    if (isSubagentPath(path)) {
-      skip(path, SUBAGENT_REASON);
-      continue;
-    }
-    let index: TurnIndex;
-    let mtime: number;
-    try {
-      index = await listTurns(path);
-      mtime = (await stat(path)).mtimeMs;
-    } catch (e) {
-      // Claude Code creates the file before writing to it: nothing to say about an empty one.
-      if (e instanceof EmptyTranscriptError) continue;
-      // The reader's own message tells a human to read the file by hand; here it is just skipped.
-      skip(path, e instanceof UnrecognisedFormatError ? "not a Claude Code transcript (unrecognised format)" : oneLine(e));
-      continue;
-    }
-    if (index.subagent) {
-      skip(path, SUBAGENT_REASON);
-      continue;
-    }
-    // Commands nobody answered never became turns; they are counted with the local commands.
-    plan.notTurns["local-command"] += index.stats.skipped["user:local-command"] ?? 0;
-    consider({ path, sessionId: index.sessionId, index }, index.turns, mtime, turnKind);
-  }
-  for (const other of o.others ?? []) {
-    if (other.problem) skip(other.agent, `its transcripts could not be listed: ${other.problem}`);
+  for (const source of o.sources) {
+    if (source.problem) skip(source.agent, `its transcripts could not be listed: ${source.problem}`);
     // The listing's time: an OpenCode session (`<database>#<session>`) is no file to stat.
-    for (const { path, mtime } of other.files) {
+    for (const { path, mtime } of source.files) {
+      let list: TurnList;
       try {
-        const r = await other.read(path);
-        if (r.turns.length) consider({ path, sessionId: r.sessionId ?? path, agent: other.agent, turns: r.turns, render: other.render }, r.turns, mtime, turnKind);
+        list = await source.listTurns(path);
       } catch (e) {
-        skip(path, oneLine(e));
+        // An agent creates the file before writing to it: nothing to say about an empty one.
+        if (e instanceof EmptyTranscriptError) continue;
+        // The reader's own message tells a human to read the file by hand; here it is just skipped.
+        skip(path, e instanceof UnrecognisedFormatError ? `not a ${source.label} transcript (unrecognised format)` : oneLine(e));
+        continue;
       }
+      if (list.subagent) {
+        skip(path, SUBAGENT_REASON);
+        continue;
+      }
+      // Commands nobody answered never became turns; they are counted with the local commands.
+      plan.notTurns["local-command"] += list.unanswered;
+      consider({ path, sessionId: list.sessionId, agent: source.agent, list, source }, list.turns, mtime, turnKind);
     }
   }
   // Oldest first across sessions, so days read in order; a turn copied into a resumed session's
@@ -386,13 +333,13 @@ async function* readPlanned(plan: ImportPlan, from = 0): AsyncGenerator<{ planne
     while (j + 1 < todo.length && j + 1 - i < READ_BATCH && todo[j + 1]!.transcript === first.transcript && todo[j + 1]!.turn > todo[j]!.turn) j++;
     const tr = plan.transcripts[first.transcript]!;
     // Redacted by the reader, tool inputs and outputs before they are clipped.
-    const turns = tr.index ? await readTurnRange(tr.index, first.turn, todo[j]!.turn, { maxOutput: LAST_TURN_OUTPUT_CHARS, redact: sanitize }) : (tr.turns ?? []).slice(first.turn, todo[j]!.turn + 1);
+    const turns = await tr.source.readTurns(tr.list, first.turn, todo[j]!.turn);
     for (let k = i; k <= j; k++) {
       const p = todo[k]!;
       const turn = turns[p.turn - first.turn];
       // The file changed under us (rewritten, truncated): the index no longer matches it.
       if (!turn || turn.uuid !== p.uuid) throw new TranscriptChangedError(tr.path);
-      yield { planned: p, turn: turnToLastTurn(tr.sessionId, turn, tr.render) };
+      yield { planned: p, turn: turnToLastTurn(tr.sessionId, turn, tr.source.render) };
     }
     i = j + 1;
   }

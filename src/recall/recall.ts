@@ -23,7 +23,7 @@ import type { StoredChunk } from "../index/types.ts";
 import { TranscriptIndexBlocked, transcriptDbPath, withTranscriptIndex, type TranscriptHeal } from "../conversations/db.ts";
 import { updateTranscriptIndex, type UpdateOptions, type UpdateProgress, type UpdateReport } from "../conversations/ingest.ts";
 import { searchSessions, searchTranscripts, snippetOf, type SessionHit, type TranscriptHit } from "../conversations/search.ts";
-import type { SessionKind } from "../conversations/extract.ts";
+import type { SessionKind } from "../conversations/rows.ts";
 import { queryTokens } from "../conversations/fts.ts";
 import { searchIndex, type Heal, type LoadedIndexes } from "../watch/gateway.ts";
 
@@ -64,13 +64,12 @@ export interface RecallDeps {
   update?: boolean;
   /** Rebuild the transcript index from scratch. */
   reindex?: boolean;
-  projectsDir?: string;
   env?: NodeJS.ProcessEnv;
   onProgress?: (p: UpdateProgress) => void;
   /** Archived conversations older than this many days are pruned by the update (0: keep all). */
   archiveDays?: number;
-  /** Other agents' transcripts for the update (their adapters give them: agents/registry.ts transcriptSources). */
-  others?: UpdateOptions["others"];
+  /** Every agent's transcripts for the update (their adapters give them: agents/registry.ts transcriptSources); none: the index is searched as it is. */
+  sources?: UpdateOptions["sources"];
 }
 
 export interface RecallNote {
@@ -185,7 +184,7 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
   if (source !== "notes") {
     res.transcripts.searched = true;
     const run = async (db: Database) => {
-      if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress, archiveDays: deps.archiveDays, others: deps.others });
+      if (deps.update !== false && deps.sources) res.transcripts.update = await updateTranscriptIndex(db, { sources: deps.sources, onProgress: deps.onProgress, archiveDays: deps.archiveDays });
       const q = { query: req.query, project: req.allProjects ? undefined : req.project, sinceMs: req.sinceMs, agent: req.agent, limit: pool };
       return { hits: searchTranscripts(db, q), sessions: searchSessions(db, q) };
     };

@@ -13,8 +13,9 @@ import type { Database } from "bun:sqlite";
 import { UnrecognisedFormatError } from "../../src/core/errors.ts";
 import { openTranscriptDb } from "../../src/conversations/db.ts";
 import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
-import { listTurns, readTranscript, readTurnRange } from "../../src/transcript/reader.ts";
+import { listTurns, readTranscript, readTurnRange } from "../../src/agents/claude/reader.ts";
 import { FIXTURES, jsonlFiles, REAL_SOURCES } from "../helpers/fixtures.ts";
+import { claudeIndex } from "../helpers/sources.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "ms-agreement-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -64,7 +65,7 @@ describe("the reader and the conversation index draw the same turns", () => {
       writeFileSync(dest, readFileSync(f));
     }
     const db = openTranscriptDb(join(tmp, "whole", "t.sqlite"));
-    const report = await updateTranscriptIndex(db, { projectsDir: projects, full: true });
+    const report = await updateTranscriptIndex(db, { sources: [claudeIndex(projects)], full: true });
     expect(report.errors).toEqual([]);
     let turns = 0;
     for (const f of fixtures) {
@@ -99,7 +100,7 @@ describe("the reader and the conversation index draw the same turns", () => {
       for (const to of cuts) {
         appendFileSync(dest, bytes.subarray(from, to));
         from = to;
-        const report = await updateTranscriptIndex(db, { projectsDir: projects, full: true });
+        const report = await updateTranscriptIndex(db, { sources: [claudeIndex(projects)], full: true });
         expect(report.errors).toEqual([]);
       }
       const r = await readerTurns(dest);
@@ -128,7 +129,7 @@ describe("the reader and the conversation index draw the same turns", () => {
         if (to <= from) continue;
         appendFileSync(dest, bytes.subarray(from, to));
         from = to;
-        expect((await updateTranscriptIndex(db, { projectsDir: projects, full: true })).errors).toEqual([]);
+        expect((await updateTranscriptIndex(db, { sources: [claudeIndex(projects)], full: true })).errors).toEqual([]);
       }
       const r = await readerTurns(dest);
       if (r === "foreign") throw new Error(`${name}: unexpectedly foreign`);

@@ -5,10 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InputError, NotFoundError, UnrecognisedFormatError } from "../../src/core/errors.ts";
 import { parseLine, peekEntry, scanLines, toolUseIds } from "../../src/transcript/lines.ts";
-import { EmptyTranscriptError, findTurn, listTurns, readTranscript, UNRECOGNISED_MESSAGE } from "../../src/transcript/reader.ts";
+import { EmptyTranscriptError, findTurn, listTurns, readTranscript, UNRECOGNISED_MESSAGE } from "../../src/agents/claude/reader.ts";
 import { classifyUserText, commandText, stripInjected, summarizeToolInput } from "../../src/transcript/sanitize.ts";
-import { listSubagents, readSubagent, subagentDir } from "../../src/transcript/subagents.ts";
-import type { Transcript } from "../../src/transcript/types.ts";
+import { listSubagents, readSubagent, subagentDir } from "../../src/agents/claude/subagents.ts";
+import type { Transcript } from "../../src/agents/claude/types.ts";
 
 const FIX = join(import.meta.dir, "../fixtures/transcripts");
 const fx = (name: string) => join(FIX, name);

@@ -12,22 +12,19 @@
  */
 import { closeSync, fstatSync } from "node:fs";
 import { basename } from "node:path";
-import { InputError, UnrecognisedFormatError } from "../core/errors.ts";
-import { clipMarked } from "../core/text.ts";
-import { clipRedacted, type Redactor } from "../core/redact.ts";
-import { isSubagentPath, openRegularFile } from "./claude-files.ts";
-import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "./lines.ts";
-import { entryType, isObj, readUserEntry, turnId, type Obj } from "./entries.ts";
-import { cleanText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
-import { TurnSegmenter, type Closed } from "./turns.ts";
-import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";
+import { InputError, UnrecognisedFormatError } from "../../core/errors.ts";
+import { clipMarked } from "../../core/text.ts";
+import { clipRedacted, type Redactor } from "../../core/redact.ts";
+import { EmptyTranscriptError, openRegularFile } from "../../transcript/files.ts";
+import { isSubagentPath } from "./files.ts";
+import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "../../transcript/lines.ts";
+import { entryType, isObj, readUserEntry, turnId, type Obj } from "../../transcript/entries.ts";
+import { cleanText, mediaPlaceholder, summarizeToolInput } from "../../transcript/sanitize.ts";
+import { TurnSegmenter, type Closed } from "../../transcript/turns.ts";
+import type { ToolCall, Turn } from "../../transcript/types.ts";
+import type { Compaction, ReadStats, SessionSummary, Transcript } from "./types.ts";
 
-/** The file exists but holds nothing yet (Claude Code creates it before writing). */
-export class EmptyTranscriptError extends InputError {
-  constructor(path: string) {
-    super(`transcript is empty: ${path}`);
-  }
-}
+export { EmptyTranscriptError };
 
 export const UNRECOGNISED_MESSAGE = "Unrecognized transcript format. Read the file directly to locate the relevant turns.";
 
@@ -600,7 +597,7 @@ export async function listTurns(path: string, opts: { subagent?: boolean; locate
 }
 
 /** Fully read the turns `from..to` (inclusive) of an index, parsing only their byte range. */
-export async function readTurnRange(index: Transcript, from: number, to: number, opts: ReadOptions = {}): Promise<Turn[]> {
+export async function readTurnRange(index: Pick<Transcript, "path" | "turns"> & { subagent?: boolean }, from: number, to: number, opts: ReadOptions = {}): Promise<Turn[]> {
   const first = index.turns[from];
   const last = index.turns[to];
   if (!first || !last || to < from) return [];
@@ -619,15 +616,4 @@ export async function readTurnRange(index: Transcript, from: number, to: number,
   return turns;
 }
 
-/**
- * Turn whose uuid matches `id` (exact, then prefix), else the turn of that prompt id (a note
- * written from what the hooks saw, before the transcript had the turn, is anchored by it).
- */
-export function findTurn(turns: Turn[], id: string): number | undefined {
-  const q = id.trim().replace(/\.+$/, "").toLowerCase();
-  if (!q) return undefined;
-  let i = turns.findIndex((t) => t.uuid.toLowerCase() === q);
-  if (i < 0) i = turns.findIndex((t) => t.uuid.toLowerCase().startsWith(q));
-  if (i < 0) i = turns.findIndex((t) => t.promptId?.toLowerCase() === q);
-  return i < 0 ? undefined : i;
-}
+export { findTurn } from "../../transcript/find-turn.ts";
