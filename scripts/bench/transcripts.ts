@@ -27,6 +27,9 @@ import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
 import { conversationSource, FULL_SCAN_MS } from "../../src/agents/claude/conversation.ts";
 import { loadPool, makeQueries } from "./corpus.ts";
 import { runOnce, series, summarize, type Measurement, type Sample } from "./proc.ts";
+import type { TranscriptIndexResult } from "./transcripts-result.ts";
+
+export type { TranscriptIndexResult };
 
 export const DEFAULT_MESSAGES = 300_000;
 const QUERIES = 20;
@@ -35,18 +38,6 @@ const UPDATES = 5;
 /** recall's default --limit (8) times its pool factor (5): the rows its FTS5 query asks for. */
 const RECALL_POOL = 40;
 
-export interface TranscriptIndexResult {
-  messages: number;
-  files: number;
-  jsonlBytes: number;
-  dbBytes: number;
-  copies: number;
-  buildMs: number;
-  buildMessagesPerSec: number;
-  rows: Measurement[];
-  /** Why a row could not be measured (the sqlite3 shell missing, …). */
-  problems: string[];
-}
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const IS_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -183,9 +183,3 @@ export function snippetOf(text: string, tokens: string[], max = SNIPPET): string
   const s = flat.slice(start, start + max);
   return `${start > 0 ? "…" : ""}${s}${start + max < flat.length ? "…" : ""}`;
 }
-
-/** How many messages the index holds (for one project, or all). */
-export function countMessages(db: Database, project?: string): number {
-  const r = project === undefined ? db.query("SELECT count(*) AS n FROM messages").get() : db.query("SELECT count(*) AS n FROM messages WHERE project = ?").get(project);
-  return isRecord(r) ? Number(r.n) || 0 : 0;
-}

@@ -27,7 +27,6 @@ export interface Check {
 export async function runChecks(cwd = process.cwd(), env = process.env): Promise<Check[]> {
   const checks: Check[] = [];
   checks.push({ name: "binary", status: "ok", detail: `memsearch ${pkg.version} at ${process.execPath}` });
-
   let ctx;
   try {
     ctx = loadContext({}, cwd, env);
@@ -38,64 +37,63 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
     return checks;
   }
   const { config, project } = ctx;
-
   checks.push(...(await agentChecks(env)));
-
-  const embedder = embedderFor(config, "query");
-  let ollamaDim: number | undefined;
-  /** What to do first for vectors to be made at all, when Ollama cannot make them now. */
-  let ollamaFirst: string | undefined;
-  if (!embedder) {
-    // A choice, not a fault: said as what it is, with the way back.
-    checks.push({ name: "ollama", status: "ok", detail: "not used: embeddings are off (embedding.provider = none), search uses keywords only; memsearch config set embedding.provider ollama turns them on" });
-  } else {
-    const probe = await embedder.probe(ollamaTimeoutMs(config, "doctor"));
-    if (probe.ok) {
-      ollamaDim = probe.dim;
-      checks.push({ name: "ollama", status: "ok", detail: `${embedder.host}: ${config["embedding.model"]} pulled, ${probe.dim} dimensions` });
-    } else {
-      const fix = probe.reason.kind === "model-missing" ? `ollama pull ${config["embedding.model"]}` : probe.reason.kind === "down" ? "ollama serve" : undefined;
-      ollamaFirst = fix ?? "get Ollama answering (see the ollama line)";
-      checks.push({ name: "ollama", status: "warn", detail: `${probe.reason.message}; search falls back to keywords`, fix });
-    }
-  }
+  const ollama = await ollamaCheck(config);
+  checks.push(ollama.check);
   checks.push(await summarizerCheck(config, env));
-  // An index fix that needs vectors waits for Ollama: `memsearch index` alone would add none.
-  const afterOllama = (fix: string) => (ollamaFirst ? `${ollamaFirst}, then ${fix}` : fix);
-
-  const head = peekIndex(project.indexDir);
-  if (!head) {
-    const hasMemory = existsSync(project.memoryDir) && readdirSync(project.memoryDir).some((f) => f.endsWith(".md"));
-    checks.push({ name: "index", status: hasMemory ? "warn" : "ok", detail: hasMemory ? "memory files exist but no index yet" : "no memory yet in this project", fix: hasMemory ? "memsearch index" : undefined });
-  } else if (head.model !== config["embedding.model"]) {
-    checks.push({ name: "index", status: "warn", detail: `built with '${head.model}', config says '${config["embedding.model"]}'`, fix: afterOllama("memsearch index (rebuilds for the new model)") });
-  } else if (ollamaDim && head.dim && head.dim !== ollamaDim) {
-    checks.push({ name: "index", status: "warn", detail: `holds ${head.dim}-d vectors, Ollama now gives ${ollamaDim}-d`, fix: "memsearch index --force" });
-  } else {
-    const missing = head.chunks - head.vectors;
-    checks.push({
-      name: "index",
-      status: missing > 0 && embedder ? "warn" : "ok",
-      detail: `${head.chunks} chunks in ${head.files} files, ${head.vectors} with vectors, ${(head.bytes / 1048576).toFixed(1)} MiB, updated ${head.updatedAt}`,
-      fix: missing > 0 && embedder ? afterOllama("memsearch index (fills in the missing vectors)") : undefined,
-    });
-  }
-
+  checks.push(indexCheck(project, config, ollama));
   checks.push(curatedCheck(project.root, project.indexDir, config["indexing.curated"], env));
   checks.push(queueCheck(project.dataDir));
   checks.push(await turnsCheck(project.root, project.memoryDir, project.dataDir, userFiles(env).turnsCache, env));
-
-  const watch = await pingWatch(project.dataDir);
-  if (!watch.running) {
-    checks.push({ name: "watch", status: "ok", detail: "not running (started by the SessionStart hook; searches load the index meanwhile)" });
-  } else {
-    checks.push(
-      watch.answered
-        ? { name: "watch", status: watch.lastError ? "warn" : "ok", detail: `pid ${watch.pid} serving ${watch.chunks} chunks${watch.lastError ? `; last error: ${watch.lastError}` : ""}` }
-        : { name: "watch", status: "warn", detail: `pid ${watch.pid} does not answer on its socket`, fix: `kill ${watch.pid} (the next session starts a fresh one)` },
-    );
-  }
+  checks.push(await watchCheck(project.dataDir));
   return checks;
+}
+
+/** What the embedding check found, for the index check after it. */
+interface OllamaFound {
+  check: Check;
+  embeds: boolean;
+  /** The vectors' length Ollama gives now. */
+  dim?: number;
+  /** What to do first for vectors to be made at all, when Ollama cannot make them now. */
+  first?: string;
+}
+
+async function ollamaCheck(config: Context["config"]): Promise<OllamaFound> {
+  const embedder = embedderFor(config, "query");
+  // A choice, not a fault: said as what it is, with the way back.
+  if (!embedder) return { embeds: false, check: { name: "ollama", status: "ok", detail: "not used: embeddings are off (embedding.provider = none), search uses keywords only; memsearch config set embedding.provider ollama turns them on" } };
+  const probe = await embedder.probe(ollamaTimeoutMs(config, "doctor"));
+  if (probe.ok) return { embeds: true, dim: probe.dim, check: { name: "ollama", status: "ok", detail: `${embedder.host}: ${config["embedding.model"]} pulled, ${probe.dim} dimensions` } };
+  const fix = probe.reason.kind === "model-missing" ? `ollama pull ${config["embedding.model"]}` : probe.reason.kind === "down" ? "ollama serve" : undefined;
+  return { embeds: true, first: fix ?? "get Ollama answering (see the ollama line)", check: { name: "ollama", status: "warn", detail: `${probe.reason.message}; search falls back to keywords`, fix } };
+}
+
+function indexCheck(project: Context["project"], config: Context["config"], ollama: OllamaFound): Check {
+  // An index fix that needs vectors waits for Ollama: `memsearch index` alone would add none.
+  const afterOllama = (fix: string) => (ollama.first ? `${ollama.first}, then ${fix}` : fix);
+  const head = peekIndex(project.indexDir);
+  if (!head) {
+    const hasMemory = existsSync(project.memoryDir) && readdirSync(project.memoryDir).some((f) => f.endsWith(".md"));
+    return { name: "index", status: hasMemory ? "warn" : "ok", detail: hasMemory ? "memory files exist but no index yet" : "no memory yet in this project", fix: hasMemory ? "memsearch index" : undefined };
+  }
+  if (head.model !== config["embedding.model"]) return { name: "index", status: "warn", detail: `built with '${head.model}', config says '${config["embedding.model"]}'`, fix: afterOllama("memsearch index (rebuilds for the new model)") };
+  if (ollama.dim && head.dim && head.dim !== ollama.dim) return { name: "index", status: "warn", detail: `holds ${head.dim}-d vectors, Ollama now gives ${ollama.dim}-d`, fix: "memsearch index --force" };
+  const missing = head.chunks - head.vectors;
+  return {
+    name: "index",
+    status: missing > 0 && ollama.embeds ? "warn" : "ok",
+    detail: `${head.chunks} chunks in ${head.files} files, ${head.vectors} with vectors, ${(head.bytes / 1048576).toFixed(1)} MiB, updated ${head.updatedAt}`,
+    fix: missing > 0 && ollama.embeds ? afterOllama("memsearch index (fills in the missing vectors)") : undefined,
+  };
+}
+
+async function watchCheck(dataDir: string): Promise<Check> {
+  const watch = await pingWatch(dataDir);
+  if (!watch.running) return { name: "watch", status: "ok", detail: "not running (started by the SessionStart hook; searches load the index meanwhile)" };
+  return watch.answered
+    ? { name: "watch", status: watch.lastError ? "warn" : "ok", detail: `pid ${watch.pid} serving ${watch.chunks} chunks${watch.lastError ? `; last error: ${watch.lastError}` : ""}` }
+    : { name: "watch", status: "warn", detail: `pid ${watch.pid} does not answer on its socket`, fix: `kill ${watch.pid} (the next session starts a fresh one)` };
 }
 
 /**

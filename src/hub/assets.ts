@@ -38,6 +38,8 @@ import viewsSessionsTs from "./client/views/sessions.ts" with { type: "text" };
 import indexHtmlBundle from "./client/index.html" with { type: "text" };
 import iconSvg from "./client/icon.svg" with { type: "text" };
 import styleCss from "./client/style.css" with { type: "text" };
+// @ts-expect-error: the source text is the default export
+import agoTs from "../core/ago.ts" with { type: "text" };
 import { DEFAULT_AGENT } from "../core/anchor.ts";
 import { AGENTS } from "../agents/registry.ts";
 
@@ -77,6 +79,8 @@ const SOURCES: Record<string, { text: string; type: string; ts?: boolean }> = {
   "/assets/style.css": { text: styleCss, type: "text/css; charset=utf-8" },
   ...Object.fromEntries(Object.entries(MODULES).map(([name, text]) => [`/assets/${name}.js`, { text, type: "text/javascript; charset=utf-8", ts: true }])),
   "/assets/agents.js": { text: agentsJs, type: "text/javascript; charset=utf-8" },
+  // The CLI's own rule, this very file: client/ago.ts, which re-exports it, is for the type checker and the tests.
+  "/assets/ago.js": { text: agoTs as string, type: "text/javascript; charset=utf-8", ts: true },
   "/assets/icon.svg": { text: iconSvg, type: "image/svg+xml" },
 };
 

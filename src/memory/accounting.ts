@@ -21,7 +21,7 @@ import { sanitize } from "../core/redact.ts";
 import { EmptyTranscriptError } from "../transcript/files.ts";
 import { describeSkips, NOT_TURN_KINDS, turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import type { ProjectTranscripts, Turn } from "../transcript/types.ts";
-import { ACTIVE_MS, existingNotes, hasNote, isLineId, turnTimes } from "./import.ts";
+import { ACTIVE_MS, existingNotes, hasNote, isLineId, turnTimes, type ExistingNotes } from "./import.ts";
 import { localDay } from "./journal.ts";
 import { readForgotten } from "./forgotten.ts";
 import { queuedTurnKeys } from "./pending.ts";
@@ -169,103 +169,114 @@ function saveCache(file: string, cache: TurnsCache, sources: readonly ProjectTra
   } catch {}
 }
 
+/** What the accounting reads every transcript against: the notes, the queue, the forgotten list, the cache. */
+interface Accounting {
+  acc: TurnAccount;
+  byAgent: Map<string, AgentAccount>;
+  /** A resumed session's file repeats the turns of the one it resumed: each is counted once. */
+  seen: Set<string>;
+  notes: ExistingNotes;
+  queue: ReturnType<typeof queuedTurnKeys>;
+  forgotten: ReturnType<typeof readForgotten>;
+  now: number;
+  activeMs: number;
+  cache?: TurnsCache;
+  cacheChanged: boolean;
+}
+
 export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
   const started = performance.now();
-  const now = o.now ?? Date.now();
-  const activeMs = o.activeMs ?? ACTIVE_MS;
-  const notes = existingNotes(o.memoryDir);
-  const queue = queuedTurnKeys(o.dataDir);
-  const forgotten = readForgotten(o.dataDir);
   const acc: TurnAccount = { turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips(), sessions: [], agents: [], toCapture: 0, missingTurns: [], days: {}, unreadable: [], ms: 0 };
-  const byAgent = new Map<string, AgentAccount>();
-  // A resumed session's file repeats the turns of the one it resumed: each is counted once.
-  const seen = new Set<string>();
   const cache: TurnsCache | undefined = o.cacheFile ? (readJsonFile(o.cacheFile, TurnsCache) ?? { version: 1, files: {} }) : undefined;
-  let changed = false;
-
-  /** What a transcript holds: the cache's when its stamp is the same, else read (and kept); undefined when it holds nothing to count. */
-  const holding = async (path: string, stamp: string, read: () => Promise<CachedTranscript>): Promise<CachedTranscript | undefined> => {
-    const hit = cache?.files[path];
-    if (hit?.stamp === stamp) return hit;
-    let index: CachedTranscript;
-    try {
-      index = await read();
-    } catch (e) {
-      if (!(e instanceof EmptyTranscriptError)) acc.unreadable.push({ path, reason: oneLine(e) });
-      return undefined;
-    }
-    if (cache) {
-      cache.files[path] = index;
-      changed = true;
-    }
-    return index;
-  };
-
-  const count = (of: { agent: string; label: string }, path: string, index: CachedTranscript, mtime: number) => {
-    const who = { agent: of.agent, label: of.label };
-    const sid = index.sessionId;
-    const s: SessionAccount = { ...who, sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() };
-    let a = byAgent.get(who.agent);
-    if (!a) byAgent.set(who.agent, (a = { ...who, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() }));
-    const unanswered = index.unanswered;
-    for (const c of [s, a, acc]) c.notTurns["local-command"] += unanswered;
-    const times = turnTimes(index.turns, mtime);
-    const lastRunning = now - mtime < activeMs ? index.turns.length - 1 : -1;
-    let unnamedQueued = queue.unnamed.get(sid) ?? 0;
-    const states: TurnState[] = index.turns.map((turn, i) => {
-      if (hasNote(notes, sid, turn)) return "noted";
-      if (forgotten.has(turn.uuid, sid) || forgotten.has(turn.promptId, sid)) return "forgotten";
-      const kind = turn.kind;
-      if (kind === "local-command") return kind;
-      if (queue.keys.has(`${sid} ${turn.uuid}`) || (turn.promptId !== undefined && queue.keys.has(`${sid} ${turn.promptId}`))) return "queued";
-      if (i === lastRunning) return "running";
-      if (kind !== "work") return kind;
-      return "missing";
-    });
-    // Queued turns the queue names by neither id (older clients, Gemini CLI): the session's latest turns without a note.
-    for (let i = states.length - 1; i >= 0 && unnamedQueued > 0; i--) {
-      if (states[i] === "missing" || states[i] === "running") {
-        states[i] = "queued";
-        unnamedQueued--;
-      }
-    }
-    index.turns.forEach((turn, i) => {
-      const key = isLineId(turn.uuid) ? `${sid} ${turn.uuid}` : turn.uuid;
-      if (seen.has(key)) return;
-      seen.add(key);
-      const state = states[i]!;
-      add(s, state);
-      add(a, state);
-      add(acc, state);
-      const at = new Date(times[i]!).toISOString();
-      if (!s.first || at < s.first) s.first = at;
-      if (!s.last || at > s.last) s.last = at;
-      if (state === "noted" || state === "missing") {
-        const day = localDay(new Date(times[i]!));
-        const d = (acc.days[day] ??= { noted: 0, missing: 0 });
-        d[state]++;
-      }
-      if (state === "missing") acc.missingTurns.push({ ...who, sessionId: sid, turn: turn.uuid, at, prompt: turn.prompt, transcript: path });
-    });
-    if (s.turns || unanswered) acc.sessions.push(s);
-  };
-
+  const x: Accounting = { acc, byAgent: new Map(), seen: new Set(), notes: existingNotes(o.memoryDir), queue: queuedTurnKeys(o.dataDir), forgotten: readForgotten(o.dataDir), now: o.now ?? Date.now(), activeMs: o.activeMs ?? ACTIVE_MS, cache, cacheChanged: false };
   for (const source of o.sources) {
     if (source.problem) acc.unreadable.push({ path: source.label, reason: `its transcripts could not be listed: ${source.problem}` });
     for (const file of source.files) {
       const stamp = file.stamp ?? `${source.agent}:${file.mtime}:${file.size}`;
-      const index = await holding(file.path, stamp, () => readTurns(source, file.path, stamp));
-      if (index && !index.subagent) count(source, file.path, index, file.mtime);
+      const index = await holding(x, file.path, stamp, () => readTurns(source, file.path, stamp));
+      if (index && !index.subagent) count(x, source, file.path, index, file.mtime);
     }
   }
-  if (cache && o.cacheFile && changed) saveCache(o.cacheFile, cache, o.sources);
+  if (cache && o.cacheFile && x.cacheChanged) saveCache(o.cacheFile, cache, o.sources);
   acc.sessions.sort((a, b) => (a.first ?? "").localeCompare(b.first ?? ""));
   acc.missingTurns.sort((a, b) => a.at.localeCompare(b.at));
-  acc.agents = [...byAgent.values()].filter((a) => a.turns);
+  acc.agents = [...x.byAgent.values()].filter((a) => a.turns);
   acc.since = acc.sessions.reduce<string | undefined>((min, s) => (s.first && (!min || s.first < min) ? s.first : min), undefined);
   acc.toCapture = toCapture(acc);
   acc.ms = performance.now() - started;
   return acc;
+}
+
+/** What a transcript holds: the cache's when its stamp is the same, else read (and kept); undefined when it holds nothing to count. */
+async function holding(x: Accounting, path: string, stamp: string, read: () => Promise<CachedTranscript>): Promise<CachedTranscript | undefined> {
+  const hit = x.cache?.files[path];
+  if (hit?.stamp === stamp) return hit;
+  let index: CachedTranscript;
+  try {
+    index = await read();
+  } catch (e) {
+    if (!(e instanceof EmptyTranscriptError)) x.acc.unreadable.push({ path, reason: oneLine(e) });
+    return undefined;
+  }
+  if (x.cache) {
+    x.cache.files[path] = index;
+    x.cacheChanged = true;
+  }
+  return index;
+}
+
+/** Each turn's state, in this order: noted, forgotten, a local command, queued, running, not a turn to capture, else missing. */
+function statesOf(x: Accounting, index: CachedTranscript, mtime: number): TurnState[] {
+  const sid = index.sessionId;
+  const lastRunning = x.now - mtime < x.activeMs ? index.turns.length - 1 : -1;
+  const states: TurnState[] = index.turns.map((turn, i) => {
+    if (hasNote(x.notes, sid, turn)) return "noted";
+    if (x.forgotten.has(turn.uuid, sid) || x.forgotten.has(turn.promptId, sid)) return "forgotten";
+    const kind = turn.kind;
+    if (kind === "local-command") return kind;
+    if (x.queue.keys.has(`${sid} ${turn.uuid}`) || (turn.promptId !== undefined && x.queue.keys.has(`${sid} ${turn.promptId}`))) return "queued";
+    if (i === lastRunning) return "running";
+    if (kind !== "work") return kind;
+    return "missing";
+  });
+  // Queued turns the queue names by neither id (older clients, Gemini CLI): the session's latest turns without a note.
+  let unnamedQueued = x.queue.unnamed.get(sid) ?? 0;
+  for (let i = states.length - 1; i >= 0 && unnamedQueued > 0; i--) {
+    if (states[i] === "missing" || states[i] === "running") {
+      states[i] = "queued";
+      unnamedQueued--;
+    }
+  }
+  return states;
+}
+
+/** One transcript's turns counted into its session, its agent and the whole, once each. */
+function count(x: Accounting, of: { agent: string; label: string }, path: string, index: CachedTranscript, mtime: number): void {
+  const { acc } = x;
+  const who = { agent: of.agent, label: of.label };
+  const sid = index.sessionId;
+  const s: SessionAccount = { ...who, sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() };
+  let a = x.byAgent.get(who.agent);
+  if (!a) x.byAgent.set(who.agent, (a = { ...who, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() }));
+  for (const c of [s, a, acc]) c.notTurns["local-command"] += index.unanswered;
+  const times = turnTimes(index.turns, mtime);
+  const states = statesOf(x, index, mtime);
+  index.turns.forEach((turn, i) => {
+    const key = isLineId(turn.uuid) ? `${sid} ${turn.uuid}` : turn.uuid;
+    if (x.seen.has(key)) return;
+    x.seen.add(key);
+    const state = states[i]!;
+    for (const c of [s, a, acc]) add(c, state);
+    const at = new Date(times[i]!).toISOString();
+    if (!s.first || at < s.first) s.first = at;
+    if (!s.last || at > s.last) s.last = at;
+    if (state === "noted" || state === "missing") {
+      const d = (acc.days[localDay(new Date(times[i]!))] ??= { noted: 0, missing: 0 });
+      d[state]++;
+    }
+    if (state === "missing") acc.missingTurns.push({ ...who, sessionId: sid, turn: turn.uuid, at, prompt: turn.prompt, transcript: path });
+  });
+  if (s.turns || index.unanswered) acc.sessions.push(s);
 }
 
 /** Turns to capture: noted, queued, running and missing. */

@@ -42,8 +42,10 @@ const text = (t: string) => ({ type: "text", text: t });
 const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({ type: "tool_use", id, name, input });
 const toolResult = (uuid: string, id: string, out: string) => JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: out }] }, ...base(uuid) }) + "\n";
 
-function rows(db: Database): { role: string; text: string; turn_uuid: string; prompt_id: string | null; tools: string; paths: string; results: string; project: string }[] {
-  return db.query("SELECT role, text, turn_uuid, prompt_id, tools, paths, results, project FROM messages ORDER BY id").all() as never;
+type MessageRow = { role: string; text: string; turn_uuid: string; prompt_id: string | null; tools: string; paths: string; results: string; project: string };
+
+function rows(db: Database): MessageRow[] {
+  return db.query<MessageRow, []>("SELECT role, text, turn_uuid, prompt_id, tools, paths, results, project FROM messages ORDER BY id").all();
 }
 
 function find(db: Database, query: string, project?: string, sinceMs?: number) {

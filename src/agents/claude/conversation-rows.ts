@@ -20,7 +20,7 @@ import { projectOfCwd } from "../../transcript/files.ts";
 import { TurnSegmenter } from "../../transcript/turns.ts";
 import { deleteFileRows, INPUTS_MAX, isFileRow, isRecord, MESSAGE_COLS, messageColumns, RESULTS_MAX, rollback, rowWriter, TEXT_MAX, type FileRow, type MessageColumns, type SessionKind } from "../../conversations/rows.ts";
 import { isSubagentPath, slugDirOf } from "./files.ts";
-import { lineEvent, type LineEvent, type SessionPart, type ToolResult } from "./line-events.ts";
+import { lineEvent, type LineEvent, type SessionPart, type ToolResult, type ToolUse } from "./line-events.ts";
 
 /** Title of a session table row (a plan's first line). */
 const TITLE_MAX = 160;
@@ -217,50 +217,10 @@ class FileReader {
       this.project = projectOfCwd(ev.cwd, this.cwdCache);
     }
     switch (ev.kind) {
-      case "prompt": {
-        const row = this.newRow("user", ev.uuid, ev.uuid, ev.ts, ev.uuid, ev.promptId);
-        row.text = clip(sanitize(ev.text), TEXT_MAX);
-        // A command nobody acted on (a local one) is dropped by the segmenter: its row is never added.
-        this.seg.start({ row, offset, lines: lineNo - 1 }, ev.command);
-        if (!ev.command) {
-          this.openTurn(row);
-          if (!this.state.firstPrompt && !this.state.subagent && row.text) {
-            this.state.firstPrompt = true;
-            this.addSession("first_prompt", "first_prompt", "First prompt", row.text, "", row.turnUuid, ev.ts);
-          }
-        }
-        return;
-      }
-      case "assistant": {
-        const a = this.seg.answer();
-        if (!a) return; // before the first prompt: no turn to belong to
-        if (a.confirmed && a.turn.row) this.openTurn(a.turn.row);
-        if (!this.state.turnUuid) return;
-        let row = this.state.lastMsgKey === ev.msgKey ? this.lastAssistantRow() : undefined;
-        if (!row) {
-          row = this.newRow("assistant", ev.uuid || ev.msgKey, ev.msgKey, ev.ts, this.state.turnUuid, this.state.promptId);
-          this.add(row);
-          this.state.lastMsgKey = ev.msgKey;
-        }
-        for (const t of ev.texts) {
-          const s = sanitize(t);
-          if (row.text.includes(s)) continue; // lines of one message may repeat a block
-          row.text = clip(row.text ? `${row.text}\n\n${s}` : s, TEXT_MAX);
-          row.dirty = true;
-        }
-        for (const tool of ev.tools) {
-          if (tool.id && this.pending.has(tool.id)) continue;
-          row.tools.push(tool.name);
-          for (const p of tool.paths) if (!row.paths.includes(p)) row.paths.push(sanitize(p));
-          if (tool.input && row.inputs.length < INPUTS_MAX) row.inputs = clip(row.inputs ? `${row.inputs}\n${sanitize(tool.input)}` : sanitize(tool.input), INPUTS_MAX);
-          if (tool.id) this.pending.set(tool.id, row);
-          row.dirty = true;
-        }
-        this.results(ev.results);
-        if (ev.slug && !this.state.slug && /^[\w-]{1,100}$/.test(ev.slug)) this.state.slug = ev.slug;
-        for (const p of ev.session) this.sessionPart(p, ev.ts);
-        return;
-      }
+      case "prompt":
+        return this.prompt(ev, offset, lineNo);
+      case "assistant":
+        return this.assistant(ev);
       case "summary":
         this.addSession("summary", `summary:${ev.uuid}`, "Compaction summary", clip(sanitize(ev.text), TEXT_MAX), "", this.state.turnUuid ?? "", ev.ts);
         return;
@@ -270,6 +230,53 @@ class FileReader {
       case "other":
         return;
     }
+  }
+
+  /** A prompt, or a slash command: a command nobody acted on (a local one) is dropped by the segmenter, its row never added. */
+  private prompt(ev: Extract<LineEvent, { kind: "prompt" }>, offset: number, lineNo: number): void {
+    const row = this.newRow("user", ev.uuid, ev.uuid, ev.ts, ev.uuid, ev.promptId);
+    row.text = clip(sanitize(ev.text), TEXT_MAX);
+    this.seg.start({ row, offset, lines: lineNo - 1 }, ev.command);
+    if (ev.command) return;
+    this.openTurn(row);
+    if (!this.state.firstPrompt && !this.state.subagent && row.text) {
+      this.state.firstPrompt = true;
+      this.addSession("first_prompt", "first_prompt", "First prompt", row.text, "", row.turnUuid, ev.ts);
+    }
+  }
+
+  /** An assistant line: its words and tool calls into its message's row (the lines of one message share a row). */
+  private assistant(ev: Extract<LineEvent, { kind: "assistant" }>): void {
+    const a = this.seg.answer();
+    if (!a) return; // before the first prompt: no turn to belong to
+    if (a.confirmed && a.turn.row) this.openTurn(a.turn.row);
+    if (!this.state.turnUuid) return;
+    let row = this.state.lastMsgKey === ev.msgKey ? this.lastAssistantRow() : undefined;
+    if (!row) {
+      row = this.newRow("assistant", ev.uuid || ev.msgKey, ev.msgKey, ev.ts, this.state.turnUuid, this.state.promptId);
+      this.add(row);
+      this.state.lastMsgKey = ev.msgKey;
+    }
+    for (const t of ev.texts) {
+      const s = sanitize(t);
+      if (row.text.includes(s)) continue; // lines of one message may repeat a block
+      row.text = clip(row.text ? `${row.text}\n\n${s}` : s, TEXT_MAX);
+      row.dirty = true;
+    }
+    for (const tool of ev.tools) this.toolCall(row, tool);
+    this.results(ev.results);
+    if (ev.slug && !this.state.slug && /^[\w-]{1,100}$/.test(ev.slug)) this.state.slug = ev.slug;
+    for (const p of ev.session) this.sessionPart(p, ev.ts);
+  }
+
+  /** A tool call on its message's row, waiting for its result (a call a repeated line holds again counts once). */
+  private toolCall(row: Row, tool: ToolUse): void {
+    if (tool.id && this.pending.has(tool.id)) return;
+    row.tools.push(tool.name);
+    for (const p of tool.paths) if (!row.paths.includes(p)) row.paths.push(sanitize(p));
+    if (tool.input && row.inputs.length < INPUTS_MAX) row.inputs = clip(row.inputs ? `${row.inputs}\n${sanitize(tool.input)}` : sanitize(tool.input), INPUTS_MAX);
+    if (tool.id) this.pending.set(tool.id, row);
+    row.dirty = true;
   }
 
   /** A plan or todo list a tool call carried (subagents' own are left to their session's). */

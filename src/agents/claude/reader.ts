@@ -12,7 +12,7 @@
  */
 import { closeSync, fstatSync } from "node:fs";
 import { basename } from "node:path";
-import { InputError, UnrecognisedFormatError } from "../../core/errors.ts";
+import { errCode, InputError, UnrecognisedFormatError } from "../../core/errors.ts";
 import { clipMarked } from "../../core/text.ts";
 import { clipRedacted, type Redactor } from "../../core/redact.ts";
 import { EmptyTranscriptError, openRegularFile } from "../../transcript/files.ts";
@@ -389,40 +389,13 @@ class Builder {
         continue;
       }
       switch (b.type) {
-        case "text": {
-          if (!full || typeof b.text !== "string") break;
-          const key = "t:" + b.text;
-          if (seen.has(key)) break;
-          seen.add(key);
-          const text = cleanText(b.text);
-          if (!text) break;
-          const last = t.items[t.items.length - 1];
-          if (last?.kind === "assistant" && this.lastTextMsg === msgId) {
-            // Lines of one message: merged into one assistant text.
-            last.text += "\n\n" + text;
-            t.assistantTexts[t.assistantTexts.length - 1] = last.text;
-          } else {
-            t.items.push({ kind: "assistant", text });
-            t.assistantTexts.push(text);
-          }
-          this.lastTextMsg = msgId;
+        case "text":
+          if (full && typeof b.text === "string") this.assistantText(t, b.text, msgId, seen);
           break;
-        }
         case "tool_use":
-        case "server_tool_use": {
-          const id = str(b.id) ?? "";
-          if (id && this.toolIds.has(id)) break;
-          if (id) this.toolIds.add(id);
-          t.toolCount++;
-          if (!full) break;
-          const name = str(b.name) ?? "?";
-          const call: ToolCall = { id, name, input: summarizeToolInput(name, b.input, undefined, this.o.redact) };
-          t.tools.push(call);
-          t.items.push({ kind: "tool", call });
-          if (id) this.pending.set(id, call);
-          this.lastTextMsg = undefined;
+        case "server_tool_use":
+          this.toolUse(t, b, full);
           break;
-        }
         case "thinking":
         case "redacted_thinking":
           break;
@@ -433,6 +406,39 @@ class Builder {
         }
       }
     }
+  }
+
+  /** An assistant text block, once per message (lines of one message may repeat a block); the lines of one message make one text. */
+  private assistantText(t: Turn, raw: string, msgId: string, seen: Set<string>): void {
+    const key = "t:" + raw;
+    if (seen.has(key)) return;
+    seen.add(key);
+    const text = cleanText(raw);
+    if (!text) return;
+    const last = t.items[t.items.length - 1];
+    if (last?.kind === "assistant" && this.lastTextMsg === msgId) {
+      last.text += "\n\n" + text;
+      t.assistantTexts[t.assistantTexts.length - 1] = last.text;
+    } else {
+      t.items.push({ kind: "assistant", text });
+      t.assistantTexts.push(text);
+    }
+    this.lastTextMsg = msgId;
+  }
+
+  /** A tool call, counted once by its id; read in full mode, waiting for its result. */
+  private toolUse(t: Turn, b: Obj, full: boolean): void {
+    const id = str(b.id) ?? "";
+    if (id && this.toolIds.has(id)) return;
+    if (id) this.toolIds.add(id);
+    t.toolCount++;
+    if (!full) return;
+    const name = str(b.name) ?? "?";
+    const call: ToolCall = { id, name, input: summarizeToolInput(name, b.input, undefined, this.o.redact) };
+    t.tools.push(call);
+    t.items.push({ kind: "tool", call });
+    if (id) this.pending.set(id, call);
+    this.lastTextMsg = undefined;
   }
 
   /** A tool_result (user entry) or a server tool result (assistant entry): fill its call. */
@@ -548,7 +554,7 @@ async function run(path: string, o: BuilderOptions, range?: { start: number; end
   try {
     res = await scanLines(path, (buf, s, e, off, n) => b.line(buf, s, e, off, n), range ?? {});
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = errCode(e);
     if (code === "EACCES" || code === "EPERM" || code === "EISDIR" || code === "EIO") throw new InputError(`cannot read transcript: ${path} (${code})`);
     throw e;
   }

@@ -61,55 +61,15 @@ export function heatmapOf(o: Overview, span: HeatSpan): HTMLElement {
   const top = 18;
   const width = left + lay.weeks * PITCH;
   const height = top + 7 * PITCH;
-  const rects: SVGElement[] = [];
   const svg = s(
     "svg",
     { viewBox: `0 0 ${width} ${height}`, class: "heatmap", role: "group", "aria-label": `Notes per day over ${spanWords}: ${plural(lay.total, "note")} on ${plural(lay.activeDays, "day")}. Arrow keys move between days, Enter opens one.` },
     lay.months.map((m) => s("text", { x: left + m.col * PITCH, y: 11, class: "axis" }, m.label)),
     [1, 3, 5].map((row) => s("text", { x: 0, y: top + row * PITCH + 9, class: "axis" }, ["", "Mon", "", "Wed", "", "Fri", ""][row])),
   );
-  lay.cells.forEach((c, i) => {
-    const r = s("rect", {
-      x: left + c.col * PITCH,
-      y: top + c.row * PITCH,
-      width: CELL,
-      height: CELL,
-      rx: 2,
-      class: `cell l${c.level}`,
-      tabindex: i === lay.cells.length - 1 ? 0 : -1,
-      role: c.count > 0 ? "button" : "img",
-      "aria-label": describeDay(c),
-      "data-date": c.date,
-      "data-count": c.count,
-    });
-    const show = () => showTip(r, describeDay(c));
-    r.addEventListener("pointerenter", show);
-    r.addEventListener("focus", show);
-    r.addEventListener("pointerleave", hideTip);
-    r.addEventListener("blur", hideTip);
-    if (c.count > 0) r.addEventListener("click", () => openDay(c.date));
-    rects.push(r);
-    svg.appendChild(r);
-  });
-  // One tab stop for the whole grid; arrows move a day (up/down) or a week (left/right).
-  svg.addEventListener("keydown", (ev) => {
-    const e = ev as KeyboardEvent;
-    const i = rects.indexOf(document.activeElement as unknown as SVGElement);
-    if (i < 0) return;
-    if (e.key === "Enter" || e.key === " ") {
-      e.preventDefault();
-      if (Number(rects[i]!.getAttribute("data-count")) > 0) openDay(rects[i]!.getAttribute("data-date")!);
-      return;
-    }
-    const step: Record<string, number> = { ArrowUp: -1, ArrowDown: 1, ArrowLeft: -7, ArrowRight: 7, Home: -i, End: rects.length - 1 - i };
-    const d = step[e.key];
-    if (d === undefined) return;
-    e.preventDefault();
-    const j = Math.min(rects.length - 1, Math.max(0, i + d));
-    rects[i]!.setAttribute("tabindex", "-1");
-    rects[j]!.setAttribute("tabindex", "0");
-    (rects[j] as unknown as HTMLElement).focus();
-  });
+  const rects = lay.cells.map((c, i) => dayCell(c, left + c.col * PITCH, top + c.row * PITCH, i === lay.cells.length - 1));
+  for (const r of rects) svg.appendChild(r);
+  svg.addEventListener("keydown", (ev) => moveInGrid(ev as KeyboardEvent, rects));
   const legend = h("p", { class: "legend", "aria-hidden": "true" }, "Less ", [0, 1, 2, 3, 4].map((l) => h("span", { class: `swatch l${l}` })), " More");
   return h(
     "section",
@@ -128,6 +88,49 @@ export function heatmapOf(o: Overview, span: HeatSpan): HTMLElement {
       legend,
     ),
   );
+}
+
+/** One day of the heatmap: its tooltip, and a day with notes opens on a click. */
+function dayCell(c: { date: string; count: number; level: number }, x: number, y: number, tabStop: boolean): SVGElement {
+  const r = s("rect", {
+    x,
+    y,
+    width: CELL,
+    height: CELL,
+    rx: 2,
+    class: `cell l${c.level}`,
+    tabindex: tabStop ? 0 : -1,
+    role: c.count > 0 ? "button" : "img",
+    "aria-label": describeDay(c),
+    "data-date": c.date,
+    "data-count": c.count,
+  });
+  const show = () => showTip(r, describeDay(c));
+  r.addEventListener("pointerenter", show);
+  r.addEventListener("focus", show);
+  r.addEventListener("pointerleave", hideTip);
+  r.addEventListener("blur", hideTip);
+  if (c.count > 0) r.addEventListener("click", () => openDay(c.date));
+  return r;
+}
+
+/** One tab stop for the whole grid; arrows move a day (up/down) or a week (left/right), Enter opens a day with notes. */
+function moveInGrid(e: KeyboardEvent, rects: SVGElement[]): void {
+  const i = rects.indexOf(document.activeElement as unknown as SVGElement);
+  if (i < 0) return;
+  if (e.key === "Enter" || e.key === " ") {
+    e.preventDefault();
+    if (Number(rects[i]!.getAttribute("data-count")) > 0) openDay(rects[i]!.getAttribute("data-date")!);
+    return;
+  }
+  const step: Record<string, number> = { ArrowUp: -1, ArrowDown: 1, ArrowLeft: -7, ArrowRight: 7, Home: -i, End: rects.length - 1 - i };
+  const d = step[e.key];
+  if (d === undefined) return;
+  e.preventDefault();
+  const j = Math.min(rects.length - 1, Math.max(0, i + d));
+  rects[i]!.setAttribute("tabindex", "-1");
+  rects[j]!.setAttribute("tabindex", "0");
+  (rects[j] as unknown as HTMLElement).focus();
 }
 
 export function weekChart(o: Overview): HTMLElement {
