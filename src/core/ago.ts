@@ -1,6 +1,7 @@
 /**
- * How long ago a time was, as the CLI, the hooks and the hub's page write it. Imports nothing: the
- * page loads this very file (served as /assets/ago.js, hub/assets.ts), so there is one rule for both.
+ * How long ago a time was, as the CLI, the hooks and the hub's page write it. `timeAgo` refers to
+ * nothing outside itself: the page loads its very source (served as /assets/ago.js,
+ * hub/assets.ts), so there is one rule for both.
  */
 
 /** How long ago, in the largest unit that fits: `just now`, `5m ago`, `2h ago`, `3d ago`, `4mo ago`, `2y ago`; undefined for a future time. */
