@@ -6,6 +6,7 @@
  * need them fail with a message saying what to install: they are never skipped.
  */
 import { existsSync } from "node:fs";
+import { errCode } from "../src/core/errors.ts";
 
 interface Needed {
   pkg: string;
@@ -40,7 +41,7 @@ export function ensureTestPackages(): void {
     try {
       code = Bun.spawnSync(cmd, { env, stdout: "inherit", stderr: "inherit" }).exitCode ?? "signal";
     } catch (e) {
-      code = (e as NodeJS.ErrnoException).code ?? String(e); // sudo itself missing
+      code = errCode(e) ?? String(e); // sudo itself missing
     }
     if (code !== 0) {
       console.error(`scripts/chromium.ts: '${cmd.join(" ")}' failed (${code}); ${what}: those tests will fail until installed`);

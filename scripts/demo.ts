@@ -10,7 +10,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { projectSlug } from "../src/transcript/claude-files.ts";
+import { projectSlug } from "../src/agents/claude/files.ts";
 import { build } from "./build.ts";
 
 const ROOT = resolve(import.meta.dir, "..");

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { projectTranscripts } from "../../src/agents/registry.ts";
 import { accountTurns } from "../../src/memory/accounting.ts";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
 
 const FIX = resolve(import.meta.dir, "..", "..", "test", "fixtures");
 export const DEFAULT_ACCOUNTING_SESSIONS = 200;
@@ -106,17 +106,18 @@ export async function benchAccounting(o: { sessions?: number; log?: (l: string) 
     const home = join(work, "home");
     layOut(home, root, n, other);
     const env = { HOME: home, CODEX_HOME: join(home, ".codex"), GEMINI_CLI_HOME: home, XDG_DATA_HOME: join(home, ".local", "share"), XDG_CONFIG_HOME: join(home, ".config") };
-    const base = { root, memoryDir: join(root, ".memsearch", "memory"), dataDir: join(root, ".memsearch"), projectsDir: join(home, ".claude", "projects"), cacheFile: join(home, ".memsearch", "turns-cache.json") };
+    const base = { root, memoryDir: join(root, ".memsearch", "memory"), dataDir: join(root, ".memsearch"), cacheFile: join(home, ".memsearch", "turns-cache.json") };
     let read = 0;
     const list = () => {
       const started = performance.now();
-      const sources = projectTranscripts(root, env).map((s) => ({ ...s, read: (p: string) => (read++, s.read(p)) }));
+      // Claude Code's transcripts (the same `home`) are listed too; the other agents' reads are counted.
+      const sources = projectTranscripts(root, env).map((s) => (s.agent === "claude" ? s : { ...s, listTurns: (p: string) => (read++, s.listTurns(p)) }));
       return { sources, ms: performance.now() - started };
     };
     const run = async () => {
       read = 0;
       const { sources, ms: listed } = list();
-      const a = await accountTurns({ ...base, others: sources });
+      const a = await accountTurns({ ...base, sources });
       return { a, listed, read };
     };
     const cold = await run();

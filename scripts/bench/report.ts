@@ -8,7 +8,7 @@ import type { Machine } from "./machine.ts";
 import type { Measurement } from "./proc.ts";
 import { HOOK_BUDGET_MS, type ScaleResult } from "./scale.ts";
 import type { RedactRow } from "./redact.ts";
-import type { TranscriptIndexResult } from "./transcripts.ts";
+import type { TranscriptIndexResult } from "./transcripts-result.ts";
 
 export interface GlobalResult {
   binBytes: number;

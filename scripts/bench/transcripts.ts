@@ -23,9 +23,13 @@ import { dirname, join, relative, sep } from "node:path";
 import { FIXTURES, realTranscripts } from "../../test/helpers/fixtures.ts";
 import { BM25_WEIGHTS } from "../../src/conversations/db.ts";
 import { matchExpression } from "../../src/conversations/fts.ts";
-import { FULL_SCAN_MS, updateTranscriptIndex } from "../../src/conversations/ingest.ts";
+import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
+import { conversationSource, FULL_SCAN_MS } from "../../src/agents/claude/conversation.ts";
 import { loadPool, makeQueries } from "./corpus.ts";
 import { runOnce, series, summarize, type Measurement, type Sample } from "./proc.ts";
+import type { TranscriptIndexResult } from "./transcripts-result.ts";
+
+export type { TranscriptIndexResult };
 
 export const DEFAULT_MESSAGES = 300_000;
 const QUERIES = 20;
@@ -34,18 +38,6 @@ const UPDATES = 5;
 /** recall's default --limit (8) times its pool factor (5): the rows its FTS5 query asks for. */
 const RECALL_POOL = 40;
 
-export interface TranscriptIndexResult {
-  messages: number;
-  files: number;
-  jsonlBytes: number;
-  dbBytes: number;
-  copies: number;
-  buildMs: number;
-  buildMessagesPerSec: number;
-  rows: Measurement[];
-  /** Why a row could not be measured (the sqlite3 shell missing, …). */
-  problems: string[];
-}
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const IS_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -111,7 +103,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     writeCopy(probeDir, files, 0, proj);
     const { openTranscriptDb } = await import("../../src/conversations/db.ts");
     const pdb = openTranscriptDb(join(root, "probe.sqlite"));
-    const perCopy = (await updateTranscriptIndex(pdb, { projectsDir: probeDir })).messages;
+    const perCopy = (await updateTranscriptIndex(pdb, { sources: [conversationSource({ projectsDir: probeDir })] })).messages;
     pdb.close();
     rmSync(probeDir, { recursive: true, force: true });
     if (perCopy <= 0) throw new Error("one copy of the fixtures indexed no message: the bench's layout is wrong");
@@ -165,7 +157,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     {
       const db = openTranscriptDb(dbPath);
       try {
-        await updateTranscriptIndex(db, { projectsDir: projects });
+        await updateTranscriptIndex(db, { sources: [conversationSource({ projectsDir: projects })] });
       } finally {
         db.close();
       }
@@ -175,7 +167,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
       appendFileSync(target, newTurn(i, proj));
       const db = openTranscriptDb(dbPath);
       try {
-        const r = await updateTranscriptIndex(db, { projectsDir: projects });
+        const r = await updateTranscriptIndex(db, { sources: [conversationSource({ projectsDir: projects })] });
         updates.push({ ms: r.ms, code: r.messages === 2 ? 0 : 1, stdout: "", stderr: r.messages === 2 ? "" : `${r.messages} messages updated, expected 2` });
       } finally {
         db.close();
@@ -187,7 +179,7 @@ export async function benchTranscriptIndex(opts: { bin: string; work: string; me
     for (let i = 0; i < UPDATES; i++) {
       const db = openTranscriptDb(dbPath);
       try {
-        const r = await updateTranscriptIndex(db, { projectsDir: projects, full: true });
+        const r = await updateTranscriptIndex(db, { sources: [conversationSource({ projectsDir: projects })], full: true });
         fulls.push({ ms: r.ms, code: r.full && r.files === copies * files.length && r.read === 0 ? 0 : 1, stdout: "", stderr: r.full ? "" : "not a full scan" });
       } finally {
         db.close();

@@ -35,15 +35,20 @@ import { openTranscriptDb } from "../../src/conversations/db.ts";
 import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
 import { searchTranscripts } from "../../src/conversations/search.ts";
 import { planImport, runImport } from "../../src/memory/import.ts";
-import { summarizeTurn } from "../../src/memory/summarizer.ts";
+import { summarizerOptions, summarizeTurn } from "../../src/memory/summarizer.ts";
 import { recallForPrompt } from "../../src/recall/for-prompt.ts";
 import { recall } from "../../src/recall/recall.ts";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
+import { namedTranscripts, transcriptSources } from "../../src/agents/registry.ts";
 import { isTrivialPrompt } from "../../src/transcript/turn-kind.ts";
 import { ftsMatch } from "../bench/fts.ts";
 import { median } from "./controls.ts";
 import { sessionStartGiven } from "./real-session-start.ts";
 import type { RealProject, RealSet } from "./real-set.ts";
+import type { ConfigKey, ConfigValue } from "../../src/core/config.ts";
+
+/** Config flags as `loadContext` takes them. */
+type Flags = Partial<Record<ConfigKey, ConfigValue>>;
 
 /** A shared file edited by at most this many earlier sessions makes a session strictly relevant. */
 export const STRICT_EDITORS = 3;
@@ -171,10 +176,10 @@ async function openProject(project: RealProject, s: RealSearcher, dir: string): 
   for (const sub of project.subdirs) mkdirSync(join(root, sub), { recursive: true });
   mkdirSync(join(home, ".claude", "projects", projectSlug(root)), { recursive: true });
   const env = { HOME: home, PATH: process.env.PATH ?? "", MEMSEARCH_NO_WATCH: "1", TZ: "UTC" };
-  const flags = s.ollamaHost ? { "embedding.provider": "ollama", "embedding.host": s.ollamaHost, ...(s.model ? { "embedding.model": s.model } : {}) } : { "embedding.provider": "none" };
+  const flags: Flags = s.ollamaHost ? { "embedding.provider": "ollama", "embedding.host": s.ollamaHost, ...(s.model ? { "embedding.model": s.model } : {}) } : { "embedding.provider": "none" };
   // Functions that read the environment themselves (provenance, the projects folder) see this project's.
   process.env.HOME = home;
-  const ctx = loadContext({ ...flags, "summarizer.provider": "extract" } as never, root, env);
+  const ctx = loadContext({ ...flags, "summarizer.provider": "extract" }, root, env);
   mkdirSync(ctx.project.memoryDir, { recursive: true });
   const db = openTranscriptDb(join(dir, "transcripts.sqlite"));
   const fts = new Database(":memory:");
@@ -191,12 +196,12 @@ async function ingest(o: Opened, sessionId: string): Promise<void> {
   const projectsDir = join(o.home, ".claude", "projects");
   const dest = join(projectsDir, projectSlug(ctx.project.root), `${session.id}.jsonl`);
   writeFileSync(dest, o.project.transcript(session.id, ctx.project.root));
-  const plan = await planImport({ root: ctx.project.root, memoryDir: ctx.project.memoryDir, dataDir: ctx.project.dataDir, paths: [dest], activeMs: 0 });
-  await runImport(plan, { memoryDir: ctx.project.memoryDir, summarize: (t) => summarizeTurn(t, { provider: "extract", paths: { root: ctx.project.root, home: o.home } } as never) });
+  const plan = await planImport({ root: ctx.project.root, memoryDir: ctx.project.memoryDir, dataDir: ctx.project.dataDir, sources: await namedTranscripts([dest]), activeMs: 0 });
+  await runImport(plan, { memoryDir: ctx.project.memoryDir, summarize: (t) => summarizeTurn(t, summarizerOptions(ctx.config, { provider: "extract", paths: { root: ctx.project.root, home: o.home } })) });
   const report = await indexPaths({ paths: [ctx.project.memoryDir], indexDir: ctx.project.indexDir, config: ctx.config, embedder: embedderFor(ctx.config, "index") });
   if (report.embedderWarning) throw new Error(`embedding failed: ${report.embedderWarning}`);
   o.store = (await openOrRebuild(ctx)).store;
-  await updateTranscriptIndex(o.db, { projectsDir, env: { HOME: o.home }, full: true });
+  await updateTranscriptIndex(o.db, { sources: transcriptSources({ HOME: o.home }), full: true });
   // The FTS5 baseline over the same notes: this session's chunks.
   const insert = o.fts.prepare("INSERT INTO chunks (session, content) VALUES (?, ?)");
   for (const name of plan.days) {

@@ -15,6 +15,7 @@ import { searchChunks, type SearchResponse } from "../../src/index/search.ts";
 import type { Config } from "../../src/core/config.ts";
 import { ftsMatch } from "../bench/fts.ts";
 import type { MemoryFile } from "./dataset.ts";
+import type { ConfigKey, ConfigValue } from "../../src/core/config.ts";
 
 interface OpenSearcher {
   /** Turn ids of the top `depth` results, best first. */
@@ -55,10 +56,10 @@ export function memsearchSearcher(opts: { ollamaHost?: string; model?: string; n
       mkdirSync(memory, { recursive: true });
       for (const f of files) writeFileSync(join(memory, f.name), f.text);
       const env = { HOME: join(dir, "home"), PATH: process.env.PATH ?? "" };
-      const flags = opts.ollamaHost
+      const flags: Partial<Record<ConfigKey, ConfigValue>> = opts.ollamaHost
         ? { "embedding.provider": "ollama", "embedding.host": opts.ollamaHost, ...(opts.model ? { "embedding.model": opts.model } : {}) }
         : { "embedding.provider": "none" };
-      const ctx = loadContext(flags as never, dir, env);
+      const ctx = loadContext(flags, dir, env);
       const report = await indexPaths({ paths: [ctx.project.memoryDir], indexDir: ctx.project.indexDir, config: ctx.config, embedder: embedderFor(ctx.config, "index") });
       if (opts.ollamaHost && report.embedderWarning) throw new Error(`embedding failed: ${report.embedderWarning}`);
       const { store } = await openOrRebuild(ctx);

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, lstatSync, readFileSync, readSync } from "node:fs
 import { resolve } from "node:path";
 import { InputError, NotFoundError } from "../core/errors.ts";
 import { openOwnFile } from "../core/fsutil.ts";
-import { ForeignTranscriptError } from "../transcript/claude-files.ts";
+import { ForeignTranscriptError } from "../transcript/files.ts";
 import type { TranscriptStamp } from "../transcript/types.ts";
 
 /** The absolute path of the transcript `path` names; throws unless it is a `.jsonl` file's. */

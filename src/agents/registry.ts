@@ -1,15 +1,26 @@
+/**
+ * Every agent memsearch serves, by name, and what the rest of memsearch asks of them all: each
+ * agent's transcripts as the conversation index reads them (`transcriptSources`), a project's as
+ * `import`, the turn accounting and the hub read them (`projectTranscripts`), and which agent's a
+ * transcript or a note's anchor is. The parts below never name an agent: they get these.
+ */
 import { InputError } from "../core/errors.ts";
+import { agentOf, type Anchor } from "../core/anchor.ts";
 import { claude } from "./claude/index.ts";
 import { codex } from "./codex/index.ts";
 import { copilot } from "./copilot/index.ts";
 import { gemini } from "./gemini/index.ts";
 import { opencode } from "./opencode/index.ts";
-import type { AgentAdapter } from "./types.ts";
-import type { ProjectTranscripts, TranscriptSource } from "../transcript/types.ts";
+import type { AgentAdapter, AgentTranscripts } from "./types.ts";
+import type { IndexSource } from "../conversations/ingest.ts";
+import type { ProjectTranscripts, TranscriptStamp, TurnList } from "../transcript/types.ts";
 import { AGENT_NAMES } from "./names.ts";
 
-/** Every agent memsearch serves, by the name written on notes and given to `--agent`. */
+/** Every agent memsearch serves, by the name written on notes and given to `--agent`; the first is the one a name-less note was with. */
 export const AGENTS: Readonly<Record<(typeof AGENT_NAMES)[number], AgentAdapter>> = { claude, codex, gemini, opencode, copilot };
+
+/** The agent of a note, a queue entry or a transcript that names none (everything written before agents were named). */
+const DEFAULT_ADAPTER: AgentAdapter = claude;
 
 /** The adapter of a name, undefined for any other. */
 export function adapterOf(name: string): AgentAdapter | undefined {
@@ -24,45 +35,62 @@ export function agentNamed(name: string): AgentAdapter {
   return a;
 }
 
-/** The adapter of a name read back from a file (a queue entry, a note): Claude Code's for a name this version does not know. */
-export function agentOrDefault(name: string | undefined): AgentAdapter {
-  return (name && adapterOf(name)) || claude;
+/** The adapter of a name read back from a file (a queue entry, a note): the default agent's for a name this version does not know. */
+export function agentOrDefault(name?: string): AgentAdapter {
+  return (name && adapterOf(name)) || DEFAULT_ADAPTER;
 }
 
-/** The agent whose transcripts hold this path, when it is not Claude Code (whose files the transcript views read themselves). */
+/** The agent whose transcripts hold this path, by where it is; undefined when none claims it. */
 export function transcriptAgent(path: string, env: NodeJS.ProcessEnv = process.env): AgentAdapter | undefined {
-  return Object.values(AGENTS).find((a) => a.transcripts?.claims(path, env));
+  return Object.values(AGENTS).find((a) => a.transcripts.claims(path, env));
+}
+
+/** The agent that reads a transcript path: the one whose transcripts hold it, else the default agent (whose reader refuses a path outside its folder, or reads any file when told to). */
+export function transcriptReader(path: string, env: NodeJS.ProcessEnv = process.env): AgentAdapter {
+  return transcriptAgent(path, env) ?? DEFAULT_ADAPTER;
 }
 
 /**
- * Every other agent's transcripts as the conversation index reads them (Claude Code's it reads
- * itself). `offThread`: for a process that answers requests meanwhile (the hub, the watch
- * process), an agent's reads that could be slow (OpenCode's database) go to a thread of their own.
+ * Every agent's transcripts as the conversation index reads them. `offThread`: for a process that
+ * answers requests meanwhile (the hub, the watch process), an agent's reads that could be slow
+ * (OpenCode's database) go to a thread of their own.
  */
-export function transcriptSources(env: NodeJS.ProcessEnv = process.env, o: { offThread?: boolean } = {}): TranscriptSource[] {
-  return Object.values(AGENTS).flatMap((a) => {
+export function transcriptSources(env: NodeJS.ProcessEnv = process.env, o: { offThread?: boolean } = {}): IndexSource[] {
+  return Object.values(AGENTS).map((a) => {
     const t = a.transcripts;
-    if (!t) return [];
+    if (t.source) return t.source(env);
     const version = t.version;
     const off = o.offThread ? t.offThread : undefined;
     const list = off ? () => off.list(env) : () => t.list(env);
     const read = off ? (path: string) => off.read(path, env) : (path: string) => t.read(path, env);
-    return [{ agent: a.name, list, read, ...(version ? { version: () => version(env) } : {}) }];
+    return { agent: a.name, list, read, ...(version ? { version: () => version(env) } : {}) };
   });
+}
+
+/** A transcript read whole is its own listing: every turn with all it holds. */
+function wholeTranscripts(a: AgentAdapter, read: (path: string) => Promise<{ sessionId?: string; turns: TurnList["turns"] }>): Pick<ProjectTranscripts, "agent" | "label" | "listTurns" | "readTurns" | "render"> {
+  return {
+    agent: a.name,
+    label: a.label,
+    async listTurns(path) {
+      const r = await read(path);
+      return { path, sessionId: r.sessionId ?? path, turns: r.turns, unanswered: 0 };
+    },
+    readTurns: async (list, from, to) => list.turns.slice(from, to + 1),
+    render: a.transcripts.render,
+  };
 }
 
 /** projectTranscripts for the hub: each agent's slow reads (OpenCode's database) on a thread of their own, its request loop free meanwhile. */
 export async function projectTranscriptsOffThread(root: string, env: NodeJS.ProcessEnv = process.env): Promise<ProjectTranscripts[]> {
   const out: ProjectTranscripts[] = [];
   for (const a of Object.values(AGENTS)) {
-    const t = a.transcripts;
-    const off = t?.offThread;
-    if (!t) continue;
+    const off = a.transcripts.offThread;
     if (!off) {
-      out.push(...projectTranscriptsOf(a, root, env));
+      out.push(projectTranscriptsOf(a, root, env));
       continue;
     }
-    const base = { agent: a.name, label: a.label, read: (path: string) => off.read(path, env), render: t.render };
+    const base = wholeTranscripts(a, (path) => off.read(path, env));
     try {
       const listed = await off.list(env);
       const names = new Set(listed.map((s) => s.path));
@@ -75,25 +103,47 @@ export async function projectTranscriptsOffThread(root: string, env: NodeJS.Proc
 }
 
 /**
- * Every other agent's transcripts of the project at `root`, each with its listing's stamp, for
- * `import` and the turn accounting (Claude Code's they find themselves). Which transcripts are the
- * project's is the adapter's rule (`projectFiles`); what changes when one does is its listing's.
+ * Every agent's transcripts of the project at `root`, each with its listing's stamp, for `import`
+ * and the turn accounting. Which transcripts are the project's is the adapter's rule; what changes
+ * when one does is its listing's. `warn`: what a listing could not read, said as it is found.
  */
-export function projectTranscripts(root: string, env: NodeJS.ProcessEnv = process.env): ProjectTranscripts[] {
-  return Object.values(AGENTS).flatMap((a) => projectTranscriptsOf(a, root, env));
+export function projectTranscripts(root: string, env: NodeJS.ProcessEnv = process.env, o: { warn?: (msg: string) => void } = {}): ProjectTranscripts[] {
+  return Object.values(AGENTS).map((a) => projectTranscriptsOf(a, root, env, o));
 }
 
-function projectTranscriptsOf(a: AgentAdapter, root: string, env: NodeJS.ProcessEnv): ProjectTranscripts[] {
-  const t = a.transcripts;
-  if (!t) return [];
-  const base = { agent: a.name, label: a.label, read: (path: string) => t.read(path, env), render: t.render };
-  let listed;
+function projectTranscriptsOf(a: AgentAdapter, root: string, env: NodeJS.ProcessEnv, o: { warn?: (msg: string) => void } = {}): ProjectTranscripts {
+  const t: AgentTranscripts = a.transcripts;
+  if (t.project) return t.project(root, env, o);
+  const base = wholeTranscripts(a, (path) => t.read(path, env));
+  let listed: TranscriptStamp[];
   try {
     listed = t.list(env);
   } catch (e) {
-    return [{ ...base, files: [], exists: () => true, problem: (e as Error)?.message ?? String(e) }];
+    return { ...base, files: [], exists: () => true, problem: (e as Error)?.message ?? String(e) };
   }
   const mine = new Set(listed.length ? t.projectFiles(root, env, listed).map((s) => s.path) : []);
   const names = new Set(listed.map((s) => s.path));
-  return [{ ...base, files: listed.filter((s) => mine.has(s.path)), exists: (path: string) => names.has(path) }];
+  return { ...base, files: listed.filter((s) => mine.has(s.path)), exists: (path: string) => names.has(path) };
+}
+
+/**
+ * Transcript files (or folders of them) a person named to `import`, read as the default agent's:
+ * the only ones `import` reads by path. Throws NotFoundError for a path that does not exist.
+ */
+export async function namedTranscripts(paths: string[]): Promise<ProjectTranscripts[]> {
+  const named = DEFAULT_ADAPTER.transcripts.named;
+  return named ? [await named(paths)] : [];
+}
+
+/** The prompt id of the turn a note's anchor names, from the anchor's transcript when it is one of this project's; undefined when it cannot be known. */
+export function anchorPromptId(root: string, env: NodeJS.ProcessEnv = process.env): (anchor: Anchor) => Promise<string | undefined> {
+  return async (anchor) => {
+    const t = agentOrDefault(agentOf(anchor)).transcripts;
+    return t.promptIdOf?.(anchor.transcript, anchor.turn, root, env);
+  };
+}
+
+/** A session's first request, from the head of the transcript a note's anchor names (the anchor's agent reads it); undefined when it cannot be read. */
+export async function anchorFirstPrompt(anchor: Anchor): Promise<string | undefined> {
+  return agentOrDefault(agentOf(anchor)).transcripts.firstPrompt?.(anchor.transcript);
 }

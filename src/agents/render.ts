@@ -1,15 +1,16 @@
 import type { ToolCall, Turn } from "../transcript/types.ts";
 
 /**
- * A turn of another agent labelled for a summariser, as Claude Code's are: `[User]`, the agent's
- * name on its words and its tool calls, in the order the agent wrote them (what `import` and the
- * drainer write a note from).
+ * A turn labelled for a summariser: `[User]`, the agent's name on its words and its tool calls, in
+ * the order the agent wrote them (what `import` and the drainer write a note from); a message the
+ * user sent while the agent worked is `[User]` again (Claude Code's transcripts record them).
  */
 export function renderAgentTurn(t: Pick<Turn, "userText" | "items">, agent: string): string {
   const out = [`[User]: ${t.userText}`];
   for (const it of t.items) {
     if (it.kind === "assistant") out.push(`[${agent}]: ${it.text}`);
     else if (it.kind === "tool") out.push(...toolLines(it.call, agent));
+    else if (it.kind === "user") out.push(`[User]: ${it.text}`);
   }
   return out.join("\n");
 }

@@ -1,13 +1,14 @@
 /**
- * What memsearch needs from each coding agent it serves, one adapter per agent (claude/, codex/, gemini/):
+ * What memsearch needs from each coding agent it serves, one adapter per agent (claude/, codex/,
+ * gemini/, opencode/, copilot/):
  * its hook input read into the neutral one, its hook output written in its own shape, its
  * transcripts read into the neutral turn (transcript/types.ts: LastTurn), and its wiring into the
  * agent's own configuration. The core (memory/, index/, recall/, conversations/) never learns
- * agent names: it gets an agent's name as a plain string and the reader the adapter gives.
+ * agent names: it gets an agent's name as a plain string and the readers the adapter gives.
  */
 import * as v from "valibot";
-import type { FoundTurn, TurnQuery } from "../transcript/last-turn.ts";
-import type { TranscriptStamp, Turn } from "../transcript/types.ts";
+import type { AppendedSource } from "../conversations/ingest.ts";
+import type { FoundTurn, LastTurn, ProjectTranscripts, TranscriptStamp, Turn, TurnQuery } from "../transcript/types.ts";
 
 const ID_MAX = 200;
 const PATH_MAX = 4096;
@@ -137,35 +138,90 @@ export interface AgentAdapter {
   wired(opts: InstallOptions): WiredState;
   /** The agent has been set up on this machine (its own home folder exists). */
   present(env?: NodeJS.ProcessEnv): boolean;
+  /** Its transcripts: for `memsearch transcript`, `import`, the turn accounting, the hub and the conversation index. */
+  transcripts: AgentTranscripts;
+  /** Its own check for `doctor`, when a look at its wiring says more than `wired` (Claude Code's plugin, and the binary its hooks run). */
+  doctorCheck?(env: NodeJS.ProcessEnv): Promise<DoctorCheck>;
+}
+
+/** One line of `memsearch doctor`. */
+export interface DoctorCheck {
+  name: string;
+  status: "ok" | "warn" | "fail";
+  detail: string;
+  fix?: string;
+}
+
+/** A transcript's turns around one, for `memsearch transcript --turn`. */
+export interface TurnsAround {
+  sessionId: string;
+  /** Position of the turn asked for among all the transcript's turns; undefined when no turn is it (then `turns` is empty). */
+  target?: number;
+  turnCount: number;
+  /** Every turn's id, in order. */
+  ids: string[];
+  /** The turns shown, the first at position `from`. */
+  from: number;
+  turns: Turn[];
+}
+
+/** A transcript listed for `memsearch transcript`, by a reader that indexes it (its turns' contents left out). */
+export interface TranscriptListing {
+  path: string;
+  sessionId: string;
+  subagent: boolean;
+  turns: Turn[];
+  compactions: number;
+  /** The files of its subagents, each its own transcript. */
+  subagents: { agentId: string; path: string; compaction: boolean; size: number }[];
+}
+
+export interface AgentTranscripts {
+  /** Whether a path is one of its transcripts (by where it is, never by reading it). */
+  claims(path: string, env?: NodeJS.ProcessEnv): boolean;
+  /** Throws ForeignTranscriptError unless `path` is one of the project's transcripts (any project's with `anyProject`). */
+  check(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean }): void;
+  /** Its turns, redacted, and the folder its session ran in. */
+  read(path: string, env?: NodeJS.ProcessEnv): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
+  /** A turn labelled for a summariser (`import` writes its note from it). */
+  render(t: Turn): string;
   /**
-   * Its transcripts for `memsearch transcript`, when they are not Claude Code's (which the
-   * transcript views read themselves): whether a path is one, the project check, its turns (redacted).
+   * This project's transcripts (for `import`), with when each last changed (an OpenCode session is
+   * no file to stat). `listed`: what `list` just gave, to pick from instead of listing again.
    */
-  transcripts?: {
-    claims(path: string, env?: NodeJS.ProcessEnv): boolean;
-    check(path: string, root: string, o: { env?: NodeJS.ProcessEnv; anyProject?: boolean }): void;
-    /** Its turns, redacted, and the folder its session ran in. */
-    read(path: string, env?: NodeJS.ProcessEnv): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
-    /** A turn labelled for a summariser (`import` writes its note from it). */
-    render(t: Turn): string;
-    /**
-     * This project's transcripts (for `import`), with when each last changed (an OpenCode session is
-     * no file to stat). `listed`: what `list` just gave, to pick from instead of listing again.
-     */
-    projectFiles(root: string, env?: NodeJS.ProcessEnv, listed?: TranscriptStamp[]): TranscriptStamp[];
-    /** Every one on this machine, for the conversation index (throws when it cannot be listed). */
-    list(env?: NodeJS.ProcessEnv): TranscriptStamp[];
-    /** Changes whenever any of them may have; when it has not, the conversation index skips the listing. */
-    version?(env?: NodeJS.ProcessEnv): string;
-    /**
-     * The same listing and reads on a thread of their own, for a process that answers requests
-     * meanwhile (the hub, the watch process): an agent whose transcripts are a database may make
-     * them slow, and they must never hold up an answer (OpenCode).
-     */
-    offThread?: {
-      list(env: NodeJS.ProcessEnv): Promise<TranscriptStamp[]>;
-      projectFiles(root: string, env: NodeJS.ProcessEnv): Promise<TranscriptStamp[]>;
-      read(path: string, env: NodeJS.ProcessEnv): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
-    };
+  projectFiles(root: string, env?: NodeJS.ProcessEnv, listed?: TranscriptStamp[]): TranscriptStamp[];
+  /** Every one on this machine, for the conversation index (throws when it cannot be listed). */
+  list(env?: NodeJS.ProcessEnv): TranscriptStamp[];
+  /** Changes whenever any of them may have; when it has not, the conversation index skips the listing. */
+  version?(env?: NodeJS.ProcessEnv): string;
+  /**
+   * The same listing and reads on a thread of their own, for a process that answers requests
+   * meanwhile (the hub, the watch process): an agent whose transcripts are a database may make
+   * them slow, and they must never hold up an answer (OpenCode).
+   */
+  offThread?: {
+    list(env: NodeJS.ProcessEnv): Promise<TranscriptStamp[]>;
+    projectFiles(root: string, env: NodeJS.ProcessEnv): Promise<TranscriptStamp[]>;
+    read(path: string, env: NodeJS.ProcessEnv): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
   };
+  /**
+   * Transcripts only ever appended to, and long (Claude Code's): the conversation index reads each
+   * from where it stopped (`source`), and `import` and the accounting list a transcript's turns
+   * before reading the few they need (`project`, `named`), instead of reading each whole.
+   */
+  source?(env: NodeJS.ProcessEnv): AppendedSource;
+  project?(root: string, env: NodeJS.ProcessEnv, o?: { warn?: (msg: string) => void }): ProjectTranscripts;
+  /** Files (or folders of them) a person named to `import`; throws NotFoundError for one that does not exist. */
+  named?(paths: string[]): Promise<ProjectTranscripts>;
+  /** `memsearch transcript`'s detailed views, from a reader that indexes a transcript and reads turns by range. */
+  views?: {
+    listing(path: string): Promise<TranscriptListing>;
+    around(path: string, id: string, context: number, o: { maxOutput: number }): Promise<TurnsAround>;
+    /** The last turn labelled for a summariser (what the Stop hook reads), completed with the hook's message when the file lags. */
+    lastTurn(path: string, lastAssistantMessage?: string): Promise<LastTurn | undefined>;
+  };
+  /** The prompt id of a turn of one of the project's transcripts (a forgotten turn's other name), when the transcript records one. */
+  promptIdOf?(transcript: string, turn: string, root: string, env?: NodeJS.ProcessEnv): Promise<string | undefined>;
+  /** A session's first request, from the head of its transcript only (SessionStart names the last session by it). */
+  firstPrompt?(path: string): Promise<string | undefined>;
 }

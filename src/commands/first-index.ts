@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { Context } from "../core/context.ts";
 import { projectPlaces } from "../core/places.ts";
-import { findCuratedFiles } from "../transcript/claude-memory.ts";
+import { curatedFiles } from "../agents/curated.ts";
 import { LoadedIndexes } from "../watch/gateway.ts";
 
 export interface FirstIndex {
@@ -22,7 +22,7 @@ export interface FirstIndex {
 export async function indexCuratedFirst(ctx: Context): Promise<FirstIndex | undefined> {
   const { project, config } = ctx;
   if (!config["indexing.curated"] || existsSync(project.indexFile)) return undefined;
-  const curated = findCuratedFiles(project.root, { env: ctx.env }).files.map((f) => f.path);
+  const curated = curatedFiles(project.root, { env: ctx.env }).files.map((f) => f.path);
   if (!curated.length) return undefined;
   const places = projectPlaces(project, ctx.env);
   if (!existsSync(project.dataDir)) {

@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError, UsageError, oneLine } from "../core/error
 import { forgetTurn, noteHolding, notesOfTurn, readForgotten, restoreHandNote, undoForget, type ForgetResult, type ForgetTarget } from "../memory/forget.ts";
 import { changeList } from "../memory/forgotten.ts";
 import { MANUAL_SESSION } from "../core/anchor.ts";
+import { anchorPromptId } from "../agents/registry.ts";
 import { isDailyFile, noteStamp } from "../memory/journal.ts";
 import { clip } from "../core/text.ts";
 import { jsonFlag } from "./common.ts";
@@ -62,7 +63,7 @@ export const forgetCommand = command({
       return print([...hand.map((e, i) => `Put your note ${e.turn} back in ${files[i]}.`), ...(importLine ? [importLine] : [])].join("\n"));
     }
     const target = await targetOf(ctx, String(a.id));
-    const res = await forgetTurn(dataDir, target, { dryRun: a.dryRun, root: ctx.project.root });
+    const res = await forgetTurn(dataDir, target, { dryRun: a.dryRun, promptIdOf: anchorPromptId(ctx.project.root) });
     const indexed = !a.dryRun && res.notes.length ? await reindexAfter(ctx) : true;
     if (a.jsonOutput) return printJson({ turn: res.turn ?? null, dry_run: res.dryRun, already_forgotten: res.already, indexed, undo: res.undo, removed: res.notes.map((n) => ({ file: n.file, line: n.line, heading: n.heading, first_bullet: n.bullets[0] ?? null })) });
     print(forgetLines(res).join("\n"));

@@ -5,7 +5,7 @@ import { estimateCost, planImport, runImport, type ImportCost, type ImportPlan, 
 import { summarizeTurn, summarizerOptions, type SummarizerProvider } from "../memory/summarizer.ts";
 import { describeSkips } from "../transcript/turn-kind.ts";
 import { jsonFlag } from "./common.ts";
-import { projectTranscripts } from "../agents/registry.ts";
+import { namedTranscripts, projectTranscripts } from "../agents/registry.ts";
 import { command } from "./declare.ts";
 import { noteProject } from "./projects.ts";
 import { notice, print, printJson } from "./output.ts";
@@ -30,9 +30,10 @@ export const importCommand = command({
     if (!Number.isInteger(jobs) || jobs < 1 || jobs > 32) throw new UsageError("--jobs must be a whole number from 1 to 32");
     const ctx = loadContext();
     const { project, config } = ctx;
-    // Other agents' sessions of the project (Codex rollouts, Gemini CLI chats, OpenCode sessions) beside Claude Code's, unless files are named.
-    const others = a.paths.length ? [] : projectTranscripts(project.root);
-    const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, paths: a.paths, others, warn: (m) => notice(`Warning: ${m}`) });
+    const warn = (m: string) => notice(`Warning: ${m}`);
+    // Every agent's sessions of the project, unless files are named.
+    const sources = a.paths.length ? await namedTranscripts(a.paths) : projectTranscripts(project.root, process.env, { warn });
+    const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, sources, warn });
 
     if (a.paths.length && plan.transcripts.length === 0 && plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
     if (plan.transcripts.length === 0) {

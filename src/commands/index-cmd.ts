@@ -4,7 +4,7 @@ import { loadContext } from "../core/context.ts";
 import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
 import { holdsProject, nameOutsidePaths, projectPlaces } from "../core/places.ts";
 import type { IndexReport } from "../index/indexer.ts";
-import { findCuratedFiles } from "../transcript/claude-memory.ts";
+import { curatedFiles } from "../agents/curated.ts";
 import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { noteProject } from "./projects.ts";
@@ -28,7 +28,7 @@ export const indexCommand = command({
     const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
     // With no paths: the memory folder and Claude Code's curated files (none when turned off, so
     // those indexed before leave the index).
-    const curated = a.paths.length ? undefined : ctx.config["indexing.curated"] ? findCuratedFiles(ctx.project.root).files.map((f) => f.path) : [];
+    const curated = a.paths.length ? undefined : ctx.config["indexing.curated"] ? curatedFiles(ctx.project.root).files.map((f) => f.path) : [];
     const paths = a.paths.length ? a.paths.map((p) => resolve(p)) : existsSync(ctx.project.memoryDir) ? [ctx.project.memoryDir] : [];
     if (!a.paths.length && !existsSync(ctx.project.memoryDir) && !curated?.length) {
       // A project without memory yet is not an error: the Stop hook writes the first notes.

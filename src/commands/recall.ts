@@ -6,7 +6,7 @@ import { parseSince } from "../core/since.ts";
 import type { UpdateProgress, UpdateReport } from "../conversations/ingest.ts";
 import { transcriptHealLine } from "../conversations/db.ts";
 import { drill } from "../recall/drill.ts";
-import type { SessionKind } from "../conversations/extract.ts";
+import type { SessionKind } from "../conversations/rows.ts";
 import { localMinute } from "../core/text.ts";
 import { out } from "./color.ts";
 import { jsonFlag, needsQuery, queryText } from "./common.ts";
@@ -49,7 +49,6 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
   const sinceMs = a.since === undefined ? undefined : parseSince(String(a.since));
   const ctx = loadContext();
   const [{ recall }, { transcriptSources }] = await Promise.all([import("../recall/recall.ts"), import("../agents/registry.ts")]);
-
   let held: LoadedIndexes | undefined;
   if (source !== "transcripts") {
     const { indexCuratedFirst, firstIndexLine } = await import("./first-index.ts");
@@ -57,26 +56,13 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
     if (first !== undefined) notice(firstIndexLine(first));
     held = first?.held;
   }
-
-  const tty = isTerminal(2);
-  let shown = false;
-  const onProgress = (p: UpdateProgress) => {
-    // Only a large first build is worth a line; an update of a few files is done before it would show.
-    if (!tty || p.bytesTotal < 20 * 1024 * 1024) return;
-    shown = true;
-    writeErr(`\rmemsearch: indexing conversations ${p.filesDone}/${p.filesTotal} files, ${Math.round(p.bytesDone / 1048576)}/${Math.round(p.bytesTotal / 1048576)} MB`);
-  };
+  const progress = buildProgress();
   const res = await recall(
     { query, limit, sinceMs, project: ctx.project.root, allProjects: a.allProjects === true, source, agent: a.agent },
-    { ctx, ...(held ? { cache: held } : {}), reindex: a.reindex === true, onProgress, archiveDays: ctx.config["conversations.archive_days"], others: transcriptSources() },
+    { ctx, ...(held ? { cache: held } : {}), reindex: a.reindex === true, onProgress: progress.show, archiveDays: ctx.config["conversations.archive_days"], sources: transcriptSources() },
   );
-  if (shown) writeErr("\n");
-  if (res.notes.heal) for (const line of healNotices(res.notes.heal, ctx.config["embedding.model"])) notice(line);
-  if (res.transcripts.healed) notice(transcriptHealLine(res.transcripts.healed));
-  if (res.transcripts.unavailable) notice(`memsearch: conversations not searched: ${res.transcripts.unavailable}`);
-  for (const line of updateNotices(res.transcripts.update, res.transcripts.healed !== undefined)) notice(line);
-  if (res.notes.warning) notice(`Warning: ${res.notes.warning}; notes ranked by BM25 only`);
-
+  progress.end();
+  recallNotices(res, ctx.config["embedding.model"]);
   if (res.results.length === 0) {
     const what = source === "notes" ? "notes" : source === "transcripts" ? "transcripts" : "notes or transcripts";
     const line = `Nothing found in ${what} for "${query}".`;
@@ -91,10 +77,40 @@ export async function runRecall(a: Args<typeof recallFlags>): Promise<void> {
     else print(formatResults(query, res.results));
     return;
   }
+  await printAnswer(ctx, query, res, a.jsonOutput);
+}
 
+/** A first build of the conversation index on a terminal: its progress on one line, ended when it is done. */
+function buildProgress(): { show: (p: UpdateProgress) => void; end: () => void } {
+  const tty = isTerminal(2);
+  let shown = false;
+  return {
+    show(p) {
+      // Only a large first build is worth a line; an update of a few files is done before it would show.
+      if (!tty || p.bytesTotal < 20 * 1024 * 1024) return;
+      shown = true;
+      writeErr(`\rmemsearch: indexing conversations ${p.filesDone}/${p.filesTotal} files, ${Math.round(p.bytesDone / 1048576)}/${Math.round(p.bytesTotal / 1048576)} MB`);
+    },
+    end() {
+      if (shown) writeErr("\n");
+    },
+  };
+}
+
+/** What the notes' and the conversations' side had to say: heals, an index not searched, a large update, a ranking without vectors. */
+function recallNotices(res: RecallResponse, model: string): void {
+  if (res.notes.heal) for (const line of healNotices(res.notes.heal, model)) notice(line);
+  if (res.transcripts.healed) notice(transcriptHealLine(res.transcripts.healed));
+  if (res.transcripts.unavailable) notice(`memsearch: conversations not searched: ${res.transcripts.unavailable}`);
+  for (const line of updateNotices(res.transcripts.update, res.transcripts.healed !== undefined)) notice(line);
+  if (res.notes.warning) notice(`Warning: ${res.notes.warning}; notes ranked by BM25 only`);
+}
+
+/** The model's answer from the results, with their sources; the results themselves when no model answers. */
+async function printAnswer(ctx: ReturnType<typeof loadContext>, query: string, res: RecallResponse, json: boolean): Promise<void> {
   const [{ summarizerOptions }, { answerFrom }] = await Promise.all([import("../memory/summarizer.ts"), import("../recall/prompt.ts")]);
   const answer = await answerFrom("recall", query, res.results, summarizerOptions(ctx.config, { ledger: { dataDir: ctx.project.dataDir, purpose: "recall" } }));
-  if (a.jsonOutput) {
+  if (json) {
     if (!answer.ok) notice(`memsearch: no model answered (${answer.reason}); here are the results`);
     printJson(toJson(query, res, answer));
     return;

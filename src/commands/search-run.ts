@@ -3,7 +3,7 @@ import { anchorsIn, DEFAULT_AGENT, noteAgent, showAnchors } from "../core/anchor
 import { NOTE_AGENTS } from "../agents/names.ts";
 import { instructionLike } from "../core/frame.ts";
 import { provenance, type Provenance } from "../memory/seen.ts";
-import { curatedFromRepository } from "../transcript/claude-memory.ts";
+import { curatedFromRepository } from "../agents/curated.ts";
 import { resolve } from "node:path";
 import { loadContext } from "../core/context.ts";
 import { MemsearchError, UsageError } from "../core/errors.ts";

@@ -13,7 +13,7 @@ import { DEFAULT_AGENT } from "../core/anchor.ts";
 
 /** The turn accounting, or undefined when the project has no session yet. */
 async function turnCounts(p: Pick<ProjectPaths, "root" | "memoryDir" | "dataDir">, cacheFile: string): Promise<TurnAccount | undefined> {
-  const a = await accountTurns({ root: p.root, memoryDir: p.memoryDir, dataDir: p.dataDir, cacheFile, others: projectTranscripts(p.root) });
+  const a = await accountTurns({ root: p.root, memoryDir: p.memoryDir, dataDir: p.dataDir, cacheFile, sources: projectTranscripts(p.root) });
   return a.sessions.length ? a : undefined;
 }
 import { costLines, modelCosts } from "./costs.ts";

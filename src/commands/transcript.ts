@@ -2,18 +2,16 @@ import { lstatSync } from "node:fs";
 import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
 import type { ArchivedFile } from "../conversations/archive.ts";
 import { resolveProjectRoot } from "../core/project.ts";
-import { checkProjectTranscript, ForeignTranscriptError } from "../transcript/claude-files.ts";
+import { ForeignTranscriptError } from "../transcript/files.ts";
 import { clip, clipMarked, oneLine } from "../core/text.ts";
 import { redactHead, sanitize } from "../core/redact.ts";
-import { extractLastTurn } from "../transcript/last-turn.ts";
-import { findTurn, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
-import { listSubagents } from "../transcript/subagents.ts";
-import type { SubagentFile, ToolCall, Turn } from "../transcript/types.ts";
+import { findTurn } from "../transcript/find-turn.ts";
+import type { ToolCall, Turn } from "../transcript/types.ts";
 import { jsonFlag } from "./common.ts";
 import { command, flags, type Args } from "./declare.ts";
 import { print, printJson } from "./output.ts";
-import { transcriptAgent } from "../agents/registry.ts";
-import type { AgentAdapter } from "../agents/types.ts";
+import { transcriptReader } from "../agents/registry.ts";
+import type { AgentAdapter, AgentTranscripts, TranscriptListing } from "../agents/types.ts";
 
 /** The whole `--turn` output is capped at this many chars. */
 export const OUTPUT_CAP = 12000;
@@ -41,45 +39,38 @@ const transcriptFlags = flags({
 
 export const transcriptCommand = command({
   command: "transcript <path>",
-  describe: "List the turns of a Claude Code session transcript (JSONL), or show turns around one",
+  describe: "List the turns of a session transcript, or show turns around one",
   flags: transcriptFlags,
   run: async (a) => {
     const path = String(a.path);
-    const other = transcriptAgent(path);
-    if (other?.transcripts) return otherAgent(other, path, a);
-    // Claude Code deleted it (cleanupPeriodDays): the conversation index may keep its turns.
+    const agent = transcriptReader(path);
+    const views = agent.transcripts.views;
+    if (!views) return readWhole(agent, path, a);
+    // Deleted by its agent (Claude Code's cleanupPeriodDays): the conversation index may keep its turns.
     if (a.turn !== undefined && !a.lastTurn && !lexists(path)) {
       const [{ readArchivedTranscript }, { transcriptDbPath }] = await Promise.all([import("../conversations/archive.ts"), import("../conversations/db.ts")]);
       const archived = readArchivedTranscript(transcriptDbPath(), path);
       if (archived) return showArchived(archived, String(a.turn).trim(), a);
     }
     // The path usually comes from a note's anchor, and notes may come with a cloned repository.
-    if (!a.anyFile) refuseForeign(path, a.allProjects === true);
-    if (a.lastTurn) return lastTurn(path, a);
+    if (!a.anyFile) refuseForeign(agent.transcripts, path, a.allProjects === true);
+    if (a.lastTurn) return lastTurn(views, path, a);
     if (!Number.isInteger(a.context) || a.context < 0) throw new UsageError("--context must be a whole number ≥ 0");
     if (a.turn !== undefined) {
       const id = String(a.turn).trim();
       if (!id) throw new UsageError("--turn needs a turn uuid (or a prefix of one)");
-      return showTurns(path, id, a.context, a.jsonOutput);
+      return showTurns(views, path, id, a.context, a.jsonOutput);
     }
-    const index = await listTurns(path);
-    const subagents = index.subagent ? [] : await listSubagents(path);
-    if (a.jsonOutput) return printJson(listingJson(index, subagents));
-    print(formatListing(index, subagents));
+    const listing = await views.listing(path);
+    if (a.jsonOutput) return printJson(listingJson(listing));
+    print(formatListing(listing));
   },
 });
 
-/** Another agent's transcript (a Codex rollout): listed, or turns around one, from its adapter's reading. */
-async function otherAgent(agent: AgentAdapter, path: string, a: Args<typeof transcriptFlags>): Promise<void> {
-  const t = agent.transcripts!;
-  if (!a.anyFile) {
-    try {
-      t.check(path, resolveProjectRoot(), { anyProject: a.allProjects === true });
-    } catch (e) {
-      if (!(e instanceof ForeignTranscriptError)) throw e;
-      throw new InputError(`${e.message}; pass ${e.anotherProject ? "--all-projects" : "--any-file"} to read it anyway`);
-    }
-  }
+/** A transcript its agent reads whole (a Codex rollout): listed, or turns around one, from its adapter's reading. */
+async function readWhole(agent: AgentAdapter, path: string, a: Args<typeof transcriptFlags>): Promise<void> {
+  const t = agent.transcripts;
+  if (!a.anyFile) refuseForeign(t, path, a.allProjects === true);
   if (a.lastTurn) throw new UsageError(`--last-turn reads Claude Code transcripts only; this is a ${agent.label} transcript`);
   if (!Number.isInteger(a.context) || a.context < 0) throw new UsageError("--context must be a whole number ≥ 0");
   const { sessionId, turns } = await t.read(path);
@@ -98,10 +89,10 @@ async function otherAgent(agent: AgentAdapter, path: string, a: Args<typeof tran
   print(formatTurns(shown, target - from, String(a.turn)));
 }
 
-/** This project's Claude Code transcripts only, unless the user says otherwise (the message says how). */
-function refuseForeign(path: string, anyProject: boolean): void {
+/** This project's transcripts only, unless the user says otherwise (the message says how). */
+function refuseForeign(t: AgentTranscripts, path: string, anyProject: boolean): void {
   try {
-    checkProjectTranscript(path, resolveProjectRoot(), { anyProject });
+    t.check(path, resolveProjectRoot(), { anyProject });
   } catch (e) {
     if (!(e instanceof ForeignTranscriptError)) throw e;
     const flag = e.anotherProject ? "--all-projects" : "--any-file";
@@ -109,31 +100,27 @@ function refuseForeign(path: string, anyProject: boolean): void {
   }
 }
 
-async function lastTurn(path: string, a: Args<typeof transcriptFlags>): Promise<void> {
-  const t = await extractLastTurn(path, { lastAssistantMessage: a.lastAssistantMessage, redact: sanitize });
+async function lastTurn(views: NonNullable<AgentTranscripts["views"]>, path: string, a: Args<typeof transcriptFlags>): Promise<void> {
+  const t = await views.lastTurn(path, a.lastAssistantMessage);
   if (a.jsonOutput) return printJson(t ?? null);
   print(t ? t.text : "(no user message found)");
 }
 
-async function showTurns(path: string, id: string, context: number, json: boolean): Promise<void> {
-  const index = await listTurns(path, { locate: id.replace(/\.+$/, "").toLowerCase() });
-  const target = findTurn(index.turns, id) ?? index.located;
-  if (target === undefined) {
-    throw new NotFoundError(`turn not found: ${id} (${index.turns.length} turns in ${path}; run 'memsearch transcript ${path}' to list them)`);
+async function showTurns(views: NonNullable<AgentTranscripts["views"]>, path: string, id: string, context: number, json: boolean): Promise<void> {
+  const r = await views.around(path, id, context, { maxOutput: json ? JSON_TOOL_OUTPUT_CHARS : 4000 });
+  if (r.target === undefined) {
+    throw new NotFoundError(`turn not found: ${id} (${r.turnCount} turns in ${path}; run 'memsearch transcript ${path}' to list them)`);
   }
-  const from = Math.max(0, target - context);
-  const to = Math.min(index.turns.length - 1, target + context);
-  const turns = await readTurnRange(index, from, to, { maxOutput: json ? JSON_TOOL_OUTPUT_CHARS : 4000, redact: sanitize });
   if (json) {
     return printJson({
       path,
-      sessionId: index.sessionId,
-      target: index.turns[target]!.uuid,
-      turnCount: index.turns.length,
-      turns: turns.map((t, i) => turnJson(t, from + i === target)),
+      sessionId: r.sessionId,
+      target: r.ids[r.target]!,
+      turnCount: r.turnCount,
+      turns: r.turns.map((t, i) => turnJson(t, r.from + i === r.target)),
     });
   }
-  print(formatTurns(turns, target - from, id));
+  print(formatTurns(r.turns, r.target - r.from, id));
 }
 
 function lexists(path: string): boolean {
@@ -204,7 +191,8 @@ function userPreview(text: string): string {
   return clip(redactHead(text, PREVIEW_CHARS, sanitize, oneLine).text, PREVIEW_CHARS, "...");
 }
 
-export function formatListing(index: TurnIndex, subagents: SubagentFile[] = []): string {
+export function formatListing(index: { turns: Turn[]; subagents?: TranscriptListing["subagents"] }): string {
+  const subagents = index.subagents ?? [];
   const lines = [`All turns (${index.turns.length}):`, ""];
   const previews = index.turns.map((t) => userPreview(t.userText));
   const width = Math.max(0, ...previews.map((p, i) => (index.turns[i]!.toolCount ? p.length : 0)));
@@ -220,7 +208,8 @@ export function formatListing(index: TurnIndex, subagents: SubagentFile[] = []):
   return lines.join("\n");
 }
 
-function listingJson(index: TurnIndex, subagents: SubagentFile[]) {
+function listingJson(index: TranscriptListing) {
+  const subagents = index.subagents;
   return {
     path: index.path,
     sessionId: index.sessionId,
@@ -233,7 +222,7 @@ function listingJson(index: TurnIndex, subagents: SubagentFile[]) {
       preview: userPreview(t.userText),
       toolCount: t.toolCount,
     })),
-    compactions: index.compactions.length,
+    compactions: index.compactions,
     subagents,
   };
 }

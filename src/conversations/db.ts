@@ -28,6 +28,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { DEFAULT_AGENT } from "../core/anchor.ts";
 import { MemsearchError, StorageError } from "../core/errors.ts";
 import { errCode } from "../core/fsutil.ts";
 import { withFileLock } from "../core/lock.ts";
@@ -299,7 +300,7 @@ function copyArchive(db: Database, from: string): number {
     // Transcripts deleted since the last update noticed (Claude Code's clean-up, then `recall
     // --reindex` before any update): archived now, or the rebuild, which reads only what is on
     // disk, would lose them.
-    const newlyGone = goneSinceLastUpdate(db, fileCols.includes("agent"));
+    const newlyGone = goneSinceLastUpdate(db);
     if (archived + newlyGone.length === 0) return 0;
     db.run("BEGIN IMMEDIATE");
     try {
@@ -337,18 +338,29 @@ function copyArchive(db: Database, from: string): number {
 
 /**
  * The rows of the old index (attached as `old`) not yet archived whose transcript is no longer on
- * disk. An OpenCode session is named `<opencode.db>#<session>`: it is gone only with its database
- * (a session deleted inside it is the next update's to notice, from OpenCode's own listing).
+ * disk. A transcript that is an entry of a file (an OpenCode session, `<opencode.db>#<session>`)
+ * is gone only with its file (a session deleted inside it is the next update's to notice, from
+ * its agent's own listing).
  */
-function goneSinceLastUpdate(db: Database, withAgent: boolean): number[] {
+function goneSinceLastUpdate(db: Database): number[] {
   const out: number[] = [];
-  const rows = db.query(`SELECT id, path${withAgent ? ", agent" : ""} FROM old.files WHERE gone_at IS NULL`).all() as Record<string, unknown>[];
+  const rows = db.query("SELECT id, path FROM old.files WHERE gone_at IS NULL").all() as Record<string, unknown>[];
   for (const r of rows) {
     if (typeof r.id !== "number" || typeof r.path !== "string" || !r.path) continue;
-    const file = r.agent === "opencode" && r.path.includes("#") ? r.path.slice(0, r.path.lastIndexOf("#")) : r.path;
-    if (!existsSync(file)) out.push(r.id);
+    if (!existsSync(r.path) && !entryOfFile(r.path)) out.push(r.id);
   }
   return out;
+}
+
+/** `<file>#<name>` whose file is a regular file on disk. */
+function entryOfFile(path: string): boolean {
+  const hash = path.lastIndexOf("#");
+  if (hash <= 0) return false;
+  try {
+    return statSync(path.slice(0, hash)).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Which file is at `path` now: a healer removes only the file that was seen damaged, not one another process has just rebuilt. */
@@ -519,7 +531,7 @@ function createSchema(db: Database, tokenizer: string): void {
       session TEXT,
       state TEXT NOT NULL,
       gone_at INTEGER,
-      agent TEXT NOT NULL DEFAULT 'claude'
+      agent TEXT NOT NULL DEFAULT '${DEFAULT_AGENT}'
     )`);
     // The hot files of an update: those whose mtime was recent when last seen.
     db.run("CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime)");

@@ -7,13 +7,14 @@ import { oneLine } from "../core/errors.ts";
 import { transcriptDbPath, transcriptHealLine, withTranscriptIndex } from "./db.ts";
 import { updateTranscriptIndex, type UpdateOptions } from "./ingest.ts";
 
-export function keepTranscriptsIndexed(everyMs: number, onError: (message: string) => void, onNotice: (line: string) => void = () => {}, archiveDays = 0, others: UpdateOptions["others"] = []): () => void {
+/** `sources`: every agent's transcripts, as their adapters give them (agents/registry.ts transcriptSources). */
+export function keepTranscriptsIndexed(everyMs: number, sources: UpdateOptions["sources"], onError: (message: string) => void, onNotice: (line: string) => void = () => {}, archiveDays = 0): () => void {
   let running = false;
   const tick = async () => {
     if (running) return;
     running = true;
     try {
-      const { healed } = await withTranscriptIndex(transcriptDbPath(), {}, (db) => updateTranscriptIndex(db, { archiveDays, others }));
+      const { healed } = await withTranscriptIndex(transcriptDbPath(), {}, (db) => updateTranscriptIndex(db, { sources, archiveDays }));
       if (healed) onNotice(transcriptHealLine(healed));
     } catch (e) {
       onError(oneLine(e));

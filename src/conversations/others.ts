@@ -11,7 +11,7 @@ import type { Database } from "bun:sqlite";
 import { dirname } from "node:path";
 import { clip } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
-import { projectOfCwd } from "../transcript/claude-files.ts";
+import { projectOfCwd } from "../transcript/files.ts";
 import type { TranscriptSource, TranscriptStamp, Turn } from "../transcript/types.ts";
 import { deleteFileRows, INPUTS_MAX, inWrite, isKnownFile, KNOWN_COLS, metaValue, RESULTS_MAX, rowWriter, setMeta, TEXT_MAX, type KnownFile, type NewMessage } from "./rows.ts";
 

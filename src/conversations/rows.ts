@@ -113,6 +113,9 @@ export interface NewMessage {
   results: string;
 }
 
+/** Kinds of the session table's rows (seed 004's content table). */
+export type SessionKind = "plan" | "summary" | "todos" | "first_prompt";
+
 /** A session table row as it is written. */
 export interface NewSessionRow {
   kind: string;

@@ -4,8 +4,9 @@
  */
 import type { Database } from "bun:sqlite";
 import { oneLine } from "../core/text.ts";
+import { DEFAULT_AGENT } from "../core/anchor.ts";
 import { BM25_WEIGHTS, SESSION_BM25_WEIGHTS } from "./db.ts";
-import type { SessionKind } from "./extract.ts";
+import type { SessionKind } from "./rows.ts";
 import { ftsText, matchExpression, queryTokens } from "./fts.ts";
 import { isRecord, MESSAGE_COLS, messageColumns } from "./rows.ts";
 
@@ -66,7 +67,8 @@ function filters(q: TranscriptQuery, a: string, match: string): { where: string[
   return { where, args };
 }
 
-const agentOf = (r: Record<string, unknown>) => (typeof r.agent === "string" ? r.agent : "claude");
+/** A row written before the agent column (every transcript was the default agent's). */
+const agentOf = (r: Record<string, unknown>) => (typeof r.agent === "string" ? r.agent : DEFAULT_AGENT);
 
 const SNIPPET = 240;
 
@@ -180,10 +182,4 @@ export function snippetOf(text: string, tokens: string[], max = SNIPPET): string
   const start = at < 0 ? 0 : Math.max(0, at - Math.floor(max / 3));
   const s = flat.slice(start, start + max);
   return `${start > 0 ? "…" : ""}${s}${start + max < flat.length ? "…" : ""}`;
-}
-
-/** How many messages the index holds (for one project, or all). */
-export function countMessages(db: Database, project?: string): number {
-  const r = project === undefined ? db.query("SELECT count(*) AS n FROM messages").get() : db.query("SELECT count(*) AS n FROM messages WHERE project = ?").get(project);
-  return isRecord(r) ? Number(r.n) || 0 : 0;
 }

@@ -8,9 +8,12 @@
  * local setting pointing outside the project is ignored, since a cloned repository could ship
  * that file to make memsearch read another project's memory.
  *
- * In core because the index needs it on every load: a chunk is served only from this project's
- * places, Claude Code's memory folder of the project among them (index/scope.ts). What is in
- * those folders, and reading them, stays in transcript/ (claude-files.ts, claude-memory.ts).
+ * The one module below src/agents/ that knows an agent's folders, for the two parts that need them
+ * before any adapter is loaded: the index's places on every load (core/places.ts: a chunk is
+ * served only from this project's places, Claude Code's memory folder among them) and a note's
+ * provenance on every search (memory/seen.ts: a session whose transcript is in Claude Code's
+ * projects folder ran on this machine). What is in those folders, and reading them, is the
+ * adapter's (src/agents/claude/files.ts, memory.ts); test/unit/agent-names.test.ts keeps it so.
  */
 import { readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
@@ -22,6 +25,11 @@ import { isInside, realOr } from "./project.ts";
 /** `$CLAUDE_CONFIG_DIR`, else `~/.claude`: Claude Code's own folder (settings, projects). */
 export function claudeConfigDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.CLAUDE_CONFIG_DIR ? resolve(env.CLAUDE_CONFIG_DIR) : join(homeOf(env), ".claude");
+}
+
+/** `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`: where Claude Code keeps its transcripts. */
+export function claudeProjectsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(claudeConfigDir(env), "projects");
 }
 
 /** The user's home as the environment says (tests set HOME to a temp folder). */

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, UsageError } from "./errors.ts";
+import { ConfigError, errCode, UsageError } from "./errors.ts";
 import { atomicWrite } from "./fsutil.ts";
 import { userFiles } from "./project.ts";
 
@@ -208,7 +208,7 @@ export function readConfigFile(path: string, scope: "global" | "project", ignore
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    throw new ConfigError(`${path}: cannot read config file (${(e as NodeJS.ErrnoException).code ?? e})`);
+    throw new ConfigError(`${path}: cannot read config file (${errCode(e) ?? e})`);
   }
   let parsed: Record<string, unknown>;
   try {

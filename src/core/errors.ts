@@ -91,3 +91,8 @@ export class OramaShapeError extends MemsearchError {
     this.field = field;
   }
 }
+
+/** The code of a system error (`ENOENT`, `EPERM`…), undefined for anything else. */
+export function errCode(e: unknown): string | undefined {
+  return typeof e === "object" && e !== null && "code" in e && typeof e.code === "string" ? e.code : undefined;
+}

@@ -1,6 +1,6 @@
 import { closeSync, constants as fsConstants, fchmodSync, fchownSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
-import { StorageError } from "./errors.ts";
+import { errCode, StorageError } from "./errors.ts";
 import { oneLine, sha256Hex } from "./text.ts";
 
 /**
@@ -184,9 +184,7 @@ export function freshFile(path: string, perm = 0o644): number {
   return fd;
 }
 
-export function errCode(e: unknown): string | undefined {
-  return (e as NodeJS.ErrnoException)?.code;
-}
+export { errCode };
 
 /** A write failure as one line naming the file and the cause a user can act on. */
 export function storageError(path: string, e: unknown): StorageError {

@@ -256,7 +256,7 @@ export function withIndexLock<T>(indexDir: string, fn: () => Promise<T>, timeout
     // The index folder is `<dataDir>/index` (project.ts): the data folder may be made here first.
     makeDataDir(dirname(indexDir), indexDir);
   } catch (e) {
-    throw new StorageError(`cannot create the index folder ${indexDir}: ${(e as NodeJS.ErrnoException).code ?? e}`);
+    throw new StorageError(`cannot create the index folder ${indexDir}: ${errCode(e) ?? e}`);
   }
   return withFileLock(join(indexDir, INDEX_LOCK), fn, { timeoutMs, staleMs: 30 * 60_000 });
 }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readlinkSync } from "node:fs";
 import { basename } from "node:path";
 import { uptime } from "node:os";
+import { errCode } from "./errors.ts";
 
 /**
  * Processes: whether one is alive, its parent, name and start time (without spawning anything
@@ -18,7 +19,7 @@ export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    return errCode(e) === "EPERM";
   }
   // An exited process nobody has reaped yet still answers kill(0) on Linux.
   try {

@@ -7,6 +7,7 @@
  * the hooks and the commands only: the core itself never prints.
  */
 import { fstatSync, writeSync } from "node:fs";
+import { errCode } from "./errors.ts";
 
 export function writeOut(text: string): void {
   writeAll(1, text);
@@ -31,7 +32,7 @@ function writeAll(fd: 1 | 2, text: string): void {
     try {
       at += writeSync(fd, bytes, at, bytes.length - at);
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
+      const code = errCode(e);
       if (code === "EAGAIN") {
         Bun.sleepSync(FULL_PIPE_WAIT_MS);
         continue;

@@ -1,9 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import pkg from "../../package.json" with { type: "json" };
-import * as v from "valibot";
-import { parseJson } from "../core/json-file.ts";
 import { loadContext, type Context } from "../core/context.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { ollamaClient, ollamaError, ollamaTimeoutMs, resolveOllamaHost } from "../core/ollama-client.ts";
@@ -11,13 +7,12 @@ import { oneLine, UnsafeDataError } from "../core/errors.ts";
 import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
 import { listPending, readPending } from "../memory/pending.ts";
-import { findCuratedFiles } from "../transcript/claude-memory.ts";
+import { curatedFiles } from "../agents/curated.ts";
 import { peekIndexFiles } from "../index/format.ts";
 import { basename, relative } from "node:path";
 import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { userFiles } from "../core/project.ts";
 import { AGENTS, projectTranscripts } from "../agents/registry.ts";
-import { linkedBinary } from "../agents/claude/install.ts";
 
 const STALE_QUEUE_MS = 60_000;
 
@@ -32,7 +27,6 @@ export interface Check {
 export async function runChecks(cwd = process.cwd(), env = process.env): Promise<Check[]> {
   const checks: Check[] = [];
   checks.push({ name: "binary", status: "ok", detail: `memsearch ${pkg.version} at ${process.execPath}` });
-
   let ctx;
   try {
     ctx = loadContext({}, cwd, env);
@@ -43,65 +37,63 @@ export async function runChecks(cwd = process.cwd(), env = process.env): Promise
     return checks;
   }
   const { config, project } = ctx;
-
-  checks.push(pluginCheck(env));
-  checks.push(...agentChecks(env));
-
-  const embedder = embedderFor(config, "query");
-  let ollamaDim: number | undefined;
-  /** What to do first for vectors to be made at all, when Ollama cannot make them now. */
-  let ollamaFirst: string | undefined;
-  if (!embedder) {
-    // A choice, not a fault: said as what it is, with the way back.
-    checks.push({ name: "ollama", status: "ok", detail: "not used: embeddings are off (embedding.provider = none), search uses keywords only; memsearch config set embedding.provider ollama turns them on" });
-  } else {
-    const probe = await embedder.probe(ollamaTimeoutMs(config, "doctor"));
-    if (probe.ok) {
-      ollamaDim = probe.dim;
-      checks.push({ name: "ollama", status: "ok", detail: `${embedder.host}: ${config["embedding.model"]} pulled, ${probe.dim} dimensions` });
-    } else {
-      const fix = probe.reason.kind === "model-missing" ? `ollama pull ${config["embedding.model"]}` : probe.reason.kind === "down" ? "ollama serve" : undefined;
-      ollamaFirst = fix ?? "get Ollama answering (see the ollama line)";
-      checks.push({ name: "ollama", status: "warn", detail: `${probe.reason.message}; search falls back to keywords`, fix });
-    }
-  }
+  checks.push(...(await agentChecks(env)));
+  const ollama = await ollamaCheck(config);
+  checks.push(ollama.check);
   checks.push(await summarizerCheck(config, env));
-  // An index fix that needs vectors waits for Ollama: `memsearch index` alone would add none.
-  const afterOllama = (fix: string) => (ollamaFirst ? `${ollamaFirst}, then ${fix}` : fix);
-
-  const head = peekIndex(project.indexDir);
-  if (!head) {
-    const hasMemory = existsSync(project.memoryDir) && readdirSync(project.memoryDir).some((f) => f.endsWith(".md"));
-    checks.push({ name: "index", status: hasMemory ? "warn" : "ok", detail: hasMemory ? "memory files exist but no index yet" : "no memory yet in this project", fix: hasMemory ? "memsearch index" : undefined });
-  } else if (head.model !== config["embedding.model"]) {
-    checks.push({ name: "index", status: "warn", detail: `built with '${head.model}', config says '${config["embedding.model"]}'`, fix: afterOllama("memsearch index (rebuilds for the new model)") });
-  } else if (ollamaDim && head.dim && head.dim !== ollamaDim) {
-    checks.push({ name: "index", status: "warn", detail: `holds ${head.dim}-d vectors, Ollama now gives ${ollamaDim}-d`, fix: "memsearch index --force" });
-  } else {
-    const missing = head.chunks - head.vectors;
-    checks.push({
-      name: "index",
-      status: missing > 0 && embedder ? "warn" : "ok",
-      detail: `${head.chunks} chunks in ${head.files} files, ${head.vectors} with vectors, ${(head.bytes / 1048576).toFixed(1)} MiB, updated ${head.updatedAt}`,
-      fix: missing > 0 && embedder ? afterOllama("memsearch index (fills in the missing vectors)") : undefined,
-    });
-  }
-
+  checks.push(indexCheck(project, config, ollama));
   checks.push(curatedCheck(project.root, project.indexDir, config["indexing.curated"], env));
   checks.push(queueCheck(project.dataDir));
   checks.push(await turnsCheck(project.root, project.memoryDir, project.dataDir, userFiles(env).turnsCache, env));
-
-  const watch = await pingWatch(project.dataDir);
-  if (!watch.running) {
-    checks.push({ name: "watch", status: "ok", detail: "not running (started by the SessionStart hook; searches load the index meanwhile)" });
-  } else {
-    checks.push(
-      watch.answered
-        ? { name: "watch", status: watch.lastError ? "warn" : "ok", detail: `pid ${watch.pid} serving ${watch.chunks} chunks${watch.lastError ? `; last error: ${watch.lastError}` : ""}` }
-        : { name: "watch", status: "warn", detail: `pid ${watch.pid} does not answer on its socket`, fix: `kill ${watch.pid} (the next session starts a fresh one)` },
-    );
-  }
+  checks.push(await watchCheck(project.dataDir));
   return checks;
+}
+
+/** What the embedding check found, for the index check after it. */
+interface OllamaFound {
+  check: Check;
+  embeds: boolean;
+  /** The vectors' length Ollama gives now. */
+  dim?: number;
+  /** What to do first for vectors to be made at all, when Ollama cannot make them now. */
+  first?: string;
+}
+
+async function ollamaCheck(config: Context["config"]): Promise<OllamaFound> {
+  const embedder = embedderFor(config, "query");
+  // A choice, not a fault: said as what it is, with the way back.
+  if (!embedder) return { embeds: false, check: { name: "ollama", status: "ok", detail: "not used: embeddings are off (embedding.provider = none), search uses keywords only; memsearch config set embedding.provider ollama turns them on" } };
+  const probe = await embedder.probe(ollamaTimeoutMs(config, "doctor"));
+  if (probe.ok) return { embeds: true, dim: probe.dim, check: { name: "ollama", status: "ok", detail: `${embedder.host}: ${config["embedding.model"]} pulled, ${probe.dim} dimensions` } };
+  const fix = probe.reason.kind === "model-missing" ? `ollama pull ${config["embedding.model"]}` : probe.reason.kind === "down" ? "ollama serve" : undefined;
+  return { embeds: true, first: fix ?? "get Ollama answering (see the ollama line)", check: { name: "ollama", status: "warn", detail: `${probe.reason.message}; search falls back to keywords`, fix } };
+}
+
+function indexCheck(project: Context["project"], config: Context["config"], ollama: OllamaFound): Check {
+  // An index fix that needs vectors waits for Ollama: `memsearch index` alone would add none.
+  const afterOllama = (fix: string) => (ollama.first ? `${ollama.first}, then ${fix}` : fix);
+  const head = peekIndex(project.indexDir);
+  if (!head) {
+    const hasMemory = existsSync(project.memoryDir) && readdirSync(project.memoryDir).some((f) => f.endsWith(".md"));
+    return { name: "index", status: hasMemory ? "warn" : "ok", detail: hasMemory ? "memory files exist but no index yet" : "no memory yet in this project", fix: hasMemory ? "memsearch index" : undefined };
+  }
+  if (head.model !== config["embedding.model"]) return { name: "index", status: "warn", detail: `built with '${head.model}', config says '${config["embedding.model"]}'`, fix: afterOllama("memsearch index (rebuilds for the new model)") };
+  if (ollama.dim && head.dim && head.dim !== ollama.dim) return { name: "index", status: "warn", detail: `holds ${head.dim}-d vectors, Ollama now gives ${ollama.dim}-d`, fix: "memsearch index --force" };
+  const missing = head.chunks - head.vectors;
+  return {
+    name: "index",
+    status: missing > 0 && ollama.embeds ? "warn" : "ok",
+    detail: `${head.chunks} chunks in ${head.files} files, ${head.vectors} with vectors, ${(head.bytes / 1048576).toFixed(1)} MiB, updated ${head.updatedAt}`,
+    fix: missing > 0 && ollama.embeds ? afterOllama("memsearch index (fills in the missing vectors)") : undefined,
+  };
+}
+
+async function watchCheck(dataDir: string): Promise<Check> {
+  const watch = await pingWatch(dataDir);
+  if (!watch.running) return { name: "watch", status: "ok", detail: "not running (started by the SessionStart hook; searches load the index meanwhile)" };
+  return watch.answered
+    ? { name: "watch", status: watch.lastError ? "warn" : "ok", detail: `pid ${watch.pid} serving ${watch.chunks} chunks${watch.lastError ? `; last error: ${watch.lastError}` : ""}` }
+    : { name: "watch", status: "warn", detail: `pid ${watch.pid} does not answer on its socket`, fix: `kill ${watch.pid} (the next session starts a fresh one)` };
 }
 
 /**
@@ -152,7 +144,7 @@ const CURATED_NAMED = 8;
 function curatedCheck(root: string, indexDir: string, on: boolean, env: NodeJS.ProcessEnv): Check {
   if (!on) return { name: "curated memory", status: "ok", detail: "off (indexing.curated = false): Claude Code's memory and CLAUDE.md files are not searched" };
   const t0 = performance.now();
-  const found = findCuratedFiles(root, { env });
+  const found = curatedFiles(root, { env });
   const ms = Math.round(performance.now() - t0);
   const m = found.memory;
   const where = `memory folder ${m.dir} (${m.from === "default" ? "Claude Code's default" : `autoMemoryDirectory in ${m.settingsFile}`}${existsSync(m.dir) ? "" : ", not made yet"}${m.enabled ? "" : "; auto memory is off"})`;
@@ -195,27 +187,11 @@ function queueCheck(dataDir: string): Check {
   return stale ? { name: "turn queue", status: "warn", detail, fix: "memsearch hook drain (writes them now; MEMSEARCH_DEBUG=1 logs why they waited)" } : { name: "turn queue", status: "ok", detail };
 }
 
-/** Claude Code's settings and a plugin's manifest: the keys doctor reads, checked; the rest is Claude Code's. */
-const SettingsShape = v.looseObject({ enabledPlugins: v.optional(v.record(v.string(), v.unknown())) });
-const ManifestShape = v.looseObject({ name: v.string() });
-
-/** A JSON file of Claude Code's, read as it is (the user's own, links included), or undefined. */
-function claudeFile<S extends v.GenericSchema>(path: string, schema: S): v.InferOutput<S> | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
-  const r = parseJson(text, schema);
-  return "value" in r ? r.value : undefined;
-}
-
 /** Every turn of the project's sessions, every agent's, accounted for: a note, queued, running, or named as missing. */
 async function turnsCheck(root: string, memoryDir: string, dataDir: string, cacheFile: string, env: NodeJS.ProcessEnv): Promise<Check> {
   let a;
   try {
-    a = await accountTurns({ root, memoryDir, dataDir, cacheFile, others: projectTranscripts(root, env) });
+    a = await accountTurns({ root, memoryDir, dataDir, cacheFile, sources: projectTranscripts(root, env) });
   } catch (e) {
     return { name: "turns", status: "warn", detail: `could not count the sessions' turns: ${oneLine(e)}` };
   }
@@ -224,14 +200,17 @@ async function turnsCheck(root: string, memoryDir: string, dataDir: string, cach
 }
 
 /**
- * Every other agent memsearch can serve: wired (its hooks in place and trusted), or not, with the
- * command that wires it. Claude Code's plugin is the check above. An agent that is not installed
- * (no home of its own) is only named.
+ * Every agent memsearch can serve: its own check when its adapter has one (Claude Code's plugin),
+ * else wired (its hooks in place and trusted) or not, with the command that wires it. An agent
+ * that is not installed (no home of its own) is only named.
  */
-function agentChecks(env: NodeJS.ProcessEnv): Check[] {
+async function agentChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
   const out: Check[] = [];
   for (const agent of Object.values(AGENTS)) {
-    if (agent.name === "claude") continue;
+    if (agent.doctorCheck) {
+      out.push(await agent.doctorCheck(env));
+      continue;
+    }
     const w = agent.wired({ exe: [process.execPath], env });
     if (w.wired) out.push({ name: agent.name, status: "ok", detail: `${agent.label}: ${w.detail}` });
     else if (!agent.present(env)) out.push({ name: agent.name, status: "ok", detail: `${agent.label} not set up on this machine (nothing to wire)` });
@@ -240,61 +219,3 @@ function agentChecks(env: NodeJS.ProcessEnv): Check[] {
   return out;
 }
 
-/** Is the plugin installed and enabled in Claude Code, with hooks that will find a binary? */
-function pluginCheck(env: NodeJS.ProcessEnv): Check {
-  const home = env.HOME ?? homedir();
-  const settingsPath = join(home, ".claude", "settings.json");
-  const settings = claudeFile(settingsPath, SettingsShape);
-  const plugins = settings?.enabledPlugins ?? {};
-  const enabled = Object.keys(plugins).find((k) => k.startsWith("memsearch@") && plugins[k]);
-  const roots = [join(home, ".claude", "plugins", "cache"), join(home, ".memsearch")];
-  const installed = roots.flatMap((r) => findPluginDirs(r, 3));
-  if (!enabled) {
-    return {
-      name: "plugin",
-      status: "warn",
-      detail: installed.length ? `plugin files at ${installed[0]} but not enabled in ${settingsPath}` : "the Claude Code plugin is not installed",
-      fix: "memsearch install claude",
-    };
-  }
-  // The plugin's bin/memsearch runs the binary `install claude` linked; a plugin staged with a
-  // copy of the binary (claude --plugin-dir dist/plugin) runs that copy.
-  const linked = linkedBinary(env);
-  if (linked) return { name: "plugin", status: "ok", detail: `${enabled} enabled; its hooks run ${linked}` };
-  const withBin = installed.find((d) => isExecutable(join(d, "bin", "memsearch")) && !isScript(join(d, "bin", "memsearch")));
-  if (withBin) return { name: "plugin", status: "ok", detail: `${enabled} enabled, binary in ${join(withBin, "bin")}` };
-  if (onPath("memsearch", env)) return { name: "plugin", status: "ok", detail: `${enabled} enabled, binary from PATH` };
-  return { name: "plugin", status: "fail", detail: `${enabled} is enabled but its hooks find no memsearch binary`, fix: "memsearch install claude (links the binary the hooks run)" };
-}
-
-function findPluginDirs(root: string, depth: number): string[] {
-  if (depth < 0 || !existsSync(root)) return [];
-  if (existsSync(join(root, ".claude-plugin", "plugin.json"))) {
-    if (claudeFile(join(root, ".claude-plugin", "plugin.json"), ManifestShape)?.name === "memsearch") return [root];
-  }
-  let out: string[] = [];
-  try {
-    for (const e of readdirSync(root, { withFileTypes: true })) if (e.isDirectory()) out = out.concat(findPluginDirs(join(root, e.name), depth - 1));
-  } catch {}
-  return out;
-}
-
-function isScript(p: string): boolean {
-  try {
-    return readFileSync(p).subarray(0, 2).toString() === "#!";
-  } catch {
-    return false;
-  }
-}
-
-function isExecutable(p: string): boolean {
-  try {
-    return (statSync(p).mode & 0o111) !== 0;
-  } catch {
-    return false;
-  }
-}
-
-function onPath(name: string, env: NodeJS.ProcessEnv): boolean {
-  return (env.PATH ?? "").split(process.platform === "win32" ? ";" : ":").some((d) => d && isExecutable(join(d, name)));
-}

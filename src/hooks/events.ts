@@ -1,4 +1,5 @@
 import { adapterOf, AGENT_NAMES } from "../agents/registry.ts";
+import { DEFAULT_AGENT } from "../core/anchor.ts";
 import { PROMPT_HOOK_BUDGET_MS, runHook, type HookInput, type HookOutput } from "./runtime.ts";
 import { writeErr, writeOut } from "../core/stdio.ts";
 
@@ -19,9 +20,9 @@ export const HOOK_EVENTS: Record<string, { load: () => Promise<Handler>; budgetM
 
 /**
  * Run one hook and leave: a stray handle (a socket, a timer) must not keep the agent waiting.
- * `agent` names the adapter that reads the input and writes the output (Claude Code's by default).
+ * `agent` names the adapter that reads the input and writes the output (the default agent's, core/anchor.ts, unless named).
  */
-export async function runHookEvent(event: string, agentName = "claude"): Promise<never> {
+export async function runHookEvent(event: string, agentName = DEFAULT_AGENT): Promise<never> {
   const e = HOOK_EVENTS[event];
   const agent = adapterOf(agentName);
   if (!e || !agent) {

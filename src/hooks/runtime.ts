@@ -1,7 +1,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { spawn } from "node:child_process";
 import * as v from "valibot";
-import { claude } from "../agents/claude/index.ts";
+import { agentOrDefault } from "../agents/registry.ts";
 import type { AgentAdapter, NeutralHookInput, NeutralHookOutput } from "../agents/types.ts";
 import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ import { claimStart, markStarting, releaseStart } from "../watch/starting.ts";
 export type HookInput = NeutralHookInput;
 
 /** Keep only fields of the expected type and size (Claude Code's input, unless another agent's adapter is given). */
-export function parseHookInput(raw: Record<string, unknown>, agent: AgentAdapter = claude): HookInput {
+export function parseHookInput(raw: Record<string, unknown>, agent: AgentAdapter = agentOrDefault()): HookInput {
   return agent.parseHookInput(raw);
 }
 
@@ -43,7 +43,7 @@ export const CONTEXT_LIMIT = 9_500;
 const STDIN_LIMIT = 16 * 1024 * 1024;
 
 /** Read stdin as JSON; empty, garbage, huge or a never-closing stdin all give {}. */
-export async function readHookInput(timeoutMs = 2_000, agent: AgentAdapter = claude): Promise<{ input: HookInput; problem?: string }> {
+export async function readHookInput(timeoutMs = 2_000, agent: AgentAdapter = agentOrDefault()): Promise<{ input: HookInput; problem?: string }> {
   const none = { agent: agent.name };
   if (isTerminal(0)) return { input: none, problem: "no hook input on stdin" };
   const { bytes, tooLarge, timedOut } = await readStdin(STDIN_LIMIT, timeoutMs);
@@ -88,7 +88,7 @@ export function debugLog(event: string, what: string, data?: unknown): void {
  * Run a hook: whatever happens (exception, hang past the budget) print exactly one JSON
  * object and exit 0, so Claude Code never shows a hook error.
  */
-export async function runHook(event: string, budgetMs: number, body: (input: HookInput) => Promise<HookOutput>, agent: AgentAdapter = claude): Promise<void> {
+export async function runHook(event: string, budgetMs: number, body: (input: HookInput) => Promise<HookOutput>, agent: AgentAdapter = agentOrDefault()): Promise<void> {
   let written = false;
   const emit = (out: HookOutput, why: string) => {
     if (written) return;

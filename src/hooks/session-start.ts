@@ -14,7 +14,7 @@ import { registerSession } from "../watch/sessions.ts";
 import { recordProject } from "../memory/projects.ts";
 import { timeAgo } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
-import { firstPrompt } from "../transcript/first-prompt.ts";
+import { anchorFirstPrompt } from "../agents/registry.ts";
 import { kickDrainer } from "./drainer.ts";
 import { debugLog, hookCwd, startWatch, takeProblem, unsafeDataNotice, type HookInput, type HookOutput } from "./runtime.ts";
 
@@ -125,9 +125,8 @@ const LAST_SESSION_CHARS = 100;
 export async function lastSessionPhrase(notes: string | DailyText[], currentSession?: string, now = new Date(), ours: Provenance = provenance()): Promise<string | undefined> {
   const prev = previousSession(notes, { exclude: currentSession, ours });
   if (!prev) return undefined;
-  const path = prev.first.anchor?.transcript;
-  // Notes may come with a cloned repository: an anchor is followed to a transcript only.
-  const request = (path?.endsWith(".jsonl") ? await firstPrompt(path) : undefined) ?? prev.first.bullets[0];
+  // Notes may come with a cloned repository: the anchor's agent follows it to a transcript of its own only.
+  const request = (prev.first.anchor ? await anchorFirstPrompt(prev.first.anchor) : undefined) ?? prev.first.bullets[0];
   const when = noteDate(prev.last);
   const ago = when ? timeAgo(when, now) : undefined;
   const label = ago ?? noteStamp(prev.last);

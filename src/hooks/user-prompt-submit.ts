@@ -2,7 +2,7 @@ import { loadContext } from "../core/context.ts";
 import { oneLine } from "../core/text.ts";
 import { LATEST_PROMPT, recordPrompt } from "../memory/pending.ts";
 import { recallForPrompt, skippedPrompt, type PromptRecall, type PromptRecallDeps, type PromptRecallRequest } from "../recall/for-prompt.ts";
-import { curatedFromRepository } from "../transcript/claude-memory.ts";
+import { curatedFromRepository } from "../agents/curated.ts";
 import { isTrivialPrompt } from "../transcript/turn-kind.ts";
 import { debugLog, hookCwd, PROMPT_HOOK_BUDGET_MS, startWatch, type HookInput, type HookOutput } from "./runtime.ts";
 

@@ -6,7 +6,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { NOTE_AGENTS } from "../agents/names.ts";
 import { ConflictError, MemsearchError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
 import { sanitize } from "../core/redact.ts";
-import { ForeignTranscriptError } from "../transcript/claude-files.ts";
+import { ForeignTranscriptError } from "../transcript/files.ts";
 import { isDay } from "../core/since.ts";
 import { isDailyFile } from "../memory/journal.ts";
 import type { HubData, NoteRef } from "./data.ts";

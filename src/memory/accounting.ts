@@ -1,6 +1,6 @@
 /**
- * Every turn accounted for: for each session of the project, Claude Code's and, when the caller
- * gives their transcripts (`others`, from the adapters), every other agent's, the turns its transcript
+ * Every turn accounted for: for each session of the project, every agent's whose transcripts the
+ * caller gives (`sources`, from the adapters: agents/registry.ts projectTranscripts), the turns its transcript
  * holds, and for each one whether it has a note (an anchor in a daily file), is still queued (the
  * write-ahead queue), is still running (the last turn of a session written to in the last minutes),
  * is no turn to capture (turn-kind.ts: a local command, no reply, a trivial words-only turn), or is
@@ -9,29 +9,24 @@
  *
  * Read from files memsearch already keeps. What a transcript holds is kept in a cache by its stamp
  * (`~/.memsearch/turns-cache.json` when the caller names it): only a transcript that changed is
- * read again. Another agent's transcript is stamped by its listing (an OpenCode session,
- * `<database>#<session>`, is no file to stat).
+ * read again. A transcript is stamped by its listing (an OpenCode session, `<database>#<session>`,
+ * is no file to stat).
  */
-import { existsSync, statSync } from "node:fs";
 import * as v from "valibot";
 import { DEFAULT_AGENT } from "../core/anchor.ts";
 import { atomicWrite } from "../core/fsutil.ts";
 import { readJsonFile } from "../core/json-file.ts";
 import { clip, oneLine } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
-import { claudeProjectsDir, findProjectTranscripts, isSubagentPath } from "../transcript/claude-files.ts";
-import { EmptyTranscriptError, listTurns } from "../transcript/reader.ts";
+import { EmptyTranscriptError } from "../transcript/files.ts";
 import { describeSkips, NOT_TURN_KINDS, turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import type { ProjectTranscripts, Turn } from "../transcript/types.ts";
-import { ACTIVE_MS, existingNotes, hasNote, isLineId, turnTimes } from "./import.ts";
+import { ACTIVE_MS, existingNotes, hasNote, isLineId, turnTimes, type ExistingNotes } from "./import.ts";
 import { localDay } from "./journal.ts";
 import { readForgotten } from "./forgotten.ts";
 import { queuedTurnKeys } from "./pending.ts";
 
 export type TurnState = "noted" | "queued" | "running" | "missing" | "forgotten" | SkipKind;
-
-/** The agent of Claude Code's transcripts, as anchors name it (none) and people call it. */
-const CLAUDE = { agent: DEFAULT_AGENT, label: "Claude Code" };
 
 export interface MissingTurn {
   /** The agent the turn was with (`claude`, `codex`…) and its name for people. */
@@ -103,12 +98,10 @@ export interface AccountOptions {
   root: string;
   memoryDir: string;
   dataDir: string;
-  /** `~/.claude/projects` unless given. */
-  projectsDir?: string;
   now?: number;
   activeMs?: number;
-  /** Other agents' transcripts of the project (src/agents/registry.ts: projectTranscripts); none: Claude Code's alone. */
-  others?: ProjectTranscripts[];
+  /** Every agent's transcripts of the project (src/agents/registry.ts: projectTranscripts). */
+  sources: readonly ProjectTranscripts[];
 }
 
 const emptySkips = (): Record<SkipKind, number> => ({ "local-command": 0, "no-reply": 0, trivial: 0 });
@@ -123,7 +116,7 @@ function add(into: Counts, state: TurnState): void {
 /** What the accounting needs of a transcript, kept by its stamp. */
 const CachedTranscript = v.object({
   stamp: v.string(),
-  /** Absent: Claude Code's. */
+  /** Absent in entries written before every agent's were: the default agent's (core/anchor.ts DEFAULT_AGENT). */
   agent: v.optional(v.string()),
   sessionId: v.string(),
   subagent: v.boolean(),
@@ -144,15 +137,6 @@ type CachedTranscript = v.InferOutput<typeof CachedTranscript>;
 const TurnsCache = v.object({ version: v.literal(1), files: v.record(v.string(), CachedTranscript) });
 type TurnsCache = v.InferOutput<typeof TurnsCache>;
 
-function stampOf(path: string): { stamp: string; mtime: number } | undefined {
-  try {
-    const s = statSync(path);
-    return { stamp: `${s.mtimeMs}:${s.size}:${s.ino}`, mtime: s.mtimeMs };
-  } catch {
-    return undefined;
-  }
-}
-
 /** A turn as the cache keeps it: its ids, its time, whether it is one to capture, its prompt's first words. */
 function cachedTurn(t: Turn): CachedTranscript["turns"][number] {
   return {
@@ -164,154 +148,135 @@ function cachedTurn(t: Turn): CachedTranscript["turns"][number] {
   };
 }
 
-async function readTranscriptTurns(path: string, stamp: string): Promise<CachedTranscript> {
-  const index = await listTurns(path);
-  return {
-    stamp,
-    sessionId: index.sessionId,
-    subagent: index.subagent,
-    unanswered: index.stats.skipped["user:local-command"] ?? 0,
-    turns: index.turns.map(cachedTurn),
-  };
-}
-
-/** Another agent's transcript: each turn judged by the rule the drainer and import apply to it, each id its prompt id. */
-async function readOtherTurns(source: ProjectTranscripts, path: string, stamp: string): Promise<CachedTranscript> {
-  const r = await source.read(path);
-  return {
-    stamp,
-    agent: source.agent,
-    sessionId: r.sessionId ?? path,
-    subagent: false,
-    unanswered: 0,
-    turns: r.turns.map(cachedTurn),
-  };
+/** A transcript's turns as its agent lists them: each judged by the rule the drainer and import apply to it. */
+async function readTurns(source: ProjectTranscripts, path: string, stamp: string): Promise<CachedTranscript> {
+  const list = await source.listTurns(path);
+  return { stamp, agent: source.agent, sessionId: list.sessionId, subagent: list.subagent === true, unanswered: list.unanswered, turns: list.turns.map(cachedTurn) };
 }
 
 /**
  * Keeps the cache's entries of transcripts that still exist (another agent's: in its listing, when
  * it was taken); a cache that cannot be written is only slower next time.
  */
-function saveCache(file: string, cache: TurnsCache, others: readonly ProjectTranscripts[]): void {
-  const listed = new Map(others.map((o) => [o.agent, o]));
+function saveCache(file: string, cache: TurnsCache, sources: readonly ProjectTranscripts[]): void {
+  const listed = new Map(sources.map((o) => [o.agent, o]));
   for (const [path, entry] of Object.entries(cache.files)) {
-    const source = entry.agent === undefined ? undefined : listed.get(entry.agent);
-    const there = entry.agent === undefined ? existsSync(path) : source ? source.exists(path) : true;
-    if (!there) delete cache.files[path];
+    const source = listed.get(entry.agent ?? DEFAULT_AGENT);
+    if (source && !source.exists(path)) delete cache.files[path];
   }
   try {
     atomicWrite(file, JSON.stringify(cache));
   } catch {}
 }
 
+/** What the accounting reads every transcript against: the notes, the queue, the forgotten list, the cache. */
+interface Accounting {
+  acc: TurnAccount;
+  byAgent: Map<string, AgentAccount>;
+  /** A resumed session's file repeats the turns of the one it resumed: each is counted once. */
+  seen: Set<string>;
+  notes: ExistingNotes;
+  queue: ReturnType<typeof queuedTurnKeys>;
+  forgotten: ReturnType<typeof readForgotten>;
+  now: number;
+  activeMs: number;
+  cache?: TurnsCache;
+  cacheChanged: boolean;
+}
+
 export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
   const started = performance.now();
-  const now = o.now ?? Date.now();
-  const activeMs = o.activeMs ?? ACTIVE_MS;
-  const projectsDir = o.projectsDir ?? claudeProjectsDir();
-  const others = o.others ?? [];
-  const found = findProjectTranscripts(o.root, projectsDir);
-  const notes = existingNotes(o.memoryDir);
-  const queue = queuedTurnKeys(o.dataDir);
-  const forgotten = readForgotten(o.dataDir);
   const acc: TurnAccount = { turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips(), sessions: [], agents: [], toCapture: 0, missingTurns: [], days: {}, unreadable: [], ms: 0 };
-  const byAgent = new Map<string, AgentAccount>();
-  // A resumed session's file repeats the turns of the one it resumed: each is counted once.
-  const seen = new Set<string>();
   const cache: TurnsCache | undefined = o.cacheFile ? (readJsonFile(o.cacheFile, TurnsCache) ?? { version: 1, files: {} }) : undefined;
-  let changed = false;
-
-  /** What a transcript holds: the cache's when its stamp is the same, else read (and kept); undefined when it holds nothing to count. */
-  const holding = async (path: string, stamp: string, read: () => Promise<CachedTranscript>): Promise<CachedTranscript | undefined> => {
-    const hit = cache?.files[path];
-    if (hit?.stamp === stamp) return hit;
-    let index: CachedTranscript;
-    try {
-      index = await read();
-    } catch (e) {
-      if (!(e instanceof EmptyTranscriptError)) acc.unreadable.push({ path, reason: oneLine(e) });
-      return undefined;
-    }
-    if (cache) {
-      cache.files[path] = index;
-      changed = true;
-    }
-    return index;
-  };
-
-  const count = (of: { agent: string; label: string }, path: string, index: CachedTranscript, mtime: number) => {
-    const who = { agent: of.agent, label: of.label };
-    const sid = index.sessionId;
-    const s: SessionAccount = { ...who, sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() };
-    let a = byAgent.get(who.agent);
-    if (!a) byAgent.set(who.agent, (a = { ...who, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() }));
-    const unanswered = index.unanswered;
-    for (const c of [s, a, acc]) c.notTurns["local-command"] += unanswered;
-    const times = turnTimes(index.turns, mtime);
-    const lastRunning = now - mtime < activeMs ? index.turns.length - 1 : -1;
-    let unnamedQueued = queue.unnamed.get(sid) ?? 0;
-    const states: TurnState[] = index.turns.map((turn, i) => {
-      if (hasNote(notes, sid, turn)) return "noted";
-      if (forgotten.has(turn.uuid, sid) || forgotten.has(turn.promptId, sid)) return "forgotten";
-      const kind = turn.kind;
-      if (kind === "local-command") return kind;
-      if (queue.keys.has(`${sid} ${turn.uuid}`) || (turn.promptId !== undefined && queue.keys.has(`${sid} ${turn.promptId}`))) return "queued";
-      if (i === lastRunning) return "running";
-      if (kind !== "work") return kind;
-      return "missing";
-    });
-    // Queued turns the queue names by neither id (older clients, Gemini CLI): the session's latest turns without a note.
-    for (let i = states.length - 1; i >= 0 && unnamedQueued > 0; i--) {
-      if (states[i] === "missing" || states[i] === "running") {
-        states[i] = "queued";
-        unnamedQueued--;
-      }
-    }
-    index.turns.forEach((turn, i) => {
-      const key = isLineId(turn.uuid) ? `${sid} ${turn.uuid}` : turn.uuid;
-      if (seen.has(key)) return;
-      seen.add(key);
-      const state = states[i]!;
-      add(s, state);
-      add(a, state);
-      add(acc, state);
-      const at = new Date(times[i]!).toISOString();
-      if (!s.first || at < s.first) s.first = at;
-      if (!s.last || at > s.last) s.last = at;
-      if (state === "noted" || state === "missing") {
-        const day = localDay(new Date(times[i]!));
-        const d = (acc.days[day] ??= { noted: 0, missing: 0 });
-        d[state]++;
-      }
-      if (state === "missing") acc.missingTurns.push({ ...who, sessionId: sid, turn: turn.uuid, at, prompt: turn.prompt, transcript: path });
-    });
-    if (s.turns || unanswered) acc.sessions.push(s);
-  };
-
-  for (const path of found.files) {
-    if (isSubagentPath(path)) continue;
-    const st = stampOf(path);
-    if (!st) continue;
-    const index = await holding(path, st.stamp, () => readTranscriptTurns(path, st.stamp));
-    if (!index || index.subagent) continue;
-    count(CLAUDE, path, index, st.mtime);
-  }
-  for (const source of others) {
+  const x: Accounting = { acc, byAgent: new Map(), seen: new Set(), notes: existingNotes(o.memoryDir), queue: queuedTurnKeys(o.dataDir), forgotten: readForgotten(o.dataDir), now: o.now ?? Date.now(), activeMs: o.activeMs ?? ACTIVE_MS, cache, cacheChanged: false };
+  for (const source of o.sources) {
     if (source.problem) acc.unreadable.push({ path: source.label, reason: `its transcripts could not be listed: ${source.problem}` });
     for (const file of source.files) {
-      const stamp = `${source.agent}:${file.mtime}:${file.size}`;
-      const index = await holding(file.path, stamp, () => readOtherTurns(source, file.path, stamp));
-      if (index?.turns.length) count(source, file.path, index, file.mtime);
+      const stamp = file.stamp ?? `${source.agent}:${file.mtime}:${file.size}`;
+      const index = await holding(x, file.path, stamp, () => readTurns(source, file.path, stamp));
+      if (index && !index.subagent) count(x, source, file.path, index, file.mtime);
     }
   }
-  if (cache && o.cacheFile && changed) saveCache(o.cacheFile, cache, others);
+  if (cache && o.cacheFile && x.cacheChanged) saveCache(o.cacheFile, cache, o.sources);
   acc.sessions.sort((a, b) => (a.first ?? "").localeCompare(b.first ?? ""));
   acc.missingTurns.sort((a, b) => a.at.localeCompare(b.at));
-  acc.agents = [...byAgent.values()].filter((a) => a.turns);
+  acc.agents = [...x.byAgent.values()].filter((a) => a.turns);
   acc.since = acc.sessions.reduce<string | undefined>((min, s) => (s.first && (!min || s.first < min) ? s.first : min), undefined);
   acc.toCapture = toCapture(acc);
   acc.ms = performance.now() - started;
   return acc;
+}
+
+/** What a transcript holds: the cache's when its stamp is the same, else read (and kept); undefined when it holds nothing to count. */
+async function holding(x: Accounting, path: string, stamp: string, read: () => Promise<CachedTranscript>): Promise<CachedTranscript | undefined> {
+  const hit = x.cache?.files[path];
+  if (hit?.stamp === stamp) return hit;
+  let index: CachedTranscript;
+  try {
+    index = await read();
+  } catch (e) {
+    if (!(e instanceof EmptyTranscriptError)) x.acc.unreadable.push({ path, reason: oneLine(e) });
+    return undefined;
+  }
+  if (x.cache) {
+    x.cache.files[path] = index;
+    x.cacheChanged = true;
+  }
+  return index;
+}
+
+/** Each turn's state, in this order: noted, forgotten, a local command, queued, running, not a turn to capture, else missing. */
+function statesOf(x: Accounting, index: CachedTranscript, mtime: number): TurnState[] {
+  const sid = index.sessionId;
+  const lastRunning = x.now - mtime < x.activeMs ? index.turns.length - 1 : -1;
+  const states: TurnState[] = index.turns.map((turn, i) => {
+    if (hasNote(x.notes, sid, turn)) return "noted";
+    if (x.forgotten.has(turn.uuid, sid) || x.forgotten.has(turn.promptId, sid)) return "forgotten";
+    const kind = turn.kind;
+    if (kind === "local-command") return kind;
+    if (x.queue.keys.has(`${sid} ${turn.uuid}`) || (turn.promptId !== undefined && x.queue.keys.has(`${sid} ${turn.promptId}`))) return "queued";
+    if (i === lastRunning) return "running";
+    if (kind !== "work") return kind;
+    return "missing";
+  });
+  // Queued turns the queue names by neither id (older clients, Gemini CLI): the session's latest turns without a note.
+  let unnamedQueued = x.queue.unnamed.get(sid) ?? 0;
+  for (let i = states.length - 1; i >= 0 && unnamedQueued > 0; i--) {
+    if (states[i] === "missing" || states[i] === "running") {
+      states[i] = "queued";
+      unnamedQueued--;
+    }
+  }
+  return states;
+}
+
+/** One transcript's turns counted into its session, its agent and the whole, once each. */
+function count(x: Accounting, of: { agent: string; label: string }, path: string, index: CachedTranscript, mtime: number): void {
+  const { acc } = x;
+  const who = { agent: of.agent, label: of.label };
+  const sid = index.sessionId;
+  const s: SessionAccount = { ...who, sessionId: sid, transcript: path, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() };
+  let a = x.byAgent.get(who.agent);
+  if (!a) x.byAgent.set(who.agent, (a = { ...who, turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips() }));
+  for (const c of [s, a, acc]) c.notTurns["local-command"] += index.unanswered;
+  const times = turnTimes(index.turns, mtime);
+  const states = statesOf(x, index, mtime);
+  index.turns.forEach((turn, i) => {
+    const key = isLineId(turn.uuid) ? `${sid} ${turn.uuid}` : turn.uuid;
+    if (x.seen.has(key)) return;
+    x.seen.add(key);
+    const state = states[i]!;
+    for (const c of [s, a, acc]) add(c, state);
+    const at = new Date(times[i]!).toISOString();
+    if (!s.first || at < s.first) s.first = at;
+    if (!s.last || at > s.last) s.last = at;
+    if (state === "noted" || state === "missing") {
+      const d = (acc.days[localDay(new Date(times[i]!))] ??= { noted: 0, missing: 0 });
+      d[state]++;
+    }
+    if (state === "missing") acc.missingTurns.push({ ...who, sessionId: sid, turn: turn.uuid, at, prompt: turn.prompt, transcript: path });
+  });
+  if (s.turns || index.unanswered) acc.sessions.push(s);
 }
 
 /** Turns to capture: noted, queued, running and missing. */
@@ -342,7 +307,7 @@ export function turnsLine(a: TurnAccount): string {
   const withTurns = a.agents.filter((x) => toCapture(x));
   const per = withTurns.length > 1 ? ` (${withTurns.map((x) => `${x.label} ${fmt(toCapture(x))}`).join(", ")})` : "";
   if (!a.missing) return `${fmt(a.noted)} of ${fmt(a.toCapture)} turns${since} have a note${per}${tail}`;
-  const named = (m: MissingTurn) => (per || m.agent !== CLAUDE.agent ? `${m.label} ` : "");
+  const named = (m: MissingTurn) => (per || m.agent !== DEFAULT_AGENT ? `${m.label} ` : "");
   const shown = a.missingTurns.slice(0, 3).map((m) => `${m.at.slice(0, 16).replace("T", " ")} ${named(m)}session ${m.sessionId.slice(0, 8)} turn ${m.turn.slice(0, 8)} "${clip(m.prompt, 40)}"`);
   const more = a.missing > shown.length ? `, and ${fmt(a.missing - shown.length)} more` : "";
   return `${fmt(a.missing)} of ${fmt(a.toCapture)} turns${since} have no note${per}: ${shown.join(", ")}${more}${tail}`;

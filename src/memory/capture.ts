@@ -9,8 +9,7 @@
  */
 import { LockTimeoutError, withFileLock } from "../core/lock.ts";
 import { oneLine } from "../core/errors.ts";
-import { findStoppedTurn, type FoundTurn, type TurnQuery } from "../transcript/last-turn.ts";
-import type { LastTurn } from "../transcript/types.ts";
+import type { FoundTurn, LastTurn, TurnQuery } from "../transcript/types.ts";
 import { isLocalCommand, type SkipKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote } from "./journal.ts";
 import { DRAIN_LOCK_STALE_MS, drainLockFile, forgetPrompt, listPending, readPending, removePending, saveResolved, setAside, sweepPrompts, sweepTempFiles, type PendingTurn, type ResolvedTurn } from "./pending.ts";
@@ -25,14 +24,11 @@ export interface AgentReader {
   findStoppedTurn: (path: string, q: TurnQuery) => Promise<FoundTurn | undefined>;
 }
 
-/** Without readers (tests, older callers) every turn is read as Claude Code's. */
-const CLAUDE_READER: AgentReader = { label: "Claude Code", findStoppedTurn };
-
 export interface DrainOptions {
   memoryDir: string;
   dataDir: string;
-  /** The reader of a queued turn's agent (its name, absent for entries queued before agents were named). */
-  readerFor?: (agent: string | undefined) => AgentReader;
+  /** The reader of a queued turn's agent (its name, absent for entries queued before agents were named): agents/registry.ts agentOrDefault. */
+  readerFor: (agent: string | undefined) => AgentReader;
   summarize: (turn: LastTurn) => Promise<Summary>;
   /** How long after its Stop a lagging transcript is waited for before the hooks' own record is used. */
   transcriptWaitMs?: number;
@@ -183,9 +179,9 @@ function done(file: string, entry: PendingTurn, opts: DrainOptions): void {
  * turns the transcript never gets costs one wait, not N), and a turn queued long ago is not
  * waited for at all. Never longer than one wait from now (a Stop time in the future).
  */
-export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "transcriptWaitMs" | "pollMs" | "clock" | "readerFor"> = {}): Promise<ResolvedTurn | undefined> {
+export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "transcriptWaitMs" | "pollMs" | "clock" | "readerFor">): Promise<ResolvedTurn | undefined> {
   const clock = opts.clock ?? realClock;
-  const reader = opts.readerFor?.(entry.agent) ?? CLAUDE_READER;
+  const reader = opts.readerFor(entry.agent);
   const wait = opts.transcriptWaitMs ?? TRANSCRIPT_WAIT_MS;
   const stopped = Date.parse(entry.stoppedAt);
   const now = clock.now();

@@ -17,8 +17,6 @@ import { sanitize } from "../core/redact.ts";
 import { clip, stripControls } from "../core/text.ts";
 import { appendTurnNote, dailyFiles, isDailyFile, notesIn, removeNotes, sectionId, sectionText, type JournalNote } from "./journal.ts";
 import { changeList, readForgotten, type Tombstone } from "./forgotten.ts";
-import { isProjectTranscript } from "../transcript/claude-files.ts";
-import { listTurns } from "../transcript/reader.ts";
 
 export { undoForget, readForgotten, type Tombstone } from "./forgotten.ts";
 
@@ -74,12 +72,19 @@ export interface ForgetResult {
   dryRun: boolean;
 }
 
+export interface ForgetOptions {
+  dryRun?: boolean;
+  now?: Date;
+  /** The prompt id of the turn an anchor names, from its transcript (agents/registry.ts anchorPromptId): listed beside the turn id, since a turn may be named by either (a note written from the hooks' record is anchored by its prompt id). */
+  promptIdOf?: (anchor: Anchor) => Promise<string | undefined>;
+}
+
 /**
  * Forget a turn: its id on the list first (so a drainer running meanwhile cannot write it back),
  * then its sections out of every daily file. The caller re-indexes. A note named by its section
  * id that no longer stands in its file throws ConflictError, and nothing changes.
  */
-export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: { dryRun?: boolean; now?: Date; root?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ForgetResult> {
+export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: ForgetOptions = {}): Promise<ForgetResult> {
   const { memoryDir } = dataFiles(dataDir);
   const dryRun = opts.dryRun === true;
   let turn: string | undefined;
@@ -112,7 +117,7 @@ export async function forgetTurn(dataDir: string, target: ForgetTarget, opts: { 
   if (dryRun) return { turn, notes, already, dryRun, undo };
   if (turn && !already) {
     const first = notes[0];
-    const promptId = first?.anchor && opts.root ? await promptIdOf(first.anchor, opts.root, opts.env) : undefined;
+    const promptId = await promptIdOf(first?.anchor, opts.promptIdOf);
     const entry: Tombstone = {
       turn: clip(turn, 300),
       ...(first?.anchor?.session ? { session: clip(first.anchor.session, 300) } : {}),
@@ -154,14 +159,14 @@ export async function restoreHandNote(dataDir: string, entry: Tombstone): Promis
 }
 
 /**
- * The prompt id of the anchor's turn, read from its transcript when that is this project's own
- * (an anchor may come with a clone, and is followed nowhere else); undefined when it cannot be known.
+ * The prompt id of the anchor's turn, read from its transcript by its agent's adapter when that is
+ * this project's own (an anchor may come with a clone, and is followed nowhere else); undefined
+ * when it cannot be known.
  */
-async function promptIdOf(anchor: Anchor, root: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
-  if (!anchor.transcript || anchor.transcript === "-" || !isProjectTranscript(anchor.transcript, root, { env })) return undefined;
+async function promptIdOf(anchor: Anchor | undefined, read: ForgetOptions["promptIdOf"]): Promise<string | undefined> {
+  if (!anchor?.transcript || anchor.transcript === "-" || !read) return undefined;
   try {
-    // By its exact uuid: a near match would put another turn's prompt id on the list.
-    return (await listTurns(anchor.transcript)).turns.find((t) => t.uuid === anchor.turn)?.promptId;
+    return await read(anchor);
   } catch {
     return undefined;
   }

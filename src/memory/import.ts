@@ -1,8 +1,9 @@
 /**
  * `memsearch import`: memory from day one. A user who installs memsearch already has months of
- * Claude Code transcripts; this writes, for every past turn of the project, the note the Stop hook
- * would have written (same summariser input, same anchor, same journal call), into the daily file
- * of the turn's own date.
+ * transcripts; this writes, for every past turn of the project, the note the Stop hook would have
+ * written (same summariser input, same anchor, same journal call), into the daily file of the
+ * turn's own date. Every agent's transcripts come from the caller, as their adapters give them
+ * (agents/registry.ts projectTranscripts).
  *
  * Exactly once and resumable without any state of its own: every note goes through
  * `appendTurnNote`, which appends a whole note (anchor included) in one write or nothing, and a
@@ -11,16 +12,13 @@
  *
  * The core never prints: progress and warnings go through callbacks, failures are typed errors.
  */
-import { stat } from "node:fs/promises";
 import { readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { anchorsIn, isLineId } from "../core/anchor.ts";
-import { MemsearchError, NotFoundError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
-import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "../transcript/last-turn.ts";
-import { claudeProjectsDir, findProjectTranscripts, isSubagentPath, listTranscripts } from "../transcript/claude-files.ts";
-import { EmptyTranscriptError, listTurns, readTurnRange, type TurnIndex } from "../transcript/reader.ts";
-import type { LastTurn, ProjectTranscripts, Turn } from "../transcript/types.ts";
-import { turnKind, type SkipKind } from "../transcript/turn-kind.ts";
+import { MemsearchError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
+import { EmptyTranscriptError } from "../transcript/files.ts";
+import type { LastTurn, ProjectTranscripts, Turn, TurnList } from "../transcript/types.ts";
+import { turnKind, type SkipKind, type TurnKind } from "../transcript/turn-kind.ts";
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { queuedTurnKeys } from "./pending.ts";
 import { sanitize } from "../core/redact.ts";
@@ -31,12 +29,13 @@ import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer
 // Turn → note
 
 /**
- * A transcript turn as the Stop hook hands it to the summariser: every text redacted before it
- * can reach a model or the journal, tool outputs clipped as for the last turn. A turn read with
- * `redact` (readPlanned) is redacted already, its tool parts before their clip; a turn read
- * without it would have pieces of a clipped secret left (redacting again is cheap and changes nothing).
+ * A transcript turn as the Stop hook hands it to the summariser, labelled by its agent's `render`:
+ * every text redacted before it can reach a model or the journal, tool outputs clipped as for the
+ * last turn. A turn its reader redacted (readTurns) is redacted already, its tool parts before
+ * their clip; a turn read without it would have pieces of a clipped secret left (redacting again
+ * is cheap and changes nothing).
  */
-export function turnToLastTurn(sessionId: string, turn: Turn, render: (t: Turn) => string = renderTurnForSummary): LastTurn {
+export function turnToLastTurn(sessionId: string, turn: Turn, render: (t: Turn) => string): LastTurn {
   return {
     sessionId,
     turnUuid: turn.uuid,
@@ -129,18 +128,17 @@ export interface PlannedTurn {
 export interface PlannedTranscript {
   path: string;
   sessionId: string;
-  /** Claude Code's transcripts: read by range when their turns are written. */
-  index?: TurnIndex;
-  /** Another agent's transcript, read whole by its adapter: its agent, its turns, how a summariser reads one. */
-  agent?: string;
-  turns?: Turn[];
-  render?: (t: Turn) => string;
+  agent: string;
+  /** Its turns as listed: those to write are read from it (by range, where its agent reads so). */
+  list: TurnList;
+  source: Pick<ProjectTranscripts, "readTurns" | "render">;
 }
 
-/** Another agent's transcripts of the project, with the reading its adapter gives (src/agents/). */
-export type OtherTranscripts = Pick<ProjectTranscripts, "agent" | "files" | "read" | "render" | "problem">;
+/** An agent's transcripts of the project, with the reading its adapter gives (src/agents/). */
+export type ImportSource = Pick<ProjectTranscripts, "agent" | "label" | "folder" | "files" | "listTurns" | "readTurns" | "render" | "problem" | "skipped" | "otherProjects">;
 
 export interface ImportPlan {
+  /** Where the first agent's transcripts were looked for (said when none were found). */
   projectsDir: string;
   /** Readable transcripts of the project (with or without turns to write). */
   transcripts: PlannedTranscript[];
@@ -176,166 +174,132 @@ export interface PlanOptions {
   memoryDir: string;
   /** The project's `.memsearch/`: turns in its queue are left to the drainer. */
   dataDir?: string;
-  /** Transcript files (or folders of them) to import instead of finding the project's. */
-  paths?: string[];
-  /** `~/.claude/projects` unless given. */
-  projectsDir?: string;
-  /** A transcript modified this recently may hold a running turn: its last turn is left out (default 10 min). */
+  /** A transcript modified this recently may hold a running turn: its last turn is left out (default 10 min; 0: none is). */
   activeMs?: number;
   now?: number;
   warn?: (msg: string) => void;
-  /** Other agents' transcripts of the project, planned beside Claude Code's. */
-  others?: OtherTranscripts[];
+  /** Every agent's transcripts of the project, or those a person named (agents/registry.ts: projectTranscripts, namedTranscripts). */
+  sources: readonly ImportSource[];
 }
 
 export const ACTIVE_MS = 10 * 60_000;
 
 const SUBAGENT_REASON = "a subagent transcript (its work is part of its parent session's turn; import the parent)";
 
-/**
- * Named paths: files as given, folders as their regular `*.jsonl` files (the rest reported, never
- * opened). A missing one stops before anything is written.
- */
-async function namedFiles(paths: string[]): Promise<{ files: string[]; skipped: { path: string; reason: string }[] }> {
-  const out: string[] = [];
-  const skipped: { path: string; reason: string }[] = [];
-  for (const p of paths) {
-    const abs = resolve(p);
-    let st;
-    try {
-      st = await stat(abs);
-    } catch {
-      throw new NotFoundError(`transcript not found: ${p}`);
-    }
-    if (st.isDirectory()) {
-      const listed = listTranscripts(abs);
-      out.push(...listed.files);
-      skipped.push(...listed.skipped);
-    } else out.push(abs);
-  }
-  return { files: [...new Set(out)], skipped };
+/** What a plan is made against: the notes, the queue and the forgotten list as they are now. */
+interface Planning {
+  plan: ImportPlan;
+  existing: ExistingNotes;
+  queue: Set<string>;
+  forgotten: ReturnType<typeof readForgotten>;
+  now: number;
+  activeMs: number;
+  /** Turns to write, before a turn copied into a resumed session is kept once. */
+  candidates: PlannedTurn[];
+  skip(path: string, reason: string): void;
 }
 
 export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   const warn = o.warn ?? (() => {});
-  const projectsDir = o.projectsDir ?? claudeProjectsDir();
-  const now = o.now ?? Date.now();
-  const activeMs = o.activeMs ?? ACTIVE_MS;
-  const plan: ImportPlan = { projectsDir, transcripts: [], todo: [], already: 0, repeated: 0, active: 0, queued: 0, notTurns: { "local-command": 0, "no-reply": 0, trivial: 0 }, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0, forgotten: 0 };
-
+  const plan: ImportPlan = { projectsDir: o.sources.find((x) => x.folder)?.folder ?? "", transcripts: [], todo: [], already: 0, repeated: 0, active: 0, queued: 0, notTurns: { "local-command": 0, "no-reply": 0, trivial: 0 }, sessions: 0, days: [], laterNotesDays: [], skipped: [], otherProjects: 0, forgotten: 0 };
   const skip = (path: string, reason: string) => {
     plan.skipped.push({ path, reason });
     warn(`skipped ${path}: ${reason}`);
   };
-  let files: string[];
-  let special: { path: string; reason: string }[];
-  if (o.paths?.length) {
-    ({ files, skipped: special } = await namedFiles(o.paths));
-  } else {
-    const found = findProjectTranscripts(o.root, projectsDir, warn);
-    files = found.files;
-    special = found.skipped;
-    plan.otherProjects = found.otherProjects;
-  }
   // Never opened: which project they belong to is unknowable without reading them.
-  for (const s of special) skip(s.path, `${s.reason}, not a transcript file`);
-  const existing = existingNotes(o.memoryDir);
-  const queue = o.dataDir ? queuedTurnKeys(o.dataDir).keys : new Set<string>();
+  for (const source of o.sources) for (const s of source.skipped ?? []) skip(s.path, `${s.reason}, not a transcript file`);
+  plan.otherProjects = o.sources.reduce((n, x) => n + (x.otherProjects ?? 0), 0);
   // The memory folder is `<dataDir>/memory` (core/project.ts); the list is beside it.
   const forgotten = readForgotten(dirname(o.memoryDir));
   if (forgotten.problem) throw new StorageError(`${forgotten.problem}: fix or remove it before importing, or forgotten turns would be written again`);
-  const seen = new Set<string>();
-  const candidates: PlannedTurn[] = [];
-  /**
-   * One transcript's turns: noted already, forgotten, queued for the drainer, mid-turn, not a turn
-   * to capture (`kindOf`, where the agent's reader gives the facts), or to import.
-   */
-  const consider = <T extends Pick<Turn, "uuid" | "timestamp" | "promptId">>(tr: PlannedTranscript, turns: T[], mtime: number, kindOf?: (turn: T) => ReturnType<typeof turnKind>) => {
-    const t = plan.transcripts.length;
-    plan.transcripts.push(tr);
-    const times = turnTimes(turns, mtime);
-    // A session written to in the last minutes may be mid-turn: its last turn is the Stop hook's.
-    const last = now - mtime < activeMs ? turns.length - 1 : -1;
-    turns.forEach((turn, i) => {
-      if (hasNote(existing, tr.sessionId, turn)) {
-        plan.already++;
-        return;
-      }
-      if (forgotten.has(turn.uuid, tr.sessionId) || forgotten.has(turn.promptId, tr.sessionId)) {
-        plan.forgotten++;
-        return;
-      }
-      const kind = kindOf?.(turn) ?? "work";
-      if (kind === "local-command") {
-        plan.notTurns[kind]++;
-        return;
-      }
-      if (queue.has(`${tr.sessionId} ${turn.uuid}`) || (turn.promptId !== undefined && queue.has(`${tr.sessionId} ${turn.promptId}`))) {
-        plan.queued++;
-        return;
-      }
-      // Its reply may still be coming.
-      if (i === last) {
-        plan.active++;
-        return;
-      }
-      if (kind !== "work") {
-        plan.notTurns[kind]++;
-        return;
-      }
-      candidates.push({ transcript: t, turn: i, uuid: turn.uuid, sessionId: tr.sessionId, time: times[i]!, day: localDay(new Date(times[i]!)) });
-    });
-  };
-  for (const path of files) {
-    if (isSubagentPath(path)) {
-      skip(path, SUBAGENT_REASON);
-      continue;
-    }
-    let index: TurnIndex;
-    let mtime: number;
-    try {
-      index = await listTurns(path);
-      mtime = (await stat(path)).mtimeMs;
-    } catch (e) {
-      // Claude Code creates the file before writing to it: nothing to say about an empty one.
-      if (e instanceof EmptyTranscriptError) continue;
-      // The reader's own message tells a human to read the file by hand; here it is just skipped.
-      skip(path, e instanceof UnrecognisedFormatError ? "not a Claude Code transcript (unrecognised format)" : oneLine(e));
-      continue;
-    }
-    if (index.subagent) {
-      skip(path, SUBAGENT_REASON);
-      continue;
-    }
-    // Commands nobody answered never became turns; they are counted with the local commands.
-    plan.notTurns["local-command"] += index.stats.skipped["user:local-command"] ?? 0;
-    consider({ path, sessionId: index.sessionId, index }, index.turns, mtime, turnKind);
-  }
-  for (const other of o.others ?? []) {
-    if (other.problem) skip(other.agent, `its transcripts could not be listed: ${other.problem}`);
+  const queue = o.dataDir ? queuedTurnKeys(o.dataDir).keys : new Set<string>();
+  const p: Planning = { plan, existing: existingNotes(o.memoryDir), queue, forgotten, now: o.now ?? Date.now(), activeMs: o.activeMs ?? ACTIVE_MS, candidates: [], skip };
+  for (const source of o.sources) {
+    if (source.problem) skip(source.agent, `its transcripts could not be listed: ${source.problem}`);
     // The listing's time: an OpenCode session (`<database>#<session>`) is no file to stat.
-    for (const { path, mtime } of other.files) {
-      try {
-        const r = await other.read(path);
-        if (r.turns.length) consider({ path, sessionId: r.sessionId ?? path, agent: other.agent, turns: r.turns, render: other.render }, r.turns, mtime, turnKind);
-      } catch (e) {
-        skip(path, oneLine(e));
-      }
+    for (const { path, mtime } of source.files) {
+      const list = await listed(p, source, path);
+      if (list) consider(p, { path, sessionId: list.sessionId, agent: source.agent, list, source }, mtime);
     }
   }
-  // Oldest first across sessions, so days read in order; a turn copied into a resumed session's
-  // file is written once, under the session where it happened first.
-  candidates.sort((a, b) => a.time - b.time || a.transcript - b.transcript || a.turn - b.turn);
-  for (const c of candidates) {
-    const key = isLineId(c.uuid) ? `${c.sessionId} ${c.uuid}` : c.uuid;
-    if (seen.has(key)) {
-      plan.repeated++;
-      continue;
-    }
-    seen.add(key);
-    plan.todo.push(c);
-  }
+  plan.todo = firstOfEach(p);
   plan.sessions = new Set(plan.todo.map((c) => c.sessionId)).size;
+  daysOf(plan, p.existing);
+  return plan;
+}
+
+/** A transcript's turns, or undefined when it is skipped (said, unless it is empty: an agent creates the file before writing to it). */
+async function listed(p: Planning, source: ImportSource, path: string): Promise<TurnList | undefined> {
+  let list: TurnList;
+  try {
+    list = await source.listTurns(path);
+  } catch (e) {
+    if (e instanceof EmptyTranscriptError) return undefined;
+    // The reader's own message tells a human to read the file by hand; here it is just skipped.
+    p.skip(path, e instanceof UnrecognisedFormatError ? `not a ${source.label} transcript (unrecognised format)` : oneLine(e));
+    return undefined;
+  }
+  if (list.subagent) {
+    p.skip(path, SUBAGENT_REASON);
+    return undefined;
+  }
+  // Commands nobody answered never became turns; they are counted with the local commands.
+  p.plan.notTurns["local-command"] += list.unanswered;
+  return list;
+}
+
+/** One transcript's turns: each counted by what becomes of it, those to write kept as candidates. */
+function consider(p: Planning, tr: PlannedTranscript, mtime: number): void {
+  const t = p.plan.transcripts.length;
+  p.plan.transcripts.push(tr);
+  const turns = tr.list.turns;
+  const times = turnTimes(turns, mtime);
+  // A session written to in the last minutes may be mid-turn: its last turn is the Stop hook's.
+  // activeMs 0 means none: a file's time has sub-millisecond digits that `now` lacks, so `now - mtime` may be below 0.
+  const last = p.activeMs > 0 && p.now - mtime < p.activeMs ? turns.length - 1 : -1;
+  turns.forEach((turn, i) => {
+    const fate = fateOf(p, tr.sessionId, turn, i === last);
+    if (fate === "work") p.candidates.push({ transcript: t, turn: i, uuid: turn.uuid, sessionId: tr.sessionId, time: times[i]!, day: localDay(new Date(times[i]!)) });
+    else if (fate === "already" || fate === "forgotten" || fate === "queued" || fate === "active") p.plan[fate]++;
+    else p.plan.notTurns[fate]++;
+  });
+}
+
+/**
+ * What becomes of a turn, in this order: noted already, forgotten, a local command, queued for the
+ * drainer, maybe still running (`running`: its reply may still be coming), not a turn to capture
+ * (turn-kind.ts), or to write.
+ */
+function fateOf(p: Planning, sessionId: string, turn: Turn, running: boolean): "already" | "forgotten" | "queued" | "active" | TurnKind {
+  if (hasNote(p.existing, sessionId, turn)) return "already";
+  if (p.forgotten.has(turn.uuid, sessionId) || p.forgotten.has(turn.promptId, sessionId)) return "forgotten";
+  const kind = turnKind(turn);
+  if (kind === "local-command") return kind;
+  if (p.queue.has(`${sessionId} ${turn.uuid}`) || (turn.promptId !== undefined && p.queue.has(`${sessionId} ${turn.promptId}`))) return "queued";
+  return running ? "active" : kind;
+}
+
+/**
+ * The candidates oldest first across sessions, so days read in order; a turn copied into a
+ * resumed session's file is written once, under the session where it happened first.
+ */
+function firstOfEach(p: Planning): PlannedTurn[] {
+  const seen = new Set<string>();
+  const out: PlannedTurn[] = [];
+  p.candidates.sort((a, b) => a.time - b.time || a.transcript - b.transcript || a.turn - b.turn);
+  for (const c of p.candidates) {
+    const key = isLineId(c.uuid) ? `${c.sessionId} ${c.uuid}` : c.uuid;
+    if (seen.has(key)) p.plan.repeated++;
+    else {
+      seen.add(key);
+      out.push(c);
+    }
+  }
+  return out;
+}
+
+/** The days that get notes, and those whose file already holds notes later than a turn to write there. */
+function daysOf(plan: ImportPlan, existing: ExistingNotes): void {
   const days = new Set<string>();
   const later = new Set<string>();
   for (const c of plan.todo) {
@@ -345,7 +309,6 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   }
   plan.days = [...days].sort();
   plan.laterNotesDays = [...later].sort();
-  return plan;
 }
 
 /**
@@ -385,13 +348,13 @@ async function* readPlanned(plan: ImportPlan, from = 0): AsyncGenerator<{ planne
     while (j + 1 < todo.length && j + 1 - i < READ_BATCH && todo[j + 1]!.transcript === first.transcript && todo[j + 1]!.turn > todo[j]!.turn) j++;
     const tr = plan.transcripts[first.transcript]!;
     // Redacted by the reader, tool inputs and outputs before they are clipped.
-    const turns = tr.index ? await readTurnRange(tr.index, first.turn, todo[j]!.turn, { maxOutput: LAST_TURN_OUTPUT_CHARS, redact: sanitize }) : (tr.turns ?? []).slice(first.turn, todo[j]!.turn + 1);
+    const turns = await tr.source.readTurns(tr.list, first.turn, todo[j]!.turn);
     for (let k = i; k <= j; k++) {
       const p = todo[k]!;
       const turn = turns[p.turn - first.turn];
       // The file changed under us (rewritten, truncated): the index no longer matches it.
       if (!turn || turn.uuid !== p.uuid) throw new TranscriptChangedError(tr.path);
-      yield { planned: p, turn: turnToLastTurn(tr.sessionId, turn, tr.render) };
+      yield { planned: p, turn: turnToLastTurn(tr.sessionId, turn, tr.source.render) };
     }
     i = j + 1;
   }
@@ -471,87 +434,96 @@ export const MAX_CONSECUTIVE_FALLBACKS = 5;
  */
 export async function runImport(plan: ImportPlan, o: RunOptions): Promise<ImportResult> {
   const start = performance.now();
-  const warn = o.warn ?? (() => {});
   const total = plan.todo.length;
   const left = new Map<string, number>();
   for (const c of plan.todo) left.set(c.sessionId, (left.get(c.sessionId) ?? 0) + 1);
   const res: ImportResult = { written: 0, raced: 0, sessions: left.size, files: 0, fallbacks: 0, ms: 0 };
   const files = new Set<string>();
-  const width = Math.max(1, o.concurrency ?? 1);
-  const maxFallbacks = o.maxConsecutiveFallbacks ?? MAX_CONSECUTIVE_FALLBACKS;
-  let inARow = 0;
-  let warned = false;
-
-  const source = readPlanned(plan);
-  const queue: { planned: PlannedTurn; turn: LastTurn; summary: Promise<Summary> }[] = [];
-  let exhausted = false;
-  const fill = async () => {
-    while (!exhausted && queue.length < width) {
-      const next = await source.next();
-      if (next.done) {
-        exhausted = true;
-        break;
-      }
-      const { planned, turn } = next.value;
-      queue.push({ planned, turn, summary: o.summarize(turn) });
-    }
-  };
-
+  const fallbacks = fallbackWatch(res, o);
+  const ahead = summariesAhead(plan, o);
   o.onProgress?.({ done: 0, total, sessionsLeft: left.size });
   try {
     for (let done = 0; ; ) {
-      await fill();
-      const item = queue.shift();
+      const item = await ahead.next();
       if (!item) break;
       const summary = await item.summary;
-      if (summary.fallbackReason) {
-        res.fallbacks++;
-        inARow++;
-        if (!warned) {
-          warn(`the summariser fell back to the extract (${summary.fallbackReason})`);
-          warned = true;
-        }
-        if (inARow >= maxFallbacks) {
-          throw new SummarizerGaveUpError(`the summariser failed on ${inARow} turns in a row (${summary.fallbackReason}); stopped after ${res.written} notes; run memsearch import again later, or with --summarizer extract`);
-        }
-      } else inARow = 0;
-      const p = item.planned;
-      let written;
-      try {
-        written = await appendTurnNote({
-          memoryDir: o.memoryDir,
-          sessionId: p.sessionId,
-          turnUuid: p.uuid,
-          transcriptPath: plan.transcripts[p.transcript]!.path,
-          agent: plan.transcripts[p.transcript]!.agent,
-          bullets: summary.bullets,
-          now: new Date(p.time),
-        });
-      } catch (e) {
-        if (e instanceof StorageError) {
-          // appendTurnNote cut the file back: every note before this one is whole, this one absent.
-          throw new StorageError(`${oneLine(e)}; ${res.written === 1 ? "1 note was" : `${res.written} notes were`} written before it, none half-written; run memsearch import again to continue`);
-        }
-        throw e;
-      }
+      fallbacks(summary);
+      const written = await writeNote(plan, item.planned, summary, o.memoryDir, res.written);
       if (written.appended) {
         res.written++;
         files.add(written.file);
       } else res.raced++;
       done++;
-      const n = left.get(p.sessionId)! - 1;
-      if (n === 0) left.delete(p.sessionId);
-      else left.set(p.sessionId, n);
+      const n = left.get(item.planned.sessionId)! - 1;
+      if (n === 0) left.delete(item.planned.sessionId);
+      else left.set(item.planned.sessionId, n);
       o.onProgress?.({ done, total, sessionsLeft: left.size });
     }
   } finally {
-    // Summaries still running are abandoned; their turns are written by the next run.
-    await source.return(undefined);
-    await Promise.allSettled(queue.map((q) => q.summary));
+    await ahead.abandon();
   }
   res.files = files.size;
   res.ms = performance.now() - start;
   return res;
+}
+
+/** The plan's turns in order, each with its summary started up to `concurrency` turns ahead of the writer. */
+function summariesAhead(plan: ImportPlan, o: RunOptions) {
+  const width = Math.max(1, o.concurrency ?? 1);
+  const source = readPlanned(plan);
+  const queue: { planned: PlannedTurn; turn: LastTurn; summary: Promise<Summary> }[] = [];
+  let exhausted = false;
+  return {
+    async next() {
+      while (!exhausted && queue.length < width) {
+        const next = await source.next();
+        if (next.done) exhausted = true;
+        else queue.push({ ...next.value, summary: o.summarize(next.value.turn) });
+      }
+      return queue.shift();
+    },
+    /** Summaries still running are abandoned; their turns are written by the next run. */
+    async abandon() {
+      await source.return(undefined);
+      await Promise.allSettled(queue.map((q) => q.summary));
+    },
+  };
+}
+
+/** Counts the summaries that fell back to the extract (said once); too many in a row stop the import. */
+function fallbackWatch(res: ImportResult, o: RunOptions): (summary: Summary) => void {
+  const maxFallbacks = o.maxConsecutiveFallbacks ?? MAX_CONSECUTIVE_FALLBACKS;
+  let inARow = 0;
+  let warned = false;
+  return (summary) => {
+    if (!summary.fallbackReason) {
+      inARow = 0;
+      return;
+    }
+    res.fallbacks++;
+    inARow++;
+    if (!warned) {
+      (o.warn ?? (() => {}))(`the summariser fell back to the extract (${summary.fallbackReason})`);
+      warned = true;
+    }
+    if (inARow >= maxFallbacks) {
+      throw new SummarizerGaveUpError(`the summariser failed on ${inARow} turns in a row (${summary.fallbackReason}); stopped after ${res.written} notes; run memsearch import again later, or with --summarizer extract`);
+    }
+  };
+}
+
+/** One planned turn's note, whole or not at all; a full disk says how many notes were written before it. */
+async function writeNote(plan: ImportPlan, p: PlannedTurn, summary: Summary, memoryDir: string, writtenBefore: number): Promise<{ appended: boolean; file: string }> {
+  const tr = plan.transcripts[p.transcript]!;
+  try {
+    return await appendTurnNote({ memoryDir, sessionId: p.sessionId, turnUuid: p.uuid, transcriptPath: tr.path, agent: tr.agent, bullets: summary.bullets, now: new Date(p.time) });
+  } catch (e) {
+    if (e instanceof StorageError) {
+      // appendTurnNote cut the file back: every note before this one is whole, this one absent.
+      throw new StorageError(`${oneLine(e)}; ${writtenBefore === 1 ? "1 note was" : `${writtenBefore} notes were`} written before it, none half-written; run memsearch import again to continue`);
+    }
+    throw e;
+  }
 }
 
 /** Exposed for tests: the day file a turn goes to. */

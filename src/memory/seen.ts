@@ -13,7 +13,7 @@ import { basename, dirname, isAbsolute, relative } from "node:path";
 import type { Anchor } from "../core/anchor.ts";
 import { atomicWrite, isRegularFile, readTextQuiet } from "../core/fsutil.ts";
 import { userFiles } from "../core/project.ts";
-import { claudeProjectsDir } from "../transcript/claude-files.ts";
+import { claudeProjectsDir } from "../core/claude-home.ts";
 import { withFileLock } from "../core/lock.ts";
 
 /** Past this size the file is rewritten with its newest half (ids are unique sessions: a year of heavy use is far below). */

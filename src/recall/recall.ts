@@ -23,7 +23,7 @@ import type { StoredChunk } from "../index/types.ts";
 import { TranscriptIndexBlocked, transcriptDbPath, withTranscriptIndex, type TranscriptHeal } from "../conversations/db.ts";
 import { updateTranscriptIndex, type UpdateOptions, type UpdateProgress, type UpdateReport } from "../conversations/ingest.ts";
 import { searchSessions, searchTranscripts, snippetOf, type SessionHit, type TranscriptHit } from "../conversations/search.ts";
-import type { SessionKind } from "../conversations/extract.ts";
+import type { SessionKind } from "../conversations/rows.ts";
 import { queryTokens } from "../conversations/fts.ts";
 import { searchIndex, type Heal, type LoadedIndexes } from "../watch/gateway.ts";
 
@@ -64,13 +64,12 @@ export interface RecallDeps {
   update?: boolean;
   /** Rebuild the transcript index from scratch. */
   reindex?: boolean;
-  projectsDir?: string;
   env?: NodeJS.ProcessEnv;
   onProgress?: (p: UpdateProgress) => void;
   /** Archived conversations older than this many days are pruned by the update (0: keep all). */
   archiveDays?: number;
-  /** Other agents' transcripts for the update (their adapters give them: agents/registry.ts transcriptSources). */
-  others?: UpdateOptions["others"];
+  /** Every agent's transcripts for the update (their adapters give them: agents/registry.ts transcriptSources); none: the index is searched as it is. */
+  sources?: UpdateOptions["sources"];
 }
 
 export interface RecallNote {
@@ -185,7 +184,7 @@ export async function recall(req: RecallRequest, deps: RecallDeps = {}): Promise
   if (source !== "notes") {
     res.transcripts.searched = true;
     const run = async (db: Database) => {
-      if (deps.update !== false) res.transcripts.update = await updateTranscriptIndex(db, { projectsDir: deps.projectsDir, env: deps.env, onProgress: deps.onProgress, archiveDays: deps.archiveDays, others: deps.others });
+      if (deps.update !== false && deps.sources) res.transcripts.update = await updateTranscriptIndex(db, { sources: deps.sources, onProgress: deps.onProgress, archiveDays: deps.archiveDays });
       const q = { query: req.query, project: req.allProjects ? undefined : req.project, sinceMs: req.sinceMs, agent: req.agent, limit: pool };
       return { hits: searchTranscripts(db, q), sessions: searchSessions(db, q) };
     };
@@ -222,115 +221,125 @@ function projectNotes(ctx: Context, res: RecallResponse, cache?: LoadedIndexes):
   };
 }
 
+/** A result as the rankings are fused: its place in each ranking that has it. */
+interface Group {
+  result: RecallResult;
+  noteRank?: number;
+  hitRank?: number;
+  sessionRank?: number;
+}
+
+/** The results so far, and each by the ids of its turn (its uuid, its prompt id). */
+interface Fusion {
+  byId: Map<string, Group>;
+  groups: Group[];
+}
+
 /** The rankings fused, one result per turn, best first. */
 export function mergeRankings(notes: RecallNote[], hits: TranscriptHit[], sessions: SessionHit[] = []): RecallResult[] {
-  interface Group {
-    result: RecallResult;
-    noteRank?: number;
-    hitRank?: number;
-    sessionRank?: number;
-  }
-  const byId = new Map<string, Group>();
-  const groups: Group[] = [];
-  hits.forEach((h, i) => {
-    let g = byId.get(h.turnUuid) ?? (h.promptId ? byId.get(h.promptId) : undefined);
-    if (!g) {
-      g = {
-        hitRank: i + 1,
-        result: {
-          score: 0,
-          time: h.ts || undefined,
-          session: h.session,
-          turn: h.turnUuid,
-          agent: h.agent,
-          from: ["transcript"],
-          transcript: {
-            path: h.path,
-            session: h.session,
-            turnUuid: h.turnUuid,
-            ...(h.promptId ? { promptId: h.promptId } : {}),
-            matches: 0,
-            role: h.role,
-            snippet: h.snippet,
-            score: h.score,
-            tools: h.tools,
-            paths: h.paths,
-            ...(h.archivedAt !== undefined ? { archivedAt: h.archivedAt } : {}),
-          },
-        },
-      };
-      groups.push(g);
-    }
-    const t = g.result.transcript!;
-    t.matches++;
-    for (const x of h.tools) if (!t.tools.includes(x)) t.tools.push(x);
-    for (const x of h.paths) if (!t.paths.includes(x)) t.paths.push(x);
-    if (h.ts && (!g.result.time || h.ts < g.result.time)) g.result.time = h.ts;
-    byId.set(h.turnUuid, g);
-    if (h.promptId) byId.set(h.promptId, g);
-  });
-  notes.forEach((n, i) => {
-    const turn = n.curated ? undefined : n.anchor?.turn;
-    const g = turn && turn !== "-" ? byId.get(turn) : undefined;
-    if (g) {
-      if (g.noteRank === undefined) {
-        g.noteRank = i + 1;
-        g.result.note = n;
-        g.result.from = ["note", "transcript"];
-      }
-      return;
-    }
-    const ng: Group = {
-      noteRank: i + 1,
-      result: {
-        score: 0,
-        time: noteTimeOf(n, false),
-        ...(n.anchor ? { session: n.anchor.session, turn: n.anchor.turn } : {}),
-        agent: agentOf(n.anchor),
-        from: [n.curated ? "curated" : "note"],
-        note: n,
-        ...(n.anchor && n.anchor.transcript && n.anchor.transcript !== "-" ? { anchorTranscript: { path: n.anchor.transcript, turn: n.anchor.turn } } : {}),
-      },
-    };
-    groups.push(ng);
-    if (turn && turn !== "-") byId.set(turn, ng);
-  });
-  // A session-table hit joins the result of its turn (a plan and the messages that made it are one
-  // result); one with no turn, or whose turn was not found, is a result of its own.
-  sessions.forEach((c, i) => {
-    const content: RecallSessionContent = {
-      kind: c.kind,
-      title: c.title,
-      session: c.session,
-      path: c.path,
-      turnUuid: c.turnUuid,
-      planFile: c.planFile,
-      snippet: c.snippet,
-      score: c.score,
-      ...(c.archivedAt !== undefined ? { archivedAt: c.archivedAt } : {}),
-    };
-    const g = c.turnUuid ? byId.get(c.turnUuid) : undefined;
-    if (g && g.sessionRank === undefined) {
-      g.sessionRank = i + 1;
-      g.result.sessionContent = content;
-      g.result.from.push("session");
-      return;
-    }
-    if (g) return; // a second row of a turn already counted (a plan and the todo list of one turn)
-    const sg: Group = {
-      sessionRank: i + 1,
-      result: { score: 0, time: c.ts || undefined, session: c.session, ...(c.turnUuid ? { turn: c.turnUuid } : {}), agent: c.agent, from: ["session"], sessionContent: content },
-    };
-    groups.push(sg);
-    if (c.turnUuid) byId.set(c.turnUuid, sg);
-  });
-  for (const g of groups) {
+  const f: Fusion = { byId: new Map(), groups: [] };
+  hits.forEach((h, i) => addHit(f, h, i + 1));
+  notes.forEach((n, i) => addNote(f, n, i + 1));
+  sessions.forEach((c, i) => addSessionHit(f, c, i + 1));
+  for (const g of f.groups) {
     g.result.score = (g.noteRank ? 1 / (RRF_K + g.noteRank) : 0) + (g.hitRank ? 1 / (RRF_K + g.hitRank) : 0) + (g.sessionRank ? 1 / (RRF_K + g.sessionRank) : 0);
     if (g.result.time) g.result.date = localMinute(g.result.time);
   }
   // On a tie the curated record comes first: it is what the user or Claude chose to keep.
   const curated = (r: RecallResult) => (r.from[0] === "curated" ? 1 : 0);
-  return groups.map((g) => g.result).sort((a, b) => b.score - a.score || curated(b) - curated(a) || (b.time ?? 0) - (a.time ?? 0));
+  return f.groups.map((g) => g.result).sort((a, b) => b.score - a.score || curated(b) - curated(a) || (b.time ?? 0) - (a.time ?? 0));
+}
+
+/** A message of the conversations: the result of its turn, which it makes on the first message found of it. */
+function addHit(f: Fusion, h: TranscriptHit, rank: number): void {
+  let g = f.byId.get(h.turnUuid) ?? (h.promptId ? f.byId.get(h.promptId) : undefined);
+  if (!g) {
+    g = { hitRank: rank, result: { score: 0, time: h.ts || undefined, session: h.session, turn: h.turnUuid, agent: h.agent, from: ["transcript"], transcript: transcriptOf(h) } };
+    f.groups.push(g);
+  }
+  const t = g.result.transcript!;
+  t.matches++;
+  for (const x of h.tools) if (!t.tools.includes(x)) t.tools.push(x);
+  for (const x of h.paths) if (!t.paths.includes(x)) t.paths.push(x);
+  if (h.ts && (!g.result.time || h.ts < g.result.time)) g.result.time = h.ts;
+  f.byId.set(h.turnUuid, g);
+  if (h.promptId) f.byId.set(h.promptId, g);
+}
+
+function transcriptOf(h: TranscriptHit): RecallTranscript {
+  return {
+    path: h.path,
+    session: h.session,
+    turnUuid: h.turnUuid,
+    ...(h.promptId ? { promptId: h.promptId } : {}),
+    matches: 0,
+    role: h.role,
+    snippet: h.snippet,
+    score: h.score,
+    tools: h.tools,
+    paths: h.paths,
+    ...(h.archivedAt !== undefined ? { archivedAt: h.archivedAt } : {}),
+  };
+}
+
+/** A note: it joins the result of its turn when the conversations found the turn too, else is a result of its own. */
+function addNote(f: Fusion, n: RecallNote, rank: number): void {
+  const turn = n.curated ? undefined : n.anchor?.turn;
+  const g = turn && turn !== "-" ? f.byId.get(turn) : undefined;
+  if (g) {
+    if (g.noteRank === undefined) {
+      g.noteRank = rank;
+      g.result.note = n;
+      g.result.from = ["note", "transcript"];
+    }
+    return;
+  }
+  const ng: Group = {
+    noteRank: rank,
+    result: {
+      score: 0,
+      time: noteTimeOf(n, false),
+      ...(n.anchor ? { session: n.anchor.session, turn: n.anchor.turn } : {}),
+      agent: agentOf(n.anchor),
+      from: [n.curated ? "curated" : "note"],
+      note: n,
+      ...(n.anchor && n.anchor.transcript && n.anchor.transcript !== "-" ? { anchorTranscript: { path: n.anchor.transcript, turn: n.anchor.turn } } : {}),
+    },
+  };
+  f.groups.push(ng);
+  if (turn && turn !== "-") f.byId.set(turn, ng);
+}
+
+/**
+ * A session-table hit joins the result of its turn (a plan and the messages that made it are one
+ * result); one with no turn, or whose turn was not found, is a result of its own.
+ */
+function addSessionHit(f: Fusion, c: SessionHit, rank: number): void {
+  const content: RecallSessionContent = {
+    kind: c.kind,
+    title: c.title,
+    session: c.session,
+    path: c.path,
+    turnUuid: c.turnUuid,
+    planFile: c.planFile,
+    snippet: c.snippet,
+    score: c.score,
+    ...(c.archivedAt !== undefined ? { archivedAt: c.archivedAt } : {}),
+  };
+  const g = c.turnUuid ? f.byId.get(c.turnUuid) : undefined;
+  if (g && g.sessionRank === undefined) {
+    g.sessionRank = rank;
+    g.result.sessionContent = content;
+    g.result.from.push("session");
+    return;
+  }
+  if (g) return; // a second row of a turn already counted (a plan and the todo list of one turn)
+  const sg: Group = {
+    sessionRank: rank,
+    result: { score: 0, time: c.ts || undefined, session: c.session, ...(c.turnUuid ? { turn: c.turnUuid } : {}), agent: c.agent, from: ["session"], sessionContent: content },
+  };
+  f.groups.push(sg);
+  if (c.turnUuid) f.byId.set(c.turnUuid, sg);
 }
 
 /** A note search result as a recall result's note: its anchor (from its section when split) and a snippet around the query. */

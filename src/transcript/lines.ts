@@ -4,7 +4,7 @@
  * the reader decides to parse it. A 100 MB transcript is never held in memory whole.
  */
 import { closeSync, readSync } from "node:fs";
-import { openRegularFile } from "./claude-files.ts";
+import { openRegularFile } from "./files.ts";
 
 const NL = 10;
 const Q = 34; // "

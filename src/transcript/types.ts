@@ -77,81 +77,26 @@ export interface Turn {
   end: number;
 }
 
-export interface Compaction {
-  uuid?: string;
-  timestamp?: string;
-  trigger?: string;
-  preTokens?: number;
-  /** Text of the `isCompactSummary` user entry that follows the boundary. */
-  summary?: string;
-}
-
-/** A `summary` entry whose leafUuid points into the same file (others are cross-session noise). */
-export interface SessionSummary {
-  summary: string;
-  leafUuid: string;
-}
-
-/** What the reader saw and skipped. Nothing here is fatal. */
-export interface ReadStats {
-  lines: number;
-  /** Non-blank lines that are not one JSON object (truncated, garbage, bare values). */
-  malformed: number;
-  /** Lines longer than the reader's limit, skipped without parsing. */
-  oversized: number;
-  /** Lines skipped by type (progress, file-history-snapshot, …), including unknown types. */
-  skipped: Record<string, number>;
-  /** Entries of a `type` the reader does not know. */
-  unknownTypes: number;
-  /** Content blocks of a kind the reader does not know. */
-  unknownBlocks: number;
-  /** Sidechain lines left out of a main session file. */
-  sidechain: number;
-  /** isMeta user entries (command caveats, skill bodies…). */
-  meta: number;
-  /** Attachment entries (hook output, injected context) left out. */
-  attachments: number;
-  /** tool_result blocks with no matching tool_use. */
-  orphanResults: number;
-  /** `summary` entries whose leafUuid is not in the file. */
-  untrustedSummaries: number;
-}
-
-export interface Transcript {
-  path: string;
-  sessionId: string;
-  /** True for a subagent file (all lines are sidechain lines): they are read as the main thread. */
-  subagent: boolean;
-  turns: Turn[];
-  compactions: Compaction[];
-  summaries: SessionSummary[];
-  stats: ReadStats;
-  /** File size in bytes. */
-  size: number;
-}
-
-export interface SubagentFile {
-  /** `a2898e3`, `acompact-e1f845`… */
-  agentId: string;
-  path: string;
-  /** Compaction agents (`agent-acompact-*`) summarise the conversation rather than do work. */
-  compaction: boolean;
-  size: number;
-}
-
-/** One of another agent's transcripts as its listing gives it: what changes when it does. */
+/** One of an agent's transcripts as its listing gives it: what changes when it does. */
 export interface TranscriptStamp {
   /** Its file, or the name that stands for it (an OpenCode session: `<database>#<session id>`). */
   path: string;
   size: number;
   /** ms since epoch. */
   mtime: number;
+  /** The session it holds, when the listing knows it without reading it (Claude Code names a file after its session). */
+  session?: string;
+  /** A finer stamp than size and time, when the agent's files have one (a file's inode besides). */
+  stamp?: string;
 }
 
 /**
- * Another agent's transcripts as the conversation index reads them, given by its adapter
- * (src/agents/): every one on this machine, and each read whole into turns (redacted), with the
- * folder its session ran in (the project, by the rule every agent shares).
+ * An agent's transcripts as the conversation index reads them when they may change anywhere (a
+ * Gemini CLI chat is rewritten in place, an OpenCode session lives in a database), given by its
+ * adapter (src/agents/): every one on this machine, and each read whole into turns (redacted), with
+ * the folder its session ran in (the project, by the rule every agent shares). An agent whose
+ * transcripts are only appended to gives the index its own source (conversations/ingest.ts:
+ * AppendedSource).
  */
 export interface TranscriptSource {
   agent: string;
@@ -162,20 +107,70 @@ export interface TranscriptSource {
   read(path: string): Promise<{ sessionId?: string; cwd?: string; turns: Turn[] }>;
 }
 
+/** A transcript's turns as listed, for `import` and the turn accounting. */
+export interface TurnList {
+  path: string;
+  sessionId: string;
+  /**
+   * Each turn's ids, time, prompt and the facts turn-kind.ts judges it by; the rest of what it
+   * holds may be left out of a listing (`ProjectTranscripts.readTurns` reads it).
+   */
+  turns: Turn[];
+  /** A subagent's transcript: its work is a tool call of its parent session's turn, never a session of its own. */
+  subagent?: boolean;
+  /** Slash commands nobody answered (never turns). */
+  unanswered: number;
+}
+
 /**
- * Another agent's transcripts of one project, given by its adapter (src/agents/registry.ts:
- * projectTranscripts), for `import` and the turn accounting: each with its listing's stamp (an
- * OpenCode session is no file to stat), its reader, and how a summariser reads a turn.
+ * An agent's transcripts of one project, given by its adapter (src/agents/registry.ts:
+ * projectTranscripts), for `import`, the turn accounting and the hub: each with its listing's
+ * stamp (an OpenCode session is no file to stat), how its turns are listed and read, and how a
+ * summariser reads a turn.
  */
 export interface ProjectTranscripts {
   agent: string;
   /** As people call it: `Codex CLI`. */
   label: string;
+  /** Where its transcripts were looked for, when that is one folder (said when there are none). */
+  folder?: string;
   files: TranscriptStamp[];
-  read(path: string): Promise<{ sessionId?: string; turns: Turn[] }>;
+  /**
+   * A transcript's turns, listed. Throws the typed errors of a reader: EmptyTranscriptError (a file
+   * that holds nothing yet, not worth a word), UnrecognisedFormatError (not this agent's format).
+   */
+  listTurns(path: string): Promise<TurnList>;
+  /** Turns `from..to` of a listing with all they hold, every text redacted, tool outputs clipped as for a summariser. */
+  readTurns(list: TurnList, from: number, to: number): Promise<Turn[]>;
   render(t: Turn): string;
   /** Whether a transcript of this agent is still anywhere on the machine (a cache forgets the rest); true for all when the listing failed. */
   exists(path: string): boolean;
   /** Why the agent's transcripts could not be listed (then `files` is empty). */
   problem?: string;
+  /** Entries named like its transcripts that are not files it reads (links out, FIFOs), never opened, with why. */
+  skipped?: { path: string; reason: string }[];
+  /** Its transcripts of other projects seen (never read). */
+  otherProjects?: number;
+}
+
+/** What the hooks saw of a turn: Stop's `prompt_id` and `last_assistant_message`, UserPromptSubmit's prompt. */
+export interface TurnQuery {
+  promptId?: string;
+  /** The prompt as recorded (redacted the same way as `redact`). */
+  prompt?: string;
+  /** Likewise redacted. */
+  lastAssistantMessage?: string;
+  /** Applied to the transcript's texts before comparing them with the recorded ones. */
+  redact?: (text: string) => string;
+  /**
+   * When the stop hook ran (ISO): for an agent whose hooks name the turn by neither id nor prompt
+   * (Copilot CLI), the turn is the last one begun before it, whatever the session did since.
+   */
+  stoppedAt?: string;
+}
+
+export interface FoundTurn {
+  turn: LastTurn;
+  /** The transcript already holds the turn's final message (else it lags and may still grow). */
+  complete: boolean;
 }

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commands } from "../../src/commands/index.ts";
 import { aliasesOf, nameOf, type Described } from "../../src/commands/declare.ts";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
 import { BIN, indexedProject, run, spawnEnv, tempProject, type Project } from "../helpers/cli.ts";
 import { appendTurn } from "../fault/transcript.ts";
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { handleApi } from "../../src/hub/api.ts";
 import { HubData } from "../../src/hub/data.ts";
 import type { CuratedView, Overview, SearchPage } from "../../src/hub/types.ts";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
 import { run, startWatch, tempProject } from "../helpers/cli.ts";
 
 const dirs: string[] = [];

@@ -13,7 +13,7 @@ import { mkdirSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import type { Overview } from "../../src/hub/types.ts";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
 import { launchChromium } from "../helpers/browser.ts";
 import { BIN, REPO, run, tempProject, type Project } from "../helpers/cli.ts";
 

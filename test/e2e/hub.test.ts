@@ -16,7 +16,7 @@ import { localDay } from "../../src/memory/journal.ts";
 import { contrasts, launchChromium } from "../helpers/browser.ts";
 import { BIN, REPO, run, tempProject } from "../helpers/cli.ts";
 import { appendTurn } from "../fault/transcript.ts";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
 
 const ART = join(REPO, "test-artifacts", "hub");
 const shots: { file: string; description: string }[] = [];
@@ -575,7 +575,8 @@ describe("memsearch hub: the page in Chromium", () => {
     expect([...hosts]).toEqual([`127.0.0.1:${hub.port}`]);
     expect(problems).toEqual([]);
     // Page weight: what a first visit downloads besides the API's data.
-    expect(Object.keys(weight).sort()).toEqual(["/", "/assets/app.js", "/assets/charts.js", "/assets/icon.svg", "/assets/style.css"]);
+    // The page's modules, each a file of its own (hub/assets.ts), and nothing else.
+    expect(Object.keys(weight).sort()).toEqual(["/", "/assets/agents.js", "/assets/ago.js", "/assets/api.js", "/assets/app.js", "/assets/charts.js", "/assets/dom.js", "/assets/heatmap.js", "/assets/icon.svg", "/assets/markdown.js", "/assets/nav.js", "/assets/router.js", "/assets/style.css", "/assets/views/costs.js", "/assets/views/day.js", "/assets/views/note.js", "/assets/views/overview.js", "/assets/views/project.js", "/assets/views/search.js", "/assets/views/sessions.js"]);
     const total = Object.values(weight).reduce((a, b) => a + b, 0);
     writeFileSync(join(ART, "page-weight.json"), JSON.stringify({ total, files: weight }, null, 2) + "\n");
     expect(total).toBeLessThan(100_000);

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { anchorsIn } from "../../src/core/anchor.ts";
-import { listTurns } from "../../src/transcript/reader.ts";
+import { listTurns } from "../../src/agents/claude/reader.ts";
 import { turnKind } from "../../src/transcript/turn-kind.ts";
 import { fakeClaudeCalls, writeFakeClaude } from "../helpers/fake-claude.ts";
 import { BIN, run } from "../helpers/cli.ts";

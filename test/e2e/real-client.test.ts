@@ -17,7 +17,7 @@ import { basename, join } from "node:path";
 import { stagePlugin } from "../../scripts/install-plugin-bin.ts";
 import * as v from "valibot";
 import { anchorsIn } from "../../src/core/anchor.ts";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
 import { InjectionRecordSchema } from "../../src/memory/injections.ts";
 import { startMockApi, type MockApi } from "../helpers/anthropic-mock.ts";
 import { BIN, run } from "../helpers/cli.ts";
@@ -584,7 +584,7 @@ describe("memsearch with the real Claude Code", () => {
 
   test("every transcript line type the client wrote is read or skipped on purpose", async () => {
     await scenario();
-    const { listTurns } = await import("../../src/transcript/reader.ts");
+    const { listTurns } = await import("../../src/agents/claude/reader.ts");
     const seen = new Set<string>();
     for (const file of transcriptFiles(home, project)) {
       for (const line of readTranscript(file)) seen.add(String(line.type));
@@ -599,7 +599,7 @@ describe("memsearch with the real Claude Code", () => {
   test("every turn accounted for: per session the transcript's turn count, and doctor says every turn has a note (the killed session's included)", async () => {
     await scenario();
     await allNoted();
-    const { listTurns } = await import("../../src/transcript/reader.ts");
+    const { listTurns } = await import("../../src/agents/claude/reader.ts");
     const memsearch = (args: string[]) => run(args, { cwd: project, env: { HOME: home, MEMSEARCH_HOME: join(home, ".memsearch"), CLAUDE_CONFIG_DIR: undefined, MEMSEARCH_DIR: undefined } });
     const stats = JSON.parse((await memsearch(["stats", "-j"])).stdout);
     const counted = new Map<string, number>(stats.turns.sessions.map((x: { transcript: string; turns: number }) => [x.transcript, x.turns]));

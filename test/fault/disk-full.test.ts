@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { checkIndex, INDEX_FILE } from "../../src/index/format.ts";
 import { anchorsOf, BIN, drained, drainersIn, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, REPO, runCmd, sameSnapshot, snapshot, stderrLines, tracked, type Project, type Rng, type RunResult, liveLockContent } from "./helpers.ts";
 import { appendTurn } from "./transcript.ts";
+import { errCode } from "../../src/core/errors.ts";
 
 const kit = faultKit("disk-full");
 
@@ -47,7 +48,7 @@ function fill(dir: string): string {
   try {
     for (let i = 0; i < 100_000; i++) writeSync(fd, chunk);
   } catch (e) {
-    expect((e as NodeJS.ErrnoException).code).toBe("ENOSPC");
+    expect(errCode(e)).toBe("ENOSPC");
   }
   // The last partial page too.
   try {

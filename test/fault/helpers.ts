@@ -1,5 +1,6 @@
 /**
- * Shared machinery of the fault-injection suite (test/fault/*.test.ts): a seeded PRNG, temp
+ * Shared machinery of the fault-injection suite (test/fault/*.test.ts), over the one way every
+ * suite runs the binary and isolates a project (test/helpers/cli.ts): a seeded PRNG, temp
  * projects, the compiled binary run with a hang detector, every process a file starts found
  * again by an environment tag and killed at the end, and one summary line per file.
  *
@@ -19,7 +20,7 @@ import { anchorsIn, type Anchor } from "../../src/core/anchor.ts";
 import { bootWord, processStartTime } from "../../src/core/processes.ts";
 import { socketPath } from "../../src/watch/client.ts";
 import { HOOK_EVENTS } from "../../src/hooks/events.ts";
-import { BIN, REPO } from "../helpers/cli.ts";
+import { BIN, copySampleMemory, exactEnv, isolatedEnv, REPO, runProcess, type RunResult } from "../helpers/cli.ts";
 
 export { BIN, REPO };
 
@@ -106,47 +107,20 @@ export function rngFor(label: string): Rng {
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  /** Killed by the hang detector. */
-  hung: boolean;
-  ms: number;
-}
+export type { RunResult };
 
 export interface RunOptions {
   cwd: string;
+  /** The whole environment of the run (a kit's project gives one: Kit.project). */
   env: Record<string, string | undefined>;
   stdin?: string | Uint8Array;
   /** Hang detector: SIGKILL after this long, and `hung` is set. */
   hangMs?: number;
 }
 
-function cleanEnv(env: Record<string, string | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-  return out;
-}
-
 /** Run any command; stdout and stderr collected as text. */
-export async function runCmd(cmd: string[], opts: RunOptions): Promise<RunResult> {
-  const t0 = performance.now();
-  const proc = Bun.spawn(cmd, {
-    cwd: opts.cwd,
-    env: cleanEnv(opts.env),
-    stdin: opts.stdin === undefined ? "ignore" : typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  let hung = false;
-  const timer = setTimeout(() => {
-    hung = true;
-    proc.kill(9);
-  }, opts.hangMs ?? 60_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  clearTimeout(timer);
-  return { code, stdout, stderr, hung, ms: performance.now() - t0 };
+export function runCmd(cmd: string[], opts: RunOptions): Promise<RunResult> {
+  return runProcess(cmd, { cwd: opts.cwd, env: exactEnv(opts.env), stdin: opts.stdin, timeoutMs: opts.hangMs ?? 60_000 });
 }
 
 /** Run the compiled memsearch binary. */
@@ -294,15 +268,11 @@ export function faultKit(name: string): Kit {
       const dataDir = join(root, ".memsearch");
       const memory = join(dataDir, "memory");
       const src = opts.memory ?? "sample";
-      if (src === "sample") cpSync(join(REPO, "sample", "memory"), memory, { recursive: true });
+      if (src === "sample") copySampleMemory(memory);
       else if (src !== "none") cpSync(src, memory, { recursive: true });
       const env: Record<string, string | undefined> = {
         ...process.env,
-        HOME: home,
-        MEMSEARCH_HOME: join(home, ".memsearch"),
-        OLLAMA_HOST: "http://127.0.0.1:9",
-        MEMSEARCH_DIR: undefined,
-        CLAUDE_PROJECT_DIR: undefined,
+        ...isolatedEnv(home),
         MEMSEARCH_DEBUG: undefined,
         MEMSEARCH_DISABLE: undefined,
         // Never the real `claude` (npm puts node_modules/.bin, which holds one, on PATH): tests

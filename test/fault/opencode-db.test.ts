@@ -14,6 +14,7 @@ import { readOpencodeSession } from "../../src/agents/opencode/db.ts";
 import { openOpencodeDb } from "../../src/agents/opencode/session-key.ts";
 import { opencodeFixtureDb, opencodeIndexes } from "../helpers/opencode-db.ts";
 import { BIN, faultKit, ms, tracked, type Project } from "./helpers.ts";
+import { rereadSource } from "../helpers/sources.ts";
 
 const kit = faultKit("opencode-db");
 const HANG_MS = 45_000;
@@ -117,7 +118,7 @@ describe("OpenCode read off the request path", () => {
       db.run("COMMIT");
       db.close();
       const env = envOf(p);
-      const source = transcriptSources(env, { offThread: true }).find((x) => x.agent === "opencode")!;
+      const source = rereadSource(transcriptSources(env, { offThread: true }), "opencode");
       let ticks = 0;
       const timer = setInterval(() => ticks++, 1);
       let listed: { path: string }[];

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
 import { appendTurnNote } from "../../src/memory/journal.ts";
 import { enqueueTurn } from "../../src/memory/pending.ts";
 

@@ -5,34 +5,66 @@ import { dirname, join, resolve } from "node:path";
 export const REPO = resolve(import.meta.dir, "../..");
 export const BIN = process.env.MEMSEARCH_BIN ?? join(REPO, "dist", "memsearch");
 
+/** What a run of a process gave; the fault suite (test/fault/helpers.ts) reads `hung` and `ms` too. */
 export interface RunResult {
   code: number;
   stdout: string;
   stderr: string;
+  /** Killed at its time limit. */
+  hung: boolean;
+  ms: number;
 }
 
 type Env = Record<string, string | undefined>;
 
-/** An environment for Bun.spawn: `undefined` means "unset", which spawn itself does not understand. */
+/** An environment for Bun.spawn over this process's own: `undefined` means "unset", which spawn itself does not understand. */
 export function spawnEnv(...layers: Env[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(Object.assign({}, process.env, ...layers) as Env)) if (v !== undefined) env[k] = v;
-  return env;
+  return exactEnv(Object.assign({}, process.env, ...layers) as Env);
 }
 
-/** Run the compiled binary the way a user (or Claude Code) would: a fresh process. */
-export async function run(args: string[], opts: { cwd: string; env?: Env; stdin?: string; timeoutMs?: number }): Promise<RunResult> {
-  const proc = Bun.spawn([BIN, ...args], {
+/** The environment as given, and nothing of this process's: its unset (`undefined`) keys left out. */
+export function exactEnv(env: Env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/** Run a command in a fresh process, stdout and stderr collected as text; SIGKILL after `timeoutMs` (then `hung`). */
+export async function runProcess(cmd: string[], opts: { cwd: string; env: Record<string, string>; stdin?: string | Uint8Array; timeoutMs: number }): Promise<RunResult> {
+  const t0 = performance.now();
+  const proc = Bun.spawn(cmd, {
     cwd: opts.cwd,
-    env: spawnEnv(opts.env ?? {}),
-    stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin),
+    env: opts.env,
+    stdin: opts.stdin === undefined ? "ignore" : typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : opts.stdin,
     stdout: "pipe",
     stderr: "pipe",
   });
-  const timer = setTimeout(() => proc.kill(9), opts.timeoutMs ?? 30_000);
+  let hung = false;
+  const timer = setTimeout(() => {
+    hung = true;
+    proc.kill(9);
+  }, opts.timeoutMs);
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, hung, ms: performance.now() - t0 };
+}
+
+/** Run the compiled binary the way a user (or Claude Code) would: a fresh process, `env` over this process's own. */
+export function run(args: string[], opts: { cwd: string; env?: Env; stdin?: string; timeoutMs?: number }): Promise<RunResult> {
+  return runProcess([BIN, ...args], { cwd: opts.cwd, env: spawnEnv(opts.env ?? {}), stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 30_000 });
+}
+
+/**
+ * What keeps a run of the binary off the user's own files and services: its own HOME (and so its
+ * own ~/.memsearch), no Ollama, no data folder or project named by the environment.
+ */
+export function isolatedEnv(home: string): Env {
+  return { HOME: home, MEMSEARCH_HOME: join(home, ".memsearch"), OLLAMA_HOST: "http://127.0.0.1:9", MEMSEARCH_DIR: undefined, CLAUDE_PROJECT_DIR: undefined };
+}
+
+/** The sample memory (6 chunks in 2 files) copied into `memory`. */
+export function copySampleMemory(memory: string): void {
+  cpSync(join(REPO, "sample", "memory"), memory, { recursive: true });
 }
 
 export interface Project {
@@ -63,7 +95,7 @@ export function tempProject(opts: ProjectOptions = {}): Project {
   mkdirSync(join(root, ".git"));
   const memory = join(root, ".memsearch", "memory");
   const notes = opts.notes ?? "sample";
-  if (notes === "sample") cpSync(join(REPO, "sample", "memory"), memory, { recursive: true });
+  if (notes === "sample") copySampleMemory(memory);
   else if (notes !== "none") {
     mkdirSync(memory, { recursive: true });
     for (const [name, content] of Object.entries(notes)) {
@@ -72,7 +104,7 @@ export function tempProject(opts: ProjectOptions = {}): Project {
     }
   }
   const home = mkdtempSync(join(tmpdir(), "ms-home-"));
-  const env: Env = { HOME: home, MEMSEARCH_HOME: join(home, ".memsearch"), OLLAMA_HOST: "http://127.0.0.1:9", MEMSEARCH_DIR: undefined, CLAUDE_PROJECT_DIR: undefined, ...opts.env };
+  const env: Env = { ...isolatedEnv(home), ...opts.env };
   return { root, home, memory, env, ms: (args, extra = {}, stdin) => run(args, { cwd: root, env: { ...env, ...extra }, stdin }) };
 }
 

@@ -16,8 +16,9 @@ import { AGENTS, agentNamed, transcriptAgent, transcriptSources } from "../../sr
 import { sanitize } from "../../src/core/redact.ts";
 import { resolveTurn } from "../../src/memory/capture.ts";
 import { InputError } from "../../src/core/errors.ts";
-import { ForeignTranscriptError } from "../../src/transcript/claude-files.ts";
+import { ForeignTranscriptError } from "../../src/transcript/files.ts";
 import { REPO } from "../helpers/cli.ts";
+import { rereadSource } from "../helpers/sources.ts";
 
 const FIXTURE = readFileSync(join(REPO, "test/fixtures/copilot/resumed-tool-1.0.102.jsonl"), "utf8");
 const FIRST = "Which library renders the invoice PDFs, and why is it pinned?";
@@ -197,10 +198,10 @@ describe("which Copilot CLI sessions are this project's", () => {
     h.file("s-theirs", "/somewhere/else");
     mkdirSync(join(h.copilotHome, "session-state", "s-link"));
     symlinkSync(mine, join(h.copilotHome, "session-state", "s-link", "events.jsonl"));
-    const t = AGENTS.copilot.transcripts!;
+    const t = AGENTS.copilot.transcripts;
     expect(t.projectFiles(h.root, h.env).map((s) => s.path)).toEqual([mine]);
     expect(t.list(h.env).map((s) => s.path.split("/").at(-2))).toEqual(["s-mine", "s-theirs"]);
-    const src = transcriptSources(h.env).find((s) => s.agent === "copilot")!;
+    const src = rereadSource(transcriptSources(h.env), "copilot");
     const read = await src.read(mine);
     expect(read.sessionId).toBe("s-1");
     expect(read.cwd).toBe(h.root);

@@ -13,7 +13,7 @@ import { checkProjectChat, isGeminiChatPath } from "../../src/agents/gemini/file
 import { AGENTS } from "../../src/agents/registry.ts";
 import { formatGeminiOutput, parseGeminiHookInput } from "../../src/agents/gemini/hook.ts";
 import { agentNamed, transcriptAgent } from "../../src/agents/registry.ts";
-import { ForeignTranscriptError } from "../../src/transcript/claude-files.ts";
+import { ForeignTranscriptError } from "../../src/transcript/files.ts";
 import { redactText } from "../../src/memory/pending.ts";
 import { REPO } from "../helpers/cli.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Where Claude Code keeps its files (src/transcript/claude-files.ts): the projects folder, which
+ * Where Claude Code keeps its files (src/agents/claude/files.ts): the projects folder, which
  * entries are transcripts (regular files only, never opened otherwise), and which project a
  * transcript belongs to, as a note's anchor is checked against it.
  */
@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NotFoundError } from "../../src/core/errors.ts";
-import { checkProjectTranscript, claudeProjectsDir, ForeignTranscriptError, isProjectTranscript, listTranscripts, openRegularFile, projectSlug } from "../../src/transcript/claude-files.ts";
+import { checkProjectTranscript, claudeProjectsDir, isProjectTranscript, listTranscripts, projectSlug } from "../../src/agents/claude/files.ts";
+import { openRegularFile, ForeignTranscriptError } from "../../src/transcript/files.ts";
 
 const base = mkdtempSync(join(tmpdir(), "ms-claude-files-"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));

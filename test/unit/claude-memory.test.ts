@@ -1,5 +1,5 @@
 /**
- * Where Claude Code keeps a project's curated memory (src/transcript/claude-memory.ts): the memory
+ * Where Claude Code keeps a project's curated memory (src/agents/claude/memory.ts): the memory
  * folder resolved as Claude Code resolves it, and the CLAUDE.md files of the project, with links
  * out, dependencies and dot folders left alone.
  */
@@ -7,8 +7,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { projectSlug } from "../../src/transcript/claude-files.ts";
-import { findCuratedFiles, resolveMemoryFolder, type CuratedFile } from "../../src/transcript/claude-memory.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
+import { findCuratedFiles, resolveMemoryFolder, type CuratedFile } from "../../src/agents/claude/memory.ts";
 
 const dirs: string[] = [];
 afterAll(() => {

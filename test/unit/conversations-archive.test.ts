@@ -12,6 +12,7 @@ import { archivedTurns, archiveStats, readArchivedTranscript } from "../../src/c
 import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
 import { searchSessions, searchTranscripts } from "../../src/conversations/search.ts";
 import { mergeRankings } from "../../src/recall/recall.ts";
+import { claudeIndex } from "../helpers/sources.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "ms-archive-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -25,7 +26,7 @@ function setup() {
   mkdirSync(slug, { recursive: true });
   const dbPath = join(dir, "t.sqlite");
   const db = openTranscriptDb(dbPath);
-  const update = (o: { full?: boolean; archiveDays?: number } = {}) => updateTranscriptIndex(db, { projectsDir: projects, ...o });
+  const update = (o: { full?: boolean; archiveDays?: number } = {}) => updateTranscriptIndex(db, { sources: [claudeIndex(projects)], ...o });
   return { dir, config, projects, slug, dbPath, db, update };
 }
 
@@ -138,7 +139,7 @@ describe("the archive", () => {
     expect(kept.map((h) => h.role).sort()).toEqual(["assistant", "user"]);
     expect(kept[0]!.archivedAt).toBeNumber();
     expect(searchSessions(reset, { query: "ibexstore", limit: 5 })[0]!.kind).toBe("first_prompt");
-    await updateTranscriptIndex(reset, { projectsDir: join(slug, "..") });
+    await updateTranscriptIndex(reset, { sources: [claudeIndex(join(slug, ".."))] });
     expect(searchTranscripts(reset, { query: "condors", limit: 5 })).toHaveLength(1);
     // A new row after the carry gets a fresh id (no clash with the carried ones).
     const ids = reset.query("SELECT id FROM messages ORDER BY id").all() as { id: number }[];
@@ -214,7 +215,7 @@ describe("the archive", () => {
   test("a damaged index is healed with its archive when the archive's pages still read (damage in the FTS pages)", async () => {
     const { dbPath, projects } = await damaged("msg_fts_data");
     const r = await withTranscriptIndex(dbPath, {}, async (db) => {
-      await updateTranscriptIndex(db, { projectsDir: projects });
+      await updateTranscriptIndex(db, { sources: [claudeIndex(projects)] });
       return searchTranscripts(db, { query: "ptarmigans", limit: 500 });
     });
     expect(r.healed).toBeDefined();
@@ -228,7 +229,7 @@ describe("the archive", () => {
   test("a damaged index whose archived messages cannot be read back: healed, and the line says the archive is lost", async () => {
     const { dbPath, projects } = await damaged("messages");
     const r = await withTranscriptIndex(dbPath, {}, async (db) => {
-      await updateTranscriptIndex(db, { projectsDir: projects, full: true });
+      await updateTranscriptIndex(db, { sources: [claudeIndex(projects)], full: true });
       return searchTranscripts(db, { query: "ptarmigans OR puffins", limit: 500 });
     });
     expect(r.healed?.archiveLost).toBe(true);

@@ -49,7 +49,7 @@ beforeEach(() => {
   db = openTranscriptDb(join(home, ".memsearch", "transcripts.sqlite"));
 });
 
-const update = () => updateTranscriptIndex(db, { projectsDir: join(home, ".claude", "projects"), env, others: transcriptSources(env) });
+const update = () => updateTranscriptIndex(db, { sources: transcriptSources(env) });
 const find = (query: string, o: { agent?: string; project?: string } = {}) => searchTranscripts(db, { query, limit: 20, ...o });
 
 describe("other agents' transcripts in the conversation index", () => {

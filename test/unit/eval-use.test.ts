@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { cachedEmbedder, ensureUse, loadTokenizer, locateUse, readModelFiles, readVocabulary, textKey, useCacheDir, UseAbsent, useFiles, USE_MODEL, VectorCache } from "../../scripts/eval/use.ts";
+import { cachedEmbedder, ensureUse, loadTokenizer, locateUse, readModelFiles, readVocabulary, textKey, useCacheDir, UseAbsent, useFiles, USE_MODEL, VectorCache, type Vocabulary } from "../../scripts/eval/use.ts";
 import { startOllamaDouble } from "../helpers/ollama-double.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
@@ -178,9 +178,9 @@ describe("the model's files are checked before TF.js sees them", () => {
 
   test("the vocabulary: [piece, score] pairs, a null score kept as the package has it", () => {
     const dir = temp("vocab");
-    const pieces = [["<unk>", 0], ["<s>", 0], ["</s>", 0], ["a", 0], ["b", 0], ["c", 0], [":", null], ["▁the", -3.5]];
+    const pieces: Vocabulary = [["<unk>", 0], ["<s>", 0], ["</s>", 0], ["a", 0], ["b", 0], ["c", 0], [":", null], ["▁the", -3.5]];
     writeFileSync(join(dir, "vocab.json"), JSON.stringify(pieces));
-    expect(readVocabulary(dir)).toEqual(pieces as never);
+    expect(readVocabulary(dir)).toEqual(pieces);
     writeFileSync(join(dir, "vocab.json"), JSON.stringify([...pieces, ["x", "high"]]));
     expect(() => readVocabulary(dir)).toThrow(/the vocabulary .* is not shaped as expected/);
   });

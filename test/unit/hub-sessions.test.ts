@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sessionsOf } from "../../src/hub/data.ts";
+import { sessionsOf } from "../../src/hub/sessions.ts";
 import { appendTurn } from "../fault/transcript.ts";
 
 const ANTHROPIC = `sk-ant-api03-${"Q".repeat(64)}`;

@@ -3,6 +3,7 @@
  * OpenCode session is a name (`<database>#<session id>`), no file to stat, and its turns are
  * planned all the same; a session changed in the last minutes keeps its last turn for its Stop hook.
  */
+import { claudeProject, wholeSource } from "../helpers/sources.ts";
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -26,14 +27,13 @@ function setup() {
   mkdirSync(data, { recursive: true });
   const db = opencodeFixtureDb(data, root);
   const env: NodeJS.ProcessEnv = { HOME: home, XDG_DATA_HOME: join(home, ".local", "share"), XDG_CONFIG_HOME: join(home, ".config") };
-  const t = AGENTS.opencode.transcripts!;
+  const t = AGENTS.opencode.transcripts;
   const plan = (now?: number) =>
     planImport({
       root,
       memoryDir: join(root, ".memsearch", "memory"),
-      projectsDir: join(home, ".claude", "projects"),
       now,
-      others: [{ agent: "opencode", files: t.projectFiles(root, env), read: (p) => t.read(p, env), render: t.render }],
+      sources: [claudeProject(root, join(home, ".claude", "projects")), wholeSource({ agent: "opencode", files: t.projectFiles(root, env), read: (p) => t.read(p, env), render: t.render })],
     });
   return { db, root, plan };
 }
@@ -43,7 +43,8 @@ describe("import of OpenCode sessions", () => {
     const { db, plan } = setup();
     const p = await plan();
     expect(p.skipped).toEqual([]);
-    expect(p.transcripts.map((x) => x.path)).toEqual([`${db}#ses_1`]);
+    // Every readable session of the project is planned, as a Claude Code transcript is: ses_2 holds no turn (an answer nobody asked for).
+    expect(p.transcripts.map((x) => x.path)).toEqual([`${db}#ses_1`, `${db}#ses_2`]);
     expect(p.todo.map((x) => x.uuid)).toEqual(["msg_u1", "msg_u2"]);
   });
 
@@ -80,7 +81,7 @@ describe("a session whose working directory is relative (issue 31)", () => {
     const before = process.cwd();
     process.chdir(root);
     try {
-      const oc = AGENTS.opencode.transcripts!;
+      const oc = AGENTS.opencode.transcripts;
       const cx = AGENTS.codex.transcripts!;
       expect(oc.list(env).map((s) => s.path)).toContain(`${db}#ses_1`);
       expect(cx.list(env).map((s) => s.path)).toEqual([rollout]);

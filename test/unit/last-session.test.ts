@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { lastSessionPhrase } from "../../src/hooks/session-start.ts";
 import { appendTurnNote, journalNotes, notesIn, previousSession } from "../../src/memory/journal.ts";
 import { timeAgo } from "../../src/core/text.ts";
-import { firstPrompt } from "../../src/transcript/first-prompt.ts";
+import { firstPrompt } from "../../src/agents/claude/first-prompt.ts";
 import { FIXTURES } from "../helpers/fixtures.ts";
 import { appendTurn } from "../fault/transcript.ts";
 

@@ -15,7 +15,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   index: ["core"],
   conversations: ["core", "transcript"],
   memory: ["core", "transcript"],
-  agents: ["core", "transcript"],
+  agents: ["core", "transcript", "conversations"],
   watch: ["core", "index"],
   recall: ["core", "index", "conversations", "memory", "watch"],
   doctor: ["core", "transcript", "index", "memory", "watch", "agents"],

@@ -3,6 +3,7 @@
  * lagging transcript, falls back to the hooks' record, and writes each turn's note exactly once.
  */
 import { describe, expect, test } from "bun:test";
+import { agentOrDefault } from "../../src/agents/registry.ts";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,7 +49,7 @@ describe("resolveTurn", () => {
   test("the transcript's turn, matched by prompt id, not the last one in the file", async () => {
     const p = project();
     writeFileSync(p.transcript, user("u1", "first question", "p1") + reply("a1", "m1", "first answer") + user("u2", "second question", "p2") + reply("a2", "m2", "second answer"));
-    const r = await resolveTurn({ sessionId: "s-1", promptId: "p1", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "first answer" }, { transcriptWaitMs: 0 });
+    const r = await resolveTurn({ sessionId: "s-1", promptId: "p1", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "first answer" }, { readerFor: agentOrDefault, transcriptWaitMs: 0 });
     expect(r).toMatchObject({ source: "transcript", turnUuid: "u1", userText: "first question" });
   });
 
@@ -59,7 +60,7 @@ describe("resolveTurn", () => {
     setTimeout(() => appendFileSync(p.transcript, reply("a2", "m3", "Deployed to fly.io.")), 400);
     const r = await resolveTurn(
       { sessionId: "s-1", promptId: "p2", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "Deployed to fly.io." },
-      { transcriptWaitMs: 5_000, pollMs: 20 },
+      { readerFor: agentOrDefault, transcriptWaitMs: 5_000, pollMs: 20 },
     );
     expect(r?.source).toBe("transcript");
     expect(r?.turnUuid).toBe("u2");
@@ -73,7 +74,7 @@ describe("resolveTurn", () => {
     const t0 = Date.now();
     const r = await resolveTurn(
       { sessionId: "s-1", promptId: "p9", prompt: "what port does redis use", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "Redis listens on 6380 here." },
-      { transcriptWaitMs: 300, pollMs: 20 },
+      { readerFor: agentOrDefault, transcriptWaitMs: 300, pollMs: 20 },
     );
     expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
     expect(r).toMatchObject({ source: "hooks", turnUuid: "p9", userText: "what port does redis use", assistantTexts: ["Redis listens on 6380 here."] });
@@ -82,22 +83,22 @@ describe("resolveTurn", () => {
 
   test("no transcript file at all (first turn not flushed yet): the hooks' record", async () => {
     const p = project();
-    const r = await resolveTurn({ sessionId: "s-1", promptId: "p1", prompt: "hello", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "Hi." }, { transcriptWaitMs: 100, pollMs: 20 });
+    const r = await resolveTurn({ sessionId: "s-1", promptId: "p1", prompt: "hello", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "Hi." }, { readerFor: agentOrDefault, transcriptWaitMs: 100, pollMs: 20 });
     expect(r?.source).toBe("hooks");
   });
 
   test("without prompt ids in the file, an older turn whose text differs is never taken for this one", async () => {
     const p = project();
     writeFileSync(p.transcript, user("u1", "earlier turn") + reply("a1", "m1", "earlier answer"));
-    const r = await resolveTurn({ sessionId: "s-1", promptId: "p2", prompt: "a new question", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "new answer" }, { transcriptWaitMs: 50, pollMs: 10 });
+    const r = await resolveTurn({ sessionId: "s-1", promptId: "p2", prompt: "a new question", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "new answer" }, { readerFor: agentOrDefault, transcriptWaitMs: 50, pollMs: 10 });
     expect(r?.source).toBe("hooks");
     // The same text does match (older clients write no prompt id).
-    const same = await resolveTurn({ sessionId: "s-1", promptId: "p1", prompt: "earlier turn", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "earlier answer" }, { transcriptWaitMs: 0 });
+    const same = await resolveTurn({ sessionId: "s-1", promptId: "p1", prompt: "earlier turn", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "earlier answer" }, { readerFor: agentOrDefault, transcriptWaitMs: 0 });
     expect(same).toMatchObject({ source: "transcript", turnUuid: "u1" });
   });
 
   test("nothing seen at all: no turn", async () => {
-    expect(await resolveTurn({ sessionId: "s-1", stoppedAt: new Date().toISOString() }, { transcriptWaitMs: 0 })).toBeUndefined();
+    expect(await resolveTurn({ sessionId: "s-1", stoppedAt: new Date().toISOString() }, { readerFor: agentOrDefault, transcriptWaitMs: 0 })).toBeUndefined();
   });
 });
 
@@ -138,7 +139,7 @@ describe("waiting for the transcript", () => {
       for (const n of [7, 8, 9]) enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: `p${n}`, prompt: `question ${n}`, transcriptPath: p.transcript, stoppedAt, lastAssistantMessage: `answer ${n}` });
       const s = fakeSummarizer();
       // The default wait (10 s), counted on the fake clock: three real waits would outlast this test's limit.
-      const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize, clock });
+      const report = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize, clock });
       expect(report).toMatchObject({ written: 3, fromHooks: 3, failed: 0 });
       expect(clock.slept).toBeGreaterThanOrEqual(10_000);
       expect(clock.slept).toBeLessThanOrEqual(10_000 + 200);
@@ -152,11 +153,11 @@ describe("waiting for the transcript", () => {
     const p = project();
     writeFileSync(p.transcript, user("u1", "earlier turn", "p1"));
     const old = fakeClock();
-    const r = await resolveTurn({ sessionId: "s-1", promptId: "p5", prompt: "q", transcriptPath: p.transcript, stoppedAt: new Date(old.t - 60_000).toISOString(), lastAssistantMessage: "a" }, { clock: old });
+    const r = await resolveTurn({ sessionId: "s-1", promptId: "p5", prompt: "q", transcriptPath: p.transcript, stoppedAt: new Date(old.t - 60_000).toISOString(), lastAssistantMessage: "a" }, { readerFor: agentOrDefault, clock: old });
     expect(r?.source).toBe("hooks");
     expect(old.slept).toBe(0);
     const future = fakeClock();
-    await resolveTurn({ sessionId: "s-1", promptId: "p6", prompt: "q", transcriptPath: p.transcript, stoppedAt: new Date(future.t + 3600_000).toISOString(), lastAssistantMessage: "a" }, { clock: future, transcriptWaitMs: 1_000, pollMs: 100 });
+    await resolveTurn({ sessionId: "s-1", promptId: "p6", prompt: "q", transcriptPath: p.transcript, stoppedAt: new Date(future.t + 3600_000).toISOString(), lastAssistantMessage: "a" }, { readerFor: agentOrDefault, clock: future, transcriptWaitMs: 1_000, pollMs: 100 });
     expect(future.slept).toBeGreaterThanOrEqual(1_000);
     expect(future.slept).toBeLessThanOrEqual(1_100);
   }, 15_000);
@@ -175,7 +176,7 @@ describe("temp files of killed writers", () => {
     for (const f of [...gone, ...kept]) writeFileSync(f, '{"sessionId":');
     const past = new Date(Date.now() - 20 * 60_000);
     utimesSync(gone[2]!, past, past);
-    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize, transcriptWaitMs: 0 });
+    const report = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize, transcriptWaitMs: 0 });
     expect(report).toMatchObject({ written: 1, tempSwept: 3, damaged: 0 });
     expect(gone.filter((f) => existsSync(f))).toEqual([]);
     expect(kept.filter((f) => existsSync(f))).toEqual(kept);
@@ -190,11 +191,11 @@ describe("drainPending", () => {
     await Bun.sleep(5);
     enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p2", prompt: "and the linter", transcriptPath: p.transcript, stoppedAt: "2026-11-23T10:02:00Z", lastAssistantMessage: "Linter added." });
     const s = fakeSummarizer();
-    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize, transcriptWaitMs: 50, pollMs: 10 });
+    const report = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize, transcriptWaitMs: 50, pollMs: 10 });
     expect(report).toMatchObject({ written: 2, duplicates: 0, fromHooks: 1, failed: 0, ran: true });
     expect(anchors(p.memoryDir).map((a) => a.turn)).toEqual(["u1", "p2"]);
     expect(listPending(p.dataDir)).toEqual([]);
-    const again = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize });
+    const again = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize });
     expect(again.written).toBe(0);
     expect(s.seen).toHaveLength(2);
   });
@@ -206,7 +207,7 @@ describe("drainPending", () => {
     recordPrompt(p.dataDir, { sessionId: "s-1", promptId: "p-clear", prompt: "/clear", at: new Date().toISOString() });
     enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p-clear", prompt: "/clear", transcriptPath: p.transcript, stoppedAt: new Date().toISOString() });
     const s = fakeSummarizer();
-    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize });
+    const report = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize });
     expect(report).toMatchObject({ written: 0, failed: 0, notTurns: { "local-command": 1 } });
     expect(s.seen).toHaveLength(0);
     expect(listPending(p.dataDir)).toEqual([]);
@@ -227,7 +228,7 @@ describe("drainPending", () => {
     await Bun.sleep(5);
     enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p3", transcriptPath: p.transcript, stoppedAt: "2026-11-23T10:03:00Z", lastAssistantMessage: "Pushed." });
     const s = fakeSummarizer();
-    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize, transcriptWaitMs: 0 });
+    const report = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: s.summarize, transcriptWaitMs: 0 });
     expect(report).toMatchObject({ written: 1, notTurns: { trivial: 1, "local-command": 1 } });
     expect(anchors(p.memoryDir).map((a) => a.turn)).toEqual(["u3"]);
     expect(listPending(p.dataDir)).toEqual([]);
@@ -237,7 +238,7 @@ describe("drainPending", () => {
     const p = project();
     writeFileSync(p.transcript, user("u1", "ok", "p1"));
     enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p1", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "Deployed the fix to staging." });
-    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize, transcriptWaitMs: 0 });
+    const report = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize, transcriptWaitMs: 0 });
     expect(report.written).toBe(1);
     expect(report.notTurns).toEqual({});
   });
@@ -246,10 +247,10 @@ describe("drainPending", () => {
     const p = project();
     const file = enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p1", prompt: "q", stoppedAt: new Date().toISOString(), lastAssistantMessage: "a" });
     const entry = readPending(file)!;
-    const resolved = (await resolveTurn(entry, { transcriptWaitMs: 0 }))!;
+    const resolved = (await resolveTurn(entry, { readerFor: agentOrDefault, transcriptWaitMs: 0 }))!;
     saveResolved(file, entry, resolved);
     await appendTurnNote({ memoryDir: p.memoryDir, sessionId: "s-1", turnUuid: resolved.turnUuid, transcriptPath: "", bullets: ["- first try"] });
-    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
+    const report = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
     expect(report).toMatchObject({ written: 0, duplicates: 1 });
     expect(anchors(p.memoryDir)).toHaveLength(1);
     expect(existsSync(file)).toBe(false);
@@ -259,9 +260,9 @@ describe("drainPending", () => {
     const p = project();
     const file = enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p1", prompt: "q", transcriptPath: p.transcript, stoppedAt: new Date().toISOString(), lastAssistantMessage: "a" });
     const entry = readPending(file)!;
-    saveResolved(file, entry, (await resolveTurn(entry, { transcriptWaitMs: 0 }))!);
+    saveResolved(file, entry, (await resolveTurn(entry, { readerFor: agentOrDefault, transcriptWaitMs: 0 }))!);
     writeFileSync(p.transcript, user("u1", "q", "p1") + reply("a1", "m1", "a"));
-    await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
+    await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
     expect(anchors(p.memoryDir).map((a) => a.turn)).toEqual(["p1"]);
   });
 
@@ -272,7 +273,7 @@ describe("drainPending", () => {
       await Bun.sleep(20);
       return { bullets: [`- ${t.userText}`], provider: "claude" };
     };
-    const reports = await Promise.all([1, 2, 3].map(() => drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: slow, transcriptWaitMs: 0 })));
+    const reports = await Promise.all([1, 2, 3].map(() => drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: slow, transcriptWaitMs: 0 })));
     expect(reports.reduce((n, r) => n + r.written, 0)).toBe(6);
     expect(anchors(p.memoryDir).map((a) => a.turn).sort()).toEqual(["p0", "p1", "p2", "p3", "p4", "p5"]);
   });
@@ -282,12 +283,12 @@ describe("drainPending", () => {
     mkdirSync(p.dataDir, { recursive: true });
     writeFileSync(p.memoryDir, "not a folder");
     enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p1", prompt: "q", stoppedAt: new Date().toISOString(), lastAssistantMessage: "a" });
-    const failed = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
+    const failed = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
     expect(failed).toMatchObject({ written: 0, failed: 1 });
     expect(failed.problems[0]).toMatch(/stays queued/);
     expect(listPending(p.dataDir)).toHaveLength(1);
     const okDir = join(p.dir, "memory-ok");
-    const ok = await drainPending({ memoryDir: okDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
+    const ok = await drainPending({ readerFor: agentOrDefault, memoryDir: okDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
     expect(ok.written).toBe(1);
   });
 
@@ -295,7 +296,7 @@ describe("drainPending", () => {
     const p = project();
     enqueueTurn(p.dataDir, { sessionId: "s-1", promptId: "p1", prompt: "q", stoppedAt: new Date().toISOString(), lastAssistantMessage: "a" });
     writeFileSync(join(p.dataDir, "pending", "broken.json"), "{not json");
-    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
+    const report = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize: fakeSummarizer().summarize });
     expect(report).toMatchObject({ written: 1, damaged: 1 });
     expect(readdirSync(join(p.dataDir, "pending", "damaged"))).toEqual(["broken.json"]);
   });

@@ -3,6 +3,7 @@
  * the turn goes on the list, and the journal, the drainer and import's plan all leave it out.
  */
 import { describe, expect, test } from "bun:test";
+import { agentOrDefault, anchorPromptId } from "../../src/agents/registry.ts";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -86,7 +87,7 @@ describe("forgetTurn", () => {
       calls++;
       return { bullets: ["- x"], provider: "claude" };
     };
-    const report = await drainPending({ memoryDir: p.memoryDir, dataDir: p.dataDir, summarize, transcriptWaitMs: 0 });
+    const report = await drainPending({ readerFor: agentOrDefault, memoryDir: p.memoryDir, dataDir: p.dataDir, summarize, transcriptWaitMs: 0 });
     expect(report).toMatchObject({ written: 0, forgotten: 1 });
     expect(calls).toBe(0);
     expect(listPending(p.dataDir)).toEqual([]);
@@ -113,11 +114,11 @@ describe("a forgotten turn's prompt id", () => {
     const transcript = join(dir, "s1.jsonl");
     appendTurn(transcript, { sessionId: "s1", uuid: "uuid-1", promptId: "prompt-1", prompt: "the question", command: "true", output: "", reply: "the answer", cwd: root }, "all");
     await appendTurnNote({ memoryDir, sessionId: "s1", turnUuid: "uuid-1", transcriptPath: transcript, bullets: ["a note"], now: at("09:00") });
-    await forgetTurn(dataDir, { turn: "uuid-1" }, { root });
+    await forgetTurn(dataDir, { turn: "uuid-1" }, { promptIdOf: anchorPromptId(root) });
     expect(readForgotten(dataDir).entries).toMatchObject([{ turn: "uuid-1", promptId: "prompt-1" }]);
     rmSync(transcript);
     enqueueTurn(dataDir, { sessionId: "s1", promptId: "prompt-1", prompt: "the question", lastAssistantMessage: "the answer", transcriptPath: transcript, stoppedAt: new Date().toISOString() });
-    const report = await drainPending({ memoryDir, dataDir, summarize: async () => ({ bullets: ["- x"], provider: "claude" }), transcriptWaitMs: 0 });
+    const report = await drainPending({ readerFor: agentOrDefault, memoryDir, dataDir, summarize: async () => ({ bullets: ["- x"], provider: "claude" }), transcriptWaitMs: 0 });
     expect(report).toMatchObject({ written: 0, forgotten: 1 });
     expect(readFileSync(join(memoryDir, "2026-11-20.md"), "utf8")).not.toContain("turn:prompt-1");
   });
@@ -130,7 +131,7 @@ describe("a forgotten turn's prompt id", () => {
     const planted = join(p.dir, "elsewhere.jsonl");
     appendTurn(planted, { sessionId: "s1", uuid: "uuid-2", promptId: "prompt-2", prompt: "q", command: "true", output: "", reply: "a", cwd: root }, "all");
     await appendTurnNote({ memoryDir: join(dataDir, "memory"), sessionId: "s1", turnUuid: "uuid-2", transcriptPath: planted, bullets: ["a note"], now: at("09:00") });
-    await forgetTurn(dataDir, { turn: "uuid-2" }, { root });
+    await forgetTurn(dataDir, { turn: "uuid-2" }, { promptIdOf: anchorPromptId(root) });
     expect(readForgotten(dataDir).entries[0]!.promptId).toBeUndefined();
   });
 });

@@ -14,9 +14,11 @@ import {
   turnToLastTurn,
 } from "../../src/memory/import.ts";
 import { appendTurnNote, localDay } from "../../src/memory/journal.ts";
-import { findProjectTranscripts, projectSlug } from "../../src/transcript/claude-files.ts";
+import { findProjectTranscripts, projectSlug } from "../../src/agents/claude/files.ts";
 import { extractBullets, type Summary } from "../../src/memory/summarizer.ts";
-import type { LastTurn, Turn } from "../../src/transcript/types.ts";
+import type { LastTurn, ProjectTranscripts, Turn } from "../../src/transcript/types.ts";
+import { claudeProject, wholeSource } from "../helpers/sources.ts";
+import { renderTurnForSummary } from "../../src/agents/claude/summary.ts";
 import { srcModule, withFileSizeLimit } from "../helpers/file-size-limit.ts";
 
 let dir: string;
@@ -71,7 +73,10 @@ function session(slugDir: string, session: string, cwd: string, turns: T[], name
 }
 
 const extract = async (t: LastTurn): Promise<Summary> => ({ bullets: extractBullets(t), provider: "extract" });
-const plan = (over: Partial<Parameters<typeof planImport>[0]> = {}) => planImport({ root, memoryDir: memory, projectsDir: projects, ...over });
+const plan = (over: Partial<Parameters<typeof planImport>[0]> & { others?: ProjectTranscripts[] } = {}) => {
+  const { others = [], ...rest } = over;
+  return planImport({ root, memoryDir: memory, sources: [claudeProject(root, projects, over.warn), ...others], ...rest });
+};
 const anchorsOf = (day: string) => anchorsIn(readFileSync(join(memory, `${day}.md`), "utf8"));
 const allAnchors = () =>
   readdirSync(memory)
@@ -100,7 +105,7 @@ describe("turn → note", () => {
       end: 10,
     };
     turn.items = [{ kind: "tool", call: turn.tools[0]! }, { kind: "assistant", text: turn.assistantTexts[0]! }];
-    const t = turnToLastTurn("s1", turn);
+    const t = turnToLastTurn("s1", turn, renderTurnForSummary);
     expect(t).toMatchObject({ sessionId: "s1", turnUuid: "u1", timestamp: DAY1 });
     const all = JSON.stringify(t);
     expect(all).not.toContain(key);
@@ -197,6 +202,19 @@ describe("planning", () => {
     expect((await plan({ now: now + 11 * 60_000 })).todo).toHaveLength(2);
   });
 
+  test("activeMs 0 leaves no turn to the Stop hook, even for a file written in the same millisecond as the plan", async () => {
+    const p0 = session(projectSlug(root), "s1", root, [
+      { uuid: "u1", ts: DAY1, prompt: "write step one" },
+      { uuid: "u2", ts: at(DAY1, 5), prompt: "write step two" },
+    ]);
+    // A file time a fraction of a millisecond past `now` (Date.now() is whole milliseconds, a file's time is not).
+    const now = Date.now();
+    utimesSync(p0, (now + 0.5) / 1000, (now + 0.5) / 1000);
+    const p = await plan({ now, activeMs: 0 });
+    expect(p.todo.map((t) => t.uuid)).toEqual(["u1", "u2"]);
+    expect(p.active).toBe(0);
+  });
+
   test("another agent's turns follow the same rule: a trivial prompt answered with words only and a turn nobody answered are not written", async () => {
     const turn = (uuid: string, prompt: string, o: { reply?: string; tool?: boolean } = {}): Turn => ({
       index: 0,
@@ -216,7 +234,7 @@ describe("planning", () => {
     const rollout = join(dir, "rollout-1.jsonl");
     const old = new Date(Date.now() - 3_600_000);
     const turns = [turn("t1", "wire the billing webhook to the queue", { reply: "Done.", tool: true }), turn("t2", "thanks", { reply: "You're welcome." }), turn("t3", "explain the retry policy please"), turn("t4", "ok", { tool: true })];
-    const p = await plan({ others: [{ agent: "codex", files: [{ path: rollout, size: 3, mtime: old.getTime() }], read: async () => ({ sessionId: "cx", turns }), render: () => "" }] });
+    const p = await plan({ others: [wholeSource({ agent: "codex", files: [{ path: rollout, size: 3, mtime: old.getTime() }], read: async () => ({ sessionId: "cx", turns }) })] });
     expect(p.todo.map((t) => t.uuid)).toEqual(["t1", "t4"]);
     expect(p.notTurns).toMatchObject({ trivial: 1, "no-reply": 1 });
   });
@@ -349,10 +367,11 @@ describe("writing", () => {
       `import { planImport, runImport } from ${srcModule("src/memory/import.ts")};
       import { extractBullets } from ${srcModule("src/memory/summarizer.ts")};
       import { StorageError } from ${srcModule("src/core/errors.ts")};
+      import { claudeProjectTranscripts } from ${srcModule("src/agents/claude/transcripts.ts")};
       const o = ${JSON.stringify({ root, memoryDir: memory, projectsDir: projects })};
       const summarize = async (t) => ({ bullets: t.turnUuid === "u2" ? ["- " + "w".repeat(${limit})] : extractBullets(t), provider: "extract" });
       try {
-        await runImport(await planImport(o), { memoryDir: o.memoryDir, summarize });
+        await runImport(await planImport({ ...o, sources: [claudeProjectTranscripts(o.root, { projectsDir: o.projectsDir })] }), { memoryDir: o.memoryDir, summarize });
         console.log(JSON.stringify({ storage: false, message: "imported" }));
       } catch (e) {
         console.log(JSON.stringify({ storage: e instanceof StorageError, message: String(e?.message ?? e) }));

@@ -6,6 +6,7 @@
  * writes, nor in what the reader returns when asked to redact.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { agentOrDefault } from "../../src/agents/registry.ts";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,12 +14,14 @@ import { resolveTurn } from "../../src/memory/capture.ts";
 import { planImport, runImport } from "../../src/memory/import.ts";
 import { sanitize } from "../../src/core/redact.ts";
 import { extractBullets, type Summary } from "../../src/memory/summarizer.ts";
-import { LAST_TURN_OUTPUT_CHARS } from "../../src/transcript/last-turn.ts";
-import { listTurns, readTranscript, readTurnRange } from "../../src/transcript/reader.ts";
+import { LAST_TURN_OUTPUT_CHARS } from "../../src/agents/claude/last-turn.ts";
+import { listTurns, readTranscript, readTurnRange } from "../../src/agents/claude/reader.ts";
 import type { LastTurn } from "../../src/transcript/types.ts";
 import { openTranscriptDb } from "../../src/conversations/db.ts";
 import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
 import { INPUTS_MAX, RESULTS_MAX } from "../../src/conversations/rows.ts";
+import { claudeIndex } from "../helpers/sources.ts";
+import { claudeProject } from "../helpers/sources.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "ms-redact-clip-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -144,7 +147,7 @@ describe("the drainer (capture)", () => {
   test("the resolved turn, what is queued and summarised, holds no piece of a secret", async () => {
     const path = join(tmp, "capture.jsonl");
     writeFileSync(path, transcriptLines("S-capture", tools));
-    const r = await resolveTurn({ sessionId: "S-capture", promptId: "p1", transcriptPath: path, stoppedAt: new Date().toISOString(), lastAssistantMessage: "The key was revoked." }, { transcriptWaitMs: 0 });
+    const r = await resolveTurn({ sessionId: "S-capture", promptId: "p1", transcriptPath: path, stoppedAt: new Date().toISOString(), lastAssistantMessage: "The key was revoked." }, { readerFor: agentOrDefault, transcriptWaitMs: 0 });
     expect(r).toMatchObject({ source: "transcript", turnUuid: "u1" });
     expect(r!.text).toContain("[REDACTED:private-key]");
     expect(r!.text).toContain("[REDACTED:github-token]");
@@ -160,7 +163,7 @@ describe("the conversation index (ingest)", () => {
     writeFileSync(join(projects, "-dev-proj", "S-ingest.jsonl"), transcriptLines("S-ingest", tools));
     const dbPath = join(dir, "t.sqlite");
     const db = openTranscriptDb(dbPath);
-    await updateTranscriptIndex(db, { projectsDir: projects });
+    await updateTranscriptIndex(db, { sources: [claudeIndex(projects)] });
     const rows = db.query("SELECT * FROM messages").all() as Record<string, unknown>[];
     expect(rows.length).toBe(tools.length + 2); // the prompt, one message per tool call, the reply
     const all = JSON.stringify(rows);
@@ -189,7 +192,7 @@ describe("memsearch import", () => {
     writeFileSync(file, transcriptLines("S-import", tools, root));
     const old = new Date("2026-01-01T00:00:00Z");
     utimesSync(file, old, old);
-    const plan = await planImport({ root, memoryDir: memory, projectsDir: projects });
+    const plan = await planImport({ root, memoryDir: memory, sources: [claudeProject(root, projects)] });
     expect(plan.todo.length).toBe(1);
     const seen: LastTurn[] = [];
     const summarize = async (t: LastTurn): Promise<Summary> => {

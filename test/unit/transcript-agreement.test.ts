@@ -1,20 +1,25 @@
 /**
- * One reading of Claude Code transcripts: recall joins a note (anchored by the turn id the reader
+ * One reading of each agent's transcripts. For Claude Code's, in depth: recall joins a note (anchored by the turn id the reader
  * gives) to its conversation rows (keyed by the turn id the conversation index gives), so both
  * must draw the same turns. Over every transcript fixture, the turn ids of the reader's listing,
  * of its full read and of the conversation rows are the same list, also when the index reads the
  * file a piece at a time, as it does while Claude Code writes it.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import type { Database } from "bun:sqlite";
 import { UnrecognisedFormatError } from "../../src/core/errors.ts";
 import { openTranscriptDb } from "../../src/conversations/db.ts";
 import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
-import { listTurns, readTranscript, readTurnRange } from "../../src/transcript/reader.ts";
+import { listTurns, readTranscript, readTurnRange } from "../../src/agents/claude/reader.ts";
 import { FIXTURES, jsonlFiles, REAL_SOURCES } from "../helpers/fixtures.ts";
+import { claudeIndex } from "../helpers/sources.ts";
+import { AGENTS, projectTranscripts, transcriptSources } from "../../src/agents/registry.ts";
+import { projectSlug } from "../../src/agents/claude/files.ts";
+import { agentEnv, codexRollout } from "../helpers/accounted-others.ts";
+import { opencodeFixtureDb } from "../helpers/opencode-db.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "ms-agreement-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -64,7 +69,7 @@ describe("the reader and the conversation index draw the same turns", () => {
       writeFileSync(dest, readFileSync(f));
     }
     const db = openTranscriptDb(join(tmp, "whole", "t.sqlite"));
-    const report = await updateTranscriptIndex(db, { projectsDir: projects, full: true });
+    const report = await updateTranscriptIndex(db, { sources: [claudeIndex(projects)], full: true });
     expect(report.errors).toEqual([]);
     let turns = 0;
     for (const f of fixtures) {
@@ -99,7 +104,7 @@ describe("the reader and the conversation index draw the same turns", () => {
       for (const to of cuts) {
         appendFileSync(dest, bytes.subarray(from, to));
         from = to;
-        const report = await updateTranscriptIndex(db, { projectsDir: projects, full: true });
+        const report = await updateTranscriptIndex(db, { sources: [claudeIndex(projects)], full: true });
         expect(report.errors).toEqual([]);
       }
       const r = await readerTurns(dest);
@@ -128,7 +133,7 @@ describe("the reader and the conversation index draw the same turns", () => {
         if (to <= from) continue;
         appendFileSync(dest, bytes.subarray(from, to));
         from = to;
-        expect((await updateTranscriptIndex(db, { projectsDir: projects, full: true })).errors).toEqual([]);
+        expect((await updateTranscriptIndex(db, { sources: [claudeIndex(projects)], full: true })).errors).toEqual([]);
       }
       const r = await readerTurns(dest);
       if (r === "foreign") throw new Error(`${name}: unexpectedly foreign`);
@@ -136,4 +141,58 @@ describe("the reader and the conversation index draw the same turns", () => {
     }
     db.close();
   });
+});
+
+/**
+ * Every agent's adapter gives a transcript's turns to four readers: `memsearch transcript` (its
+ * `read`), `import` and the turn accounting (`projectTranscripts`: a listing, then the turns it
+ * needs), the conversation index (`transcriptSources`) and the drainer (`findStoppedTurn`, which
+ * names the note's anchor). A note is joined to its conversation and counted as noted by the turn
+ * id, so all four must name the same turns, for every agent.
+ */
+describe("each agent's readers draw the same turns", () => {
+  const home = join(tmp, "agents", "home");
+  const root = join(tmp, "agents", "proj");
+  mkdirSync(join(root, ".git"), { recursive: true });
+  const env = { ...agentEnv(home), COPILOT_HOME: join(home, ".copilot") };
+  // A Claude Code session of the fixtures, as if it had run in `root`.
+  const claudeDir = join(home, ".claude", "projects", projectSlug(root));
+  mkdirSync(claudeDir, { recursive: true });
+  const inRoot = (line: string) => {
+    if (!line.trim()) return line;
+    const o = JSON.parse(line) as Record<string, unknown>;
+    return JSON.stringify("cwd" in o ? { ...o, cwd: root } : o);
+  };
+  writeFileSync(join(claudeDir, "s-agree.jsonl"), readFileSync(join(FIXTURES, "commands.jsonl"), "utf8").split("\n").map(inRoot).join("\n"));
+  codexRollout(home, root, "paginated-tool-0.169.jsonl", "rollout-2026-11-26T11-17-51-01a21793.jsonl");
+  const slot = join(home, ".gemini", "tmp", "proj");
+  mkdirSync(join(slot, "chats"), { recursive: true });
+  writeFileSync(join(slot, ".project_root"), `${root}\n`);
+  copyFileSync(join(FIXTURES, "..", "gemini", "tool-0.61.jsonl"), join(slot, "chats", "session-2026-11-26T11-45-86a69924.jsonl"));
+  mkdirSync(join(home, ".local", "share", "opencode"), { recursive: true });
+  opencodeFixtureDb(join(home, ".local", "share", "opencode"), root);
+  mkdirSync(join(home, ".copilot", "session-state", "s-agree"), { recursive: true });
+  writeFileSync(join(home, ".copilot", "session-state", "s-agree", "events.jsonl"), readFileSync(join(FIXTURES, "..", "copilot", "resumed-tool-1.0.102.jsonl"), "utf8").replaceAll('"/tmp/c4x/p2"', JSON.stringify(root)));
+
+  for (const agent of Object.values(AGENTS)) {
+    test(`${agent.label}: memsearch transcript, import, the conversation index and the drainer name the same turns`, async () => {
+      const source = projectTranscripts(root, env).find((s) => s.agent === agent.name)!;
+      expect(source.problem).toBeUndefined();
+      const files = source.files.filter((f) => !f.path.endsWith("#ses_2"));
+      expect(files.length).toBe(1);
+      const db = openTranscriptDb(join(tmp, "agents", `${agent.name}.sqlite`));
+      const report = await updateTranscriptIndex(db, { sources: transcriptSources(env).filter((s) => s.agent === agent.name), full: true });
+      expect(report.errors).toEqual([]);
+      for (const { path } of files) {
+        const list = await source.listTurns(path);
+        const listed = list.turns.map((t) => t.uuid);
+        expect(listed.length).toBeGreaterThan(0);
+        const read = (await source.readTurns(list, 0, listed.length - 1)).map((t) => t.uuid);
+        const shown = (await agent.transcripts.read(path, env)).turns.map((t) => t.uuid);
+        const stopped = await agent.findStoppedTurn(path, { promptId: listed.at(-1), stoppedAt: "2100-01-01T00:00:00.000Z" });
+        expect({ read, shown, rows: rowTurns(db, path), stopped: stopped?.turn.turnUuid }).toEqual({ read: listed, shown: listed, rows: listed, stopped: listed.at(-1) });
+      }
+      db.close();
+    });
+  }
 });

@@ -7,10 +7,10 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { formatListing, formatTurns } from "../../src/commands/transcript.ts";
-import { extractLastTurn, LAST_TURN_OUTPUT_CHARS } from "../../src/transcript/last-turn.ts";
-import { listTurns, readTranscript, readTurnRange } from "../../src/transcript/reader.ts";
-import { listSubagents } from "../../src/transcript/subagents.ts";
-import type { Transcript } from "../../src/transcript/types.ts";
+import { extractLastTurn, LAST_TURN_OUTPUT_CHARS } from "../../src/agents/claude/last-turn.ts";
+import { listTurns, readTranscript, readTurnRange } from "../../src/agents/claude/reader.ts";
+import { listSubagents } from "../../src/agents/claude/subagents.ts";
+import type { Transcript } from "../../src/agents/claude/types.ts";
 
 import { FIXTURES as ROOT, realTranscripts } from "../helpers/fixtures.ts";
 const BASE64_RUN = /[A-Za-z0-9+/]{200,}/;

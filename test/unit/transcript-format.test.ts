@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { clock, formatListing, formatTurn, formatTurns, OUTPUT_CAP, TRUNCATED_MARKER } from "../../src/commands/transcript.ts";
-import { listTurns, readTranscript } from "../../src/transcript/reader.ts";
+import { listTurns, readTranscript } from "../../src/agents/claude/reader.ts";
 import type { Turn } from "../../src/transcript/types.ts";
 
 const FIX = join(import.meta.dir, "../fixtures/transcripts");
@@ -49,7 +49,7 @@ describe("listing", () => {
 
   test("long and multi-line prompts become one clipped line", () => {
     const t = turn(1, { userText: "word ".repeat(40) + "\n\nsecond paragraph", toolCount: 2 });
-    const line = formatListing({ turns: [t] } as never).split("\n")[2]!;
+    const line = formatListing({ turns: [t] }).split("\n")[2]!;
     const preview = line.slice(2 + 12 + 2 + 8 + 2, line.lastIndexOf("  [2 tools]"));
     expect(preview.length).toBe(80);
     expect(preview.endsWith("...")).toBe(true);
@@ -57,7 +57,7 @@ describe("listing", () => {
   });
 
   test("subagent files are listed after the turns", () => {
-    const out = formatListing({ turns: [] } as never, [{ agentId: "a1", path: "/x/agent-a1.jsonl", compaction: false, size: 1 }]);
+    const out = formatListing({ turns: [], subagents: [{ agentId: "a1", path: "/x/agent-a1.jsonl", compaction: false, size: 1 }] });
     expect(out).toContain("Subagents (1):");
     expect(out).toContain("agent-a1");
   });

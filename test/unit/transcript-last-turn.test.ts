@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NotFoundError, UnrecognisedFormatError } from "../../src/core/errors.ts";
-import { extractLastTurn, LAST_TURN_OUTPUT_CHARS } from "../../src/transcript/last-turn.ts";
+import { extractLastTurn, LAST_TURN_OUTPUT_CHARS } from "../../src/agents/claude/last-turn.ts";
 
 const FIX = join(import.meta.dir, "../fixtures/transcripts");
 const fx = (name: string) => join(FIX, name);

@@ -5,10 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InputError, NotFoundError, UnrecognisedFormatError } from "../../src/core/errors.ts";
 import { parseLine, peekEntry, scanLines, toolUseIds } from "../../src/transcript/lines.ts";
-import { EmptyTranscriptError, findTurn, listTurns, readTranscript, UNRECOGNISED_MESSAGE } from "../../src/transcript/reader.ts";
+import { EmptyTranscriptError, findTurn, listTurns, readTranscript, UNRECOGNISED_MESSAGE } from "../../src/agents/claude/reader.ts";
 import { classifyUserText, commandText, stripInjected, summarizeToolInput } from "../../src/transcript/sanitize.ts";
-import { listSubagents, readSubagent, subagentDir } from "../../src/transcript/subagents.ts";
-import type { Transcript } from "../../src/transcript/types.ts";
+import { listSubagents, readSubagent, subagentDir } from "../../src/agents/claude/subagents.ts";
+import type { Transcript } from "../../src/agents/claude/types.ts";
 
 const FIX = join(import.meta.dir, "../fixtures/transcripts");
 const fx = (name: string) => join(FIX, name);
@@ -21,7 +21,8 @@ function tmpFile(name: string, content: string | Uint8Array): string {
   return p;
 }
 
-const everything = (t: Transcript) => JSON.stringify(t);
+/** Every text a read holds, as one string (what it skipped left out or not). */
+const everything = (t: Omit<Transcript, "stats"> & { stats?: Transcript["stats"] }) => JSON.stringify(t);
 
 describe("images", () => {
   test("become placeholders in user content and in tool results; no base64 survives", async () => {
@@ -120,7 +121,7 @@ describe("injected context", () => {
     expect(raw).toContain("[memsearch]");
     expect(raw).toContain("hook_additional_context");
     const t = await readTranscript(fx("injected.jsonl"));
-    const s = everything({ ...t, stats: undefined } as never);
+    const s = everything({ ...t, stats: undefined });
     expect(s).not.toContain("[memsearch");
     expect(s).not.toContain("<!-- session:");
     expect(s).not.toContain("system-reminder");
@@ -394,7 +395,7 @@ describe("findTurn", () => {
     expect(findTurn(t.turns, "zzzz")).toBeUndefined();
     expect(findTurn(t.turns, "")).toBeUndefined();
     // An exact match wins over an earlier prefix match; otherwise the first prefix match.
-    const turns = [{ uuid: "abc-1" }, { uuid: "abc" }] as never;
+    const turns = [{ uuid: "abc-1" }, { uuid: "abc" }];
     expect(findTurn(turns, "abc")).toBe(1);
     expect(findTurn(turns, "ab")).toBe(0);
   });

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { isDamage, openTranscriptIndex, transcriptDbPath, TranscriptIndexDamaged, withTranscriptIndex } from "../../src/conversations/db.ts";
 import { keepTranscriptsIndexed } from "../../src/conversations/keeper.ts";
+import { transcriptSources } from "../../src/agents/registry.ts";
 
 const sqliteError = (code: string, message: string) => Object.assign(new Error(message), { name: "SQLiteError", code });
 const dbIn = () => join(mkdtempSync(join(tmpdir(), "ms-heal-")), "transcripts.sqlite");
@@ -88,7 +89,7 @@ describe("the watch process's keeper", () => {
     writeFileSync(path, Buffer.alloc(5000, 0x5a));
     const notices: string[] = [];
     const errors: string[] = [];
-    const stop = keepTranscriptsIndexed(200, (m) => errors.push(m), (l) => notices.push(l));
+    const stop = keepTranscriptsIndexed(200, transcriptSources(), (m) => errors.push(m), (l) => notices.push(l));
     try {
       for (let i = 0; i < 100 && notices.length === 0; i++) await Bun.sleep(100);
       // A few more updates: none of them says anything again.

@@ -12,9 +12,11 @@ import { parseSince } from "../../src/core/since.ts";
 import { UsageError } from "../../src/core/errors.ts";
 import { openTranscriptDb } from "../../src/conversations/db.ts";
 import { matchExpression } from "../../src/conversations/fts.ts";
-import { FULL_SCAN_MS, HOT_MS, lastFullScan, setLastFullScan, updateTranscriptIndex } from "../../src/conversations/ingest.ts";
+import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
+import { FULL_SCAN_MS, HOT_MS, lastFullScan, setLastFullScan } from "../../src/agents/claude/conversation.ts";
 import { searchTranscripts } from "../../src/conversations/search.ts";
 import { FIXTURES, realTranscripts } from "../helpers/fixtures.ts";
+import { claudeIndex } from "../helpers/sources.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "ms-tx-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -26,7 +28,7 @@ function setup() {
   const projects = join(dir, "projects");
   mkdirSync(join(projects, "-home-dev-proj"), { recursive: true });
   const db = openTranscriptDb(join(dir, "t.sqlite"));
-  const update = (o: { full?: boolean } = {}) => updateTranscriptIndex(db, { projectsDir: projects, ...o });
+  const update = (o: { full?: boolean } = {}) => updateTranscriptIndex(db, { sources: [claudeIndex(projects)], ...o });
   return { dir, projects, slug: join(projects, "-home-dev-proj"), db, update };
 }
 
@@ -40,8 +42,10 @@ const text = (t: string) => ({ type: "text", text: t });
 const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({ type: "tool_use", id, name, input });
 const toolResult = (uuid: string, id: string, out: string) => JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: out }] }, ...base(uuid) }) + "\n";
 
-function rows(db: Database): { role: string; text: string; turn_uuid: string; prompt_id: string | null; tools: string; paths: string; results: string; project: string }[] {
-  return db.query("SELECT role, text, turn_uuid, prompt_id, tools, paths, results, project FROM messages ORDER BY id").all() as never;
+type MessageRow = { role: string; text: string; turn_uuid: string; prompt_id: string | null; tools: string; paths: string; results: string; project: string };
+
+function rows(db: Database): MessageRow[] {
+  return db.query<MessageRow, []>("SELECT role, text, turn_uuid, prompt_id, tools, paths, results, project FROM messages ORDER BY id").all();
 }
 
 function find(db: Database, query: string, project?: string, sinceMs?: number) {
@@ -186,7 +190,7 @@ describe("ingest", () => {
     db.close();
     const again = openTranscriptDb(join(dir, "t.sqlite"));
     expect(rows(again)).toEqual([]);
-    await updateTranscriptIndex(again, { projectsDir: join(dir, "projects") });
+    await updateTranscriptIndex(again, { sources: [claudeIndex(join(dir, "projects"))] });
     expect(JSON.stringify(rows(again))).toBe(clean);
     again.close();
   });
@@ -343,7 +347,7 @@ describe("freshness: hot files, changed folders, full scans", () => {
     // A new process (the keeper opens the database per update) sees the same.
     db.close();
     const again = openTranscriptDb(join(dir, "t.sqlite"));
-    expect((await updateTranscriptIndex(again, { projectsDir: projects })).full).toBe(false);
+    expect((await updateTranscriptIndex(again, { sources: [claudeIndex(projects)] })).full).toBe(false);
     again.close();
   });
 

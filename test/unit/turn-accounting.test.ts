@@ -12,6 +12,7 @@ import type { LastTurn } from "../../src/transcript/types.ts";
 import { accountedSession, SESSION } from "../helpers/accounted-session.ts";
 import { agentEnv, CODEX_MISSING, CODEX_NOTED, codexRollout, GEMINI_NOTED, OPENCODE_EPOCH, OPENCODE_FORGOTTEN, OPENCODE_NOTED, otherAgentSessions } from "../helpers/accounted-others.ts";
 import { projectTranscripts } from "../../src/agents/registry.ts";
+import { claudeProject } from "../helpers/sources.ts";
 
 let dir: string;
 let root: string;
@@ -24,7 +25,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const opts = () => ({ root, memoryDir: join(root, ".memsearch", "memory"), dataDir: join(root, ".memsearch"), projectsDir: join(home, ".claude", "projects") });
+const opts = () => ({ root, memoryDir: join(root, ".memsearch", "memory"), dataDir: join(root, ".memsearch"), sources: [claudeProject(root, join(home, ".claude", "projects"))] });
 const extract = async (t: LastTurn): Promise<Summary> => ({ bullets: extractBullets(t), provider: "extract" });
 
 describe("every turn accounted for", () => {
@@ -99,7 +100,8 @@ describe("every turn accounted for", () => {
 });
 
 describe("every turn accounted for, every agent's", () => {
-  const others = (env: NodeJS.ProcessEnv) => projectTranscripts(root, env);
+  // Claude Code's are opts()'s.
+  const others = (env: NodeJS.ProcessEnv) => projectTranscripts(root, env).filter((s) => s.agent !== "claude");
 
   test("a Codex rollout, a Gemini CLI chat and an OpenCode session of the project: noted turns counted, the one without a note missing with its agent, the forgotten one forgotten; another project's rollout left out", async () => {
     const o = await otherAgentSessions(root, home);
@@ -108,7 +110,7 @@ describe("every turn accounted for, every agent's", () => {
     const elsewhere = join(dir, "other");
     mkdirSync(join(elsewhere, ".git"), { recursive: true });
     codexRollout(home, elsewhere, "paginated-tool-0.169.jsonl", "rollout-2026-11-26T11-20-00-01a21799.jsonl");
-    const a = await accountTurns({ ...opts(), others: others(o.env) });
+    const a = await accountTurns({ ...opts(), sources: [...opts().sources, ...others(o.env)] });
     expect(a.unreadable).toEqual([]);
     expect(a.agents.map((x) => [x.label, x.turns, x.noted, x.missing, x.forgotten])).toEqual([
       ["Claude Code", 5, 1, 1, 0],
@@ -137,7 +139,7 @@ describe("every turn accounted for, every agent's", () => {
 
   test("another agent's turn without substance (a \"thanks\" answered with words only) is not a turn to capture, as the drainer and import judge it", async () => {
     const o = await otherAgentSessions(root, home);
-    const before = await accountTurns({ ...opts(), others: others(o.env) });
+    const before = await accountTurns({ ...opts(), sources: [...opts().sources, ...others(o.env)] });
     const oc = new Database(join(home, ".local", "share", "opencode", "opencode.db"));
     const t = OPENCODE_EPOCH + 5000;
     oc.run("INSERT INTO message VALUES ('msg_u7', 'ses_1', ?, ?, ?)", [t, t, JSON.stringify({ role: "user", time: { created: t } })]);
@@ -145,7 +147,7 @@ describe("every turn accounted for, every agent's", () => {
     oc.run("INSERT INTO message VALUES ('msg_a7', 'ses_1', ?, ?, ?)", [t + 1, t + 1, JSON.stringify({ role: "assistant", parentID: "msg_u7", finish: "stop", time: { created: t + 1, completed: t + 2 } })]);
     oc.run("INSERT INTO part VALUES ('prt_a7', 'msg_a7', 'ses_1', ?, ?, ?)", [t + 1, t + 1, JSON.stringify({ type: "text", text: "You're welcome." })]);
     oc.close();
-    const after = await accountTurns({ ...opts(), others: others(o.env) });
+    const after = await accountTurns({ ...opts(), sources: [...opts().sources, ...others(o.env)] });
     const agent = (a: typeof after) => a.agents.find((x) => x.agent === "opencode")!;
     expect(agent(after).turns).toBe(agent(before).turns + 1);
     expect(agent(after).missing).toBe(agent(before).missing);
@@ -154,7 +156,7 @@ describe("every turn accounted for, every agent's", () => {
 
   test("the notes the drainer writes for each agent name the ids the accounting reads: each drained turn counts as noted", async () => {
     const o = await otherAgentSessions(root, home);
-    const a = await accountTurns({ ...opts(), others: others(o.env) });
+    const a = await accountTurns({ ...opts(), sources: [...opts().sources, ...others(o.env)] });
     // Only the turn that never got a note (the forgotten one aside).
     expect(a.missingTurns.map((m) => [m.agent, m.turn])).toEqual([["codex", CODEX_MISSING.turn]]);
     expect(a).toMatchObject({ noted: 3, missing: 1, forgotten: 1, queued: 0, running: 0 });
@@ -167,17 +169,17 @@ describe("every turn accounted for, every agent's", () => {
     await accountedSession(root, home);
     // The forgotten OpenCode turn is wanted back: now missing too.
     await changeList(opts().dataDir, () => ({ entries: [], result: undefined }));
-    const before = await accountTurns({ ...opts(), others: others(o.env) });
+    const before = await accountTurns({ ...opts(), sources: [...opts().sources, ...others(o.env)] });
     expect(before.missingTurns.map((m) => [m.agent, m.turn])).toEqual([
       ["claude", "t-missing"],
       ["opencode", OPENCODE_FORGOTTEN.turn],
       ["codex", CODEX_MISSING.turn],
     ]);
-    const plan = await planImport({ ...opts(), others: others(o.env) });
+    const plan = await planImport({ ...opts(), sources: [...opts().sources, ...others(o.env)] });
     expect(plan.skipped).toEqual([]);
     expect(plan.todo.map((t) => t.uuid)).toEqual(before.missingTurns.map((m) => m.turn));
     await runImport(plan, { memoryDir: opts().memoryDir, summarize: extract });
-    const after = await accountTurns({ ...opts(), others: others(o.env) });
+    const after = await accountTurns({ ...opts(), sources: [...opts().sources, ...others(o.env)] });
     expect(after).toMatchObject({ missing: 0, noted: 7, queued: 1, toCapture: 8 });
     expect(turnsLine(after)).toBe("7 of 8 turns since 2026-02-10 have a note (Claude Code 3, Codex CLI 2, Gemini CLI 1, OpenCode 2); 1 queued (not turns to capture: 2 local commands, 1 trivial prompt with a words-only reply)");
   });
@@ -186,12 +188,12 @@ describe("every turn accounted for, every agent's", () => {
     const o = await otherAgentSessions(root, home);
     const cacheFile = join(home, ".memsearch", "turns-cache.json");
     const reads: string[] = [];
-    const counted = () => others(o.env).map((s) => ({ ...s, read: (p: string) => (reads.push(p), s.read(p)) }));
-    const first = await accountTurns({ ...opts(), cacheFile, others: counted() });
+    const counted = () => others(o.env).map((s) => ({ ...s, listTurns: (p: string) => (reads.push(p), s.listTurns(p)) }));
+    const first = await accountTurns({ ...opts(), cacheFile, sources: [...opts().sources, ...counted()] });
     expect(reads.sort()).toEqual([o.chat, o.opencode, `${o.opencode.slice(0, -2)}_2`, o.rollouts.noted, o.rollouts.missing].sort());
     expect(Object.keys(JSON.parse(readFileSync(cacheFile, "utf8")).files)).toContain(o.opencode);
     reads.length = 0;
-    const warm = await accountTurns({ ...opts(), cacheFile, others: counted() });
+    const warm = await accountTurns({ ...opts(), cacheFile, sources: [...opts().sources, ...counted()] });
     expect(reads).toEqual([]);
     expect(warm).toMatchObject({ noted: first.noted, missing: first.missing, forgotten: first.forgotten });
     // A new turn in the OpenCode session: only it is read again, and its new turn counts.
@@ -202,14 +204,14 @@ describe("every turn accounted for, every agent's", () => {
     db.run("INSERT INTO message VALUES ('msg_a3b', 'ses_1', ?, ?, ?)", [t + 1, t + 1, JSON.stringify({ role: "assistant", parentID: "msg_u3", finish: "stop", time: { created: t + 1, completed: t + 2 } })]);
     db.run("INSERT INTO part VALUES ('prt_a3b', 'msg_a3b', 'ses_1', ?, ?, ?)", [t + 1, t + 1, JSON.stringify({ type: "text", text: "Added the entry under Fixed." })]);
     db.close();
-    const grown = await accountTurns({ ...opts(), cacheFile, others: counted() });
+    const grown = await accountTurns({ ...opts(), cacheFile, sources: [...opts().sources, ...counted()] });
     expect(reads).toEqual([o.opencode]);
     expect(grown.missingTurns.map((m) => [m.agent, m.turn])).toEqual([["opencode", "msg_u3"], ["codex", CODEX_MISSING.turn]]);
     // A rollout gone from Codex's listing leaves the cache; the OpenCode sessions stay.
     rmSync(o.rollouts.missing);
     reads.length = 0;
     writeFileSync(o.chat, readFileSync(o.chat, "utf8") + "\n");
-    await accountTurns({ ...opts(), cacheFile, others: counted() });
+    await accountTurns({ ...opts(), cacheFile, sources: [...opts().sources, ...counted()] });
     expect(reads).toEqual([o.chat]);
     const kept = Object.keys(JSON.parse(readFileSync(cacheFile, "utf8")).files);
     expect(kept).not.toContain(o.rollouts.missing);
@@ -222,16 +224,16 @@ describe("every turn accounted for, every agent's", () => {
     const memoryDir = opts().memoryDir;
     await appendTurnNote({ memoryDir, sessionId: "0198aa00-1111-7000-8000-00000000leg1", turnUuid: "line-14", transcriptPath: "", agent: "codex", bullets: ["- Moved the cron job"], now: new Date("2025-09-01T10:01:00Z") });
     await appendTurnNote({ memoryDir, sessionId: "another-session", turnUuid: "line-6", transcriptPath: "", agent: "codex", bullets: ["- Another session's turn"], now: new Date("2025-09-01T10:00:00Z") });
-    const a = await accountTurns({ ...opts(), others: others(env) });
+    const a = await accountTurns({ ...opts(), sources: [...opts().sources, ...others(env)] });
     expect(a).toMatchObject({ turns: 2, noted: 1, missing: 1 });
     expect(a.missingTurns.map((m) => [m.agent, m.turn])).toEqual([["codex", "line-6"]]);
-    expect((await planImport({ ...opts(), others: others(env) })).todo.map((t) => t.uuid)).toEqual(["line-6"]);
+    expect((await planImport({ ...opts(), sources: [...opts().sources, ...others(env)] })).todo.map((t) => t.uuid)).toEqual(["line-6"]);
   });
 
   test("an agent whose transcripts cannot be listed is named unreadable; the other agents' turns still count", async () => {
     const o = await otherAgentSessions(root, home);
     const broken = others(o.env).map((s) => (s.agent === "opencode" ? { ...s, files: [], problem: "file is not a database" } : s));
-    const a = await accountTurns({ ...opts(), others: broken });
+    const a = await accountTurns({ ...opts(), sources: [...opts().sources, ...broken] });
     expect(a.unreadable).toEqual([{ path: "OpenCode", reason: "its transcripts could not be listed: file is not a database" }]);
     expect(a.agents.map((x) => x.agent)).toEqual(["codex", "gemini"]);
     expect(a.missing).toBe(1);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { listTurns, readTranscript } from "../../src/transcript/reader.ts";
+import { listTurns, readTranscript } from "../../src/agents/claude/reader.ts";
 import { describeSkips, isLocalCommand, turnKind } from "../../src/transcript/turn-kind.ts";
 import { FIXTURES } from "../helpers/fixtures.ts";
 

@@ -1,7 +1,8 @@
 /**
  * Claude Code: the agent memsearch was built for. Its hook input is the neutral input's model, its
- * transcripts are read by src/transcript/, and it is wired through the plugin (plugin/), which
- * Claude Code's own plugin manager installs (install.ts runs it).
+ * transcripts (`~/.claude/projects`, files.ts) are read by reader.ts into the neutral turn and by
+ * conversation.ts into the conversation index, its curated memory is memory.ts's, and it is wired
+ * through the plugin (plugin/), which Claude Code's own plugin manager installs (install.ts runs it).
  */
 import * as v from "valibot";
 import { existsSync } from "node:fs";
@@ -9,6 +10,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { readJsonFile } from "../../core/json-file.ts";
 import { field, HookFields, Id, type AgentAdapter, type NeutralHookInput, type WiredState } from "../types.ts";
+import { claudeTranscripts } from "./transcripts.ts";
+import { CLAUDE_LABEL } from "./summary.ts";
 
 /** The JSON Claude Code sends every hook on stdin: the fields we use, each checked. */
 const ClaudeHookInput = v.object({
@@ -25,11 +28,14 @@ function settingsPath(env: NodeJS.ProcessEnv): string {
 
 export const claude: AgentAdapter = {
   name: "claude",
-  label: "Claude Code",
+  label: CLAUDE_LABEL,
   parseHookInput: (raw): NeutralHookInput => ({ agent: "claude", ...v.parse(ClaudeHookInput, raw) }),
   formatOutput: (out) => ({ ...out }),
   // Loaded when the drainer needs it: a prompt hook must not pay for the transcript reader.
-  findStoppedTurn: async (path, q) => (await import("../../transcript/last-turn.ts")).findStoppedTurn(path, q),
+  findStoppedTurn: async (path, q) => (await import("./last-turn.ts")).findStoppedTurn(path, q),
+  transcripts: claudeTranscripts,
+  // Loaded by doctor only: it reads the plugin's install.
+  doctorCheck: async (env) => (await import("./doctor.ts")).pluginCheck(env),
   // The plugin's files ride in the binary: loaded only by `install`, never by a hook.
   planInstall: async (opts) => (await import("./install.ts")).planClaudeInstall(opts),
   // Its home folder, or its command on PATH (a fresh install has not made the folder yet).

@@ -7,7 +7,7 @@
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isInside, realOr } from "../../core/project.ts";
-import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
+import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/files.ts";
 import { firstJsonLine, requirePlainTranscript, transcriptPath } from "../files.ts";
 import { codexHome } from "./install.ts";
 

@@ -11,8 +11,7 @@
 import { readTranscriptText } from "../files.ts";
 import { clip, oneLine } from "../../core/text.ts";
 import { TurnSegmenter } from "../../transcript/turns.ts";
-import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
-import type { ToolCall, Turn } from "../../transcript/types.ts";
+import type { FoundTurn, ToolCall, Turn, TurnQuery } from "../../transcript/types.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
 import { renderAgentTurn } from "../render.ts";
 import { addAssistantText, addToolCall, agentLastTurn, agentTurns, asString as str, jsonLines, endedWith, OpenCalls, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";

@@ -8,7 +8,7 @@ import { readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { realOr } from "../../core/project.ts";
-import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
+import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/files.ts";
 import { firstJsonLine, requirePlainTranscript, transcriptPath } from "../files.ts";
 
 const HEAD_BYTES = 64 * 1024;

@@ -15,8 +15,7 @@
 import { readTranscriptText } from "../files.ts";
 import { clip, oneLine } from "../../core/text.ts";
 import { isObj, type Obj } from "../../transcript/entries.ts";
-import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
-import type { ToolCall, Turn } from "../../transcript/types.ts";
+import type { FoundTurn, ToolCall, Turn, TurnQuery } from "../../transcript/types.ts";
 import { renderToolsThenWords } from "../render.ts";
 import { addAssistantText, addToolCall, agentLastTurn, agentTurns, argsSummary, asString as str, endedWith, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";
 import { stripHookContext } from "./hook.ts";

@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { readTextQuiet } from "../../core/fsutil.ts";
 import { realOr } from "../../core/project.ts";
-import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
+import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/files.ts";
 import { firstJsonLine, requirePlainTranscript, transcriptPath } from "../files.ts";
 
 const HEAD_BYTES = 64 * 1024;

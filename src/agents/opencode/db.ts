@@ -11,8 +11,7 @@
  */
 import * as v from "valibot";
 import { clip, oneLine } from "../../core/text.ts";
-import type { FoundTurn, TurnQuery } from "../../transcript/last-turn.ts";
-import type { ToolCall } from "../../transcript/types.ts";
+import type { FoundTurn, ToolCall, TurnQuery } from "../../transcript/types.ts";
 import { renderToolsThenWords } from "../render.ts";
 import { ident, MAX_ROW_BYTES, openOpencodeDb, splitSessionKey, type OpencodeDb } from "./session-key.ts";
 import { addAssistantText, addToolCall, agentLastTurn, TOOL_OUTPUT_CHARS as OUTPUT_CHARS, type AgentTurn } from "../turn.ts";

@@ -11,7 +11,7 @@ import * as v from "valibot";
 import { NotFoundError } from "../../core/errors.ts";
 import { realOr } from "../../core/project.ts";
 import { sanitize } from "../../core/redact.ts";
-import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/claude-files.ts";
+import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/files.ts";
 import type { TranscriptStamp, Turn } from "../../transcript/types.ts";
 import { agentTurns } from "../turn.ts";
 import { ident, openOpencodeDb, sessionKey, SessionId, splitSessionKey, type OpencodeDb } from "./session-key.ts";

@@ -3,6 +3,7 @@
  * series, timeline grouping, and the little formatters. Days are `YYYY-MM-DD` strings computed in
  * UTC, so a daylight-saving change never makes a day 23 or 25 hours long.
  */
+import { timeAgo } from "./ago.js";
 
 export interface HeatCell {
   date: string;
@@ -232,21 +233,11 @@ export function formatBytes(n: number): string {
   return `${v >= 10 ? Math.round(v) : v.toFixed(1)} ${units[u]}`;
 }
 
-/** `just now`, `5m ago`, `3h ago`, `2d ago`, `4mo ago`, `2y ago`; a date for the future. */
+/** `just now`, `5m ago`, `3h ago`, `2d ago`, `4mo ago`, `2y ago` (the CLI's own words: core/ago.ts); a date for the future. */
 export function ago(iso: string, now = Date.now()): string {
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return "";
-  const min = Math.floor((now - t) / 60_000);
-  if (min < -1) return iso.slice(0, 10);
-  if (min < 1) return "just now";
-  if (min < 60) return `${min}m ago`;
-  const h = Math.floor(min / 60);
-  if (h < 24) return `${h}h ago`;
-  // 47 hours is nearer two days than one.
-  const d = Math.round(h / 24);
-  if (d < 60) return `${d}d ago`;
-  if (d < 730) return `${Math.floor(d / 30.44)}mo ago`;
-  return `${Math.floor(d / 365.25)}y ago`;
+  return timeAgo(t, now) ?? iso.slice(0, 10);
 }
 
 /** A bar chart's bars in a `width` × `height` box, with room under them for labels. */

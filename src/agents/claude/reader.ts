@@ -12,22 +12,19 @@
  */
 import { closeSync, fstatSync } from "node:fs";
 import { basename } from "node:path";
-import { InputError, UnrecognisedFormatError } from "../core/errors.ts";
-import { clipMarked } from "../core/text.ts";
-import { clipRedacted, type Redactor } from "../core/redact.ts";
-import { isSubagentPath, openRegularFile } from "./claude-files.ts";
-import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "./lines.ts";
-import { entryType, isObj, readUserEntry, turnId, type Obj } from "./entries.ts";
-import { cleanText, mediaPlaceholder, summarizeToolInput } from "./sanitize.ts";
-import { TurnSegmenter, type Closed } from "./turns.ts";
-import type { Compaction, ReadStats, SessionSummary, ToolCall, Transcript, Turn } from "./types.ts";
+import { errCode, InputError, UnrecognisedFormatError } from "../../core/errors.ts";
+import { clipMarked } from "../../core/text.ts";
+import { clipRedacted, type Redactor } from "../../core/redact.ts";
+import { EmptyTranscriptError, openRegularFile } from "../../transcript/files.ts";
+import { isSubagentPath } from "./files.ts";
+import { isBlank, parseLine, peekEntry, scanLines, toolUseIds } from "../../transcript/lines.ts";
+import { entryType, isObj, readUserEntry, turnId, type Obj } from "../../transcript/entries.ts";
+import { cleanText, mediaPlaceholder, summarizeToolInput } from "../../transcript/sanitize.ts";
+import { TurnSegmenter, type Closed } from "../../transcript/turns.ts";
+import type { ToolCall, Turn } from "../../transcript/types.ts";
+import type { Compaction, ReadStats, SessionSummary, Transcript } from "./types.ts";
 
-/** The file exists but holds nothing yet (Claude Code creates it before writing). */
-export class EmptyTranscriptError extends InputError {
-  constructor(path: string) {
-    super(`transcript is empty: ${path}`);
-  }
-}
+export { EmptyTranscriptError };
 
 export const UNRECOGNISED_MESSAGE = "Unrecognized transcript format. Read the file directly to locate the relevant turns.";
 
@@ -392,40 +389,13 @@ class Builder {
         continue;
       }
       switch (b.type) {
-        case "text": {
-          if (!full || typeof b.text !== "string") break;
-          const key = "t:" + b.text;
-          if (seen.has(key)) break;
-          seen.add(key);
-          const text = cleanText(b.text);
-          if (!text) break;
-          const last = t.items[t.items.length - 1];
-          if (last?.kind === "assistant" && this.lastTextMsg === msgId) {
-            // Lines of one message: merged into one assistant text.
-            last.text += "\n\n" + text;
-            t.assistantTexts[t.assistantTexts.length - 1] = last.text;
-          } else {
-            t.items.push({ kind: "assistant", text });
-            t.assistantTexts.push(text);
-          }
-          this.lastTextMsg = msgId;
+        case "text":
+          if (full && typeof b.text === "string") this.assistantText(t, b.text, msgId, seen);
           break;
-        }
         case "tool_use":
-        case "server_tool_use": {
-          const id = str(b.id) ?? "";
-          if (id && this.toolIds.has(id)) break;
-          if (id) this.toolIds.add(id);
-          t.toolCount++;
-          if (!full) break;
-          const name = str(b.name) ?? "?";
-          const call: ToolCall = { id, name, input: summarizeToolInput(name, b.input, undefined, this.o.redact) };
-          t.tools.push(call);
-          t.items.push({ kind: "tool", call });
-          if (id) this.pending.set(id, call);
-          this.lastTextMsg = undefined;
+        case "server_tool_use":
+          this.toolUse(t, b, full);
           break;
-        }
         case "thinking":
         case "redacted_thinking":
           break;
@@ -436,6 +406,39 @@ class Builder {
         }
       }
     }
+  }
+
+  /** An assistant text block, once per message (lines of one message may repeat a block); the lines of one message make one text. */
+  private assistantText(t: Turn, raw: string, msgId: string, seen: Set<string>): void {
+    const key = "t:" + raw;
+    if (seen.has(key)) return;
+    seen.add(key);
+    const text = cleanText(raw);
+    if (!text) return;
+    const last = t.items[t.items.length - 1];
+    if (last?.kind === "assistant" && this.lastTextMsg === msgId) {
+      last.text += "\n\n" + text;
+      t.assistantTexts[t.assistantTexts.length - 1] = last.text;
+    } else {
+      t.items.push({ kind: "assistant", text });
+      t.assistantTexts.push(text);
+    }
+    this.lastTextMsg = msgId;
+  }
+
+  /** A tool call, counted once by its id; read in full mode, waiting for its result. */
+  private toolUse(t: Turn, b: Obj, full: boolean): void {
+    const id = str(b.id) ?? "";
+    if (id && this.toolIds.has(id)) return;
+    if (id) this.toolIds.add(id);
+    t.toolCount++;
+    if (!full) return;
+    const name = str(b.name) ?? "?";
+    const call: ToolCall = { id, name, input: summarizeToolInput(name, b.input, undefined, this.o.redact) };
+    t.tools.push(call);
+    t.items.push({ kind: "tool", call });
+    if (id) this.pending.set(id, call);
+    this.lastTextMsg = undefined;
   }
 
   /** A tool_result (user entry) or a server tool result (assistant entry): fill its call. */
@@ -551,7 +554,7 @@ async function run(path: string, o: BuilderOptions, range?: { start: number; end
   try {
     res = await scanLines(path, (buf, s, e, off, n) => b.line(buf, s, e, off, n), range ?? {});
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = errCode(e);
     if (code === "EACCES" || code === "EPERM" || code === "EISDIR" || code === "EIO") throw new InputError(`cannot read transcript: ${path} (${code})`);
     throw e;
   }
@@ -600,7 +603,7 @@ export async function listTurns(path: string, opts: { subagent?: boolean; locate
 }
 
 /** Fully read the turns `from..to` (inclusive) of an index, parsing only their byte range. */
-export async function readTurnRange(index: Transcript, from: number, to: number, opts: ReadOptions = {}): Promise<Turn[]> {
+export async function readTurnRange(index: Pick<Transcript, "path" | "turns"> & { subagent?: boolean }, from: number, to: number, opts: ReadOptions = {}): Promise<Turn[]> {
   const first = index.turns[from];
   const last = index.turns[to];
   if (!first || !last || to < from) return [];
@@ -619,15 +622,4 @@ export async function readTurnRange(index: Transcript, from: number, to: number,
   return turns;
 }
 
-/**
- * Turn whose uuid matches `id` (exact, then prefix), else the turn of that prompt id (a note
- * written from what the hooks saw, before the transcript had the turn, is anchored by it).
- */
-export function findTurn(turns: Turn[], id: string): number | undefined {
-  const q = id.trim().replace(/\.+$/, "").toLowerCase();
-  if (!q) return undefined;
-  let i = turns.findIndex((t) => t.uuid.toLowerCase() === q);
-  if (i < 0) i = turns.findIndex((t) => t.uuid.toLowerCase().startsWith(q));
-  if (i < 0) i = turns.findIndex((t) => t.promptId?.toLowerCase() === q);
-  return i < 0 ? undefined : i;
-}
+export { findTurn } from "../../transcript/find-turn.ts";

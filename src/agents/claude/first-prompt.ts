@@ -3,9 +3,9 @@
  * the previous session by it and must not pay for reading a long transcript whole. Entries are
  * read as every reader reads them (entries.ts), sidechain lines left out as the segmenter does.
  */
-import { entryType, readUserEntry } from "./entries.ts";
-import { parseLine, peekEntry, scanLines } from "./lines.ts";
-import { TurnSegmenter } from "./turns.ts";
+import { entryType, readUserEntry } from "../../transcript/entries.ts";
+import { parseLine, peekEntry, scanLines } from "../../transcript/lines.ts";
+import { TurnSegmenter } from "../../transcript/turns.ts";
 
 /** How far into a transcript the first prompt is looked for. */
 const FIRST_PROMPT_BYTES = 512 * 1024;

@@ -1,11 +1,11 @@
 /**
  * Subagent transcripts: Claude Code 2.x writes each subagent (Task/Agent tool, compaction agent)
- * to `<session>/subagents/agent-<id>.jsonl` beside `<session>.jsonl` (claude-files.ts knows the
+ * to `<session>/subagents/agent-<id>.jsonl` beside `<session>.jsonl` (files.ts knows the
  * layout). Their lines are all sidechain lines; read on their own they are the main thread of that file.
  */
 import { statSync } from "node:fs";
 import { basename } from "node:path";
-import { listTranscripts, subagentDir } from "./claude-files.ts";
+import { listTranscripts, subagentDir } from "./files.ts";
 import { readTranscript, type ReadOptions } from "./reader.ts";
 import type { SubagentFile, Transcript } from "./types.ts";
 

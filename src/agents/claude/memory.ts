@@ -4,7 +4,7 @@
  * (root, nested, `.claude/CLAUDE.md`, and `CLAUDE.local.md`). memsearch indexes them as their own
  * source; it never writes them.
  *
- * Where the memory folder lies is resolved in core/claude-home.ts (the index needs it too).
+ * Where the memory folder lies is resolved in core/claude-home.ts (the index's places need it too).
  *
  * Everything here is bytes memsearch did not write: only regular files are returned, a link only
  * when it leads to a regular file inside the same place (the project, or the memory folder), and
@@ -12,11 +12,11 @@
  */
 import { lstatSync, readdirSync, statSync, type Dirent } from "node:fs";
 import { basename, join } from "node:path";
-import { resolveMemoryFolder, type MemoryFolder, type ResolveOptions } from "../core/claude-home.ts";
-import { notRegularInside } from "./claude-files.ts";
-import { realOr } from "../core/project.ts";
+import { resolveMemoryFolder, type MemoryFolder, type ResolveOptions } from "../../core/claude-home.ts";
+import { notRegularInside } from "../../transcript/files.ts";
+import { realOr } from "../../core/project.ts";
 
-export { managedSettingsPath, resolveMemoryFolder, type MemoryFolder, type MemoryFolderFrom, type ResolveOptions } from "../core/claude-home.ts";
+export { managedSettingsPath, resolveMemoryFolder, type MemoryFolder, type MemoryFolderFrom, type ResolveOptions } from "../../core/claude-home.ts";
 
 export type CuratedKind = "memory" | "CLAUDE.md" | "CLAUDE.local.md";
 

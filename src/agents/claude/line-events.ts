@@ -1,15 +1,15 @@
 /**
- * What one transcript line gives the index. Which entries open a turn is the transcript reader's
- * own reading (src/transcript/entries.ts), and where turns start and end its segmenter's
- * (src/transcript/turns.ts), fed by ingest.ts; thinking is never taken; injected context and
+ * What one line of a Claude Code transcript gives the conversation index. Which entries open a
+ * turn is the shared classifier's reading (src/transcript/entries.ts), and where turns start and
+ * end the shared segmenter's (src/transcript/turns.ts), fed by conversation-rows.ts; thinking is never taken; injected context and
  * system reminders are cleaned out of every text (cleanText).
  * Lines other than `user` and `assistant` entries (api-request*, attachments, progress,
  * snapshots, system, summaries…) are recognised from their first bytes and never parsed.
  */
-import { sanitize } from "../core/redact.ts";
-import { entryType, isObj, readUserEntry, turnId, type Obj } from "../transcript/entries.ts";
-import { parseLine, peekEntry } from "../transcript/lines.ts";
-import { cleanText, mediaPlaceholder, summarizeToolInput } from "../transcript/sanitize.ts";
+import { sanitize } from "../../core/redact.ts";
+import { entryType, isObj, readUserEntry, turnId, type Obj } from "../../transcript/entries.ts";
+import { parseLine, peekEntry } from "../../transcript/lines.ts";
+import { cleanText, mediaPlaceholder, summarizeToolInput } from "../../transcript/sanitize.ts";
 
 export type LineEvent =
   | { kind: "skip" }
@@ -43,9 +43,6 @@ export interface ToolUse {
   input: string;
   paths: string[];
 }
-
-/** Kinds of the session table's rows (seed 004's content table). */
-export type SessionKind = "plan" | "summary" | "todos" | "first_prompt";
 
 /**
  * A piece of a session's own record as a message carries it, not yet redacted: a plan (the text

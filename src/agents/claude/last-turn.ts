@@ -2,14 +2,15 @@
  * The last turn of a session, for the Stop hook: the last real user message through the end of
  * the file, labelled for a summariser. Only the last turn's bytes are parsed fully.
  */
-import { oneLine } from "../core/text.ts";
-import { EmptyTranscriptError, listTurns, readTurnRange } from "./reader.ts";
-import { cleanText } from "./sanitize.ts";
-import type { LastTurn, Turn } from "./types.ts";
-import { turnKind } from "./turn-kind.ts";
+import { oneLine } from "../../core/text.ts";
+import { EmptyTranscriptError } from "../../transcript/files.ts";
+import { listTurns, readTurnRange } from "./reader.ts";
+import { cleanText } from "../../transcript/sanitize.ts";
+import type { FoundTurn, LastTurn, Turn, TurnQuery } from "../../transcript/types.ts";
+import { turnKind } from "../../transcript/turn-kind.ts";
+import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "./summary.ts";
 
-/** Tool output is clipped to this many chars in the summariser text. */
-export const LAST_TURN_OUTPUT_CHARS = 1000;
+export { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary };
 
 export interface LastTurnOptions {
   /**
@@ -31,28 +32,6 @@ export async function extractLastTurn(path: string, opts: LastTurnOptions = {}):
   const [turn] = await readTurnRange(index, index.turns.length - 1, index.turns.length - 1, { maxOutput: LAST_TURN_OUTPUT_CHARS, redact: opts.redact });
   const msg = opts.redact && opts.lastAssistantMessage !== undefined ? opts.redact(opts.lastAssistantMessage) : opts.lastAssistantMessage;
   return turn && toLastTurn(index.sessionId, turn, msg, opts.redact);
-}
-
-/** What the hooks saw of a turn: Stop's `prompt_id` and `last_assistant_message`, UserPromptSubmit's prompt. */
-export interface TurnQuery {
-  promptId?: string;
-  /** The prompt as recorded (redacted the same way as `redact`). */
-  prompt?: string;
-  /** Likewise redacted. */
-  lastAssistantMessage?: string;
-  /** Applied to the transcript's texts before comparing them with the recorded ones. */
-  redact?: (text: string) => string;
-  /**
-   * When the stop hook ran (ISO): for an agent whose hooks name the turn by neither id nor prompt
-   * (Copilot CLI), the turn is the last one begun before it, whatever the session did since.
-   */
-  stoppedAt?: string;
-}
-
-export interface FoundTurn {
-  turn: LastTurn;
-  /** The transcript already holds the turn's final message (else it lags and may still grow). */
-  complete: boolean;
 }
 
 /**
@@ -138,27 +117,3 @@ function applyLastAssistantMessage(turn: Turn, msg: string, same: (text: string)
   return true;
 }
 
-/** `[User]`, `[Claude Code]`, `[Claude Code calls tool]`, `[Tool output]` / `[Tool error]` lines. */
-export function renderTurnForSummary(turn: Turn): string {
-  const out: string[] = [`[User]: ${turn.userText}`];
-  for (const it of turn.items) {
-    switch (it.kind) {
-      case "assistant":
-        out.push(`[Claude Code]: ${it.text}`);
-        break;
-      case "user":
-        out.push(`[User]: ${it.text}`);
-        break;
-      case "tool": {
-        const c = it.call;
-        out.push(`[Claude Code calls tool]: ${c.name}${c.input ? " " + c.input : ""}`);
-        if (c.output === undefined) out.push("[Tool output]: (no result in the transcript)");
-        else out.push(`${c.isError ? "[Tool error]" : "[Tool output]"}: ${c.output || "(empty)"}`);
-        break;
-      }
-      case "compaction":
-        break;
-    }
-  }
-  return out.join("\n");
-}
