@@ -494,5 +494,20 @@ async function profile(env: BenchEnv, root: string, cmdEnv: Record<string, strin
     env.log(`  profile failed: ${s.stderr.trim().split("\n").slice(-3).join(" ")}`);
     return undefined;
   }
-  return parseJson(s.stdout.trim()) as Record<string, Record<string, number>>;
+  const out = parseJson(s.stdout.trim()) as Record<string, Record<string, number>>;
+  // The first vector scan of a new process, with the WebAssembly kernel and with the JS loop,
+  // alternated over a few processes (medians): what the float kernel saves a cold search.
+  const scans: Record<"kernel" | "js", number[]> = { kernel: [], js: [] };
+  for (let i = 0; i < 5; i++) {
+    for (const kind of ["kernel", "js"] as const) {
+      const r = await runOnce([...args.slice(0, 6), "--scan", ...(kind === "js" ? ["--no-kernel"] : [])], { cwd: root, env: cmdEnv });
+      const ms = (parseJson(r.stdout.trim()) as Record<string, number> | undefined)?.["vector search (1st)"];
+      if (r.code === 0 && typeof ms === "number") scans[kind].push(ms);
+    }
+  }
+  if (scans.kernel.length && scans.js.length) {
+    const median = (xs: number[]) => Math.round(percentile(xs, 50) * 10) / 10;
+    out["first vector scan of a new process (median of 5)"] = { "WebAssembly kernel": median(scans.kernel), "JS loop (--no-kernel)": median(scans.js) };
+  }
+  return out;
 }

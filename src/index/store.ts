@@ -1,130 +1,15 @@
-import { create, count, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
-import { isUtf8 } from "node:buffer";
 import { closeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
-import {
-  clearIndexPath,
-  INDEX_FILE,
-  openIndexFile,
-  otherVersion,
-  readExactly,
-  readLayout,
-  readStateSections,
-  readVectorPart,
-  streamVectorBlock,
-  blockStart,
-  vectorsByContent,
-  SCHEMA_VERSION,
-  sizeProblem,
-  sweepIndexTemps,
-  unreadable,
-  writeIndexFile,
-  type IndexFile,
-  type StateSection,
-  type FileRecord,
-  type StoreMeta,
-} from "./format.ts";
-
-export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
+import { clearIndexPath, INDEX_FILE, openIndexFile, otherVersion, readLayout, SCHEMA_VERSION, sizeProblem, sweepIndexTemps, unreadable, type IndexFile, type FileRecord, type StoreMeta } from "./format.ts";
+import { readVectorPart, vectorsByContent } from "./index-file.ts";
+import { StoredDoc, TextFile, toChunk, type Doc } from "./docs.ts";
+import { readIndex, UnreadableIndex, writeIndex, type MovedTexts } from "./load.ts";
+import { Engine, type SourceFilter } from "./engine/engine.ts";
 import { createTokenizer } from "./tokenizer.ts";
-import { compactIndex, withResultLimit } from "./compact-index.ts";
-import { bindOrama, enumValues, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
-import { VectorBlock } from "./vector-block.ts";
-import { KERNEL_MIN_FLOATS, rowsFor } from "./vector-kernel.ts";
 import type { StoredChunk } from "./types.ts";
 
-/**
- * The document as Orama holds it. Only source, text and embedding are indexed; `text` is the
- * chunk's content (its heading line included, so headings are searchable without a field of
- * their own), stored once.
- */
-interface Doc {
-  id: string;
-  source: string;
-  heading: string;
-  text: string;
-  embedding?: number[] | null;
-  headingLevel: number;
-  startLine: number;
-  endLine: number;
-  contentHash: string;
-}
-
-/**
- * The index file a loaded store's chunk texts stay in, read by offset when a text is asked for
- * (a hit returned, a chunk removed, the next save), through the descriptor the load opened and
- * checked: it still reads the file that was loaded after another writer replaces the file by a
- * rename. Held in memory, the texts were the largest part of a loaded index after the vectors
- * (figures in docs/BENCHMARKS.md); the file's pages are the system's cache, not the process's
- * memory. The store's own save moves its documents to the file it wrote and closes this one, whose
- * blocks an unlinked file would otherwise hold for the life of the process; a store dropped closes
- * it when collected.
- */
-class TextFile {
-  private open = true;
-  constructor(readonly fd: number) {
-    closeTextFile.register(this, fd, this);
-  }
-  /** `len` bytes at `at` into `into` from `offset`; the bytes were checked at load (CRC-32 of the section, UTF-8). */
-  readInto(at: number, len: number, into: Uint8Array, offset = 0): void {
-    // A closed descriptor's number may be another file's by now: never read through it.
-    if (!this.open) throw new IndexDamagedError("a chunk's text was asked of an index file already closed");
-    readExactly(this.fd, into, at, offset, len);
-  }
-  read(at: number, len: number): string {
-    const bytes = Buffer.allocUnsafe(len);
-    this.readInto(at, len, bytes);
-    return fromUtf8.decode(bytes);
-  }
-  close(): void {
-    if (!this.open) return;
-    this.open = false;
-    closeTextFile.unregister(this);
-    try {
-      closeSync(this.fd);
-    } catch {}
-  }
-}
-
-const closeTextFile = new FinalizationRegistry<number>((fd) => {
-  try {
-    closeSync(fd);
-  } catch {}
-});
-
-/**
- * A document of a loaded index: its text is read from the index file when asked for (TextFile).
- * `text` is a getter of the class, so Orama's copies of a hit's document (spread) do not have it:
- * the store reads hits' documents from its own documents store.
- */
-class StoredDoc implements Doc {
-  declare embedding?: null;
-  constructor(
-    readonly id: string,
-    readonly source: string,
-    readonly heading: string,
-    readonly headingLevel: number,
-    readonly startLine: number,
-    readonly endLine: number,
-    readonly contentHash: string,
-    private file: TextFile,
-    private textAt: number,
-    /** The text's length in UTF-8 bytes. */
-    readonly textBytes: number,
-  ) {}
-  get text(): string {
-    return this.file.read(this.textAt, this.textBytes);
-  }
-  textInto(into: Uint8Array, offset: number): void {
-    this.file.readInto(this.textAt, this.textBytes, into, offset);
-  }
-  /** The same bytes, found at `at` in another file (the one a save wrote). */
-  moveTo(file: TextFile, at: number): void {
-    this.file = file;
-    this.textAt = at;
-  }
-}
+export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
 
 export interface OpenResult {
   store: Store;
@@ -174,25 +59,10 @@ export interface TextStats {
   df(token: string): number;
 }
 
-function schemaFor(dim: number | null) {
-  return dim ? ({ source: "enum", text: "string", embedding: `vector[${dim}]` } as const) : ({ source: "enum", text: "string" } as const);
+/** A new engine over our tokenizer. */
+function newEngine(dim: number | null): Engine<Doc> {
+  return Engine.create<Doc>(dim, createTokenizer());
 }
-
-function createDb(dim: number | null) {
-  return create({
-    // Orama types a schema from a literal; ours is chosen at run time (with or without vectors).
-    schema: schemaFor(dim) as never,
-    sort: { enabled: false },
-    components: { tokenizer: createTokenizer(), index: compactIndex() },
-  });
-}
-
-/** A new Orama database, its internals checked once and kept (orama-internals.ts). */
-function newDb(dim: number | null): Orama {
-  return bindOrama<Doc>(createDb(dim));
-}
-
-type Orama = BoundOrama<Doc>;
 
 /**
  * One project's index: an Orama database (BM25 over the chunk text, cosine over embeddings)
@@ -205,26 +75,23 @@ type Orama = BoundOrama<Doc>;
  * embedding cache.
  */
 export class Store {
-  /** The Orama database and typed references to the internals Store reads. */
-  private o: Orama;
+  /** The search engine (engine/engine.ts): Orama with our components. */
+  private engine: Engine<Doc>;
   meta: StoreMeta;
   readonly path: string;
   private dirty = false;
   /** The index file this store's loaded documents read their texts from (TextFile), if any. */
   private texts: TextFile | undefined;
 
-  private constructor(path: string, meta: StoreMeta, o: Orama) {
+  private constructor(path: string, meta: StoreMeta, engine: Engine<Doc>) {
     this.path = path;
     this.meta = meta;
-    this.o = o;
-  }
-  private get db(): AnyOrama {
-    return this.o.db;
+    this.engine = engine;
   }
 
   static empty(indexDir: string, model: string, dim: number | null = null): Store {
     const meta: StoreMeta = { schemaVersion: SCHEMA_VERSION, model, dim, updatedAt: new Date().toISOString(), files: {} };
-    const s = new Store(join(indexDir, INDEX_FILE), meta, newDb(dim));
+    const s = new Store(join(indexDir, INDEX_FILE), meta, newEngine(dim));
     s.dirty = true;
     return s;
   }
@@ -280,7 +147,7 @@ export class Store {
       // into memory there, as before.
       texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
       const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true);
-      const store = new Store(path, decoded.meta, decoded.orama);
+      const store = new Store(path, decoded.meta, decoded.engine);
       store.texts = texts;
       kept = texts !== undefined;
       if (opts.keywordsOnly) store.keywordsOnly = true;
@@ -301,7 +168,7 @@ export class Store {
     return this.meta.dim;
   }
   get size(): number {
-    return count(this.db);
+    return this.engine.size;
   }
   get isDirty(): boolean {
     return this.dirty;
@@ -330,7 +197,7 @@ export class Store {
 
   /** The vector of a content hash, if any chunk had it: the embedding cache (an unchanged chunk is never re-embedded). */
   vectorForContent(contentHash: string): Float32Array | undefined {
-    const block = this.o.vectors;
+    const block = this.engine.vectors;
     if (!this.byContent) {
       this.byContent = new Map();
       const docs = this.docs();
@@ -355,12 +222,12 @@ export class Store {
 
   private missingIds(): Set<string> {
     if (!this.missing) {
-      const vi = this.o.vectors;
+      const vi = this.engine.vectors;
       const docs = this.docs();
       this.missing = new Set();
       // By internal id, in the order Object.entries gave: the entries, an array and a key string
       // per chunk, were garbage the watch process made on every start.
-      const last = lastInternalId(this.o);
+      const last = this.engine.lastInternalId();
       for (let internalId = 1; internalId <= last; internalId++) {
         const d = docs[internalId];
         if (d && !vi?.has(internalId)) this.missing.add(d.id);
@@ -373,7 +240,7 @@ export class Store {
     this.revision++;
     this.missing?.delete(id);
     const internal = this.internalId(id);
-    const block = this.o.vectors;
+    const block = this.engine.vectors;
     if (internal !== undefined && block?.has(internal)) {
       const hash = this.docs()[internal]?.contentHash;
       if (hash !== undefined) {
@@ -382,7 +249,7 @@ export class Store {
         this.retired.set(hash, block.get(internal)!.slice());
       }
     }
-    return remove(this.db, id) === true;
+    return this.engine.remove(id);
   }
 
   /**
@@ -392,7 +259,7 @@ export class Store {
   setDimension(dim: number, vectors: Map<string, Float32Array>): void {
     if (this.meta.dim === dim) return;
     const old = Object.values(this.docs()).map(toChunk);
-    this.o = newDb(dim);
+    this.engine = newEngine(dim);
     this.meta.dim = dim;
     this.byContent = undefined;
     this.retired.clear();
@@ -426,7 +293,7 @@ export class Store {
       if (this.getDoc(c.chunkHash)) {
         // Fill in a vector that was missing (Ollama was down last time).
         const v = vectorOf(c.contentHash);
-        if (v && this.meta.dim && !this.o.vectors?.has(this.internalId(c.chunkHash)!)) {
+        if (v && this.meta.dim && !this.engine.vectors?.has(this.internalId(c.chunkHash)!)) {
           this.removeDoc(c.chunkHash);
           this.insertChunk(c, v);
         }
@@ -503,7 +370,7 @@ export class Store {
     // values (a few hundred files), not by a walk of every chunk (milliseconds at 20k).
     const docs = this.docs();
     const strays: string[] = [];
-    for (const [value, ids] of enumValues(this.db)) {
+    for (const [value, ids] of this.engine.sources()) {
       if (typeof value === "string" && ok(value)) continue;
       sources.add(String(value));
       for (const id of ids) {
@@ -537,17 +404,12 @@ export class Store {
       endLine: c.endLine,
       contentHash: c.contentHash,
     };
-    // Orama types a document from the literal schema that createDb could not give it.
-    insert(this.db, doc as never);
     if (vec && this.meta.dim && vec.length === this.meta.dim) {
-      // Straight into the vector block: insert() would want a number[] (Array.isArray check).
-      // The doc's field becomes null (not undefined) so remove() still clears the vector.
-      doc.embedding = null;
-      const internal = this.internalId(c.chunkHash)!;
-      this.o.vectors!.add(internal, vec);
+      const internal = this.engine.add(doc, vec);
       this.byContent?.set(c.contentHash, internal);
       this.missing?.delete(c.chunkHash);
     } else {
+      this.engine.add(doc);
       this.missing?.add(c.chunkHash);
     }
   }
@@ -556,22 +418,11 @@ export class Store {
   searchText(terms: string[], limit: number, sourcePrefix?: string): Hit[] {
     const where = this.whereSource(sourcePrefix);
     if (where === null || terms.length === 0) return [];
-    const res = withResultLimit(this.db.data.index, limit, () =>
-      search(this.db, {
-        term: terms.join(" "),
-        properties: ["text"],
-        limit,
-        ...(where ? { where } : {}),
-      }),
-    ) as Results<Doc>;
-    const lengths = this.o.text.lengths;
-    return res.hits.map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: h.score, length: lengths[this.internalId(h.id)!] }));
+    return this.engine.searchText(terms, limit, where).map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: h.score, length: this.engine.fieldLength(this.internalId(h.id)!) }));
   }
 
   textStats(): TextStats {
-    const { docsWithToken, avgLength } = this.o.text;
-    // A plain object keyed by token: "constructor" finds Object's own, hence the type check (as Orama does).
-    return { docs: this.size, avgLength: avgLength(), df: (t) => (typeof docsWithToken[t] === "number" ? docsWithToken[t] : 0) };
+    return this.engine.textStats();
   }
 
   /**
@@ -586,12 +437,7 @@ export class Store {
     if (n < 200 || terms.length <= 1) return terms;
     // Terms match as prefixes ("fix" also finds "fixture"), so count what Orama will score:
     // every document of every word the term expands to.
-    const radix = this.o.textRadix;
-    const df = (t: string) => {
-      let total = 0;
-      for (const ids of Object.values(radix.findPostings(t))) total += ids.length;
-      return total;
-    };
+    const df = (t: string) => this.engine.prefixCount(t);
     // The word itself is one of its prefix matches: when it alone is over the limit, so is the
     // term, and the walk of the tree is skipped.
     const exact = this.textStats().df;
@@ -613,16 +459,14 @@ export class Store {
    * scans where Orama made a pair per vector and sorted them all.
    */
   searchVector(vector: Float32Array, limit: number, similarity: number, sourcePrefix?: string): Hit[] {
-    const node = this.o.vectors;
+    const node = this.engine.vectors;
     if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return [];
     const where = this.whereSource(sourcePrefix);
     if (where === null) return [];
     const docs = this.docs();
-    const lengths = this.o.text.lengths;
-    const only = where ? whereIds(this.db, where) : undefined;
-    return node.nearest(vector, limit, similarity, only).flatMap(([id, cosine]) => {
+    return this.engine.searchVectors(vector, limit, similarity, where).flatMap(([id, cosine]) => {
       const d = docs[id];
-      return d ? [{ chunk: toChunk(d), bm25: 0, cosine, length: lengths[id] }] : [];
+      return d ? [{ chunk: toChunk(d), bm25: 0, cosine, length: this.engine.fieldLength(id) }] : [];
     });
   }
 
@@ -632,7 +476,7 @@ export class Store {
    */
   cosines(chunkHashes: string[], vector: Float32Array): Map<string, number> {
     const out = new Map<string, number>();
-    const node = this.o.vectors;
+    const node = this.engine.vectors;
     if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return out;
     const byInternal = new Map<number, string>();
     for (const h of chunkHashes) {
@@ -651,7 +495,7 @@ export class Store {
    * this background does not.
    */
   cosineBackground(vector: Float32Array, sample = BACKGROUND_SAMPLE): CosineBackground | undefined {
-    const node = this.o.vectors;
+    const node = this.engine.vectors;
     if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim || node.count < 2) return undefined;
     let sum = 0;
     let squares = 0;
@@ -673,14 +517,14 @@ export class Store {
    * over the vector block (a background distribution to judge a query's best cosines against).
    */
   cosinesToAll(vector: Float32Array): Float64Array {
-    const node = this.o.vectors;
+    const node = this.engine.vectors;
     if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return new Float64Array(0);
     return node.cosinesToAll(vector);
   }
 
   get vectorCount(): number {
     if (this.vectorsIgnored) return 0;
-    return this.o.vectors?.count ?? 0;
+    return this.engine.vectors?.count ?? 0;
   }
 
   private vectorsIgnored = false;
@@ -693,7 +537,7 @@ export class Store {
    * Filter by path prefix on the enum field: Orama filters before scoring, so a narrow prefix
    * is also a faster search. undefined = no filter, null = no source matches.
    */
-  private whereSource(prefix?: string): Record<string, unknown> | undefined | null {
+  private whereSource(prefix?: string): SourceFilter | undefined | null {
     if (!prefix) return undefined;
     const matching = this.sources().filter((s) => s === prefix || s.startsWith(prefix));
     if (matching.length === 0) return null;
@@ -709,7 +553,7 @@ export class Store {
     clearIndexPath(this.path);
     // Leftovers of writers killed mid-save would otherwise pile up, each the size of the index.
     sweepIndexTemps(dirname(this.path));
-    const moved = writeIndex(this.path, this.meta, this.o, this.texts !== undefined);
+    const moved = writeIndex(this.path, this.meta, this.engine, this.texts !== undefined);
     this.dirty = false;
     if (moved) this.moveTexts(moved);
   }
@@ -726,20 +570,20 @@ export class Store {
       if (d instanceof StoredDoc) d.moveTo(file, at[id]!);
     }
     // A cold block's rows were written in row order: they are the new file's block now.
-    if (vectorsAt !== undefined) this.o.vectors?.repoint(file, vectorsAt);
+    if (vectorsAt !== undefined) this.engine.vectors?.repoint(file, vectorsAt);
     this.texts?.close();
     this.texts = file;
   }
 
   private docs(): Record<number, Doc> {
-    return this.o.docs;
+    return this.engine.docs;
   }
   private getDoc(id: string): Doc | undefined {
     const internal = this.internalId(id);
     return internal === undefined ? undefined : this.docs()[internal];
   }
   private internalId(id: string): number | undefined {
-    return this.o.internalIds.get(id);
+    return this.engine.internalId(id);
   }
 }
 
@@ -761,402 +605,7 @@ function listedSources(file: IndexFile): string[] | undefined {
   }
 }
 
-function toChunk(d: Doc): StoredChunk {
-  return {
-    chunkHash: d.id,
-    content: d.text,
-    source: d.source,
-    heading: d.heading,
-    headingLevel: d.headingLevel,
-    startLine: d.startLine,
-    endLine: d.endLine,
-    contentHash: d.contentHash,
-  };
-}
-
-/**
- * Write the index file: Orama's state and vectors as the plain parts format.ts lays out in bytes.
- * The state goes in sections, each serialized and dropped before the next is made: serializing
- * it whole cost 80–150 MB of peak memory at 20k chunks.
- */
-function writeIndex(path: string, meta: StoreMeta, o: Orama, reopen: boolean): MovedTexts | undefined {
-  const { db, docs } = o;
-  const { ids: vectorIds, magnitudes } = o.vectors?.columns() ?? { ids: [], magnitudes: [] };
-  const vectorHashes = vectorIds.map((id) => docs[id]?.contentHash ?? "");
-  const docCount = count(db);
-  // Where each loaded document's text goes in the new file, by internal id.
-  const at = reopen ? new Float64Array(lastInternalId(o) + 1) : undefined;
-  let vectorsAt: number | undefined;
-  const fd = writeIndexFile(
-    path,
-    {
-      meta,
-      count: docCount,
-      layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
-      sections: stateSections(o, at),
-      sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
-      vectors: o.vectors?.bytes() ?? [],
-    },
-    { reopen, vectorsAt: (v) => (vectorsAt = v) },
-  );
-  return fd === undefined || !at ? undefined : { file: new TextFile(fd), at, vectorsAt };
-}
-
-/** The file a save wrote, where in it each loaded document's text is (by internal id), and its vector block. */
-interface MovedTexts {
-  file: TextFile;
-  at: Float64Array;
-  vectorsAt: number | undefined;
-}
-
-/**
- * Room left in a loaded vector block for new vectors, so the turns a warm process indexes are
- * added without copying the block (a copy held both blocks until the next collection). Unwritten
- * rows cost address space, not memory; when the room is used up the block grows by half.
- */
-function spareRows(vectors: number): number {
-  return Math.max(1024, Math.ceil(vectors / 4));
-}
 
 /** Vectors of removed chunks kept as an embedding cache while a store is open (see Store.retired): 6 MB at 768-d. */
 const RETIRED_MAX = 2_000;
 
-/** Entries per section of the per-document parts (frequencies, documents). */
-const SECTION_DOCS = 2_500;
-
-type Section = StateSection;
-
-/**
- * Orama's save() state (split by saveState) in sections of bounded size: the serializer's own
- * bookkeeping grows with what it is given, so per-document parts are cut into slices of a few
- * thousand. The index section holds the index with an empty frequency map per property; each
- * property's map goes in "freq" slices, an empty one in none.
- */
-function* stateSections(o: Orama, textAt?: Float64Array): Generator<Section> {
-  const { ids, index, frequencies, docs, docCount, others } = saveState(o);
-  yield { kind: "ids", value: ids };
-  yield { kind: "index", value: { index, others, docCount } };
-  for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
-  const writer = new DocWriter();
-  for (const ids of docSlices(docs as Record<number, Doc>, lastInternalId(o))) {
-    const bytes = encodeDocs(docs as Record<number, Doc>, ids, writer, textAt);
-    // Offsets in the section so far, made offsets in the file once it is known where it goes.
-    const placed = textAt && ((sectionAt: number) => ids.forEach((id) => (textAt[id]! += sectionAt)));
-    yield { kind: "docs", bytes, ...(placed ? { placed } : {}) };
-  }
-}
-
-/** The highest internal id a document was given (ids are not reused by another document). */
-function lastInternalId(o: Orama): number {
-  let last = 0;
-  o.internalIds.forEach((internalId) => (last = Math.max(last, internalId)));
-  return last;
-}
-
-/**
- * The documents' internal ids in ascending order (the order a for…in over the documents gave),
- * SECTION_DOCS at a time, in one reused array (valid until the next slice): a key string and a
- * slice object per document were garbage of every save.
- */
-function* docSlices(docs: Record<number, Doc>, last: number): Generator<Uint32Array> {
-  const ids = new Uint32Array(SECTION_DOCS);
-  let n = 0;
-  for (let id = 1; id <= last; id++) {
-    if (!docs[id]) continue;
-    ids[n++] = id;
-    if (n === SECTION_DOCS) {
-      yield ids;
-      n = 0;
-    }
-  }
-  if (n > 0) yield ids.subarray(0, n);
-}
-
-/**
- * The documents of a section in our own binary form, UTF-8 throughout. As objects, the structured
- * clone wrote every text in UTF-16 once it held one character past Latin-1 (the documents were
- * 21 MB of a 23 MB state at 20k chunks), and each section's serialized copy stayed as garbage
- * until the save ended (a save's peak rose by the whole state). Here each section is encoded into
- * one buffer, reused for the next once it is written:
- *
- *   u32 count | count × (u32 internal id, u8 heading level, u8 flags, u32 start line, u32 end line,
- *   u32 source index) | strings, each u32 byte length + UTF-8: the distinct sources (u32 count
- *   first), then per document its id, content hash, heading and text
- *
- * flags bit 0: the document's embedding field is null (its vector is in the block; see insertChunk).
- */
-const FIXED_PER_DOC = 18;
-const fromUtf8 = new TextDecoder("utf-8", { fatal: true });
-
-class DocWriter {
-  // Written through Buffer.write and read into by offset: a view of the rest of the buffer per
-  // string written was a garbage object per string, the bulk of what encoding the documents left.
-  private buf = Buffer.alloc(1 << 16);
-  private view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
-  at = 0;
-
-  /** Start a section: `bytes` at most are needed. */
-  reset(bytes: number): void {
-    if (this.buf.byteLength < bytes) {
-      this.buf = Buffer.alloc(Math.ceil(bytes * 1.25));
-      this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
-    }
-    this.at = 0;
-  }
-  u8(x: number): void {
-    this.view.setUint8(this.at++, x);
-  }
-  u32(x: number): void {
-    this.view.setUint32(this.at, x, true);
-    this.at += 4;
-  }
-  str(x: string): void {
-    // The room reserved holds the longest UTF-8 form, so nothing is cut; lone surrogates become
-    // U+FFFD, as TextEncoder makes them.
-    const written = this.buf.write(x, this.at + 4, "utf8");
-    this.u32(written);
-    this.at += written;
-  }
-  /** A loaded document's text, copied from the index file it was loaded from, never decoded; returns where in the section it went. */
-  storedText(d: StoredDoc): number {
-    this.u32(d.textBytes);
-    const at = this.at;
-    d.textInto(this.buf, this.at);
-    this.at += d.textBytes;
-    return at;
-  }
-  /** The section's bytes: a view, valid until the next reset. */
-  bytes(): Uint8Array {
-    return this.buf.subarray(0, this.at);
-  }
-}
-
-/** Upper bound of a string's UTF-8 length with its prefix (a UTF-16 code unit is at most 3 bytes). */
-const strRoom = (x: string) => 4 + 3 * x.length;
-
-function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter, textAt?: Float64Array): Uint8Array {
-  const sourceIndex = new Map<string, number>();
-  let room = 8 + ids.length * FIXED_PER_DOC;
-  for (const id of ids) {
-    const d = docs[id]!;
-    if (!sourceIndex.has(d.source)) {
-      sourceIndex.set(d.source, sourceIndex.size);
-      room += strRoom(d.source);
-    }
-    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + (d instanceof StoredDoc ? 4 + d.textBytes : strRoom(d.text));
-  }
-  w.reset(room);
-  w.u32(ids.length);
-  for (const id of ids) {
-    const d = docs[id]!;
-    w.u32(id);
-    w.u8(d.headingLevel);
-    w.u8(d.embedding === null ? 1 : 0);
-    w.u32(d.startLine);
-    w.u32(d.endLine);
-    w.u32(sourceIndex.get(d.source)!);
-  }
-  w.u32(sourceIndex.size);
-  for (const source of sourceIndex.keys()) w.str(source);
-  for (const id of ids) {
-    const d = docs[id]!;
-    w.str(d.id);
-    w.str(d.contentHash);
-    w.str(d.heading);
-    if (d instanceof StoredDoc) {
-      const at = w.storedText(d);
-      if (textAt) textAt[id] = at;
-    } else w.str(d.text);
-  }
-  return w.bytes();
-}
-
-/**
- * The documents of a section, added to `out` as Orama's documents store holds them, their texts left
- * in the file (`texts`, the section starting at byte `sectionAt`): each is checked to be UTF-8
- * (`utf8`), not decoded.
- * Without `texts`, the texts are decoded into the documents. Throws on bytes that do not hold together.
- */
-function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: number, utf8: Utf8Check, out: Record<string, Doc>): void {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = 0;
-  const need = (n: number) => {
-    if (at + n > bytes.byteLength) throw new Error("a documents section is cut short");
-  };
-  const u32 = () => (need(4), (at += 4), view.getUint32(at - 4, true));
-  const str = () => {
-    const len = u32();
-    need(len);
-    at += len;
-    // Decoded by offset, not through a view per string (garbage a load made for every chunk).
-    // Bytes that are not UTF-8 decode as U+FFFD: only then is the strict decoder asked, which throws.
-    const s = buf.toString("utf8", at - len, at);
-    return s.includes("\uFFFD") ? fromUtf8.decode(bytes.subarray(at - len, at)) : s;
-  };
-  /** Where a text is in the file, and its length, once its bytes are known to be UTF-8. */
-  const text = (): [number, number] => {
-    const len = u32();
-    need(len);
-    at += len;
-    utf8.add(buf, at - len, len);
-    return [sectionAt + at - len, len];
-  };
-  const n = u32();
-  need(n * FIXED_PER_DOC);
-  const fixed = at;
-  at += n * FIXED_PER_DOC;
-  const sources = Array.from({ length: u32() }, str);
-  for (let i = 0; i < n; i++) {
-    const f = fixed + i * FIXED_PER_DOC;
-    const source = sources[view.getUint32(f + 14, true)];
-    if (source === undefined) throw new Error("a document names a source its section does not hold");
-    const id = str();
-    const contentHash = str();
-    const heading = str();
-    const [headingLevel, startLine, endLine] = [view.getUint8(f + 4), view.getUint32(f + 6, true), view.getUint32(f + 10, true)];
-    let doc: Doc;
-    if (texts) {
-      const [textAt, textBytes] = text();
-      doc = new StoredDoc(id, source, heading, headingLevel, startLine, endLine, contentHash, texts, textAt, textBytes);
-    } else doc = { id, source, heading, text: str(), headingLevel, startLine, endLine, contentHash };
-    if (view.getUint8(f + 5) & 1) doc.embedding = null;
-    out[view.getUint32(f, true)] = doc;
-  }
-  if (at !== bytes.byteLength) throw new Error("a documents section has bytes past its documents");
-  utf8.flush();
-}
-
-/**
- * Checks that texts are UTF-8 a batch at a time: copied into one reused buffer, each followed by a
- * newline, and the buffer checked when full. A view of the section per text, to check it alone,
- * was the most numerous garbage of a load. Checked whole, the batch is UTF-8 exactly when every
- * text is: a newline can neither end a character begun before it nor continue one.
- */
-class Utf8Check {
-  private buf = Buffer.allocUnsafe(1 << 16);
-  private used = 0;
-  add(from: Buffer, at: number, len: number): void {
-    if (len + 1 > this.buf.byteLength) {
-      if (!isUtf8(from.subarray(at, at + len))) throw new Error("a document's text is not UTF-8");
-      return;
-    }
-    if (this.used + len + 1 > this.buf.byteLength) this.flush();
-    from.copy(this.buf, this.used, at, at + len);
-    this.buf[this.used + len] = 0x0a;
-    this.used += len + 1;
-  }
-  flush(): void {
-    if (this.used && !isUtf8(this.buf.subarray(0, this.used))) throw new Error("a document's text is not UTF-8");
-    this.used = 0;
-  }
-}
-
-function* slices(record: Record<string, unknown>): Generator<Record<string, unknown>> {
-  let part: Record<string, unknown> = {};
-  let n = 0;
-  for (const key in record) {
-    part[key] = record[key];
-    if (++n === SECTION_DOCS) {
-      yield part;
-      part = {};
-      n = 0;
-    }
-  }
-  if (n > 0) yield part;
-}
-
-/** The reverse of stateSections: the sections of a file, read one at a time. */
-function joinSections(file: IndexFile, texts: TextFile | undefined): SavedState {
-  let ids: unknown;
-  let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
-  const frequencies: SavedState["frequencies"] = {};
-  const docs: SavedState["docs"] = {};
-  const utf8 = new Utf8Check();
-  // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
-  readStateSections(file, (kind, v, at) => {
-    if (kind === "ids") ids = v;
-    else if (kind === "index") head = v as typeof head;
-    else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
-    else decodeDocs(v as Uint8Array, texts, at, utf8, docs as Record<string, Doc>);
-  });
-  return { ids, ...head, frequencies, docs };
-}
-
-/** The Orama state could not be read; the vectors could, and are handed back as a cache. */
-class UnreadableIndex extends IndexDamagedError {
-  constructor(
-    reason: string,
-    readonly vectors: Map<string, Float32Array>,
-  ) {
-    super(reason);
-  }
-}
-
-/**
- * Load an index file into Orama. The vector block comes back as one Float32Array that the
- * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
- */
-function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean): { meta: StoreMeta; orama: Orama } {
-  const { head } = file;
-  const dim = head.meta.dim ?? 0;
-  // Bound once it is loaded: load() replaces the index objects a binding would hold.
-  const db = createDb(head.meta.dim);
-  const shape = indexShape(db);
-  // The state first, the vectors last: the state's load leaves garbage that, read after the
-  // vectors, added to a peak already holding them (figures in docs/BENCHMARKS.md). Its damage is
-  // told once the vectors are read, so they are still handed back as a cache.
-  let broken: string | undefined;
-  try {
-    loadState(db, joinSections(file, texts));
-    if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
-    if (count(db) !== head.count) throw new Error("document count does not match the header");
-  } catch (e) {
-    broken = oneLine(e);
-  }
-  if (keywordsOnly) {
-    if (broken !== undefined) throw new IndexDamagedError(broken);
-    // The file list is in the layout, checked by its own CRC-32; the block after it is not read.
-    return { meta: { ...head.meta, files: readLayout(file, true).files }, orama: bindOrama<Doc>(db) };
-  }
-  if (lowPeak) Bun.gc(true);
-  if (lowPeak && texts && broken === undefined && dim && head.vectorCount * dim >= KERNEL_MIN_FLOATS) {
-    const files = readColdVectors(file, texts, dim, db);
-    if (files) return { meta: { ...head.meta, files }, orama: bindOrama<Doc>(db) };
-  }
-  // Read into the rows the vector scan reads (the SIMD kernel's memory for a block it scans), with room for new turns.
-  const { layout, block } = readVectorPart(file, (dim, rows) => rowsFor(dim, rows + (dim ? spareRows(rows) : 0)));
-  const cache = () => vectorsByContent(layout, block, dim);
-  if (broken !== undefined) throw new UnreadableIndex(broken, cache());
-  let orama: Orama;
-  try {
-    // The file's block becomes the vector index as it is: no object per vector.
-    if (dim) replaceVectorNode(db, VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));
-    orama = bindOrama<Doc>(db);
-  } catch (e) {
-    throw new UnreadableIndex(oneLine(e), cache());
-  }
-  return { meta: { ...head.meta, files: layout.files }, orama };
-}
-
-/**
- * The watch process's load (Store.open with lowPeak): the vector block streamed from the file a few
- * MiB at a time into a cold block (vector-block.ts), which keeps int8 codes of the rows and reads
- * their floats through `texts` when a search needs them, put in `db`. Returns the layout's file
- * list; undefined when the block fails its CRC-32 (nothing put in `db`): the caller then reads it
- * as before, which tells the damage the same way.
- */
-function readColdVectors(file: IndexFile, texts: TextFile, dim: number, db: AnyOrama): StoreMeta["files"] | undefined {
-  const layout = readLayout(file, true);
-  const n = layout.vectorIds.length;
-  if (n !== file.head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
-  let block: VectorBlock;
-  try {
-    block = VectorBlock.cold(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file));
-  } catch (e) {
-    throw new IndexDamagedError(oneLine(e));
-  }
-  if (!streamVectorBlock(file, (first, floats, count) => block.coldFill(first, floats, count))) return undefined;
-  replaceVectorNode(db, block);
-  return layout.files;
-}

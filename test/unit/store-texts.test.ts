@@ -8,10 +8,10 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, ren
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyOrama } from "@orama/orama";
-import { documents } from "../../src/index/orama-internals.ts";
+import { documents } from "../../src/index/engine/orama-internals.ts";
 import { INDEX_FILE, Store } from "../../src/index/store.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
-import { VectorBlock } from "../../src/index/vector-block.ts";
+import { VectorBlock } from "../../src/index/engine/vector-block.ts";
 import * as fs from "node:fs";
 import { patchDocs } from "../helpers/index-bytes.ts";
 
@@ -57,7 +57,7 @@ function fdsOn(path: string): { fd: string; target: string }[] {
   });
 }
 
-const docsOf = (s: Store) => Object.values(documents<{ text: string }>((s as unknown as { db: AnyOrama }).db));
+const docsOf = (s: Store) => Object.values(documents<{ text: string }>((s as unknown as { engine: { db: AnyOrama } }).engine.db));
 
 describe("a loaded store's texts", () => {
   test("stay in the index file: no document holds its text, yet every chunk, hit and prefix lookup gives it", () => {

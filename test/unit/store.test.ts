@@ -95,7 +95,7 @@ describe("Store", () => {
 });
 
 describe("an index saved empty", () => {
-  const state = (s: Store) => oramaSave((s as unknown as { db: AnyOrama }).db);
+  const state = (s: Store) => oramaSave((s as unknown as { engine: { db: AnyOrama } }).engine.db);
 
   for (const dim of [null, 4]) {
     test(`round-trips to the shape of a new one, then takes inserts and finds them (${dim ? "with" : "without"} vectors)`, () => {

@@ -15,8 +15,8 @@
  * stored magnitude could break that reasoning (not finite, a magnitude of 0, one that is not the
  * row's: only a file we did not write holds those) gets no bound: it is always scored exactly.
  */
-import { IndexDamagedError } from "../core/errors.ts";
-import { CodeMemory } from "./vector-kernel.ts";
+import { IndexDamagedError } from "../../core/errors.ts";
+import { CodeMemory } from "./kernels.ts";
 
 /** The file a cold block's rows are read from: readInto throws IndexDamagedError once it is closed or cut short. */
 export interface RowFile {

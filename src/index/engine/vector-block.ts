@@ -20,7 +20,7 @@
  * exact scan's, to the bit and in the same order; rows, holes, squeezes and growth are the same.
  */
 import { ColdRows, type RowFile } from "./vector-cold.ts";
-import { dotAt, RowMemory } from "./vector-kernel.ts";
+import { dotAt, RowMemory } from "./kernels.ts";
 import { Best } from "./best.ts";
 
 type InternalId = number;
