@@ -21,13 +21,13 @@ import { closeSync, fstatSync, lstatSync, readdirSync, readSync, rmSync } from "
 import { join } from "node:path";
 import * as v from "valibot";
 import { IndexDamagedError, MemsearchError, NotFoundError } from "../core/errors.ts";
-import { openOwnFile } from "../core/fsutil.ts";
+import { atomicWrite, errCode, openOwnFile } from "../core/fsutil.ts";
 import { isAlive } from "../core/processes.ts";
-import { INDEX_FILE } from "../core/project.ts";
+import { INDEX_FILE, MANIFEST_FILE } from "../core/project.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 // Named with the project's other files; imported from here too, with the format it names.
-export { INDEX_FILE };
+export { INDEX_FILE, MANIFEST_FILE };
 /** Bytes reserved for the head beyond its per-section entries. */
 export const HEAD_SPACE = 2048;
 /**
@@ -39,8 +39,10 @@ export const HEAD_SPACE = 2048;
  * v9: the compact text index (compact-index.ts): no per-chunk token frequencies, the radix tree
  *     as flat arrays with its postings in one Uint32Array; the documents as columns, their texts
  *     as one UTF-8 block per section.
+ * v10: the file is the base of an index that may have segments after it (segments.ts): its head
+ *     carries the id they name. An older memsearch would read the base alone and miss them.
  */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** What we remember per markdown file so an unchanged file costs one stat. */
 export interface FileRecord {
@@ -74,6 +76,8 @@ export interface StoreMeta {
 
 export interface Head {
   meta: Omit<StoreMeta, "files">;
+  /** Since v10: this base's id, which its segments and the manifest name (segments.ts). */
+  id: string;
   count: number;
   fileCount: number;
   vectorCount: number;
@@ -125,13 +129,18 @@ const HEAD_CRC_FIELD = ',"headCrc":';
  * JSON without it. A reader checks the bytes before that field, closed with "}" (headChecksumOk).
  */
 export function sealHead(head: Omit<Head, "headCrc"> | Head): string {
-  const { headCrc: _, ...rest } = head as Head;
+  return sealJson(head);
+}
+
+/** Any JSON object sealed as the head is (the segments' heads and the manifest are too: segments.ts). */
+export function sealJson(value: object): string {
+  const { headCrc: _, ...rest } = value as { headCrc?: number };
   const body = JSON.stringify(rest);
   return `${body.slice(0, -1)}${HEAD_CRC_FIELD}${crc32(Buffer.from(body))}}`;
 }
 
 /** The head's bytes (JSON and its padding) agree with the `headCrc` they end with. */
-function headChecksumOk(bytes: Buffer, head: Head): boolean {
+export function headChecksumOk(bytes: Buffer, head: { headCrc: number }): boolean {
   const at = bytes.lastIndexOf(HEAD_CRC_FIELD);
   if (at < 0) return false;
   return crc32(Buffer.concat([bytes.subarray(0, at), Buffer.from("}")])) === head.headCrc;
@@ -208,6 +217,7 @@ const HeadOfAnyVersion = v.looseObject({ meta: v.looseObject({ schemaVersion: Co
 const CurrentHead = v.object({
   meta: v.object({ schemaVersion: v.literal(SCHEMA_VERSION), model: v.string(), dim: Dim, updatedAt: v.string() }),
   ...Figures,
+  id: v.pipe(v.string(), v.regex(/^[0-9a-z]+$/)),
   runtime: v.string(),
   fileBytes: Count,
   crc: v.object({ layout: Count, sections: v.array(Count), vectors: Count }),
@@ -244,6 +254,7 @@ function olderHead(h: v.InferOutput<typeof HeadOfAnyVersion>): Head {
     jsonBytes: h.jsonBytes,
     sections: h.sections,
     kinds: h.kinds,
+    id: "",
     runtime: str(h.runtime),
     fileBytes: 0,
     crc: { layout: 0, sections: [], vectors: 0 },
@@ -330,37 +341,6 @@ export function checksumProblem(parts: Part[]): string {
   return `checksum mismatch in the ${parts.map((p) => names[p]).join(" and ")}`;
 }
 
-/**
- * Everything about an index file short of loading Orama: present, readable, this version,
- * the right size and every part's checksum right. What stats and the no-op re-index rely on.
- */
-export type IndexCheck = { state: "missing" } | { state: "ok"; file: IndexSummary } | { state: "unusable"; reason: string };
-
-export function checkIndex(indexDir: string): IndexCheck {
-  let file: IndexFile;
-  try {
-    file = openIndexFile(join(indexDir, INDEX_FILE));
-  } catch (e) {
-    if (e instanceof NotFoundError) return { state: "missing" };
-    if (e instanceof IndexDamagedError) return { state: "unusable", reason: unreadable(e.reason) };
-    throw e;
-  }
-  try {
-    const version = file.head.meta.schemaVersion;
-    if (version !== SCHEMA_VERSION) return { state: "unusable", reason: otherVersion(version) };
-    const problem = sizeProblem(file);
-    if (problem) return { state: "unusable", reason: unreadable(problem) };
-    const bad = damagedParts(file);
-    if (bad.length) return { state: "unusable", reason: unreadable(checksumProblem(bad)) };
-    return { state: "ok", file: summaryOf(file) };
-  } catch (e) {
-    if (e instanceof IndexDamagedError) return { state: "unusable", reason: unreadable(e.reason) };
-    throw e;
-  } finally {
-    closeSync(file.fd);
-  }
-}
-
 /** Why an index is rebuilt, as the start of the one notice that says so. */
 export function unreadable(detail: string): string {
   return `the index was unreadable (${detail})`;
@@ -372,6 +352,10 @@ export function otherVersion(version: number): string {
 
 export interface IndexSummary {
   schemaVersion: number;
+  /** The base's id (segments name it). */
+  id: string;
+  /** Segments after the base the manifest names (their chunks are in the counts, their bytes in `bytes`). */
+  segments: number;
   model: string;
   dim: number | null;
   updatedAt: string;
@@ -383,7 +367,7 @@ export interface IndexSummary {
   loadable: boolean;
 }
 
-function withIndexFile<T>(indexDir: string, fn: (f: IndexFile) => T): T | undefined {
+export function withIndexFile<T>(indexDir: string, fn: (f: IndexFile) => T): T | undefined {
   let file: IndexFile | undefined;
   try {
     file = openIndexFile(join(indexDir, INDEX_FILE));
@@ -395,53 +379,29 @@ function withIndexFile<T>(indexDir: string, fn: (f: IndexFile) => T): T | undefi
   }
 }
 
-function summaryOf(f: IndexFile): IndexSummary {
-  return {
+/**
+ * The base's figures, and, when the manifest names this base, the figures after its segments (the
+ * manifest keeps them) with their bytes.
+ */
+export function summaryOf(f: IndexFile, manifest?: ReturnType<typeof readManifest>): IndexSummary {
+  const base: IndexSummary = {
     ...f.head.meta,
+    id: f.head.id,
+    segments: 0,
     chunks: f.head.count,
     files: f.head.fileCount,
     vectors: f.head.vectorCount,
     bytes: f.size,
     loadable: f.head.runtime === Bun.version && f.head.meta.schemaVersion === SCHEMA_VERSION && sizeProblem(f) === undefined,
   };
+  if (!manifest || "damaged" in manifest || manifest.baseId !== f.head.id || !f.head.id) return base;
+  const { chunks, files, vectors } = manifest.counts;
+  return { ...base, chunks, files, vectors, updatedAt: manifest.updatedAt, segments: manifest.segments.length, bytes: f.size + manifest.segments.reduce((a, s) => a + s.bytes, 0) };
 }
 
-/** The head only: what stats, status lines and hooks need, at the same cost for any index size. */
+/** The head and the manifest only: what stats, status lines and hooks need, at the same cost for any index size. */
 export function peekIndex(indexDir: string): IndexSummary | undefined {
-  return withIndexFile(indexDir, summaryOf);
-}
-
-/**
- * The head and the per-file records: what a no-op re-index compares with the markdown. With
- * `verify`, undefined unless every part's checksum is right too (a no-op run must not vouch
- * for a damaged index).
- */
-export function peekIndexFiles(indexDir: string, opts: { verify?: boolean } = {}): (IndexSummary & { fileRecords: Record<string, FileRecord> }) | undefined {
-  return withIndexFile(indexDir, (f) => {
-    const summary = summaryOf(f);
-    if (!opts.verify) return { ...summary, fileRecords: readLayout(f).files };
-    if (!summary.loadable) return undefined;
-    const layout = readLayout(f, true); // throws on a CRC mismatch: undefined
-    return damagedParts(f, ["state", "vectors"]).length ? undefined : { ...summary, fileRecords: layout.files };
-  });
-}
-
-/** What reset removed: the index file (its size when there was one) and writers' leftovers. */
-export interface Dropped {
-  /** Bytes of the index file, or undefined when there was none. */
-  indexBytes?: number;
-  temps: Swept;
-}
-
-/** Remove the index file and the temp files of interrupted writes (reset). */
-export function removeIndex(indexDir: string): Dropped {
-  const path = join(indexDir, INDEX_FILE);
-  let indexBytes: number | undefined;
-  try {
-    indexBytes = lstatSync(path).size;
-  } catch {}
-  rmSync(path, { force: true });
-  return { indexBytes, temps: sweepIndexTemps(indexDir) };
+  return withIndexFile(indexDir, (f) => summaryOf(f, readManifest(indexDir)));
 }
 
 export interface Swept {
@@ -466,10 +426,11 @@ export function sweepIndexTemps(indexDir: string, now = Date.now()): Swept {
   } catch {
     return out;
   }
-  const prefix = `${INDEX_FILE}.tmp-`;
   for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    // The base's, the manifest's and the segments' (atomicWrite names them all so).
+    const temp = /^(?:index\.bin|manifest\.json|seg-[0-9a-z]+-\d{6}\.bin)\.tmp-(\d+)-/.exec(name);
+    if (!temp) continue;
+    const pid = Number(temp[1]);
     const path = join(indexDir, name);
     let st;
     try {
@@ -502,5 +463,65 @@ export function clearIndexPath(path: string): void {
   }
   // A symlink is left alone: the rename that saves the index replaces the link itself.
   if (!st.isFile() && !st.isSymbolicLink()) rmSync(path, { recursive: true, force: true });
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// The manifest: the base and the segments after it, in order (segments.ts says what they are).
+
+
+export interface SegmentEntry {
+  name: string;
+  seq: number;
+  bytes: number;
+  crc: number;
+  /** Chunks it removes (each a tombstone over bytes that stay on disk until a merge). */
+  removed: number;
+}
+
+const ManifestSchema = v.object({
+  v: v.literal(1),
+  baseId: v.string(),
+  segments: v.array(v.object({ name: v.pipe(v.string(), v.regex(/^seg-[0-9a-z]+-\d{6}\.bin$/)), seq: Count, bytes: Count, crc: Count, removed: Count })),
+  counts: v.object({ chunks: Count, files: Count, vectors: Count }),
+  updatedAt: v.string(),
+  headCrc: Count,
+});
+
+export type Manifest = Omit<v.InferOutput<typeof ManifestSchema>, "headCrc">;
+
+/** The manifest, undefined when there is none, or why it cannot be read. */
+export function readManifest(indexDir: string): Manifest | undefined | { damaged: string } {
+  let bytes: Buffer;
+  try {
+    const fd = openOwnFile(join(indexDir, MANIFEST_FILE), "read");
+    try {
+      const size = fstatSync(fd).size;
+      if (size > 16 << 20) return { damaged: "the index's manifest is too large" };
+      bytes = Buffer.allocUnsafe(size);
+      readExactly(fd, bytes, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (e) {
+    if (errCode(e) === "ENOENT") return undefined;
+    if (e instanceof IndexDamagedError) return { damaged: "the index's manifest is cut short" };
+    if (["EISDIR", "ELOOP", "ENOTREG"].includes(errCode(e) ?? "")) return { damaged: "the index's manifest is not a regular file" };
+    throw new MemsearchError(`cannot read the index's manifest in ${indexDir}: ${errCode(e) ?? e}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return { damaged: "the index's manifest is not JSON" };
+  }
+  const m = v.safeParse(ManifestSchema, raw);
+  if (!m.success || !headChecksumOk(bytes, m.output)) return { damaged: "checksum mismatch in the index's manifest" };
+  const { headCrc: _, ...manifest } = m.output;
+  return manifest;
+}
+
+export function writeManifest(indexDir: string, m: Manifest): void {
+  atomicWrite(join(indexDir, MANIFEST_FILE), sealJson(m));
 }
 

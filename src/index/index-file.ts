@@ -22,6 +22,8 @@ const RAW_KINDS: ReadonlySet<string> = new Set<StateSection["kind"]>(["docs"]);
 /** Everything an index file holds, as plain data: what store.ts makes of Orama, and gets back. */
 export interface IndexContent {
   meta: StoreMeta;
+  /** The new base's id (segments.ts newBaseId). */
+  id: string;
   /** Documents in the state. */
   count: number;
   layout: Layout;
@@ -94,6 +96,7 @@ export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: b
   atomicWrite(path, parts(), (fd) => {
     const head: Omit<Head, "headCrc"> = {
       meta: rest,
+      id: c.id,
       count: c.count,
       fileCount: Object.values(files).filter((f) => !f.skipped).length,
       vectorCount: c.layout.vectorIds.length,

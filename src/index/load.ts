@@ -101,7 +101,7 @@ export class UnreadableIndex extends IndexDamagedError {
  * Load an index file into an engine. The vector block comes back as one Float32Array that the
  * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
-export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean): { meta: StoreMeta; engine: Engine<Doc> } {
+export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean, lazy = false): { meta: StoreMeta; engine: Engine<Doc> } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
   // The state first, the vectors last: the state's load leaves garbage that, read after the
@@ -118,6 +118,18 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
     if (broken !== undefined) throw new IndexDamagedError(broken);
     // The file list is in the layout, checked by its own CRC-32; the block after it is not read.
     return { meta: { ...head.meta, files: readLayout(file, true).files }, engine: engine! };
+  }
+  if (lazy && texts && engine && dim) {
+    // A writer's load: the ids and magnitudes only; a row is read from the file when asked for.
+    const layout = readLayout(file, true);
+    const n = layout.vectorIds.length;
+    if (n !== head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
+    try {
+      engine.setVectors(VectorBlock.lazy(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file)));
+    } catch (e) {
+      throw new IndexDamagedError(oneLine(e));
+    }
+    return { meta: { ...head.meta, files: layout.files }, engine };
   }
   if (lowPeak) Bun.gc(true);
   if (lowPeak && texts && engine && dim && head.vectorCount * dim >= KERNEL_MIN_FLOATS) {
@@ -164,7 +176,7 @@ function readColdVectors(file: IndexFile, texts: TextFile, dim: number, engine: 
  * The state goes in sections, each serialized and dropped before the next is made: serializing
  * it whole cost 80–150 MB of peak memory at 20k chunks.
  */
-export function writeIndex(path: string, meta: StoreMeta, engine: Engine<Doc>, reopen: boolean): MovedTexts | undefined {
+export function writeIndex(path: string, id: string, meta: StoreMeta, engine: Engine<Doc>, reopen: boolean): MovedTexts | undefined {
   const { docs, vectors } = engine;
   const { ids: vectorIds, magnitudes } = vectors?.columns() ?? { ids: [], magnitudes: [] };
   const vectorHashes = vectorIds.map((id) => docs[id]?.contentHash ?? "");
@@ -176,6 +188,7 @@ export function writeIndex(path: string, meta: StoreMeta, engine: Engine<Doc>, r
     path,
     {
       meta,
+      id,
       count: docCount,
       layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
       sections: stateSections(engine, at),

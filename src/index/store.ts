@@ -1,15 +1,19 @@
 import { closeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
-import { clearIndexPath, INDEX_FILE, openIndexFile, otherVersion, readLayout, SCHEMA_VERSION, sizeProblem, sweepIndexTemps, unreadable, type IndexFile, type FileRecord, type StoreMeta } from "./format.ts";
+import { clearIndexPath, INDEX_FILE, otherVersion, peekIndex, readLayout, readManifest, SCHEMA_VERSION, sizeProblem, sweepIndexTemps, unreadable, writeManifest, type IndexFile, type FileRecord, type Manifest, type StoreMeta } from "./format.ts";
 import { readVectorPart, vectorsByContent } from "./index-file.ts";
 import { StoredDoc, TextFile, toChunk, type Doc } from "./docs.ts";
 import { readIndex, UnreadableIndex, writeIndex, type MovedTexts } from "./load.ts";
-import { Engine, type SourceFilter } from "./engine/engine.ts";
+import { indexStamp, openBase, readSegmentFor, segmentsOf } from "./disk.ts";
+import { encodeSegment, mergeDue, newBaseId, removeSegments, strayingSegments, writeSegmentFile, type AddOp, type Op, type Segment } from "./segments.ts";
+import { Engine } from "./engine/engine.ts";
 import { createTokenizer } from "./tokenizer.ts";
+import { StoreReads } from "./store-reads.ts";
 import type { StoredChunk } from "./types.ts";
 
 export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
+export type { CosineBackground, Hit, TextStats } from "./store-reads.ts";
 
 export interface OpenResult {
   store: Store;
@@ -25,38 +29,24 @@ export interface OpenResult {
   sources?: string[];
   /** Opened with `anyModel`: the embedding model the index was built with, when not the one asked for. */
   otherModel?: string;
+  /**
+   * Segments after the base that could not be replayed (damaged, missing, torn), as the start of a
+   * sentence: the store holds the base and every whole segment, made consistent, and the files the
+   * lost ones touched are to be read again from the markdown (heal.ts), then a new base written.
+   */
+  segmentsLost?: string;
 }
 
-export interface Hit {
-  chunk: StoredChunk;
-  /** BM25 score, 0 when the chunk was found by vector only. */
-  bm25: number;
-  /** Cosine similarity, undefined when not found by vector. */
-  cosine?: number;
-  /** Distinct tokens the chunk is indexed under (BM25's field length), on full-text hits. */
-  length?: number;
-}
-
-/** The spread of one query's cosines over the index (Store.cosineBackground). */
-export interface CosineBackground {
-  mean: number;
-  sd: number;
-  /** Cosines it was measured on. */
-  sampled: number;
-  /** Vectors in the index: how many chunks a query's best cosine is the best of. */
-  vectors: number;
-}
-
-/** A query's background is measured on every vector of an index of fewer than twice this many, else on every k-th one (this many to twice as many). */
-const BACKGROUND_SAMPLE = 512;
-
-/** What BM25 needs to know about the whole index, for ranking candidates outside Orama. */
-export interface TextStats {
-  docs: number;
-  /** Mean distinct tokens per chunk. */
-  avgLength: number;
-  /** Chunks indexed under exactly this token. */
-  df(token: string): number;
+/**
+ * How to open (Store.open). `lazyVectors`: for a writer (an index run of a few files, `remember`,
+ * `forget`), the vector block is not read: a row is read from the file when it is asked for, and
+ * only a new base (a merge) reads them all.
+ */
+export interface OpenOptions {
+  anyModel?: boolean;
+  lowPeak?: boolean;
+  keywordsOnly?: boolean;
+  lazyVectors?: boolean;
 }
 
 /** A new engine over our tokenizer. */
@@ -74,19 +64,15 @@ function newEngine(dim: number | null): Engine<Doc> {
  * read the clone format, the index is rebuilt from the markdown and the vectors are kept as an
  * embedding cache.
  */
-export class Store {
-  /** The search engine (engine/engine.ts): Orama with our components. */
-  private engine: Engine<Doc>;
-  meta: StoreMeta;
+export class Store extends StoreReads {
   readonly path: string;
   private dirty = false;
   /** The index file this store's loaded documents read their texts from (TextFile), if any. */
   private texts: TextFile | undefined;
 
   private constructor(path: string, meta: StoreMeta, engine: Engine<Doc>) {
+    super(meta, engine);
     this.path = path;
-    this.meta = meta;
-    this.engine = engine;
   }
 
   static empty(indexDir: string, model: string, dim: number | null = null): Store {
@@ -111,11 +97,21 @@ export class Store {
    * `keywordsOnly`: for a search with embeddings turned off, the vector block (most of the file) is
    * neither read nor checked, and the store can never be saved (it holds no vectors to save).
    */
-  static open(indexDir: string, model: string, opts: { anyModel?: boolean; lowPeak?: boolean; keywordsOnly?: boolean } = {}): OpenResult {
+  static open(indexDir: string, model: string, opts: OpenOptions = {}): OpenResult {
+    const stamp = indexStamp(indexDir);
+    const first = Store.openOnce(indexDir, model, opts);
+    // Segments a merge took in and removed while they were read: not lost, read the new base instead.
+    if (!first.segmentsLost || indexStamp(indexDir) === stamp) return first;
+    first.store.texts?.close();
+    return Store.openOnce(indexDir, model, opts);
+  }
+
+  private static openOnce(indexDir: string, model: string, opts: OpenOptions): OpenResult {
     const path = join(indexDir, INDEX_FILE);
     let file: IndexFile;
+    let manifest: ReturnType<typeof readManifest>;
     try {
-      file = openIndexFile(path);
+      ({ file, manifest } = openBase(indexDir));
     } catch (e) {
       if (e instanceof NotFoundError) return { store: Store.empty(indexDir, model), missing: true };
       if (e instanceof IndexDamagedError) return unusable(indexDir, model, unreadable(e.reason));
@@ -146,13 +142,15 @@ export class Store {
       // Windows may refuse to rename a new index over a file a process holds open: texts are read
       // into memory there, as before.
       texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
-      const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true);
+      const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true, opts.lazyVectors === true);
       const store = new Store(path, decoded.meta, decoded.engine);
       store.texts = texts;
       kept = texts !== undefined;
       if (opts.keywordsOnly) store.keywordsOnly = true;
       if (opts.keywordsOnly || meta.model !== model) store.ignoreVectors();
-      return meta.model === model ? { store } : { store, otherModel: meta.model };
+      const lost = store.replay(indexDir, file, manifest);
+      const out: OpenResult = meta.model === model ? { store } : { store, otherModel: meta.model };
+      return lost ? { ...out, segmentsLost: lost } : out;
     } catch (e) {
       if (e instanceof UnreadableIndex) return rebuild(unreadable(e.reason), e.vectors);
       if (e instanceof IndexDamagedError) return rebuild(unreadable(e.reason));
@@ -167,9 +165,6 @@ export class Store {
   get dim(): number | null {
     return this.meta.dim;
   }
-  get size(): number {
-    return this.engine.size;
-  }
   get isDirty(): boolean {
     return this.dirty;
   }
@@ -179,6 +174,17 @@ export class Store {
    * embedding) between two reads knows whether the first still holds.
    */
   revision = 0;
+
+  /** The base and segments on disk this store holds (loaded, or last saved); none for a store not yet saved. */
+  private persisted: { baseId: string; manifest: Manifest; baseBytes: number; baseChunks: number } | undefined;
+  /** The store's operations since `persisted`, in order: the next segment (segments.ts). */
+  private journal: Op[] = [];
+  private journalVectors: Float32Array[] = [];
+  /** A change a segment cannot hold (another dimension), or lost segments: the next save writes a new base. */
+  private needsBase = false;
+  private record(op: Op): void {
+    if (this.persisted) this.journal.push(op);
+  }
 
   /** Vectors saved from an index whose other parts could not be read (see UnreadableIndex). */
   carried: Map<string, Float32Array> = new Map();
@@ -249,7 +255,9 @@ export class Store {
         this.retired.set(hash, block.get(internal)!.slice());
       }
     }
-    return this.engine.remove(id);
+    const removed = this.engine.remove(id);
+    if (removed) this.record(["r", id]);
+    return removed;
   }
 
   /**
@@ -265,19 +273,8 @@ export class Store {
     this.retired.clear();
     this.missing = undefined;
     for (const c of old) this.insertChunk(c, vectors.get(c.contentHash));
+    this.needsBase = true;
     this.dirty = true;
-  }
-
-  getChunk(chunkHash: string): StoredChunk | undefined {
-    const d = this.getDoc(chunkHash);
-    return d ? toChunk(d) : undefined;
-  }
-
-  /** Every stored chunk whose hash starts with `prefix` (expand accepts unambiguous prefixes). */
-  findByPrefix(prefix: string): StoredChunk[] {
-    const out: StoredChunk[] = [];
-    for (const d of Object.values(this.docs())) if (d.id.startsWith(prefix)) out.push(toChunk(d));
-    return out;
   }
 
   /** Replace the chunks of one file. Chunks already stored with the same hash are kept as they are. */
@@ -310,6 +307,7 @@ export class Store {
       ...(rec.curated ? { curated: true as const } : {}),
       ...(rec.leftOut?.length ? { leftOut: rec.leftOut } : {}),
     };
+    this.recordFile(source);
     this.dirty = true;
     return { added, removed };
   }
@@ -320,6 +318,7 @@ export class Store {
     if (f && (f.mtimeMs !== rec.mtimeMs || f.size !== rec.size)) {
       f.mtimeMs = rec.mtimeMs;
       f.size = rec.size;
+      this.recordFile(source);
       this.dirty = true;
     }
   }
@@ -332,6 +331,7 @@ export class Store {
   skipFile(source: string, rec: { mtimeMs: number; size: number; curated?: boolean }, reason: "binary"): number {
     const removed = this.removeFile(source);
     this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: [], skipped: reason, ...(rec.curated ? { curated: true as const } : {}) };
+    this.recordFile(source);
     this.dirty = true;
     return removed;
   }
@@ -343,8 +343,14 @@ export class Store {
     // One remove() per id: removeMultiple() returns before it is done (see the Orama traps).
     for (const id of f.chunks) if (this.removeDoc(id)) n++;
     delete this.meta.files[source];
+    this.record(["x", source]);
     this.dirty = true;
     return n;
+  }
+
+  /** A file's record as it is now, into the journal (a copy: the record may change in place later). */
+  private recordFile(source: string): void {
+    if (this.persisted) this.journal.push(["f", source, structuredClone(this.meta.files[source]!)]);
   }
 
   /**
@@ -388,10 +394,6 @@ export class Store {
     return this.meta.files[source]?.curated === true;
   }
 
-  sources(): string[] {
-    return Object.keys(this.meta.files);
-  }
-
   private insertChunk(c: StoredChunk, vec: Float32Array | undefined): void {
     this.revision++;
     const doc: Doc = {
@@ -404,7 +406,12 @@ export class Store {
       endLine: c.endLine,
       contentHash: c.contentHash,
     };
-    if (vec && this.meta.dim && vec.length === this.meta.dim) {
+    const withVector = vec !== undefined && this.meta.dim !== null && vec.length === this.meta.dim;
+    if (this.persisted) {
+      const at = withVector ? this.journalVectors.push(vec) - 1 : -1;
+      this.journal.push(["a", doc.id, doc.source, doc.heading, doc.text, doc.headingLevel, doc.startLine, doc.endLine, doc.contentHash, at]);
+    }
+    if (withVector) {
       const internal = this.engine.add(doc, vec);
       this.byContent?.set(c.contentHash, internal);
       this.missing?.delete(c.chunkHash);
@@ -414,148 +421,132 @@ export class Store {
     }
   }
 
-  /** Full-text (BM25) candidates for index tokens (as tokenizer.ts makes them), each matched as a prefix. */
-  searchText(terms: string[], limit: number, sourcePrefix?: string): Hit[] {
-    const where = this.whereSource(sourcePrefix);
-    if (where === null || terms.length === 0) return [];
-    return this.engine.searchText(terms, limit, where).map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: h.score, length: this.engine.fieldLength(this.internalId(h.id)!) }));
-  }
-
-  textStats(): TextStats {
-    return this.engine.textStats();
-  }
-
-  /**
-   * The query terms worth asking Orama for. A term found in a large share of chunks adds
-   * almost nothing to BM25 (its idf is near zero) yet makes Orama score every chunk holding
-   * it: at 20k chunks one such word took a search from 5 ms to 70 ms. The rarest term is
-   * always kept, so a query of common words still finds something. The terms left out still
-   * count in the ranking of what was found (rank.ts).
-   */
-  selectiveTerms(terms: string[], maxShare = 0.15): string[] {
-    const n = this.size;
-    if (n < 200 || terms.length <= 1) return terms;
-    // Terms match as prefixes ("fix" also finds "fixture"), so count what Orama will score:
-    // every document of every word the term expands to.
-    const df = (t: string) => this.engine.prefixCount(t);
-    // The word itself is one of its prefix matches: when it alone is over the limit, so is the
-    // term, and the walk of the tree is skipped.
-    const exact = this.textStats().df;
-    const cap = n * maxShare;
-    const counts = new Map<string, number>();
-    for (const t of terms) counts.set(t, exact(t) > cap ? exact(t) : df(t));
-    // A term no chunk holds finds nothing: keeping it alone, and dropping the common ones that
-    // do match, returned no result at all ("what attributes describe John?").
-    const found = terms.filter((t) => counts.get(t)! > 0);
-    if (!found.length) return terms;
-    const kept = found.filter((t) => counts.get(t)! <= cap);
-    if (kept.length) return kept;
-    return [found.reduce((a, b) => (counts.get(a)! <= counts.get(b)! ? a : b))];
-  }
-
-  /**
-   * Vector candidates above `similarity`: what Orama's vector search answers (the same hits, in
-   * its order), taken from the block's `nearest` instead, which keeps the best `limit` as it
-   * scans where Orama made a pair per vector and sorted them all.
-   */
-  searchVector(vector: Float32Array, limit: number, similarity: number, sourcePrefix?: string): Hit[] {
-    const node = this.engine.vectors;
-    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return [];
-    const where = this.whereSource(sourcePrefix);
-    if (where === null) return [];
-    const docs = this.docs();
-    return this.engine.searchVectors(vector, limit, similarity, where).flatMap(([id, cosine]) => {
-      const d = docs[id];
-      return d ? [{ chunk: toChunk(d), bm25: 0, cosine, length: this.engine.fieldLength(id) }] : [];
-    });
-  }
-
-  /**
-   * The cosine of the query vector with each of these chunks that has a vector, whether or not a
-   * vector search would have ranked it: a chunk the keywords found gets its real cosine.
-   */
-  cosines(chunkHashes: string[], vector: Float32Array): Map<string, number> {
-    const out = new Map<string, number>();
-    const node = this.engine.vectors;
-    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return out;
-    const byInternal = new Map<number, string>();
-    for (const h of chunkHashes) {
-      const id = this.internalId(h);
-      if (id !== undefined) byInternal.set(id, h);
-    }
-    for (const [id, cos] of node.find(vector, -Infinity, byInternal.keys())) out.set(byInternal.get(id)!, cos);
-    return out;
-  }
-
-  /**
-   * How the query vector's cosines to the index are spread: their mean and standard deviation
-   * over every vector of an index of fewer than 2 × `sample`, else over every k-th one (`sample`
-   * to 2 × `sample` of them): the estimate is as good, and a prompt does not pay a second pass
-   * over all vectors. What a cosine means differs from model to model; how far it stands above
-   * this background does not.
-   */
-  cosineBackground(vector: Float32Array, sample = BACKGROUND_SAMPLE): CosineBackground | undefined {
-    const node = this.engine.vectors;
-    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim || node.count < 2) return undefined;
-    let sum = 0;
-    let squares = 0;
-    let n = 0;
-    for (const cos of node.cosinesToAll(vector, Math.max(1, Math.floor(node.count / sample)))) {
-      // A vector of no length has no angle (NaN): it is no part of the background.
-      if (!Number.isFinite(cos)) continue;
-      sum += cos;
-      squares += cos * cos;
-      n++;
-    }
-    if (n < 2) return undefined;
-    const mean = sum / n;
-    return { mean, sd: Math.sqrt(Math.max(0, (squares - n * mean * mean) / (n - 1))), sampled: n, vectors: node.count };
-  }
-
-  /**
-   * The cosine of the query vector with every stored vector, in no particular order: one pass
-   * over the vector block (a background distribution to judge a query's best cosines against).
-   */
-  cosinesToAll(vector: Float32Array): Float64Array {
-    const node = this.engine.vectors;
-    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return new Float64Array(0);
-    return node.cosinesToAll(vector);
-  }
-
-  get vectorCount(): number {
-    if (this.vectorsIgnored) return 0;
-    return this.engine.vectors?.count ?? 0;
-  }
-
-  private vectorsIgnored = false;
-  /** The vectors come from another embedding model: never compare them with this model's queries. */
-  ignoreVectors(): void {
-    this.vectorsIgnored = true;
-  }
-
-  /**
-   * Filter by path prefix on the enum field: Orama filters before scoring, so a narrow prefix
-   * is also a faster search. undefined = no filter, null = no source matches.
-   */
-  private whereSource(prefix?: string): SourceFilter | undefined | null {
-    if (!prefix) return undefined;
-    const matching = this.sources().filter((s) => s === prefix || s.startsWith(prefix));
-    if (matching.length === 0) return null;
-    return { source: { in: matching } };
-  }
-
   /** Opened without its vectors (Store.open's `keywordsOnly`): saving it would drop them all. */
   private keywordsOnly = false;
 
-  save(): void {
+  /**
+   * Persist what changed: as one more segment after the base (the operations since the last save:
+   * segments.ts), or, with `merge`, when nothing is on disk yet, after a change a segment cannot hold
+   * or lost segments, or when another writer changed the index since this store read it, as a new
+   * base (every chunk, written whole, atomically) that takes the segments in.
+   */
+  save(opts: { merge?: boolean } = {}): void {
     if (this.keywordsOnly) throw new Error("an index opened for keywords only holds no vectors and is never saved");
     this.meta.updatedAt = new Date().toISOString();
+    const dir = dirname(this.path);
+    if (!opts.merge && !this.needsBase && this.persisted && this.unchangedOnDisk()) return this.append(dir, this.persisted);
     clearIndexPath(this.path);
     // Leftovers of writers killed mid-save would otherwise pile up, each the size of the index.
-    sweepIndexTemps(dirname(this.path));
-    const moved = writeIndex(this.path, this.meta, this.engine, this.texts !== undefined);
+    sweepIndexTemps(dir);
+    const id = newBaseId();
+    const moved = writeIndex(this.path, id, this.meta, this.engine, this.texts !== undefined);
+    const manifest: Manifest = { v: 1, baseId: id, segments: [], counts: this.counts(), updatedAt: this.meta.updatedAt };
+    // A merge killed here leaves the new base and the old manifest, which names another base: readers take the base alone.
+    writeManifest(dir, manifest);
+    removeSegments(dir, strayingSegments(dir, manifest).stale);
+    this.persisted = { baseId: id, manifest, baseBytes: peekIndex(dir)?.bytes ?? 0, baseChunks: this.size };
+    this.journal = [];
+    this.journalVectors = [];
+    this.needsBase = false;
     this.dirty = false;
     if (moved) this.moveTexts(moved);
+  }
+
+  /**
+   * One segment of the journal after the persisted ones: the manifest naming it first (its size and
+   * CRC-32 are known before it is written), then the segment. A writer that dies or meets a full disk
+   * between the two leaves a manifest naming a segment that is missing or cut: the next reader finds
+   * it lost and heals (heal.ts), never a change silently missing from an index that looks whole.
+   */
+  private append(dir: string, p: NonNullable<Store["persisted"]>): void {
+    if (this.journal.length) {
+      const seq = (p.manifest.segments.at(-1)?.seq ?? 0) + 1;
+      const { entry, parts } = encodeSegment(p.baseId, seq, this.journal, this.journalVectors, this.meta.dim ?? 0);
+      const manifest: Manifest = { ...p.manifest, segments: [...p.manifest.segments, entry], counts: this.counts(), updatedAt: this.meta.updatedAt };
+      writeManifest(dir, manifest);
+      writeSegmentFile(dir, entry, parts);
+      p.manifest = manifest;
+      this.journal = [];
+      this.journalVectors = [];
+    }
+    this.dirty = false;
+  }
+
+  /** The index on disk is still the one this store holds: no other writer saved since (the caller holds the index lock). */
+  private unchangedOnDisk(): boolean {
+    const m = readManifest(dirname(this.path));
+    const p = this.persisted!;
+    return !!m && !("damaged" in m) && m.baseId === p.baseId && m.segments.length === p.manifest.segments.length && m.segments.at(-1)?.crc === p.manifest.segments.at(-1)?.crc && peekIndex(dirname(this.path))?.id === p.baseId;
+  }
+
+  private counts(): Manifest["counts"] {
+    return { chunks: this.size, files: Object.values(this.meta.files).filter((f) => !f.skipped).length, vectors: this.engine.vectors?.count ?? 0 };
+  }
+
+  /** Whether a merge is due ("due": the watch process and `memsearch index`; "hard": past the bound any other writer merges at). */
+  mergeDue(kind: "due" | "hard"): boolean {
+    const p = this.persisted;
+    return this.needsBase || (p !== undefined && mergeDue(p.manifest, { bytes: p.baseBytes, chunks: p.baseChunks }, kind === "hard"));
+  }
+
+  /** Segments on disk after the base (0 for a store not saved yet). */
+  get segmentCount(): number {
+    return this.persisted?.manifest.segments.length ?? 0;
+  }
+
+  /**
+   * Replay the segments after the base this store was loaded from (Store.open), in order; returns
+   * why some could not be, when so (the store is then made consistent: see repair).
+   */
+  replay(indexDir: string, file: IndexFile, manifest: ReturnType<typeof readManifest>): string | undefined {
+    const { entries, lost, current } = segmentsOf(indexDir, file.head.id, manifest);
+    for (const entry of entries) {
+      try {
+        this.apply(readSegmentFor(indexDir, entry, file.head.id, this.meta.dim));
+      } catch (e) {
+        if (!(e instanceof IndexDamagedError)) throw e;
+        lost.push(e.reason);
+      }
+    }
+    if (lost.length) this.repair();
+    this.persisted = { baseId: file.head.id, manifest: current, baseBytes: file.size, baseChunks: file.head.count };
+    return lost.length ? `the index was partly unreadable (${lost.join("; ")})` : undefined;
+  }
+
+  /** One segment's operations, as the writer made them (the vectors ignored by a keywords-only store). */
+  private apply(seg: Segment): void {
+    const dim = seg.dim;
+    for (const op of seg.ops) {
+      if (op[0] === "a") {
+        const [, chunkHash, source, heading, content, headingLevel, startLine, endLine, contentHash, at] = op as AddOp;
+        // Only after a lost segment can an id be here already: the later segment is the newer truth.
+        if (this.getDoc(chunkHash)) this.removeDoc(chunkHash);
+        const vec = at >= 0 && !this.keywordsOnly ? seg.vectors.subarray(at * dim, (at + 1) * dim) : undefined;
+        this.insertChunk({ chunkHash, source, heading, content, headingLevel, startLine, endLine, contentHash }, vec);
+      } else if (op[0] === "r") this.removeDoc(op[1]);
+      else if (op[0] === "f") this.meta.files[op[1]] = op[2];
+      else delete this.meta.files[op[1]];
+    }
+  }
+
+  /**
+   * After lost segments: a file whose record names a chunk the index does not hold is taken out (its
+   * markdown is read again), and so is a chunk no file's record names under its own source. What is
+   * left is what base and whole segments agree on; the rest comes back from the markdown.
+   */
+  private repair(): void {
+    for (const [source, rec] of Object.entries(this.meta.files)) if (rec.chunks.some((id) => !this.getDoc(id))) this.removeFile(source);
+    const listed = new Map<string, string>();
+    for (const [source, rec] of Object.entries(this.meta.files)) for (const id of rec.chunks) listed.set(id, source);
+    const docs = this.docs();
+    const ghosts: string[] = [];
+    for (let id = 1, last = this.engine.lastInternalId(); id <= last; id++) {
+      const d = docs[id];
+      if (d && listed.get(d.id) !== d.source) ghosts.push(d.id);
+    }
+    for (const id of ghosts) this.removeDoc(id);
+    this.needsBase = true;
+    this.dirty = true;
   }
 
   /**
@@ -575,16 +566,6 @@ export class Store {
     this.texts = file;
   }
 
-  private docs(): Record<number, Doc> {
-    return this.engine.docs;
-  }
-  private getDoc(id: string): Doc | undefined {
-    const internal = this.internalId(id);
-    return internal === undefined ? undefined : this.docs()[internal];
-  }
-  private internalId(id: string): number | undefined {
-    return this.engine.internalId(id);
-  }
 }
 
 /** An empty store standing in for an unusable index, with the vectors that could be saved from it. */

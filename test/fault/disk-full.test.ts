@@ -10,7 +10,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { checkIndex, INDEX_FILE } from "../../src/index/format.ts";
+import { INDEX_FILE } from "../../src/index/format.ts";
+import { checkIndex } from "../../src/index/disk.ts";
 import { anchorsOf, BIN, drained, drainersIn, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, REPO, runCmd, sameSnapshot, snapshot, stderrLines, tracked, type Project, type Rng, type RunResult, liveLockContent } from "./helpers.ts";
 import { appendTurn } from "./transcript.ts";
 

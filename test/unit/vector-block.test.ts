@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { AnyOrama } from "@orama/orama";
 import { vector as oramaVector } from "@orama/orama/trees";
 import { vectorNode } from "../../src/index/engine/orama-internals.ts";
-import { INDEX_FILE } from "../../src/index/format.ts";
+import { INDEX_FILE, MANIFEST_FILE } from "../../src/index/format.ts";
 import { writeIndexFile } from "../../src/index/index-file.ts";
 import { Store } from "../../src/index/store.ts";
 import { VectorBlock } from "../../src/index/engine/vector-block.ts";
@@ -213,6 +213,7 @@ describe("the store's vectors", () => {
     const before = readFileSync(join(dir, INDEX_FILE));
     const content = {
       meta: { ...loaded.meta },
+      id: "abc",
       count: 0,
       layout: { files: {}, vectorIds: [1, 2], magnitudes: [1, 1], vectorHashes: ["a", "b"] },
       sections: [],
@@ -221,7 +222,7 @@ describe("the store's vectors", () => {
     };
     expect(() => writeIndexFile(join(dir, INDEX_FILE), content)).toThrow("bytes given");
     expect(readFileSync(join(dir, INDEX_FILE)).equals(before)).toBe(true);
-    expect(readdirSync(dir)).toEqual([INDEX_FILE]);
+    expect(readdirSync(dir).sort()).toEqual([INDEX_FILE, MANIFEST_FILE]);
     expect(Store.open(dir, "m").store.vectorCount).toBe(20);
   });
 

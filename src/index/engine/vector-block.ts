@@ -97,6 +97,23 @@ export class VectorBlock {
     return b;
   }
 
+  /**
+   * A lazy block of the file's `ids.length` vectors (a writer's: it adds and removes rows, reads a
+   * row now and then, and writes them all only when it writes a new base): no float and no code
+   * is read at load, every row is read from `file` when asked for.
+   */
+  static lazy(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number, file: RowFile, blockAt: number): VectorBlock {
+    const n = ids.length;
+    if (mags.length !== n || capacity < n) throw new Error("the vector block does not match its ids");
+    const b = new VectorBlock(dim, 0);
+    b.mags = new Float64Array(capacity);
+    b.mags.set(mags);
+    b.takeIds(ids, capacity);
+    b.cold = new ColdRows(dim, capacity, file, blockAt, false, false);
+    b.cold.fileRows(n);
+    return b;
+  }
+
   /** The floats of file rows `first`…`first + n - 1` (`floats` from 0), to make their codes from: a cold block's load. */
   coldFill(first: number, floats: Float32Array, n: number): void {
     for (let k = 0; k < n; k++) this.cold!.setRow(first + k, floats, k * this.size, this.mags[first + k]!, first + k);
