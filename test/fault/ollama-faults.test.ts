@@ -126,7 +126,9 @@ function vectorsOf(p: Project): { dim: number | null; vectors: number; chunks: n
       }
       kit.count("vectors-read", head.vectorCount);
     }
-    return { dim, vectors: head.vectorCount, chunks: head.count };
+    // The base's own block is checked above; the counts are the index's, segments included.
+    if (check.state !== "ok") throw new Error("unreachable");
+    return { dim, vectors: check.file.vectors, chunks: check.file.chunks };
   } finally {
     closeSync(file.fd);
   }
