@@ -8,13 +8,14 @@
  */
 import type { BunPlugin } from "bun";
 import { readFileSync } from "node:fs";
-import wabtInit from "wabt";
 
-let wabt: Awaited<ReturnType<typeof wabtInit>> | undefined;
+type Wabt = Awaited<ReturnType<typeof import("wabt")>>;
+let wabt: Wabt | undefined;
 
 /** The module's bytes; throws naming the file and line on text that is not valid WebAssembly. */
 export async function assembleWat(path: string): Promise<Uint8Array> {
-  wabt ??= await wabtInit();
+  // Loaded on the first .wat import only: every bun run in the repository has this preload.
+  wabt ??= await (await import("wabt")).default();
   const mod = wabt.parseWat(path, readFileSync(path, "utf8"), { simd: true });
   try {
     mod.validate();

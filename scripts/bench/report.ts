@@ -14,6 +14,8 @@ export interface GlobalResult {
   binBytes: number;
   bunFloor: Measurement;
   version: Measurement;
+  /** The same timed from outside, and through npm's launcher. */
+  extra?: Measurement[];
 }
 
 export interface Report {
@@ -49,6 +51,10 @@ function table(head: string[], rows: string[][]): string {
 
 function ratio(m: Measurement, r: Report, scale?: ScaleResult): string {
   if (m.ratioTo === "bun") return `${(m.p50 / r.global.bunFloor.p50).toFixed(1)}× bun -e 0`;
+  if (m.ratioTo === "bun-size") {
+    const floor = find(scale, "baseline: `bun -e 0`, each run");
+    return floor ? `${(m.p50 / floor.p50).toFixed(1)}× bun -e 0 (this size)` : "";
+  }
   if (m.ratioTo === "fts") {
     const fts = find(scale, "baseline: FTS5");
     return fts ? `${(m.p50 / fts.p50).toFixed(1)}× FTS5` : "";
@@ -73,11 +79,13 @@ export function globalTable(r: Report): string {
     ["binary size", "", "", "", "", "", `${(g.binBytes / 1048576).toFixed(1)} MiB`],
     rowCells(g.bunFloor, r),
     rowCells({ ...g.version, ratioTo: "bun" }, r),
+    ...(g.extra ?? []).map((m) => rowCells(m, r)),
   ]);
 }
 
 export function scaleSummary(s: ScaleResult): string {
   const parts = [
+    ...(s.loadStart ? [`load average ${s.loadStart} at the start of this size, ${s.loadEnd ?? "–"} at its end`] : []),
     `${thousands(s.chunks)} chunks in ${thousands(s.files)} daily files`,
     `index ${(s.indexBytes / 1048576).toFixed(1)} MiB (${(s.indexBytes / s.chunks / 1024).toFixed(1)} KiB/chunk)`,
     `full build ${Math.round(s.buildChunksPerSec)} chunks/s`,
@@ -87,6 +95,7 @@ export function scaleSummary(s: ScaleResult): string {
     const r = s.watchResidentMiB;
     if (r) parts.push(`resident at the end ${fmtMiB(r.rss)} MiB: ${fmtMiB(r.anon)} MiB its own, ${fmtMiB(r.file)} MiB of mapped files (the binary's pages, one copy for every memsearch process)`);
   }
+  if (s.onDisk) parts.push(`index on disk after the writes below: ${s.onDisk}`);
   return parts.join(" · ");
 }
 

@@ -75,7 +75,9 @@ export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promi
   const { indexDir } = ctx.project;
   const model = ctx.config["embedding.model"];
   const places = projectPlaces(ctx.project, ctx.env);
-  const open = (keywordsOnly = false) => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak, keywordsOnly });
+  // A command's search reads the vectors it scores from the file (Store.open's lazy "search"); the
+  // watch process keeps its own cold block (lowPeak).
+  const open = (keywordsOnly = false) => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak, keywordsOnly, ...(opts.lowPeak || keywordsOnly ? {} : { lazyVectors: "search" as const }) });
   const first = open(opts.keywordsOnly === true);
   if (usable(first)) {
     const strays = first.store.dropSources(places.allows);

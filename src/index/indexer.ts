@@ -170,7 +170,7 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
     ? { store: Store.empty(req.indexDir, model), rebuilt: undefined as string | undefined, segmentsLost: undefined as string | undefined }
     : given && given.meta.model === model
       ? { store: given, rebuilt: undefined as string | undefined, segmentsLost: undefined as string | undefined }
-      : Store.open(req.indexDir, model, { lazyVectors: true });
+      : Store.open(req.indexDir, model, { lazyVectors: "write" });
   rebuilt ??= segmentsLost;
 
   const report: IndexReport = { ...emptyReport(scan.files.length, req.embedder !== null), rebuilt };

@@ -4,7 +4,7 @@
  * bytes themselves are format.ts's and index-file.ts's; the documents' codec is docs.ts's.
  */
 import { IndexDamagedError, oneLine } from "../core/errors.ts";
-import { blockStart, readLayout, type IndexFile, type StoreMeta } from "./format.ts";
+import { blockStart, checksumProblem, readLayout, type IndexFile, type StoreMeta } from "./format.ts";
 import { readStateSections, readVectorPart, streamVectorBlock, vectorsByContent, writeIndexFile, type StateSection } from "./index-file.ts";
 import { decodeDocs, DocWriter, encodeDocs, TextFile, Utf8Check, type Doc } from "./docs.ts";
 import { Engine, type SavedState } from "./engine/engine.ts";
@@ -101,7 +101,7 @@ export class UnreadableIndex extends IndexDamagedError {
  * Load an index file into an engine. The vector block comes back as one Float32Array that the
  * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
-export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean, lazy = false): { meta: StoreMeta; engine: Engine<Doc> } {
+export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean, lazy?: "write" | "search"): { meta: StoreMeta; engine: Engine<Doc> } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
   // The state first, the vectors last: the state's load leaves garbage that, read after the
@@ -119,11 +119,14 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
     // The file list is in the layout, checked by its own CRC-32; the block after it is not read.
     return { meta: { ...head.meta, files: readLayout(file, true).files }, engine: engine! };
   }
-  if (lazy && texts && engine && dim) {
-    // A writer's load: the ids and magnitudes only; a row is read from the file when asked for.
+  if (lazy && texts && engine && dim && !(lowPeak && head.vectorCount * dim >= KERNEL_MIN_FLOATS)) {
+    // The ids and magnitudes only; a row is read from the file when asked for. A search checks the
+    // block's CRC-32 as it streams by (no row kept): damaged vectors must not rank anything. A
+    // writer does not read it (the next reader checks; a new base is written from a checked one).
     const layout = readLayout(file, true);
     const n = layout.vectorIds.length;
     if (n !== head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
+    if (lazy === "search" && n && !streamVectorBlock(file, () => {})) throw new IndexDamagedError(checksumProblem(["vectors"]));
     try {
       engine.setVectors(VectorBlock.lazy(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file)));
     } catch (e) {

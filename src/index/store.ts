@@ -38,15 +38,17 @@ export interface OpenResult {
 }
 
 /**
- * How to open (Store.open). `lazyVectors`: for a writer (an index run of a few files, `remember`,
- * `forget`), the vector block is not read: a row is read from the file when it is asked for, and
- * only a new base (a merge) reads them all.
+ * How to open (Store.open). `lazyVectors`: the vector block is not loaded, a row is read from the
+ * file when it is asked for: "write" for a writer (an index run of a few files, `remember`,
+ * `forget`), which never reads the block (only a new base, a merge, reads it all); "search" for a
+ * command's search, which checks the block's CRC-32 as it streams by and scores every row from the
+ * file (a scan reads what it scores, into no memory of its own).
  */
 export interface OpenOptions {
   anyModel?: boolean;
   lowPeak?: boolean;
   keywordsOnly?: boolean;
-  lazyVectors?: boolean;
+  lazyVectors?: "write" | "search";
 }
 
 /** A new engine over our tokenizer. */
@@ -142,7 +144,7 @@ export class Store extends StoreReads {
       // Windows may refuse to rename a new index over a file a process holds open: texts are read
       // into memory there, as before.
       texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
-      const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true, opts.lazyVectors === true);
+      const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true, opts.lazyVectors);
       const store = new Store(path, decoded.meta, decoded.engine);
       store.texts = texts;
       kept = texts !== undefined;

@@ -79,7 +79,7 @@ function history(dir: string, dim: number, days: number, rounds: number, seed = 
   const segmentBytes: number[] = [];
   let last: Store = base;
   for (let round = 0; round < rounds; round++) {
-    const s = inMemory ? last : Store.open(dir, "m", { lazyVectors: round % 2 === 0 }).store;
+    const s = inMemory ? last : Store.open(dir, "m", round % 2 === 0 ? { lazyVectors: "write" } : {}).store;
     const paths = [...texts.keys()];
     const path = paths[Math.floor(r() * paths.length)]!;
     const kind = round % 4;
@@ -147,7 +147,7 @@ describe("segments after the base", () => {
     expect(answers(merged(dir), 32, QUERIES)).toEqual(want);
     expect(want.some((a) => a.text.length > 5 && a.vector.length > 5)).toBe(true);
     expect(answers(Store.open(dir, "m").store, 32, QUERIES)).toEqual(want);
-    expect(answers(Store.open(dir, "m", { lazyVectors: true }).store, 32, QUERIES)).toEqual(want);
+    expect(answers(Store.open(dir, "m", { lazyVectors: "search" }).store, 32, QUERIES)).toEqual(want);
     // The writer that appended the last segment holds the same index in memory.
     expect(answers(last, 32, QUERIES)).toEqual(want);
     const keywords = Store.open(dir, "m", { keywordsOnly: true }).store;

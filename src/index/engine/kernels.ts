@@ -18,6 +18,13 @@
 import dotsWasm from "./dots.wat";
 import idotsWasm from "./idots.wat";
 
+// A source run that bypassed the assembler (a bun started outside the repository without its
+// preload) gets a file's path here, not a module: say so, rather than fall back to the JS loops
+// unseen. "AGFzbQ" is base64 of the module's magic, \0asm.
+for (const [name, base64] of [["dots.wat", dotsWasm], ["idots.wat", idotsWasm]] as const) {
+  if (typeof base64 !== "string" || !base64.startsWith("AGFzbQ")) throw new Error(`the WebAssembly kernel ${name} was not assembled: run bun with --preload scripts/wat-preload.ts (bunfig.toml's preload does it in the repository)`);
+}
+
 const PAGE = 65536;
 /** Past this, a memory32 cannot address it; such a block stays a plain array (and the JS loop). */
 const MAX_BYTES = 2 ** 32 - PAGE;
@@ -110,6 +117,15 @@ export class RowMemory {
     return memory ? new RowMemory(dim, capacity, memory) : new RowMemory(dim, capacity, undefined, new Float32Array(capacity * dim));
   }
 
+  /**
+   * Room for `capacity` rows to read a scan's rows into, a run at a time: in a memory whatever its
+   * size (the caller has judged the whole scan large enough for the kernel), else a plain array.
+   */
+  static scratch(dim: number, capacity: number): RowMemory {
+    const memory = wasmMemory(bytesFor(dim, capacity));
+    return memory ? new RowMemory(dim, capacity, memory) : new RowMemory(dim, capacity, undefined, new Float32Array(capacity * dim));
+  }
+
   /** The memory `rows` is the whole row view of, if it is one of these; else a plain one over `rows` itself (not copied). */
   static of(dim: number, rows: Float32Array): RowMemory {
     const mem = owners.get(rows.buffer);
@@ -160,11 +176,12 @@ export class RowMemory {
   /**
    * The dot product of `query` with each of the first `count` rows, in the first `count` places
    * of the array returned (valid until the next call or grow): the kernel's for a large scan of
-   * rows in a memory, else the JS loop's. The same numbers either way.
+   * rows in a memory (`anySize`: a run of a scan the caller judged large), else the JS loop's. The
+   * same numbers either way.
    */
-  dots(query: Float32Array, count: number): Float64Array {
+  dots(query: Float32Array, count: number, anySize = false): Float64Array {
     const { dim } = this;
-    const kernel = count * dim >= KERNEL_MIN_FLOATS ? this.instantiated() : null;
+    const kernel = anySize || count * dim >= KERNEL_MIN_FLOATS ? this.instantiated() : null;
     if (kernel) {
       const widened = new Float64Array(this.memory!.buffer, this.queryAt, dim);
       for (let i = 0; i < dim; i++) widened[i] = query[i]!;

@@ -310,10 +310,12 @@ export class VectorBlock {
     }
     if (this.cold) {
       const picked = this.candidates(query, qMag, similarity, limit);
-      this.cold.forRows(picked.rows, picked.n, this.ids, (k, floats, at) => {
+      const dots = new Float64Array(picked.n);
+      this.cold.dots(query, picked.rows, picked.n, this.ids, dots);
+      for (let k = 0; k < picked.n; k++) {
         const r = picked.rows[k]!;
-        visit(this.ids[r]!, dotAt(query, floats, at, this.size) / (qMag * this.mags[r]!));
-      });
+        visit(this.ids[r]!, dots[k]! / (qMag * this.mags[r]!));
+      }
       return;
     }
     const dots = this.mem.dots(query, this.rows);

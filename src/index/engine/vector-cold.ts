@@ -16,7 +16,7 @@
  * row's: only a file we did not write holds those) gets no bound: it is always scored exactly.
  */
 import { IndexDamagedError } from "../../core/errors.ts";
-import { CodeMemory, codeStride } from "./kernels.ts";
+import { CodeMemory, codeStride, dotAt, KERNEL_MIN_FLOATS, RowMemory } from "./kernels.ts";
 
 /** The file a cold block's rows are read from: readInto throws IndexDamagedError once it is closed or cut short. */
 export interface RowFile {
@@ -203,6 +203,41 @@ export class ColdRows {
       while (end < n && end - k < perRead && this.fileRow[rows[end]!] === first + (end - k)) end++;
       this.readFileRows(first, end - k, this.readBuf);
       for (let j = k; j < end; j++) each(j, this.readBuf, (j - k) * dim);
+      k = end;
+    }
+  }
+
+  /** A memory the float kernel scans runs of rows in, made for the first scan large enough. */
+  private scratch: RowMemory | undefined;
+
+  /**
+   * The exact dots of `query` with the rows `rows[0..n)` (ascending) into `out[0..n)`: the rows read
+   * from the file a run at a time; when the scan is large enough for the float kernel (a cold CLI
+   * search scores every row of a lazy block), each run is read into a WebAssembly memory the kernel
+   * scans, with the JS loop's sums to the bit (kernels.ts); rows held in memory get the JS loop.
+   */
+  dots(query: Float32Array, rows: ArrayLike<number>, n: number, ids: Uint32Array, out: Float64Array): void {
+    const { dim } = this;
+    if (n * dim < KERNEL_MIN_FLOATS) {
+      this.forRows(rows, n, ids, (k, floats, at) => (out[k] = dotAt(query, floats, at, dim)));
+      return;
+    }
+    const perRead = this.readBuf.length / dim;
+    this.scratch ??= RowMemory.scratch(dim, perRead);
+    const buf = this.scratch.rows;
+    for (let k = 0; k < n; ) {
+      const r = rows[k]!;
+      const first = this.fileRow[r]!;
+      if (first < 0) {
+        out[k] = dotAt(query, this.row(r, ids[r]!), 0, dim);
+        k++;
+        continue;
+      }
+      let end = k + 1;
+      while (end < n && end - k < perRead && this.fileRow[rows[end]!] === first + (end - k)) end++;
+      this.readFileRows(first, end - k, buf);
+      const d = this.scratch.dots(query, end - k, true);
+      for (let j = k; j < end; j++) out[j] = d[j - k]!;
       k = end;
     }
   }
