@@ -119,7 +119,9 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
     // The file list is in the layout, checked by its own CRC-32; the block after it is not read.
     return { meta: { ...head.meta, files: readLayout(file, true).files }, engine: engine! };
   }
-  if (lazy && texts && engine && dim && !(lowPeak && head.vectorCount * dim >= KERNEL_MIN_FLOATS)) {
+  const large = head.vectorCount * dim >= KERNEL_MIN_FLOATS;
+  // A small block is read whole for a search (a few MiB: reading it twice, checked then scored, cost more).
+  if (lazy && texts && engine && dim && !(lowPeak && large) && (lazy === "write" || large)) {
     // The ids and magnitudes only; a row is read from the file when asked for. A search checks the
     // block's CRC-32 as it streams by (no row kept): damaged vectors must not rank anything. A
     // writer does not read it (the next reader checks; a new base is written from a checked one).

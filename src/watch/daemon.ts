@@ -1,4 +1,4 @@
-import { rmSync, unlinkSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, rmSync, unlinkSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
@@ -21,6 +21,8 @@ import { checkRequest, type WatchFailure, type WatchReply, type WatchRequest } f
  * whole index (seconds at 100k chunks), so never while turns are coming in, and never on a hook's time.
  */
 const MERGE_DELAY_MS = 10_000;
+/** How long a request's re-index may read only the files the watcher saw change before it scans them all again. */
+const FULL_SCAN_EVERY_MS = 60_000;
 /** Quiet time after the last load, re-index, save or request before the heap is collected. */
 const SETTLE_MS = 1_000;
 
@@ -117,6 +119,25 @@ export class Daemon {
     return { store: healed.store, rebuilt: healed.rebuilt };
   }
 
+  /**
+   * What a re-index asked for over the socket (the drainer's, after a note) reads: the markdown
+   * files the watcher saw change since the last re-index, when it saw any, they all still exist, and
+   * a whole scan ran less than FULL_SCAN_EVERY_MS ago; else undefined, a whole scan (every file's
+   * stat, deleted files pruned, curated files refreshed). At 100k chunks the whole scan is most of a
+   * turn's index work; the debounced file event still runs one in the background, as before.
+   */
+  private changedOnly(trigger: string): string[] | undefined {
+    const changed = [...this.changed];
+    this.changed.clear();
+    const partial = trigger === "request" && changed.length > 0 && Date.now() - this.lastFullScan < FULL_SCAN_EVERY_MS && changed.every((f) => existsSync(f));
+    if (!partial) this.lastFullScan = Date.now();
+    return partial ? changed : undefined;
+  }
+
+  /** Markdown files the watcher saw change since the last re-index. */
+  private changed = new Set<string>();
+  private lastFullScan = 0;
+
   /** Re-index under the index lock; runs one at a time. */
   reindex(trigger: string): Promise<IndexReport | undefined> {
     const next = this.running.then(async () => {
@@ -124,9 +145,11 @@ export class Daemon {
         checkData(this.ctx.project);
         // The walk happens before the lock: a monorepo's takes a while, and nobody needs to wait for it.
         if (trigger === "initial" || trigger === "curated") this.walkCurated();
+        const only = this.changedOnly(trigger);
         const report = await withIndexLock(this.ctx.project.indexDir, async () => {
+          const scope = only ? { paths: only } : { paths: this.paths, ...(this.curated ? { curated: this.curated } : {}) };
           const { report, store } = await indexInto(
-            { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false, places: projectPlaces(this.ctx.project, this.ctx.env), ...(this.curated ? { curated: this.curated } : {}) },
+            { ...scope, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false, places: projectPlaces(this.ctx.project, this.ctx.env) },
             await this.current(true),
           );
           this.store = store;
@@ -294,6 +317,7 @@ export class Daemon {
     for (const p of this.paths) {
       const w = watch(p, { recursive: true }, (_event, name) => {
         const file = name ? join(p, String(name)) : p;
+        if (name && /\.(md|markdown)$/i.test(file)) this.changed.add(file);
         if (/\.(md|markdown)$/i.test(file) || !name) this.schedule(file);
       });
       w.on("error", (e) => this.events.onError?.(`watching ${p}: ${oneLine(e)}`));

@@ -154,14 +154,17 @@ describe("segments after the base", () => {
     expect(answers(keywords, 32, QUERIES).map((a) => [a.text, a.stats])).toEqual(want.map((a) => [a.text, a.stats]));
   });
 
-  test("the watch process's cold block over base and segments answers as the merged file (768-d, past the kernel's size)", () => {
+  test("the watch process's cold block, and a command's lazy search, over base and segments answer as the same changes in memory (768-d, past the kernel's size)", () => {
     const dir = tempDir();
     history(dir, 768, 480, 6, 11);
     const one = history(tempDir(), 768, 480, 6, 11, true).last;
     expect(one.vectorCount * 768).toBeGreaterThan(1 << 21);
     const cold = Store.open(dir, "m", { lowPeak: true }).store;
     expect(cold.segmentCount).toBe(6);
-    expect(answers(cold, 768, QUERIES)).toEqual(answers(one, 768, QUERIES));
+    const want = answers(one, 768, QUERIES);
+    expect(answers(cold, 768, QUERIES)).toEqual(want);
+    // A command's search over the same: its rows read from the file as they are scored.
+    expect(answers(Store.open(dir, "m", { lazyVectors: "search" }).store, 768, QUERIES)).toEqual(want);
   });
 
   test("a merge writes one base with no segment, and what it holds opens as before", () => {

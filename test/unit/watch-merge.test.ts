@@ -90,4 +90,29 @@ describe("merging the segments", () => {
     await run("due");
     expect(segments(indexDir)).toBe(0);
   });
+
+  test("a request's re-index reads the files the watcher saw change; a deleted one makes it scan them all", async () => {
+    const { memory, ctx, indexDir } = project();
+    for (let d = 1; d <= 5; d++) writeFileSync(join(memory, `2026-11-0${d}.md`), `# day ${d}\n${turn(d)}`);
+    const daemon = new Daemon(ctx, [memory]);
+    cleanups.push(() => daemon.close());
+    expect((await daemon.reindex("initial"))?.totalFiles).toBe(5);
+    daemon.watchFiles();
+    const seen = async (name: string) => {
+      for (let i = 0; i < 200 && !(daemon as unknown as { changed: Set<string> }).changed.has(join(memory, name)); i++) await Bun.sleep(5);
+    };
+    writeFileSync(join(memory, "2026-11-03.md"), `# day 3\n${turn(3)}${turn(33)}`);
+    await seen("2026-11-03.md");
+    const partial = await daemon.reindex("request");
+    expect(partial).toMatchObject({ totalFiles: 1, indexedFiles: 1 });
+    expect(Store.open(indexDir, "nomic-embed-text").store.searchText(["33"], 5).length).toBeGreaterThan(0);
+    // A deletion the request cannot see from the changed files alone: every file is scanned, the gone one pruned.
+    rmSync(join(memory, "2026-11-05.md"));
+    writeFileSync(join(memory, "2026-11-04.md"), `# day 4\n${turn(44)}`);
+    await seen("2026-11-04.md");
+    (daemon as unknown as { changed: Set<string> }).changed.add(join(memory, "2026-11-05.md"));
+    const full = await daemon.reindex("request");
+    expect(full?.totalFiles).toBe(4);
+    expect(Store.open(indexDir, "nomic-embed-text").store.sources().some((s) => s.endsWith("2026-11-05.md"))).toBe(false);
+  });
 });
