@@ -33,7 +33,8 @@ export async function build(outfile = join(import.meta.dir, "..", "dist", "memse
     plugins: [watPlugin],
     throw: false,
   });
-  if (!result.success) throw new Error(`bun build failed:\n${result.logs.map(String).join("\n")}`);
+  // Bun's own lines first (a caller shows the first that names the failure), without their class name.
+  if (!result.success) throw new Error(result.logs.map((l) => String(l).replace(/^\w*Message: /, "")).join("\n") || "bun build failed");
   return outfile;
 }
 

@@ -44,14 +44,22 @@ export type AddOp = ["a", string, string, string, string, number, number, number
 export type Op = AddOp | ["r", string] | ["f", string, FileRecord] | ["x", string];
 
 const Count = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
-const FileRecordSchema = v.looseObject({ mtimeMs: v.number(), size: v.number(), chunks: v.array(v.string()) });
-const OpSchema = v.union([
-  v.tuple([v.literal("a"), v.string(), v.string(), v.string(), v.string(), Count, Count, Count, v.string(), v.pipe(v.number(), v.safeInteger(), v.minValue(-1))]),
-  v.tuple([v.literal("r"), v.string()]),
-  v.tuple([v.literal("f"), v.string(), FileRecordSchema]),
-  v.tuple([v.literal("x"), v.string()]),
-]);
-const OpsSchema = v.array(OpSchema);
+
+/** The ops' schema, made on the first segment read: a cold search of an index without segments never pays for it. */
+let opsSchema: v.GenericSchema<unknown, Op[]> | undefined;
+function opsSchemaOf(): v.GenericSchema<unknown, Op[]> {
+  if (opsSchema) return opsSchema;
+  const fileRecord = v.looseObject({ mtimeMs: v.number(), size: v.number(), chunks: v.array(v.string()) });
+  const op = v.union([
+    v.tuple([v.literal("a"), v.string(), v.string(), v.string(), v.string(), Count, Count, Count, v.string(), v.pipe(v.number(), v.safeInteger(), v.minValue(-1))]),
+    v.tuple([v.literal("r"), v.string()]),
+    v.tuple([v.literal("f"), v.string(), fileRecord]),
+    v.tuple([v.literal("x"), v.string()]),
+  ]);
+  // Typed as Op[]: a file record is checked for the fields a reader relies on and kept whole (a loose
+  // object), which valibot's inferred type cannot say of FileRecord's optional fields.
+  return (opsSchema = v.array(op) as unknown as v.GenericSchema<unknown, Op[]>);
+}
 
 const SegmentHead = v.object({ v: v.literal(1), baseId: v.string(), seq: Count, opsBytes: Count, dim: Count, vectorCount: Count, fileBytes: Count, crc: Count, headCrc: Count });
 
@@ -146,7 +154,7 @@ function decodeSegment(bytes: Buffer, seq: number, baseId: string): Segment {
   if (crc32(bytes.subarray(bodyAt)) !== head.crc) throw bad("fails its checksum");
   let ops: Op[];
   try {
-    ops = v.parse(OpsSchema, JSON.parse(bytes.toString("utf8", bodyAt, bodyAt + head.opsBytes))) as Op[];
+    ops = v.parse(opsSchemaOf(), JSON.parse(bytes.toString("utf8", bodyAt, bodyAt + head.opsBytes)));
   } catch {
     throw bad("holds operations that do not parse");
   }
