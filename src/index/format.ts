@@ -1,6 +1,7 @@
 /**
  * The index file's layout: bytes to plain data and back (store.ts makes Orama of the data and
- * gives it back). Kept apart from store.ts so that what only needs the head (stats, status
+ * gives it back). Since v10 the file is the base of the index, and the changes since it are
+ * segments after it (segments.ts), which the manifest at the end of this file names. Kept apart from store.ts so that what only needs the head (stats, status
  * lines, the prompt hook) or the file list (no-op re-index) never loads Orama.
  *
  *   MAGIC | u32 head length | head JSON | layout JSON | Orama state sections | pad to 4 | Float32 vectors

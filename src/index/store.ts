@@ -57,14 +57,14 @@ function newEngine(dim: number | null): Engine<Doc> {
 }
 
 /**
- * One project's index: an Orama database (BM25 over the chunk text, cosine over embeddings)
- * plus the per-file bookkeeping, persisted as one file written atomically (layout in
- * format.ts). Orama's save() state goes in Bun's structured-clone format, faster to read
- * than JSON, and the vectors once, as one Float32 block: Orama's persistence plugin writes
- * larger files that load slower and come back with Orama's default tokenizer, not ours
- * (docs/BENCHMARKS.md, "Orama's persistence plugin, re-measured"). If a later Bun cannot
- * read the clone format, the index is rebuilt from the markdown and the vectors are kept as an
- * embedding cache.
+ * One project's index: the engine (engine/engine.ts: BM25 over the chunk text, cosine over
+ * embeddings) plus the per-file bookkeeping, persisted as a base written whole and atomically
+ * (layout in format.ts) and the segments after it (segments.ts), each the journal of the store's
+ * own changes since the save before. The engine's state goes in Bun's structured-clone format,
+ * faster to read than JSON, and the vectors once, as one Float32 block: Orama's persistence plugin
+ * writes larger files that load slower and come back with Orama's default tokenizer, not ours
+ * (docs/BENCHMARKS.md, "Orama's persistence plugin, re-measured"). If a later Bun cannot read the
+ * clone format, the index is rebuilt from the markdown and the vectors are kept as an embedding cache.
  */
 export class Store extends StoreReads {
   readonly path: string;
