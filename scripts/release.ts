@@ -23,10 +23,9 @@ import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, 
 import { basename, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import pkg from "../package.json" with { type: "json" };
-import { build, COMPILE_FLAGS, WORKERS } from "./build.ts";
+import { build } from "./build.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const ENTRY = join(ROOT, "src", "cli.ts");
 
 export const PLATFORMS = {
   "linux-x64": { target: "bun-linux-x64", exe: "", os: "linux", cpu: "x64", label: "Linux x64" },
@@ -48,38 +47,24 @@ export function hostPlatform(): string {
 }
 
 /**
- * `--bytecode` on cross targets: Bun 1.4.5 accepts it and embeds bytecode (+~1.9 MB), but that
+ * Bytecode on cross targets: Bun 1.4.5 accepts it and embeds bytecode (+~1.9 MB), but that
  * bytecode is produced by the *host* JavaScriptCore and is not portable across OS/arch/libc:
- * cross-compiled `--bytecode` executables segfault on launch on the target (oven-sh/bun#18416,
+ * cross-compiled bytecode executables segfault on launch on the target (oven-sh/bun#18416,
  * #24144, crash in JSC CachedTypes decode). We cannot run the foreign binaries here to prove
- * otherwise, so cross targets are built with every COMPILE_FLAG except `--bytecode` (start-up
- * ~45 ms instead of ~20 ms); the host target keeps the full flag set via build().
+ * otherwise, so cross targets are built as the host is but without bytecode (start-up ~45 ms
+ * instead of ~20 ms); the host target is exactly `bun run build`.
  */
-const CROSS_FLAGS = COMPILE_FLAGS.filter((f) => f !== "--bytecode");
-
-/** Compile one platform; returns an error line, or null on success. */
 async function compile(platform: Platform, outfile: string): Promise<string | null> {
   const { target } = PLATFORMS[platform];
-  if (platform === hostPlatform()) {
-    try {
-      await build(outfile); // host: the exact flags of `bun run build`, bytecode included
-      return null;
-    } catch (err) {
-      const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? String(err);
-      return firstError(stderr) ?? "bun build failed";
-    }
+  const host = platform === hostPlatform();
+  try {
+    await build(outfile, host ? undefined : target, { bytecode: host });
+  } catch (err) {
+    const msg = firstError(String((err as Error).message ?? err)) ?? "bun build failed";
+    if (/Failed to download|download/i.test(msg)) return `cannot fetch the Bun runtime for ${target} from the npm registry (${msg.replace(/^error:\s*/i, "")})`;
+    return msg;
   }
-  const proc = Bun.spawn([process.execPath, "build", ...CROSS_FLAGS, `--target=${target}`, ENTRY, ...WORKERS.map((w) => join(ROOT, w)), "--outfile", outfile], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, errText, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  if (code === 0 && existsSync(outfile)) return null;
-  const msg = firstError(errText + "\n" + out) ?? `bun build exited with ${code}`;
-  if (/Failed to download|download/i.test(msg)) {
-    return `cannot fetch the Bun runtime for ${target} from the npm registry (${msg.replace(/^error:\s*/i, "")})`;
-  }
-  return msg;
+  return existsSync(outfile) ? null : "bun build wrote no executable";
 }
 
 function firstError(text: string): string | null {

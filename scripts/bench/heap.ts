@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { heapStats } from "bun:jsc";
 import { radix } from "@orama/orama/trees";
-import { CompactRadix } from "../../src/index/compact-index.ts";
+import { CompactRadix } from "../../src/index/engine/compact-index.ts";
 import { Store } from "../../src/index/store.ts";
 import { eachWord, stem, tokenize } from "../../src/index/tokenizer.ts";
 import type { StoredChunk } from "../../src/index/types.ts";

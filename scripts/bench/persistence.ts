@@ -22,7 +22,7 @@ import { persist, restore } from "@orama/plugin-data-persistence";
 import { persistToFile, restoreFromFile } from "@orama/plugin-data-persistence/server";
 import { chunkHash, chunkMarkdown, embeddingText } from "../../src/index/chunker.ts";
 import { INDEX_FILE, Store } from "../../src/index/store.ts";
-import { compactIndex } from "../../src/index/compact-index.ts";
+import { compactIndex } from "../../src/index/engine/compact-index.ts";
 import { createTokenizer } from "../../src/index/tokenizer.ts";
 import { fakeEmbedding } from "../../test/helpers/ollama-double.ts";
 import { generateCorpus, loadPool, makeQueries } from "./corpus.ts";
@@ -122,7 +122,7 @@ function queries(): { text: string[]; vectors: Float32Array[] } {
 
 /** The Orama database inside a Store: the plugin is handed exactly what the product holds. */
 function dbOf(store: Store): AnyOrama {
-  return (store as unknown as { db: AnyOrama }).db;
+  return (store as unknown as { engine: { db: AnyOrama } }).engine.db;
 }
 
 /** Top hits of each query, asked of Orama the way Store.searchText / searchVector ask. */

@@ -104,6 +104,18 @@ export async function runOnce(cmd: string[], opts: RunOptions): Promise<Sample> 
   return { ms, rssKiB: wrapped ? readGnuTimeRss(rssFile) : polledKiB, code, stdout, stderr };
 }
 
+/**
+ * `cmd` run by bash, which times it with $EPOCHREALTIME and prints the milliseconds: a timer outside
+ * this process, to check that runOnce's spawn-to-exit time is what a user's shell sees.
+ */
+export async function shellTimed(cmd: string[], cwd: string, env: Record<string, string>): Promise<Sample> {
+  const quoted = cmd.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  const script = `s=$EPOCHREALTIME; ${quoted} >/dev/null 2>&1; c=$?; e=$EPOCHREALTIME; echo "$c $s $e"`;
+  const r = await runOnce(["bash", "-c", script], { cwd, env });
+  const [code, start, end] = r.stdout.trim().split(" ").map(Number);
+  return { ms: (end! - start!) * 1000, code: code ?? 1, stdout: "", stderr: r.stderr };
+}
+
 /** GNU time writes "Command exited with non-zero status N" before the figure on failures: take the last number. */
 function readGnuTimeRss(file: string): number | undefined {
   try {
@@ -143,8 +155,8 @@ export interface Measurement {
   failures: number;
   firstFailure?: string;
   note?: string;
-  /** Which baseline this row is compared with in the report. */
-  ratioTo?: "bun" | "fts";
+  /** Which baseline this row is compared with in the report ("bun-size": the `bun -e 0` runs interleaved at the same size). */
+  ratioTo?: "bun" | "bun-size" | "fts";
 }
 
 export type Check = (s: Sample) => string | undefined;

@@ -4,7 +4,10 @@
  * Only public entry points of src/ are timed (the index format changes; this must not break):
  * reading the index file, Store.open as a whole, the text and vector sides of one query, the
  * whole searchChunks; `--build` times the index build's steps (chunk, embed through
- * OLLAMA_HOST, insert, save) on a scratch index. Prints one JSON object.
+ * OLLAMA_HOST, insert, save) on a scratch index. `--scan` times only the first vector search of a
+ * store opened as a cold search opens it (what a cold search pays), `--no-kernel` with the
+ * WebAssembly kernels off (the JS loops scan): the benchmark's row of what the float kernel saves.
+ * Prints one JSON object.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +17,7 @@ import { loadConfig } from "../../src/core/config.ts";
 import { OllamaEmbedder } from "../../src/index/embedder.ts";
 import { searchChunks } from "../../src/index/search.ts";
 import { INDEX_FILE, Store } from "../../src/index/store.ts";
+import { setKernels } from "../../src/index/engine/kernels.ts";
 import { rankingTerms } from "../../src/index/tokenizer.ts";
 import { fakeEmbedding } from "../../test/helpers/ollama-double.ts";
 
@@ -93,6 +97,16 @@ async function main(): Promise<void> {
   if (!project) throw new Error("--project DIR is required");
   const indexDir = join(project, ".memsearch", "index");
   const out: Record<string, Steps> = {};
+  if (process.argv.includes("--no-kernel")) setKernels(false);
+  if (process.argv.includes("--scan")) {
+    // Opened as a command's search opens it (heal.ts): the rows read from the file as they are scored.
+    const { store } = Store.open(indexDir, MODEL, { lazyVectors: "search" });
+    const vec = Float32Array.from(fakeEmbedding(`search_query: ${query}`, store.dim ?? 768));
+    const steps: Steps = {};
+    timed(steps, "vector search (1st)", () => store.searchVector(vec, 50, 0.35));
+    process.stdout.write(JSON.stringify(steps) + "\n");
+    return;
+  }
   if (process.argv.includes("--build")) out["index build"] = await buildSteps(join(project, ".memsearch", "memory"));
   const open: Steps = {};
   // The file read alone first: the floor any loader of this file pays (page cache warm).

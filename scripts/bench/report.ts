@@ -14,6 +14,8 @@ export interface GlobalResult {
   binBytes: number;
   bunFloor: Measurement;
   version: Measurement;
+  /** The same timed from outside, and through npm's launcher. */
+  extra?: Measurement[];
 }
 
 export interface Report {
@@ -49,6 +51,10 @@ function table(head: string[], rows: string[][]): string {
 
 function ratio(m: Measurement, r: Report, scale?: ScaleResult): string {
   if (m.ratioTo === "bun") return `${(m.p50 / r.global.bunFloor.p50).toFixed(1)}× bun -e 0`;
+  if (m.ratioTo === "bun-size") {
+    const floor = find(scale, "baseline: `bun -e 0`, each run");
+    return floor ? `${(m.p50 / floor.p50).toFixed(1)}× bun -e 0 (this size)` : "";
+  }
   if (m.ratioTo === "fts") {
     const fts = find(scale, "baseline: FTS5");
     return fts ? `${(m.p50 / fts.p50).toFixed(1)}× FTS5` : "";
@@ -73,11 +79,13 @@ export function globalTable(r: Report): string {
     ["binary size", "", "", "", "", "", `${(g.binBytes / 1048576).toFixed(1)} MiB`],
     rowCells(g.bunFloor, r),
     rowCells({ ...g.version, ratioTo: "bun" }, r),
+    ...(g.extra ?? []).map((m) => rowCells(m, r)),
   ]);
 }
 
 export function scaleSummary(s: ScaleResult): string {
   const parts = [
+    ...(s.loadStart ? [`load average ${s.loadStart} at the start of this size, ${s.loadEnd ?? "–"} at its end`] : []),
     `${thousands(s.chunks)} chunks in ${thousands(s.files)} daily files`,
     `index ${(s.indexBytes / 1048576).toFixed(1)} MiB (${(s.indexBytes / s.chunks / 1024).toFixed(1)} KiB/chunk)`,
     `full build ${Math.round(s.buildChunksPerSec)} chunks/s`,
@@ -87,6 +95,7 @@ export function scaleSummary(s: ScaleResult): string {
     const r = s.watchResidentMiB;
     if (r) parts.push(`resident at the end ${fmtMiB(r.rss)} MiB: ${fmtMiB(r.anon)} MiB its own, ${fmtMiB(r.file)} MiB of mapped files (the binary's pages, one copy for every memsearch process)`);
   }
+  if (s.onDisk) parts.push(`index on disk after the writes below: ${s.onDisk}`);
   return parts.join(" · ");
 }
 
@@ -389,7 +398,9 @@ export function markdown(r: Report): string {
     "- Every row is a new process of the compiled binary (`memsearch …` or `memsearch hook …` with the hook JSON on stdin), timed from spawn to exit, except the `watch:` rows and `turn searchable`; queries are 3–5-word phrases from the corpus vocabulary, prompts are real user sentences, each with a new `prompt_id` (the prompt hook records the prompt on disk under it). Cold rows run with no watch process; warm rows with `memsearch watch` running for the project. p95 is nearest-rank (with 5 runs, the slowest).",
     "- Turns: each Stop run is a new turn of a real transcript (`spotter/short.jsonl`'s first turn, its UUIDs rewritten per run, a prompt id on its user entry and a final reply holding a word found nowhere else in the memory), with the hook input Claude Code sends: first UserPromptSubmit (`session_id`, `prompt_id`, `prompt`, `transcript_path`), then Stop (the same ids, `last_assistant_message`). `hook stop` times the hook alone: it queues the turn in `.memsearch/pending/` and starts the detached drainer (`memsearch hook drain`), which writes the note (`summarizer.provider=extract`, no model; the transcript already holds the whole turn, so the drainer never waits for it) and asks the watch to re-index. `turn searchable` runs from the Stop hook's spawn until a search sent to the warm process finds the note's word (the bench polls the day's markdown every 2 ms, then the watch's chunk count, then searches); `watch: re-index after one new turn` is its part from the note landing in the markdown until the warm index holds it. Every other run sends the next prompt as soon as Stop exits instead (`right after a Stop`). Before the next run the bench waits until `.memsearch/pending/` holds no turn and no `.drain.lock` and no drainer process is left, then lets the watch's debounced file event pass.",
     "- Conversation index (`--transcripts`, `scripts/bench/transcripts.ts`): the real transcripts of `test/fixtures/transcripts` copied into a temp `~/.claude/projects/` until the index holds the wanted number of messages, each copy with its own session ids and uuids and its `cwd` rewritten to the temp project (which has no notes). The first `memsearch recall --raw` builds the index (timed under GNU time; the build's own time and messages/s are the line it prints on stderr). Then each query runs as `memsearch recall --raw` (a new process; it first checks the transcripts for changes, a stat of each hot one and of each project folder, and searches the notes) and, as the baseline, as the same SQL `searchTranscripts` runs (same MATCH expression, bm25 weights, project filter and `LIMIT 40`) in the `sqlite3` shell, a new process too (installed with `apt-get install -y sqlite3` when missing and running as root). The copies' files and folders get mtimes days to weeks in the past (a real history of ended sessions), except the one transcript the update rows append to (the session in progress). The incremental update appends one turn (two messages) to that transcript and times `updateTranscriptIndex` in-process, as the watch process runs it; the full-scan row times the update every file is stat'ed and every folder listed by (every 10 minutes, on the first build and `--reindex`), nothing having changed. The hook row sends real user prompts of the corpus to `memsearch hook user-prompt-submit` in that project: with no notes, each prompt takes the conversation path (read-only FTS5 query, no ingest, no model).",
-    "- Baselines, same run, same chunks: `bun -e 0` (the floor any CLI call pays) and a new `bun` process that opens an SQLite FTS5 table of the same chunks and runs an any-term `MATCH` ordered by `bm25()`, `LIMIT 5` (`scripts/bench/fts.ts`).",
+    "- Baselines, same run, same chunks: `bun -e 0` (the floor any CLI call pays: the pinned bun of `node_modules/.bin/bun`, the runtime compiled into the binary, started in a folder with no `bunfig.toml`) and a new `bun` process that opens an SQLite FTS5 table of the same chunks and runs an any-term `MATCH` ordered by `bm25()`, `LIMIT 5` (`scripts/bench/fts.ts`). At each size the cold hybrid search alternates with a `bun -e 0` run, and its ratio is to those runs (`this size`): a ratio to a floor measured minutes earlier, under another load, meant little on a shared machine.",
+    "- Timers (issue 34): every row is spawn to exit of a new process (`Bun.spawn`, output read to its end), the way a user's shell starts it; the rows `timed by a shell` run the same command inside `bash`, which times it with `$EPOCHREALTIME`: the two agree within the noise of the run. Cold rows are timed with the page cache warm (the run measuring peak RSS reads the files first: a user's search soon after a turn meets that); the rows `dropped from the page cache` drop the binary's and the index's pages first (`dd iflag=nocache count=0`, posix_fadvise DONTNEED on those files only), as a user meets a cold search after a while of other work. `through npm's launcher` is `memsearch` as the npm package installs it: a Node script that starts the binary (a layout of the package around this binary, in a temp folder).",
+    "- Writes (issue 34): `remember`, `forget` (of those notes) and `import` of 1,000 turns (copies of the Stop runs' turn, their sessions a day old) run with no watch process, after every other row of the size; `index bytes written` counts the files of `.memsearch/index/` new or changed across each command (whole files: the whole index when it is rewritten, a segment and the manifest when one is appended). The watch's bytes per turn are counted the same way around each Stop run, plus what it writes in the 12 s after the last one (a deferred save or a merge). `index on disk` compares the index folder after the writes with a copy merged into one base in the bench's own process.",
     "- Each series first makes one extra, untimed run under GNU time for the peak RSS (GNU time adds 7–10 ms to a spawn here, as much as `bun -e 0` takes); that run also warms the page cache. One-off runs (the full build, the last SessionEnd) are timed under it.",
     "- Helper views: `watch: search over its socket` sends the same queries straight to the warm process (its share of a warm search); the CPU profiles are Bun's sampling profiler (`BUN_OPTIONS=--cpu-prof-md`) on one cold and one warm search (time spent waiting on the warm process is charged to whatever native frame was sampled last, e.g. `(anonymous)`, `parse` or `setImmediate`: read the warm profile for the CLI's own work only); the in-process steps come from `scripts/bench/profile.ts`.",
     "",

@@ -4,7 +4,7 @@
  * search, prompt, start, stop and end sessions through it. Every command is a fresh process of
  * the compiled binary, with HOME and the memory in a temp folder.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { HOOK_EVENTS } from "../../src/hooks/events.ts";
@@ -12,8 +12,10 @@ import { dailyFile } from "../../src/memory/journal.ts";
 import { generateCorpus, writeCorpus, type SentencePool } from "./corpus.ts";
 import { cpuProfile, type CpuProfile } from "./cpuprof.ts";
 import { buildFtsDb } from "./fts.ts";
-import { exitedZero, percentile, runOnce, series, summarize, type Measurement, type Sample } from "./proc.ts";
+import { exitedZero, percentile, runOnce, series, shellTimed, summarize, type Measurement, type Sample } from "./proc.ts";
 import { WatchProcess } from "./watch.ts";
+import { loadAverage } from "./machine.ts";
+import { bytesNote, bytesWritten, kib, listing, onDiskRatio, writeRows } from "./writes.ts";
 
 export interface BenchEnv {
   bin: string;
@@ -48,6 +50,11 @@ export interface ScaleResult {
   /** Bun's CPU profile of one cold and one warm `memsearch search`. */
   cpu: { cold?: CpuProfile; warm?: CpuProfile };
   errors: string[];
+  /** Load averages (1/5/15 min) when this size began and ended. */
+  loadStart?: string;
+  loadEnd?: string;
+  /** The index on disk after the writes, against a freshly merged copy of it. */
+  onDisk?: string;
 }
 
 /** Each hook's budget, as the product sets it (the hook gives up past it). */
@@ -56,6 +63,8 @@ export const HOOK_BUDGET_MS: Record<string, number> = Object.fromEntries(Object.
 const STOP_TRANSCRIPT = "spotter/short.jsonl";
 const WATCH_DEBOUNCE_MS = 1_500;
 const WATCH_EXIT_LIMIT_MS = 180_000;
+/** Longer than the watch process waits after a change before a deferred save or a merge (10 s). */
+const WATCH_QUIET_WRITE_MS = 12_000;
 /** A turn must be searchable within this (the drainer waits up to 10 s for a lagging transcript). */
 const TURN_LIMIT_MS = 60_000;
 
@@ -64,6 +73,11 @@ function plan(chunks: number) {
   const big = chunks > 20_000;
   return {
     coldQueries: chunks <= 1_000 ? 20 : big ? 3 : 10,
+    /** Cold runs with the index and the binary dropped from the page cache first. */
+    evicted: big ? 3 : 5,
+    /** remember and forget runs (no watch process), and the turns of the one import. */
+    writes: big ? 3 : 5,
+    importTurns: 1_000,
     warmQueries: 20,
     noop: big ? 3 : 5,
     hooks: 5,
@@ -133,12 +147,11 @@ function uniqueWord(i: number): string {
  * turn is short.jsonl's prompt, thinking, two tool calls and their results, then a final reply that
  * holds the run's unique word (the interrupt and the later /model lines are left out).
  */
-function stopTurns(env: BenchEnv, fixtures: string, n: number): StopTurn[] {
+function stopTurns(env: BenchEnv, fixtures: string, n: number, dir = join(env.work, "transcripts"), offset = 0): StopTurn[] {
   const text = readFileSync(join(fixtures, STOP_TRANSCRIPT), "utf8");
-  const dir = join(env.work, "transcripts");
   mkdirSync(dir, { recursive: true });
   return Array.from({ length: n }, (_, i) => {
-    const tag = (0x1000 + i).toString(16);
+    const tag = (0x1000 + offset + i).toString(16);
     const lines = text
       .replace(/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{4}/g, `$1${tag}`)
       .split("\n")
@@ -227,6 +240,7 @@ interface Ctx {
 }
 
 export async function runScale(env: BenchEnv, chunks: number, fixtures: string): Promise<ScaleResult> {
+  const loadStart = loadAverage();
   const p = plan(chunks);
   const { root, home, sections, files } = setupProject(env, chunks);
   const cmdEnv = commandEnv(env, home);
@@ -251,20 +265,48 @@ export async function runScale(env: BenchEnv, chunks: number, fixtures: string):
   add(await series("stats", 3, (_i, rss) => run(["stats"], rss)), "reads the whole index file to check its CRC-32s");
 
   await coldRuns(ctx, sections);
-  const result: ScaleResult = { chunks, files, indexBytes, buildChunksPerSec, rows, errors, cpu: {} };
+  const result: ScaleResult = { chunks, files, indexBytes, buildChunksPerSec, rows, errors, cpu: {}, loadStart };
   result.cpu.cold = await cpuProfile([env.bin, "search", env.queries[0]!, "-j"], { cwd: root, env: cmdEnv });
   await warmPhase(ctx, result, fixtures);
   result.profile = await profile(env, root, cmdEnv, p.profileBuild);
+  // What a change costs with no watch process: last, so the rows above measure the corpus as built.
+  const indexDir = join(root, ".memsearch", "index");
+  const importDir = join(env.work, `import-${chunks}`);
+  // Sessions of days ago (a session written to in the last minutes may be mid-turn: import leaves its last turn to the Stop hook).
+  const dayAgo = new Date(Date.now() - 86_400_000);
+  for (const t of stopTurns(env, fixtures, p.importTurns, importDir, 0x2000)) utimesSync(t.path, dayAgo, dayAgo);
+  for (const row of await writeRows(run, indexDir, p.writes, importDir, p.importTurns)) add(row);
+  rmSync(importDir, { recursive: true, force: true });
+  result.onDisk = onDiskRatio(indexDir, env.work, env.embeddingModel ?? "nomic-embed-text");
+  result.loadEnd = loadAverage();
   if (!env.keep) rmSync(root, { recursive: true, force: true });
   return result;
 }
 
 /** No watch process: every search loads the index; the baselines run on the same queries. */
-async function coldRuns({ env, p, root, run, hook, add }: Ctx, sections: string[]): Promise<void> {
+async function coldRuns({ env, p, root, run, hook, add, cmdEnv }: Ctx, sections: string[]): Promise<void> {
   const q = env.queries.slice(0, p.coldQueries);
   const query = (i: number) => q[i % q.length]!;
-  const cold = await series("search cold, hybrid", q.length, (i, rss) => run(["search", query(i), "-j"], rss), searchCheck("hybrid"));
-  add(cold, meanHits(cold.samples), "bun");
+  // Each cold search next to a `bun -e 0` of the same moment: the ratio is to this size's own floor.
+  const rssRun = await run(["search", query(q.length), "-j"], true);
+  const coldSamples: Sample[] = [];
+  const floorSamples: Sample[] = [];
+  for (let i = 0; i < q.length; i++) {
+    coldSamples.push(await run(["search", query(i), "-j"], false));
+    floorSamples.push(await runOnce([env.bun, "-e", "0"], { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: root } }));
+  }
+  const cold = summarize("search cold, hybrid", coldSamples, searchCheck("hybrid"), rssRun);
+  add(summarize("baseline: `bun -e 0`, each run next to one of the row below", floorSamples), "the floor of this size's cold rows, same moments");
+  add(cold, `${meanHits(cold.samples)}; page cache warm (the run measuring RSS read the files first)`, "bun-size");
+  // The same searches timed from outside, by a shell: the bench's own timer must agree with it.
+  const shell = await series("search cold, hybrid, timed by a shell (bash $EPOCHREALTIME)", Math.min(q.length, 10), async (i) => shellTimed([env.bin, "search", query(i), "-j"], root, cmdEnv), exitedZero, true);
+  add(shell, "a bash process that times the command itself: spawn to exit as a user's shell sees it", "bun-size");
+  // As a user meets a cold search after a while: the index and the binary no longer in the page cache.
+  const evicted = await series("search cold, hybrid, index and binary dropped from the page cache", p.evicted, async (i) => {
+    dropFromCache([env.bin, ...indexFiles(root)]);
+    return run(["search", query(i), "-j"], false);
+  }, searchCheck("hybrid"), true);
+  add(evicted, "each run after `dd iflag=nocache` (POSIX_FADV_DONTNEED) of the binary and the index files: read from disk again", "bun-size");
   const bm25 = await series("search cold, BM25 only", q.length, (i, rss) => run(["search", query(i), "-j"], rss, { MEMSEARCH_EMBEDDING_PROVIDER: "none" }), searchCheck("bm25"));
   add(bm25, `${meanHits(bm25.samples)}; provider none`, "fts");
 
@@ -349,7 +391,11 @@ async function warmRuns({ env, p, root, run, hook, add }: Ctx, watch: WatchProce
   const reindex: Sample[] = [];
   const promptAfter: Sample[] = [];
   let metReindex = 0;
+  const indexDir = join(dataDir, "index");
+  const turnBytes: number[] = [];
+  const turnsStart = listing(indexDir);
   const stop = await series("hook stop (queues the turn)", p.stops, async (i, rss) => {
+    const turnBefore = listing(indexDir);
     const t = turns[i]!;
     const base = { session_id: t.sessionId, transcript_path: t.path };
     const before = await hook("user-prompt-submit", { ...base, prompt_id: t.promptId, prompt: t.prompt }, false);
@@ -380,8 +426,18 @@ async function warmRuns({ env, p, root, run, hook, add }: Ctx, watch: WatchProce
     await Bun.sleep(WATCH_DEBOUNCE_MS + 300);
     const answer = await watch.ask({ op: "index", wait: true });
     if (!answer?.ok) throw new Error(`the watch process did not re-index (${answer ? String(answer.error) : "no answer"})`);
+    if (!rss) turnBytes.push(bytesWritten(indexDir, turnBefore));
     return s;
   }, hookCheck);
+  // What the watch process writes later, once quiet (a deferred save, or a merge): spread over the turns.
+  const afterTurns = listing(indexDir);
+  await Bun.sleep(WATCH_QUIET_WRITE_MS);
+  const deferred = bytesWritten(indexDir, afterTurns);
+  const all = bytesWritten(indexDir, turnsStart);
+  add(
+    { ...summarize("watch: index bytes written per added turn", turnBytes.map((b) => ({ ms: NaN, code: 0, stdout: "", stderr: "" }))), p50: NaN, p95: NaN },
+    `${bytesNote(turnBytes)} as each turn is indexed; ${kib(deferred)} more once quiet (${WATCH_QUIET_WRITE_MS / 1000} s later: a deferred save or a merge), ${kib(deferred / Math.max(1, p.stops + 1))} per turn; ${kib(all)} in all for ${p.stops + 1} turns`,
+  );
   add(stop, "queues the turn in `.memsearch/pending/` and starts the drainer; a new turn each run");
   const md = percentile(toMarkdown, 50);
   add(
@@ -487,12 +543,43 @@ async function profile(env: BenchEnv, root: string, cmdEnv: Record<string, strin
     env.log(`  profile skipped: it times the hashed double's vectors, not ${env.embeddingModel}'s`);
     return undefined;
   }
-  const args = [env.bun, join(import.meta.dir, "profile.ts"), "--project", root, "--query", env.queries[0]!];
+  // Run in the project, outside the repository: the kernels' assembler is preloaded by name.
+  const args = [env.bun, "--preload", join(import.meta.dir, "..", "wat-preload.ts"), join(import.meta.dir, "profile.ts"), "--project", root, "--query", env.queries[0]!];
   if (withBuild) args.push("--build");
   const s = await runOnce(args, { cwd: root, env: cmdEnv });
   if (s.code !== 0) {
     env.log(`  profile failed: ${s.stderr.trim().split("\n").slice(-3).join(" ")}`);
     return undefined;
   }
-  return parseJson(s.stdout.trim()) as Record<string, Record<string, number>>;
+  const out = parseJson(s.stdout.trim()) as Record<string, Record<string, number>>;
+  // The first vector scan of a new process, with the WebAssembly kernel and with the JS loop,
+  // alternated over a few processes (medians): what the float kernel saves a cold search.
+  const scans: Record<"kernel" | "js", number[]> = { kernel: [], js: [] };
+  for (let i = 0; i < 5; i++) {
+    for (const kind of ["kernel", "js"] as const) {
+      const r = await runOnce([...args.slice(0, 8), "--scan", ...(kind === "js" ? ["--no-kernel"] : [])], { cwd: root, env: cmdEnv });
+      const ms = (parseJson(r.stdout.trim()) as Record<string, number> | undefined)?.["vector search (1st)"];
+      if (r.code === 0 && typeof ms === "number") scans[kind].push(ms);
+    }
+  }
+  if (scans.kernel.length && scans.js.length) {
+    const median = (xs: number[]) => Math.round(percentile(xs, 50) * 10) / 10;
+    out["first vector scan of a new process (median of 5)"] = { "WebAssembly kernel": median(scans.kernel), "JS loop (--no-kernel)": median(scans.js) };
+  }
+  return out;
+}
+
+/** The index folder's files (base, manifest, segments). */
+function indexFiles(root: string): string[] {
+  const dir = join(root, ".memsearch", "index");
+  try {
+    return readdirSync(dir).filter((n) => !n.endsWith(".lock")).map((n) => join(dir, n));
+  } catch {
+    return [];
+  }
+}
+
+/** Drop these files' pages from the page cache (GNU dd's iflag=nocache: posix_fadvise DONTNEED; no root needed, nothing else touched). */
+function dropFromCache(files: string[]): void {
+  for (const f of files) Bun.spawnSync(["dd", `if=${f}`, "iflag=nocache", "count=0", "status=none"]);
 }

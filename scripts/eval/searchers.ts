@@ -54,14 +54,22 @@ export function memsearchSearcher(opts: { ollamaHost?: string; model?: string; n
       mkdirSync(join(dir, ".git"), { recursive: true });
       const memory = join(dir, ".memsearch", "memory");
       mkdirSync(memory, { recursive: true });
-      for (const f of files) writeFileSync(join(memory, f.name), f.text);
       const env = { HOME: join(dir, "home"), PATH: process.env.PATH ?? "" };
       const flags: Partial<Record<ConfigKey, ConfigValue>> = opts.ollamaHost
         ? { "embedding.provider": "ollama", "embedding.host": opts.ollamaHost, ...(opts.model ? { "embedding.model": opts.model } : {}) }
         : { "embedding.provider": "none" };
       const ctx = loadContext(flags, dir, env);
-      const report = await indexPaths({ paths: [ctx.project.memoryDir], indexDir: ctx.project.indexDir, config: ctx.config, embedder: embedderFor(ctx.config, "index") });
-      if (opts.ollamaHost && report.embedderWarning) throw new Error(`embedding failed: ${report.embedderWarning}`);
+      const index = () => indexPaths({ paths: [ctx.project.memoryDir], indexDir: ctx.project.indexDir, config: ctx.config, embedder: embedderFor(ctx.config, "index"), merge: "never" });
+      // MEMSEARCH_EVAL_SEGMENTS=1: the files arrive one at a time, in the order a run reads them, each
+      // indexed as it lands (a base, then a segment per file): the JSON must not change (segments.ts).
+      const oneByOne = process.env.MEMSEARCH_EVAL_SEGMENTS === "1";
+      let report: Awaited<ReturnType<typeof index>> | undefined;
+      for (const f of oneByOne ? [...files].sort((a, b) => (a.name < b.name ? -1 : 1)) : files) {
+        writeFileSync(join(memory, f.name), f.text);
+        if (oneByOne) report = await index();
+      }
+      if (!oneByOne) report = await index();
+      if (opts.ollamaHost && report?.embedderWarning) throw new Error(`embedding failed: ${report.embedderWarning}`);
       const { store } = await openOrRebuild(ctx);
       const embedder = embedderFor(ctx.config, "query");
       const want = opts.ollamaHost ? "hybrid" : "bm25";

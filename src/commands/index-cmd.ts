@@ -51,6 +51,8 @@ export const indexCommand = command({
         ignoreFiles: a.ignoreFile,
         exclude: a.exclude,
         places: projectPlaces(ctx.project, ctx.env),
+        // The user's own command: it merges the segments when a merge is due.
+        merge: "due",
         ...(curated ? { curated } : {}),
       }),
     );

@@ -1,6 +1,6 @@
 import { loadContext } from "../core/context.ts";
 import { UsageError } from "../core/errors.ts";
-import { removeIndex } from "../index/format.ts";
+import { removeIndex } from "../index/disk.ts";
 import { command } from "./declare.ts";
 import { print, printJson } from "./output.ts";
 import { jsonFlag } from "./common.ts";

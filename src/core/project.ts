@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from "node:fs";
-import { atomicWrite } from "./fsutil.ts";
+import { atomicWrite, fileStamp } from "./fsutil.ts";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { UnsafeDataError } from "./errors.ts";
@@ -112,9 +112,18 @@ export function makeDataDir(dataDir: string, sub?: string): void {
   if (sub !== undefined) mkdirSync(sub, { recursive: true });
 }
 
-/** Inside the index folder: the index file (its format: src/index/format.ts), and the lock beside it. */
+/**
+ * Inside the index folder: the index file (its base: src/index/format.ts), the manifest of the
+ * segments after it (src/index/segments.ts), and the lock beside them.
+ */
 export const INDEX_FILE = "index.bin";
+export const MANIFEST_FILE = "manifest.json";
 export const INDEX_LOCK = "index.lock";
+
+/** Changes whenever a writer saved the index: a new base or a new manifest (a long-lived reader reloads on it). */
+export function indexStamp(indexDir: string): string {
+  return `${fileStamp(join(indexDir, INDEX_FILE))}|${fileStamp(join(indexDir, MANIFEST_FILE))}`;
+}
 
 type EntryKind = "folder" | "file" | "link" | "special";
 

@@ -8,7 +8,7 @@ import { peekIndex } from "../index/format.ts";
 import { pingWatch } from "../watch/gateway.ts";
 import { listPending, readPending } from "../memory/pending.ts";
 import { curatedFiles } from "../agents/curated.ts";
-import { peekIndexFiles } from "../index/format.ts";
+import { peekIndexFiles } from "../index/disk.ts";
 import { basename, relative } from "node:path";
 import { accountTurns, turnsLine } from "../memory/accounting.ts";
 import { userFiles } from "../core/project.ts";

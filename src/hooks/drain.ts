@@ -30,7 +30,8 @@ export async function drain(): Promise<HookOutput> {
 
 async function indexMemory(ctx: Context): Promise<void> {
   try {
-    await refreshIndex(ctx);
+    // Never a merge on a hook's time: the watch process merges in the background.
+    await refreshIndex(ctx, "never");
   } catch (e) {
     recordProblem(ctx.project.dataDir, `indexing after a turn failed: ${oneLine(e)}`);
   }

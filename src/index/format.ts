@@ -1,6 +1,7 @@
 /**
  * The index file's layout: bytes to plain data and back (store.ts makes Orama of the data and
- * gives it back). Kept apart from store.ts so that what only needs the head (stats, status
+ * gives it back). Since v10 the file is the base of the index, and the changes since it are
+ * segments after it (segments.ts), which the manifest at the end of this file names. Kept apart from store.ts so that what only needs the head (stats, status
  * lines, the prompt hook) or the file list (no-op re-index) never loads Orama.
  *
  *   MAGIC | u32 head length | head JSON | layout JSON | Orama state sections | pad to 4 | Float32 vectors
@@ -17,18 +18,17 @@
  * ends with a CRC-32 of itself (`headCrc`), checked whenever it is read, by peekIndex too: a
  * changed figure in it (a chunk or file count) is damage, never the truth.
  */
-import { deserialize, serialize } from "bun:jsc";
 import { closeSync, fstatSync, lstatSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { IndexDamagedError, MemsearchError, NotFoundError } from "../core/errors.ts";
-import { atomicWrite, openOwnFile, writeAt } from "../core/fsutil.ts";
+import { atomicWrite, errCode, openOwnFile } from "../core/fsutil.ts";
 import { isAlive } from "../core/processes.ts";
-import { INDEX_FILE } from "../core/project.ts";
+import { INDEX_FILE, MANIFEST_FILE } from "../core/project.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 // Named with the project's other files; imported from here too, with the format it names.
-export { INDEX_FILE };
+export { INDEX_FILE, MANIFEST_FILE };
 /** Bytes reserved for the head beyond its per-section entries. */
 export const HEAD_SPACE = 2048;
 /**
@@ -40,8 +40,10 @@ export const HEAD_SPACE = 2048;
  * v9: the compact text index (compact-index.ts): no per-chunk token frequencies, the radix tree
  *     as flat arrays with its postings in one Uint32Array; the documents as columns, their texts
  *     as one UTF-8 block per section.
+ * v10: the file is the base of an index that may have segments after it (segments.ts): its head
+ *     carries the id they name. An older memsearch would read the base alone and miss them.
  */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** What we remember per markdown file so an unchanged file costs one stat. */
 export interface FileRecord {
@@ -75,6 +77,8 @@ export interface StoreMeta {
 
 export interface Head {
   meta: Omit<StoreMeta, "files">;
+  /** Since v10: this base's id, which its segments and the manifest name (segments.ts). */
+  id: string;
   count: number;
   fileCount: number;
   vectorCount: number;
@@ -126,13 +130,18 @@ const HEAD_CRC_FIELD = ',"headCrc":';
  * JSON without it. A reader checks the bytes before that field, closed with "}" (headChecksumOk).
  */
 export function sealHead(head: Omit<Head, "headCrc"> | Head): string {
-  const { headCrc: _, ...rest } = head as Head;
+  return sealJson(head);
+}
+
+/** Any JSON object sealed as the head is (the segments' heads and the manifest are too: segments.ts). */
+export function sealJson(value: object): string {
+  const { headCrc: _, ...rest } = value as { headCrc?: number };
   const body = JSON.stringify(rest);
   return `${body.slice(0, -1)}${HEAD_CRC_FIELD}${crc32(Buffer.from(body))}}`;
 }
 
 /** The head's bytes (JSON and its padding) agree with the `headCrc` they end with. */
-function headChecksumOk(bytes: Buffer, head: Head): boolean {
+export function headChecksumOk(bytes: Buffer, head: { headCrc: number }): boolean {
   const at = bytes.lastIndexOf(HEAD_CRC_FIELD);
   if (at < 0) return false;
   return crc32(Buffer.concat([bytes.subarray(0, at), Buffer.from("}")])) === head.headCrc;
@@ -209,6 +218,7 @@ const HeadOfAnyVersion = v.looseObject({ meta: v.looseObject({ schemaVersion: Co
 const CurrentHead = v.object({
   meta: v.object({ schemaVersion: v.literal(SCHEMA_VERSION), model: v.string(), dim: Dim, updatedAt: v.string() }),
   ...Figures,
+  id: v.pipe(v.string(), v.regex(/^[0-9a-z]+$/)),
   runtime: v.string(),
   fileBytes: Count,
   crc: v.object({ layout: Count, sections: v.array(Count), vectors: Count }),
@@ -245,6 +255,7 @@ function olderHead(h: v.InferOutput<typeof HeadOfAnyVersion>): Head {
     jsonBytes: h.jsonBytes,
     sections: h.sections,
     kinds: h.kinds,
+    id: "",
     runtime: str(h.runtime),
     fileBytes: 0,
     crc: { layout: 0, sections: [], vectors: 0 },
@@ -290,7 +301,7 @@ export function expectedSize(file: Pick<IndexFile, "head" | "bodyAt">): number {
 }
 
 /** CRC-32 of `len` bytes at `at`, read in slices (a verify of a large index holds one slice at a time). */
-function crcOfRange(fd: number, at: number, len: number, buf: Uint8Array): number {
+export function crcOfRange(fd: number, at: number, len: number, buf: Uint8Array): number {
   let crc = 0;
   for (let done = 0; done < len; ) {
     const part = buf.subarray(0, Math.min(buf.byteLength, len - done));
@@ -331,37 +342,6 @@ export function checksumProblem(parts: Part[]): string {
   return `checksum mismatch in the ${parts.map((p) => names[p]).join(" and ")}`;
 }
 
-/**
- * Everything about an index file short of loading Orama: present, readable, this version,
- * the right size and every part's checksum right. What stats and the no-op re-index rely on.
- */
-export type IndexCheck = { state: "missing" } | { state: "ok"; file: IndexSummary } | { state: "unusable"; reason: string };
-
-export function checkIndex(indexDir: string): IndexCheck {
-  let file: IndexFile;
-  try {
-    file = openIndexFile(join(indexDir, INDEX_FILE));
-  } catch (e) {
-    if (e instanceof NotFoundError) return { state: "missing" };
-    if (e instanceof IndexDamagedError) return { state: "unusable", reason: unreadable(e.reason) };
-    throw e;
-  }
-  try {
-    const version = file.head.meta.schemaVersion;
-    if (version !== SCHEMA_VERSION) return { state: "unusable", reason: otherVersion(version) };
-    const problem = sizeProblem(file);
-    if (problem) return { state: "unusable", reason: unreadable(problem) };
-    const bad = damagedParts(file);
-    if (bad.length) return { state: "unusable", reason: unreadable(checksumProblem(bad)) };
-    return { state: "ok", file: summaryOf(file) };
-  } catch (e) {
-    if (e instanceof IndexDamagedError) return { state: "unusable", reason: unreadable(e.reason) };
-    throw e;
-  } finally {
-    closeSync(file.fd);
-  }
-}
-
 /** Why an index is rebuilt, as the start of the one notice that says so. */
 export function unreadable(detail: string): string {
   return `the index was unreadable (${detail})`;
@@ -373,6 +353,10 @@ export function otherVersion(version: number): string {
 
 export interface IndexSummary {
   schemaVersion: number;
+  /** The base's id (segments name it). */
+  id: string;
+  /** Segments after the base the manifest names (their chunks are in the counts, their bytes in `bytes`). */
+  segments: number;
   model: string;
   dim: number | null;
   updatedAt: string;
@@ -384,7 +368,7 @@ export interface IndexSummary {
   loadable: boolean;
 }
 
-function withIndexFile<T>(indexDir: string, fn: (f: IndexFile) => T): T | undefined {
+export function withIndexFile<T>(indexDir: string, fn: (f: IndexFile) => T): T | undefined {
   let file: IndexFile | undefined;
   try {
     file = openIndexFile(join(indexDir, INDEX_FILE));
@@ -396,53 +380,29 @@ function withIndexFile<T>(indexDir: string, fn: (f: IndexFile) => T): T | undefi
   }
 }
 
-function summaryOf(f: IndexFile): IndexSummary {
-  return {
+/**
+ * The base's figures, and, when the manifest names this base, the figures after its segments (the
+ * manifest keeps them) with their bytes.
+ */
+export function summaryOf(f: IndexFile, manifest?: ReturnType<typeof readManifest>): IndexSummary {
+  const base: IndexSummary = {
     ...f.head.meta,
+    id: f.head.id,
+    segments: 0,
     chunks: f.head.count,
     files: f.head.fileCount,
     vectors: f.head.vectorCount,
     bytes: f.size,
     loadable: f.head.runtime === Bun.version && f.head.meta.schemaVersion === SCHEMA_VERSION && sizeProblem(f) === undefined,
   };
+  if (!manifest || "damaged" in manifest || manifest.baseId !== f.head.id || !f.head.id) return base;
+  const { chunks, files, vectors } = manifest.counts;
+  return { ...base, chunks, files, vectors, updatedAt: manifest.updatedAt, segments: manifest.segments.length, bytes: f.size + manifest.segments.reduce((a, s) => a + s.bytes, 0) };
 }
 
-/** The head only: what stats, status lines and hooks need, at the same cost for any index size. */
+/** The head and the manifest only: what stats, status lines and hooks need, at the same cost for any index size. */
 export function peekIndex(indexDir: string): IndexSummary | undefined {
-  return withIndexFile(indexDir, summaryOf);
-}
-
-/**
- * The head and the per-file records: what a no-op re-index compares with the markdown. With
- * `verify`, undefined unless every part's checksum is right too (a no-op run must not vouch
- * for a damaged index).
- */
-export function peekIndexFiles(indexDir: string, opts: { verify?: boolean } = {}): (IndexSummary & { fileRecords: Record<string, FileRecord> }) | undefined {
-  return withIndexFile(indexDir, (f) => {
-    const summary = summaryOf(f);
-    if (!opts.verify) return { ...summary, fileRecords: readLayout(f).files };
-    if (!summary.loadable) return undefined;
-    const layout = readLayout(f, true); // throws on a CRC mismatch: undefined
-    return damagedParts(f, ["state", "vectors"]).length ? undefined : { ...summary, fileRecords: layout.files };
-  });
-}
-
-/** What reset removed: the index file (its size when there was one) and writers' leftovers. */
-export interface Dropped {
-  /** Bytes of the index file, or undefined when there was none. */
-  indexBytes?: number;
-  temps: Swept;
-}
-
-/** Remove the index file and the temp files of interrupted writes (reset). */
-export function removeIndex(indexDir: string): Dropped {
-  const path = join(indexDir, INDEX_FILE);
-  let indexBytes: number | undefined;
-  try {
-    indexBytes = lstatSync(path).size;
-  } catch {}
-  rmSync(path, { force: true });
-  return { indexBytes, temps: sweepIndexTemps(indexDir) };
+  return withIndexFile(indexDir, (f) => summaryOf(f, readManifest(indexDir)));
 }
 
 export interface Swept {
@@ -467,10 +427,11 @@ export function sweepIndexTemps(indexDir: string, now = Date.now()): Swept {
   } catch {
     return out;
   }
-  const prefix = `${INDEX_FILE}.tmp-`;
   for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    // The base's, the manifest's and the segments' (atomicWrite names them all so).
+    const temp = /^(?:index\.bin|manifest\.json|seg-[0-9a-z]+-\d{6}\.bin)\.tmp-(\d+)-/.exec(name);
+    if (!temp) continue;
+    const pid = Number(temp[1]);
     const path = join(indexDir, name);
     let st;
     try {
@@ -505,211 +466,63 @@ export function clearIndexPath(path: string): void {
   if (!st.isFile() && !st.isSymbolicLink()) rmSync(path, { recursive: true, force: true });
 }
 
-/**
- * One section of the search engine's state, and what it holds (the store's business): a
- * structured-clone value, or, for the documents, bytes the store encodes itself. Raw bytes may be
- * a view of a buffer the store reuses for the next section: they are written before it is made.
- */
-export type StateSection = { kind: "ids" | "index" | "freq"; value: unknown } | { kind: "docs"; bytes: Uint8Array; placed?: (at: number) => void };
 
-/** Sections stored as the store's own bytes, read back as bytes (not decoded as a clone). */
-const RAW_KINDS: ReadonlySet<string> = new Set<StateSection["kind"]>(["docs"]);
+// ---------------------------------------------------------------------------------------------
+// The manifest: the base and the segments after it, in order (segments.ts says what they are).
 
-/** Everything an index file holds, as plain data: what store.ts makes of Orama, and gets back. */
-export interface IndexContent {
-  meta: StoreMeta;
-  /** Documents in the state. */
-  count: number;
-  layout: Layout;
-  /** Serialized and written one at a time, each dropped before the next is made. */
-  sections: Iterable<StateSection>;
-  /** How many sections there can be at most: the head's room is reserved for their entries before they are made. */
-  sectionsAtMost: number;
-  /**
-   * The vectors' Float32 bytes, in `layout.vectorIds` order, each `meta.dim` floats long, in
-   * pieces of any size (views of the vector block: written as they come, never gathered).
-   */
-  vectors: Iterable<Uint8Array>;
+
+export interface SegmentEntry {
+  name: string;
+  seq: number;
+  bytes: number;
+  crc: number;
+  /** Chunks it removes (each a tombstone over bytes that stay on disk until a merge). */
+  removed: number;
 }
 
-/**
- * Write the whole file atomically (temp file and rename), the head last since it records the sizes.
- * A raw section's `placed` is told the byte offset it is written at. With `reopen`, returns a
- * descriptor of the file just written, opened for reading once it is renamed into place (see
- * reopenWritten), or undefined when it could not be checked to be that file.
- */
-export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: boolean; vectorsAt?: (at: number) => void } = {}): number | undefined {
-  const { files, ...rest } = c.meta;
-  const layoutBytes = Buffer.from(JSON.stringify(c.layout satisfies Layout));
-  const sections: number[] = [];
-  const kinds: StateSection["kind"][] = [];
-  const prefix = Buffer.alloc(MAGIC.length + 4);
-  prefix.write(MAGIC, 0, "latin1");
-  const headSpace = HEAD_SPACE + 48 * c.sectionsAtMost;
-  prefix.writeUInt32LE(headSpace, MAGIC.length);
-  // Checksums of the parts, summed as they stream out (the head records them).
-  const crc = { layout: crc32(layoutBytes), sections: [] as number[], vectors: 0 };
-  let used = 0;
-  // Where each raw section was written, to check it again through the descriptor reopened.
-  const raw: { at: number; len: number; crc: number }[] = [];
-  let written: { dev: number; ino: number } | undefined;
-  function* parts(): Generator<Uint8Array> {
-    yield prefix;
-    yield Buffer.alloc(headSpace, 0x20); // the head goes here once the sizes are known
-    yield layoutBytes;
-    used = prefix.length + headSpace + layoutBytes.length;
-    for (const section of c.sections) {
-      const bytes = "bytes" in section ? section.bytes : new Uint8Array(serialize(section.value));
-      const sum = crc32(bytes);
-      if ("bytes" in section) {
-        section.placed?.(used);
-        raw.push({ at: used, len: bytes.byteLength, crc: sum });
-      }
-      sections.push(bytes.byteLength);
-      kinds.push(section.kind);
-      used += bytes.byteLength;
-      crc.sections.push(sum);
-      yield bytes;
-    }
-    // Pad so the Float32 block starts 4-byte aligned and can be read straight into a Float32Array.
-    const pad = Buffer.alloc((4 - (used % 4)) % 4, 0x20);
-    used += pad.length;
-    opts.vectorsAt?.(used);
-    yield pad;
-    const vectorBytes = c.layout.vectorIds.length * (c.meta.dim ?? 0) * 4;
-    let written = 0;
-    for (const piece of c.vectors) {
-      written += piece.byteLength;
-      crc.vectors = crc32(piece, crc.vectors);
-      yield piece;
-    }
-    // A file whose head promised other sizes would be refused on every load: fail the save instead.
-    if (written !== vectorBytes) throw new Error(`index vectors: ${written} bytes given for ${vectorBytes}`);
-    used += written;
-  }
-  atomicWrite(path, parts(), (fd) => {
-    const head: Omit<Head, "headCrc"> = {
-      meta: rest,
-      count: c.count,
-      fileCount: Object.values(files).filter((f) => !f.skipped).length,
-      vectorCount: c.layout.vectorIds.length,
-      layoutBytes: layoutBytes.byteLength,
-      jsonBytes: sections.reduce((a, b) => a + b, 0),
-      sections,
-      kinds,
-      runtime: Bun.version,
-      fileBytes: used,
-      crc,
-    };
-    const text = Buffer.from(sealHead(head));
-    if (text.length > headSpace) throw new Error(`index head larger than the ${headSpace} bytes reserved`);
-    writeAt(fd, Buffer.concat([text, Buffer.alloc(headSpace - text.length, 0x20)]), prefix.length);
-    if (opts.reopen) {
-      const st = fstatSync(fd);
-      written = { dev: st.dev, ino: st.ino };
-    }
-  });
-  return written && reopenWritten(path, written, used, raw);
-}
+const ManifestSchema = v.object({
+  v: v.literal(1),
+  baseId: v.string(),
+  segments: v.array(v.object({ name: v.pipe(v.string(), v.regex(/^seg-[0-9a-z]+-\d{6}\.bin$/)), seq: Count, bytes: Count, crc: Count, removed: Count })),
+  counts: v.object({ chunks: Count, files: Count, vectors: Count }),
+  updatedAt: v.string(),
+  headCrc: Count,
+});
 
-/**
- * The file just renamed to `path`, opened for reading, when it is the one written: the same inode
- * (not another writer's file renamed over it since), the size written and the raw sections' bytes
- * as their CRC-32s say (they are what a loaded store reads by offset). Undefined otherwise: the
- * save stands, the caller keeps reading what it read before.
- */
-function reopenWritten(path: string, written: { dev: number; ino: number }, size: number, raw: { at: number; len: number; crc: number }[]): number | undefined {
-  let fd: number;
+export type Manifest = Omit<v.InferOutput<typeof ManifestSchema>, "headCrc">;
+
+/** The manifest, undefined when there is none, or why it cannot be read. */
+export function readManifest(indexDir: string): Manifest | undefined | { damaged: string } {
+  let bytes: Buffer;
   try {
-    fd = openOwnFile(path, "read");
+    const fd = openOwnFile(join(indexDir, MANIFEST_FILE), "read");
+    try {
+      const size = fstatSync(fd).size;
+      if (size > 16 << 20) return { damaged: "the index's manifest is too large" };
+      bytes = Buffer.allocUnsafe(size);
+      readExactly(fd, bytes, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (e) {
+    if (errCode(e) === "ENOENT") return undefined;
+    if (e instanceof IndexDamagedError) return { damaged: "the index's manifest is cut short" };
+    if (["EISDIR", "ELOOP", "ENOTREG"].includes(errCode(e) ?? "")) return { damaged: "the index's manifest is not a regular file" };
+    throw new MemsearchError(`cannot read the index's manifest in ${indexDir}: ${errCode(e) ?? e}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(bytes.toString("utf8"));
   } catch {
-    return undefined;
+    return { damaged: "the index's manifest is not JSON" };
   }
-  try {
-    const st = fstatSync(fd);
-    if (st.dev === written.dev && st.ino === written.ino && st.size === size) {
-      const buf = new Uint8Array(Math.min(1 << 20, Math.max(1, ...raw.map((r) => r.len))));
-      if (raw.every((r) => crcOfRange(fd, r.at, r.len, buf) === r.crc)) return fd;
-    }
-  } catch {}
-  closeSync(fd);
-  return undefined;
+  const m = v.safeParse(ManifestSchema, raw);
+  if (!m.success || !headChecksumOk(bytes, m.output)) return { damaged: "checksum mismatch in the index's manifest" };
+  const { headCrc: _, ...manifest } = m.output;
+  return manifest;
 }
 
-/**
- * The vector block and its layout. In a current-version file both parts are checked against
- * their CRC-32 first. The block is read straight into the rows `room(dim, rows)` gives (a plain
- * array by default; the store gives the rows its vector scan reads, with room for more after the
- * file's), so no serialized bytes stay alive behind it. The room is the caller's to choose: this
- * module is read by every hook (peekIndex), which must not load the scan's kernel.
- */
-export function readVectorPart(file: IndexFile, room: (dim: number, rows: number) => Float32Array = (dim, rows) => new Float32Array(dim * rows)): { layout: Layout; block: Float32Array } {
-  const { head, fd } = file;
-  const current = head.meta.schemaVersion === SCHEMA_VERSION;
-  const wrongSize = current ? sizeProblem(file) : expectedSize(file) !== file.size ? "file size does not match the header" : undefined;
-  if (wrongSize) throw new IndexDamagedError(wrongSize);
-  const dim = head.meta.dim ?? 0;
-  const layout = readLayout(file, true);
-  const block = room(dim, head.vectorCount);
-  const blockBytes = new Uint8Array(block.buffer, block.byteOffset, head.vectorCount * dim * 4);
-  readExactly(fd, blockBytes, blockStart(file));
-  if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
-  return { layout, block };
+export function writeManifest(indexDir: string, m: Manifest): void {
+  atomicWrite(join(indexDir, MANIFEST_FILE), sealJson(m));
 }
 
-/**
- * The vector block streamed, for a load that keeps no float rows (a cold block, vector-block.ts):
- * `take(first, floats, n)` gets rows first…first + n − 1, STREAM_BYTES at most at a time, in one
- * reused buffer (valid during the call). Returns false when the block fails its CRC-32, checked as
- * it streams (the rows given are then to be dropped: readVectorPart tells the damage as before).
- * Only for a current-version file whose size sizeProblem found right.
- */
-/** How much of the block a streamed load holds at once. */
-const STREAM_BYTES = 4 << 20;
-
-export function streamVectorBlock(file: IndexFile, take: (first: number, floats: Float32Array, n: number) => void): boolean {
-  const { head, fd } = file;
-  const dim = head.meta.dim ?? 0;
-  if (head.meta.schemaVersion !== SCHEMA_VERSION || sizeProblem(file) || !dim) throw new IndexDamagedError("the vector block cannot be streamed");
-  const perChunk = Math.max(1, Math.floor(STREAM_BYTES / (dim * 4)));
-  const floats = new Float32Array(perChunk * dim);
-  const bytes = new Uint8Array(floats.buffer);
-  const at = blockStart(file);
-  let crc = 0;
-  for (let first = 0; first < head.vectorCount; first += perChunk) {
-    const n = Math.min(perChunk, head.vectorCount - first);
-    const part = bytes.subarray(0, n * dim * 4);
-    readExactly(fd, part, at + first * dim * 4);
-    crc = crc32(part, crc);
-    take(first, floats, n);
-  }
-  return crc === head.crc.vectors;
-}
-
-/** The vectors of a block by content hash (the embedding cache an unusable index leaves), as views of the block. */
-export function vectorsByContent(layout: Pick<Layout, "vectorHashes">, block: Float32Array, dim: number): Map<string, Float32Array> {
-  const byContent = new Map<string, Float32Array>();
-  if (dim) layout.vectorHashes.forEach((h, i) => h && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
-  return byContent;
-}
-
-/**
- * The state sections, each checked against its CRC-32, then handed to `take` with what it holds:
- * a decoded clone, or the raw bytes of a raw kind, valid only during the call (every section is
- * read into the same buffer: a buffer per section left them all as garbage at once, which raised
- * a load's peak memory by the size of the state), and the byte offset in the file where the
- * section starts. Throws (a plain Error) on damage.
- */
-export function readStateSections(file: IndexFile, take: (kind: StateSection["kind"], value: unknown, at: number) => void): void {
-  const { head, bodyAt, fd } = file;
-  let at = bodyAt;
-  const buf = Buffer.allocUnsafe(Math.max(0, ...head.sections));
-  head.sections.forEach((len, i) => {
-    const bytes = buf.subarray(0, len);
-    readExactly(fd, bytes, at);
-    if (crc32(bytes) !== head.crc.sections[i]) throw new Error(checksumProblem(["state"]));
-    const kind = head.kinds[i] as StateSection["kind"];
-    take(kind, RAW_KINDS.has(kind) ? bytes : deserialize(bytes), at);
-    at += len;
-  });
-}

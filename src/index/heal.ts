@@ -1,7 +1,9 @@
 /**
  * A broken index heals itself. The index is a cache of the markdown: whatever command meets an
  * index it cannot use (damaged, cut short, not an index, a directory, another format version)
- * rebuilds it from the markdown, under the index lock, and carries on with its answer. Whether
+ * rebuilds it from the markdown, under the index lock, and carries on with its answer; one whose
+ * base and some segments are whole but others lost (segments.ts) keeps what is whole, reads again
+ * the markdown files the lost ones touched, and writes a new base. Whether
  * a file can be used is decided by Store.open (checksums, sizes, version, the loaded state's
  * shape); what to do about it is decided here, once, for every command. Never prints.
  *
@@ -73,7 +75,9 @@ export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promi
   const { indexDir } = ctx.project;
   const model = ctx.config["embedding.model"];
   const places = projectPlaces(ctx.project, ctx.env);
-  const open = (keywordsOnly = false) => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak, keywordsOnly });
+  // A command's search reads the vectors it scores from the file (Store.open's lazy "search"); the
+  // watch process keeps its own cold block (lowPeak).
+  const open = (keywordsOnly = false) => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak, keywordsOnly, ...(opts.lowPeak || keywordsOnly ? {} : { lazyVectors: "search" as const }) });
   const first = open(opts.keywordsOnly === true);
   if (usable(first)) {
     const strays = first.store.dropSources(places.allows);
@@ -93,7 +97,10 @@ export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promi
       return strays.sources.length ? reindexAfterDrop(ctx, opts, places, now, strays) : asIs(now);
     }
     if (now.missing && opts.buildMissing === false) return { store: now.store, nothingIndexed: true };
-    const req = { paths: opts.paths ?? markdownOf(ctx, places, now.sources), indexDir, config: ctx.config, embedder: null, places, ...(opts.curated ? { curated: opts.curated } : {}) };
+    // Lost segments: the store holds the base and every whole segment; the files whose stat the lost
+    // ones would have moved are read again, and the save writes a new base without them.
+    const sources = now.segmentsLost ? now.store.sources() : now.sources;
+    const req = { paths: opts.paths ?? markdownOf(ctx, places, sources), indexDir, config: ctx.config, embedder: null, places, ...(opts.curated ? { curated: opts.curated } : {}) };
     const scan = scanFor(req);
     if (now.missing && scan.files.length === 0) return { store: now.store, nothingIndexed: true };
     const built = await indexInto(req, now.store, scan); // and saves it
@@ -101,9 +108,10 @@ export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promi
     // Indexed without an embedder, but vectors are on unless configured off: say what is missing.
     const vectorsOn = ctx.config["embedding.provider"] !== "none";
     const missingVectors = vectorsOn ? store.size - store.vectorCount : 0;
-    const report: IndexReport = { ...built.report, vectors: vectorsOn ? "on" : "off", missingVectors, rebuilt: now.rebuilt };
+    const reason = now.rebuilt ?? now.segmentsLost!;
+    const report: IndexReport = { ...built.report, vectors: vectorsOn ? "on" : "off", missingVectors, rebuilt: reason };
     if (now.missing) return { store, built: { chunks: store.size, missingVectors }, report };
-    return { store, rebuilt: { reason: now.rebuilt!, chunks: store.size, missingVectors }, report };
+    return { store, rebuilt: { reason, chunks: store.size, missingVectors }, report };
   };
   return opts.locked ? heal() : withIndexLock(indexDir, heal, opts.lockTimeoutMs);
 }
@@ -147,7 +155,7 @@ function droppedOf(s: Strays): NonNullable<Healed["dropped"]> {
 }
 
 function usable(r: OpenResult): boolean {
-  return !r.missing && !r.rebuilt;
+  return !r.missing && !r.rebuilt && !r.segmentsLost;
 }
 
 function asIs(r: OpenResult): Healed {

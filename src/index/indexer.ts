@@ -10,7 +10,8 @@ import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import { MemsearchError } from "../core/errors.ts";
 import { readMarkdown, scanPaths, type SkipReason } from "./scanner.ts";
 import { forgottenTurns, withoutForgotten, type ForgottenTurns } from "./forgotten.ts";
-import { peekIndexFiles, sweepIndexTemps, type FileRecord } from "./format.ts";
+import { sweepIndexTemps, type FileRecord } from "./format.ts";
+import { peekIndexFiles, sweepStaleSegments } from "./disk.ts";
 import { SCHEMA_VERSION, Store } from "./store.ts";
 import type { StoredChunk } from "./types.ts";
 
@@ -28,6 +29,13 @@ export interface IndexRequest {
    * on its own schedule: a save at 20k chunks costs seconds, too much for every turn.
    */
   persist?: boolean;
+  /**
+   * When the index may be merged into a new base after this run's segment (segments.ts): "due"
+   * once past the merge threshold (`memsearch index`; the watch process merges on its own), "hard"
+   * only past the hard bound (the default: `remember`, `forget`, `import`), "never" (the drainer, on
+   * a hook's time).
+   */
+  merge?: "due" | "hard" | "never";
   /** Extra ignore rules given on the command line (after config values). */
   ignoreFiles?: string[];
   exclude?: string[];
@@ -101,7 +109,10 @@ interface PendingFile {
  */
 export async function indexPaths(req: IndexRequest): Promise<IndexReport> {
   // Temp files of writers killed mid-save; a no-op run never saves, so the sweep is here too.
-  if (req.persist !== false) sweepIndexTemps(req.indexDir);
+  if (req.persist !== false) {
+    sweepIndexTemps(req.indexDir);
+    sweepStaleSegments(req.indexDir);
+  }
   if (!req.force) {
     const scan = scanFor(req);
     const unchanged = noChangeReport(req, scan, req.embedder?.model ?? req.config["embedding.model"]);
@@ -154,11 +165,13 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
   const { config } = req;
   const model = req.embedder?.model ?? config["embedding.model"];
   const scan = scanned ?? scanFor(req);
-  let { store, rebuilt } = req.force
-    ? { store: Store.empty(req.indexDir, model), rebuilt: undefined as string | undefined }
+  // A writer reads no vector block: the rows it needs (the embedding cache) are read one at a time.
+  let { store, rebuilt, segmentsLost } = req.force
+    ? { store: Store.empty(req.indexDir, model), rebuilt: undefined as string | undefined, segmentsLost: undefined as string | undefined }
     : given && given.meta.model === model
-      ? { store: given, rebuilt: undefined as string | undefined }
-      : Store.open(req.indexDir, model);
+      ? { store: given, rebuilt: undefined as string | undefined, segmentsLost: undefined as string | undefined }
+      : Store.open(req.indexDir, model, { lazyVectors: "write" });
+  rebuilt ??= segmentsLost;
 
   const report: IndexReport = { ...emptyReport(scan.files.length, req.embedder !== null), rebuilt };
   const forgotten = forgottenTurns(req.indexDir);
@@ -246,7 +259,7 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
     needed.clear();
     fresh.clear();
     if (report.indexedChunks >= GC_EVERY_CHUNKS) Bun.gc(true);
-    store.save();
+    store.save({ merge: req.merge !== "never" && store.mergeDue(req.merge ?? "hard") });
   }
   return { report, store };
 }
@@ -257,18 +270,26 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
  * "nothing to do" must not vouch for a damaged index). Returns undefined when anything needs doing.
  */
 function noChangeReport(req: IndexRequest, scan: Scan, model: string): IndexReport | undefined {
+  // Compared first, checked after: a run with something to do must not read the whole index to learn it.
+  const unverified = peekIndexFiles(req.indexDir);
+  if (!unverified || !unchanged(req, scan, model, unverified)) return undefined;
   const head = peekIndexFiles(req.indexDir, { verify: true });
-  if (!head || !head.loadable || head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return undefined;
-  if (req.embedder && head.vectors < head.chunks) return undefined;
+  if (!head || !head.loadable || !unchanged(req, scan, model, head)) return undefined;
+  return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks, ...skipsOf(scan, head.fileRecords) };
+}
+
+/** Whether the index (its figures and file records) holds the markdown of `scan` as it is. */
+function unchanged(req: IndexRequest, scan: Scan, model: string, head: NonNullable<ReturnType<typeof peekIndexFiles>>): boolean {
+  if (head.model !== model || head.schemaVersion !== SCHEMA_VERSION) return false;
+  if (req.embedder && head.vectors < head.chunks) return false;
   const forgotten = forgottenTurns(req.indexDir);
   for (const f of scan.files) {
     const known = head.fileRecords[f.path];
-    if (!isCurrent(known, f, forgotten) || kindChanged(known!, f.path, scan)) return undefined;
+    if (!isCurrent(known, f, forgotten) || kindChanged(known!, f.path, scan)) return false;
   }
-  if (staleSources(Object.keys(head.fileRecords), scan, head.fileRecords).length) return undefined;
+  if (staleSources(Object.keys(head.fileRecords), scan, head.fileRecords).length) return false;
   // A file named outside the project's places is taken out by a full run.
-  if (req.places && !Object.keys(head.fileRecords).every(req.places.allows)) return undefined;
-  return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks, ...skipsOf(scan, head.fileRecords) };
+  return !req.places || Object.keys(head.fileRecords).every(req.places.allows);
 }
 
 /**

@@ -1,130 +1,19 @@
-import { create, count, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
-import { isUtf8 } from "node:buffer";
 import { closeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
-import {
-  clearIndexPath,
-  INDEX_FILE,
-  openIndexFile,
-  otherVersion,
-  readExactly,
-  readLayout,
-  readStateSections,
-  readVectorPart,
-  streamVectorBlock,
-  blockStart,
-  vectorsByContent,
-  SCHEMA_VERSION,
-  sizeProblem,
-  sweepIndexTemps,
-  unreadable,
-  writeIndexFile,
-  type IndexFile,
-  type StateSection,
-  type FileRecord,
-  type StoreMeta,
-} from "./format.ts";
-
-export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
+import { clearIndexPath, INDEX_FILE, otherVersion, peekIndex, readLayout, readManifest, SCHEMA_VERSION, sizeProblem, sweepIndexTemps, unreadable, writeManifest, type IndexFile, type FileRecord, type Manifest, type StoreMeta } from "./format.ts";
+import { readVectorPart, vectorsByContent } from "./index-file.ts";
+import { StoredDoc, TextFile, toChunk, type Doc } from "./docs.ts";
+import { readIndex, UnreadableIndex, writeIndex, type MovedTexts } from "./load.ts";
+import { indexStamp, openBase, readSegmentFor, segmentsOf } from "./disk.ts";
+import { encodeSegment, mergeDue, newBaseId, removeSegments, strayingSegments, writeSegmentFile, type AddOp, type Op, type Segment } from "./segments.ts";
+import { Engine } from "./engine/engine.ts";
 import { createTokenizer } from "./tokenizer.ts";
-import { compactIndex, withResultLimit } from "./compact-index.ts";
-import { bindOrama, enumValues, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
-import { VectorBlock } from "./vector-block.ts";
-import { KERNEL_MIN_FLOATS, rowsFor } from "./vector-kernel.ts";
+import { StoreReads } from "./store-reads.ts";
 import type { StoredChunk } from "./types.ts";
 
-/**
- * The document as Orama holds it. Only source, text and embedding are indexed; `text` is the
- * chunk's content (its heading line included, so headings are searchable without a field of
- * their own), stored once.
- */
-interface Doc {
-  id: string;
-  source: string;
-  heading: string;
-  text: string;
-  embedding?: number[] | null;
-  headingLevel: number;
-  startLine: number;
-  endLine: number;
-  contentHash: string;
-}
-
-/**
- * The index file a loaded store's chunk texts stay in, read by offset when a text is asked for
- * (a hit returned, a chunk removed, the next save), through the descriptor the load opened and
- * checked: it still reads the file that was loaded after another writer replaces the file by a
- * rename. Held in memory, the texts were the largest part of a loaded index after the vectors
- * (figures in docs/BENCHMARKS.md); the file's pages are the system's cache, not the process's
- * memory. The store's own save moves its documents to the file it wrote and closes this one, whose
- * blocks an unlinked file would otherwise hold for the life of the process; a store dropped closes
- * it when collected.
- */
-class TextFile {
-  private open = true;
-  constructor(readonly fd: number) {
-    closeTextFile.register(this, fd, this);
-  }
-  /** `len` bytes at `at` into `into` from `offset`; the bytes were checked at load (CRC-32 of the section, UTF-8). */
-  readInto(at: number, len: number, into: Uint8Array, offset = 0): void {
-    // A closed descriptor's number may be another file's by now: never read through it.
-    if (!this.open) throw new IndexDamagedError("a chunk's text was asked of an index file already closed");
-    readExactly(this.fd, into, at, offset, len);
-  }
-  read(at: number, len: number): string {
-    const bytes = Buffer.allocUnsafe(len);
-    this.readInto(at, len, bytes);
-    return fromUtf8.decode(bytes);
-  }
-  close(): void {
-    if (!this.open) return;
-    this.open = false;
-    closeTextFile.unregister(this);
-    try {
-      closeSync(this.fd);
-    } catch {}
-  }
-}
-
-const closeTextFile = new FinalizationRegistry<number>((fd) => {
-  try {
-    closeSync(fd);
-  } catch {}
-});
-
-/**
- * A document of a loaded index: its text is read from the index file when asked for (TextFile).
- * `text` is a getter of the class, so Orama's copies of a hit's document (spread) do not have it:
- * the store reads hits' documents from its own documents store.
- */
-class StoredDoc implements Doc {
-  declare embedding?: null;
-  constructor(
-    readonly id: string,
-    readonly source: string,
-    readonly heading: string,
-    readonly headingLevel: number,
-    readonly startLine: number,
-    readonly endLine: number,
-    readonly contentHash: string,
-    private file: TextFile,
-    private textAt: number,
-    /** The text's length in UTF-8 bytes. */
-    readonly textBytes: number,
-  ) {}
-  get text(): string {
-    return this.file.read(this.textAt, this.textBytes);
-  }
-  textInto(into: Uint8Array, offset: number): void {
-    this.file.readInto(this.textAt, this.textBytes, into, offset);
-  }
-  /** The same bytes, found at `at` in another file (the one a save wrote). */
-  moveTo(file: TextFile, at: number): void {
-    this.file = file;
-    this.textAt = at;
-  }
-}
+export { INDEX_FILE, SCHEMA_VERSION, type FileRecord, type StoreMeta } from "./format.ts";
+export type { CosineBackground, Hit, TextStats } from "./store-reads.ts";
 
 export interface OpenResult {
   store: Store;
@@ -140,91 +29,57 @@ export interface OpenResult {
   sources?: string[];
   /** Opened with `anyModel`: the embedding model the index was built with, when not the one asked for. */
   otherModel?: string;
+  /**
+   * Segments after the base that could not be replayed (damaged, missing, torn), as the start of a
+   * sentence: the store holds the base and every whole segment, made consistent, and the files the
+   * lost ones touched are to be read again from the markdown (heal.ts), then a new base written.
+   */
+  segmentsLost?: string;
 }
-
-export interface Hit {
-  chunk: StoredChunk;
-  /** BM25 score, 0 when the chunk was found by vector only. */
-  bm25: number;
-  /** Cosine similarity, undefined when not found by vector. */
-  cosine?: number;
-  /** Distinct tokens the chunk is indexed under (BM25's field length), on full-text hits. */
-  length?: number;
-}
-
-/** The spread of one query's cosines over the index (Store.cosineBackground). */
-export interface CosineBackground {
-  mean: number;
-  sd: number;
-  /** Cosines it was measured on. */
-  sampled: number;
-  /** Vectors in the index: how many chunks a query's best cosine is the best of. */
-  vectors: number;
-}
-
-/** A query's background is measured on every vector of an index of fewer than twice this many, else on every k-th one (this many to twice as many). */
-const BACKGROUND_SAMPLE = 512;
-
-/** What BM25 needs to know about the whole index, for ranking candidates outside Orama. */
-export interface TextStats {
-  docs: number;
-  /** Mean distinct tokens per chunk. */
-  avgLength: number;
-  /** Chunks indexed under exactly this token. */
-  df(token: string): number;
-}
-
-function schemaFor(dim: number | null) {
-  return dim ? ({ source: "enum", text: "string", embedding: `vector[${dim}]` } as const) : ({ source: "enum", text: "string" } as const);
-}
-
-function createDb(dim: number | null) {
-  return create({
-    // Orama types a schema from a literal; ours is chosen at run time (with or without vectors).
-    schema: schemaFor(dim) as never,
-    sort: { enabled: false },
-    components: { tokenizer: createTokenizer(), index: compactIndex() },
-  });
-}
-
-/** A new Orama database, its internals checked once and kept (orama-internals.ts). */
-function newDb(dim: number | null): Orama {
-  return bindOrama<Doc>(createDb(dim));
-}
-
-type Orama = BoundOrama<Doc>;
 
 /**
- * One project's index: an Orama database (BM25 over the chunk text, cosine over embeddings)
- * plus the per-file bookkeeping, persisted as one file written atomically (layout in
- * format.ts). Orama's save() state goes in Bun's structured-clone format, faster to read
- * than JSON, and the vectors once, as one Float32 block: Orama's persistence plugin writes
- * larger files that load slower and come back with Orama's default tokenizer, not ours
- * (docs/BENCHMARKS.md, "Orama's persistence plugin, re-measured"). If a later Bun cannot
- * read the clone format, the index is rebuilt from the markdown and the vectors are kept as an
- * embedding cache.
+ * How to open (Store.open). `lazyVectors`: the vector block is not loaded, a row is read from the
+ * file when it is asked for: "write" for a writer (an index run of a few files, `remember`,
+ * `forget`), which never reads the block (only a new base, a merge, reads it all); "search" for a
+ * command's search, which checks the block's CRC-32 as it streams by and scores every row from the
+ * file (a scan reads what it scores, into no memory of its own).
  */
-export class Store {
-  /** The Orama database and typed references to the internals Store reads. */
-  private o: Orama;
-  meta: StoreMeta;
+export interface OpenOptions {
+  anyModel?: boolean;
+  lowPeak?: boolean;
+  keywordsOnly?: boolean;
+  lazyVectors?: "write" | "search";
+}
+
+/** A new engine over our tokenizer. */
+function newEngine(dim: number | null): Engine<Doc> {
+  return Engine.create<Doc>(dim, createTokenizer());
+}
+
+/**
+ * One project's index: the engine (engine/engine.ts: BM25 over the chunk text, cosine over
+ * embeddings) plus the per-file bookkeeping, persisted as a base written whole and atomically
+ * (layout in format.ts) and the segments after it (segments.ts), each the journal of the store's
+ * own changes since the save before. The engine's state goes in Bun's structured-clone format,
+ * faster to read than JSON, and the vectors once, as one Float32 block: Orama's persistence plugin
+ * writes larger files that load slower and come back with Orama's default tokenizer, not ours
+ * (docs/BENCHMARKS.md, "Orama's persistence plugin, re-measured"). If a later Bun cannot read the
+ * clone format, the index is rebuilt from the markdown and the vectors are kept as an embedding cache.
+ */
+export class Store extends StoreReads {
   readonly path: string;
   private dirty = false;
   /** The index file this store's loaded documents read their texts from (TextFile), if any. */
   private texts: TextFile | undefined;
 
-  private constructor(path: string, meta: StoreMeta, o: Orama) {
+  private constructor(path: string, meta: StoreMeta, engine: Engine<Doc>) {
+    super(meta, engine);
     this.path = path;
-    this.meta = meta;
-    this.o = o;
-  }
-  private get db(): AnyOrama {
-    return this.o.db;
   }
 
   static empty(indexDir: string, model: string, dim: number | null = null): Store {
     const meta: StoreMeta = { schemaVersion: SCHEMA_VERSION, model, dim, updatedAt: new Date().toISOString(), files: {} };
-    const s = new Store(join(indexDir, INDEX_FILE), meta, newDb(dim));
+    const s = new Store(join(indexDir, INDEX_FILE), meta, newEngine(dim));
     s.dirty = true;
     return s;
   }
@@ -244,11 +99,21 @@ export class Store {
    * `keywordsOnly`: for a search with embeddings turned off, the vector block (most of the file) is
    * neither read nor checked, and the store can never be saved (it holds no vectors to save).
    */
-  static open(indexDir: string, model: string, opts: { anyModel?: boolean; lowPeak?: boolean; keywordsOnly?: boolean } = {}): OpenResult {
+  static open(indexDir: string, model: string, opts: OpenOptions = {}): OpenResult {
+    const stamp = indexStamp(indexDir);
+    const first = Store.openOnce(indexDir, model, opts);
+    // Segments a merge took in and removed while they were read: not lost, read the new base instead.
+    if (!first.segmentsLost || indexStamp(indexDir) === stamp) return first;
+    first.store.texts?.close();
+    return Store.openOnce(indexDir, model, opts);
+  }
+
+  private static openOnce(indexDir: string, model: string, opts: OpenOptions): OpenResult {
     const path = join(indexDir, INDEX_FILE);
     let file: IndexFile;
+    let manifest: ReturnType<typeof readManifest>;
     try {
-      file = openIndexFile(path);
+      ({ file, manifest } = openBase(indexDir));
     } catch (e) {
       if (e instanceof NotFoundError) return { store: Store.empty(indexDir, model), missing: true };
       if (e instanceof IndexDamagedError) return unusable(indexDir, model, unreadable(e.reason));
@@ -279,13 +144,15 @@ export class Store {
       // Windows may refuse to rename a new index over a file a process holds open: texts are read
       // into memory there, as before.
       texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
-      const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true);
-      const store = new Store(path, decoded.meta, decoded.orama);
+      const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true, opts.lazyVectors);
+      const store = new Store(path, decoded.meta, decoded.engine);
       store.texts = texts;
       kept = texts !== undefined;
       if (opts.keywordsOnly) store.keywordsOnly = true;
       if (opts.keywordsOnly || meta.model !== model) store.ignoreVectors();
-      return meta.model === model ? { store } : { store, otherModel: meta.model };
+      const lost = store.replay(indexDir, file, manifest);
+      const out: OpenResult = meta.model === model ? { store } : { store, otherModel: meta.model };
+      return lost ? { ...out, segmentsLost: lost } : out;
     } catch (e) {
       if (e instanceof UnreadableIndex) return rebuild(unreadable(e.reason), e.vectors);
       if (e instanceof IndexDamagedError) return rebuild(unreadable(e.reason));
@@ -300,9 +167,6 @@ export class Store {
   get dim(): number | null {
     return this.meta.dim;
   }
-  get size(): number {
-    return count(this.db);
-  }
   get isDirty(): boolean {
     return this.dirty;
   }
@@ -312,6 +176,17 @@ export class Store {
    * embedding) between two reads knows whether the first still holds.
    */
   revision = 0;
+
+  /** The base and segments on disk this store holds (loaded, or last saved); none for a store not yet saved. */
+  private persisted: { baseId: string; manifest: Manifest; baseBytes: number; baseChunks: number } | undefined;
+  /** The store's operations since `persisted`, in order: the next segment (segments.ts). */
+  private journal: Op[] = [];
+  private journalVectors: Float32Array[] = [];
+  /** A change a segment cannot hold (another dimension), or lost segments: the next save writes a new base. */
+  private needsBase = false;
+  private record(op: Op): void {
+    if (this.persisted) this.journal.push(op);
+  }
 
   /** Vectors saved from an index whose other parts could not be read (see UnreadableIndex). */
   carried: Map<string, Float32Array> = new Map();
@@ -330,7 +205,7 @@ export class Store {
 
   /** The vector of a content hash, if any chunk had it: the embedding cache (an unchanged chunk is never re-embedded). */
   vectorForContent(contentHash: string): Float32Array | undefined {
-    const block = this.o.vectors;
+    const block = this.engine.vectors;
     if (!this.byContent) {
       this.byContent = new Map();
       const docs = this.docs();
@@ -355,12 +230,12 @@ export class Store {
 
   private missingIds(): Set<string> {
     if (!this.missing) {
-      const vi = this.o.vectors;
+      const vi = this.engine.vectors;
       const docs = this.docs();
       this.missing = new Set();
       // By internal id, in the order Object.entries gave: the entries, an array and a key string
       // per chunk, were garbage the watch process made on every start.
-      const last = lastInternalId(this.o);
+      const last = this.engine.lastInternalId();
       for (let internalId = 1; internalId <= last; internalId++) {
         const d = docs[internalId];
         if (d && !vi?.has(internalId)) this.missing.add(d.id);
@@ -373,7 +248,7 @@ export class Store {
     this.revision++;
     this.missing?.delete(id);
     const internal = this.internalId(id);
-    const block = this.o.vectors;
+    const block = this.engine.vectors;
     if (internal !== undefined && block?.has(internal)) {
       const hash = this.docs()[internal]?.contentHash;
       if (hash !== undefined) {
@@ -382,7 +257,9 @@ export class Store {
         this.retired.set(hash, block.get(internal)!.slice());
       }
     }
-    return remove(this.db, id) === true;
+    const removed = this.engine.remove(id);
+    if (removed) this.record(["r", id]);
+    return removed;
   }
 
   /**
@@ -392,25 +269,14 @@ export class Store {
   setDimension(dim: number, vectors: Map<string, Float32Array>): void {
     if (this.meta.dim === dim) return;
     const old = Object.values(this.docs()).map(toChunk);
-    this.o = newDb(dim);
+    this.engine = newEngine(dim);
     this.meta.dim = dim;
     this.byContent = undefined;
     this.retired.clear();
     this.missing = undefined;
     for (const c of old) this.insertChunk(c, vectors.get(c.contentHash));
+    this.needsBase = true;
     this.dirty = true;
-  }
-
-  getChunk(chunkHash: string): StoredChunk | undefined {
-    const d = this.getDoc(chunkHash);
-    return d ? toChunk(d) : undefined;
-  }
-
-  /** Every stored chunk whose hash starts with `prefix` (expand accepts unambiguous prefixes). */
-  findByPrefix(prefix: string): StoredChunk[] {
-    const out: StoredChunk[] = [];
-    for (const d of Object.values(this.docs())) if (d.id.startsWith(prefix)) out.push(toChunk(d));
-    return out;
   }
 
   /** Replace the chunks of one file. Chunks already stored with the same hash are kept as they are. */
@@ -426,7 +292,7 @@ export class Store {
       if (this.getDoc(c.chunkHash)) {
         // Fill in a vector that was missing (Ollama was down last time).
         const v = vectorOf(c.contentHash);
-        if (v && this.meta.dim && !this.o.vectors?.has(this.internalId(c.chunkHash)!)) {
+        if (v && this.meta.dim && !this.engine.vectors?.has(this.internalId(c.chunkHash)!)) {
           this.removeDoc(c.chunkHash);
           this.insertChunk(c, v);
         }
@@ -443,6 +309,7 @@ export class Store {
       ...(rec.curated ? { curated: true as const } : {}),
       ...(rec.leftOut?.length ? { leftOut: rec.leftOut } : {}),
     };
+    this.recordFile(source);
     this.dirty = true;
     return { added, removed };
   }
@@ -453,6 +320,7 @@ export class Store {
     if (f && (f.mtimeMs !== rec.mtimeMs || f.size !== rec.size)) {
       f.mtimeMs = rec.mtimeMs;
       f.size = rec.size;
+      this.recordFile(source);
       this.dirty = true;
     }
   }
@@ -465,6 +333,7 @@ export class Store {
   skipFile(source: string, rec: { mtimeMs: number; size: number; curated?: boolean }, reason: "binary"): number {
     const removed = this.removeFile(source);
     this.meta.files[source] = { mtimeMs: rec.mtimeMs, size: rec.size, chunks: [], skipped: reason, ...(rec.curated ? { curated: true as const } : {}) };
+    this.recordFile(source);
     this.dirty = true;
     return removed;
   }
@@ -476,8 +345,14 @@ export class Store {
     // One remove() per id: removeMultiple() returns before it is done (see the Orama traps).
     for (const id of f.chunks) if (this.removeDoc(id)) n++;
     delete this.meta.files[source];
+    this.record(["x", source]);
     this.dirty = true;
     return n;
+  }
+
+  /** A file's record as it is now, into the journal (a copy: the record may change in place later). */
+  private recordFile(source: string): void {
+    if (this.persisted) this.journal.push(["f", source, structuredClone(this.meta.files[source]!)]);
   }
 
   /**
@@ -503,7 +378,7 @@ export class Store {
     // values (a few hundred files), not by a walk of every chunk (milliseconds at 20k).
     const docs = this.docs();
     const strays: string[] = [];
-    for (const [value, ids] of enumValues(this.db)) {
+    for (const [value, ids] of this.engine.sources()) {
       if (typeof value === "string" && ok(value)) continue;
       sources.add(String(value));
       for (const id of ids) {
@@ -521,10 +396,6 @@ export class Store {
     return this.meta.files[source]?.curated === true;
   }
 
-  sources(): string[] {
-    return Object.keys(this.meta.files);
-  }
-
   private insertChunk(c: StoredChunk, vec: Float32Array | undefined): void {
     this.revision++;
     const doc: Doc = {
@@ -537,181 +408,147 @@ export class Store {
       endLine: c.endLine,
       contentHash: c.contentHash,
     };
-    // Orama types a document from the literal schema that createDb could not give it.
-    insert(this.db, doc as never);
-    if (vec && this.meta.dim && vec.length === this.meta.dim) {
-      // Straight into the vector block: insert() would want a number[] (Array.isArray check).
-      // The doc's field becomes null (not undefined) so remove() still clears the vector.
-      doc.embedding = null;
-      const internal = this.internalId(c.chunkHash)!;
-      this.o.vectors!.add(internal, vec);
+    const withVector = vec !== undefined && this.meta.dim !== null && vec.length === this.meta.dim;
+    if (this.persisted) {
+      const at = withVector ? this.journalVectors.push(vec) - 1 : -1;
+      this.journal.push(["a", doc.id, doc.source, doc.heading, doc.text, doc.headingLevel, doc.startLine, doc.endLine, doc.contentHash, at]);
+    }
+    if (withVector) {
+      const internal = this.engine.add(doc, vec);
       this.byContent?.set(c.contentHash, internal);
       this.missing?.delete(c.chunkHash);
     } else {
+      this.engine.add(doc);
       this.missing?.add(c.chunkHash);
     }
-  }
-
-  /** Full-text (BM25) candidates for index tokens (as tokenizer.ts makes them), each matched as a prefix. */
-  searchText(terms: string[], limit: number, sourcePrefix?: string): Hit[] {
-    const where = this.whereSource(sourcePrefix);
-    if (where === null || terms.length === 0) return [];
-    const res = withResultLimit(this.db.data.index, limit, () =>
-      search(this.db, {
-        term: terms.join(" "),
-        properties: ["text"],
-        limit,
-        ...(where ? { where } : {}),
-      }),
-    ) as Results<Doc>;
-    const lengths = this.o.text.lengths;
-    return res.hits.map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: h.score, length: lengths[this.internalId(h.id)!] }));
-  }
-
-  textStats(): TextStats {
-    const { docsWithToken, avgLength } = this.o.text;
-    // A plain object keyed by token: "constructor" finds Object's own, hence the type check (as Orama does).
-    return { docs: this.size, avgLength: avgLength(), df: (t) => (typeof docsWithToken[t] === "number" ? docsWithToken[t] : 0) };
-  }
-
-  /**
-   * The query terms worth asking Orama for. A term found in a large share of chunks adds
-   * almost nothing to BM25 (its idf is near zero) yet makes Orama score every chunk holding
-   * it: at 20k chunks one such word took a search from 5 ms to 70 ms. The rarest term is
-   * always kept, so a query of common words still finds something. The terms left out still
-   * count in the ranking of what was found (rank.ts).
-   */
-  selectiveTerms(terms: string[], maxShare = 0.15): string[] {
-    const n = this.size;
-    if (n < 200 || terms.length <= 1) return terms;
-    // Terms match as prefixes ("fix" also finds "fixture"), so count what Orama will score:
-    // every document of every word the term expands to.
-    const radix = this.o.textRadix;
-    const df = (t: string) => {
-      let total = 0;
-      for (const ids of Object.values(radix.findPostings(t))) total += ids.length;
-      return total;
-    };
-    // The word itself is one of its prefix matches: when it alone is over the limit, so is the
-    // term, and the walk of the tree is skipped.
-    const exact = this.textStats().df;
-    const cap = n * maxShare;
-    const counts = new Map<string, number>();
-    for (const t of terms) counts.set(t, exact(t) > cap ? exact(t) : df(t));
-    // A term no chunk holds finds nothing: keeping it alone, and dropping the common ones that
-    // do match, returned no result at all ("what attributes describe John?").
-    const found = terms.filter((t) => counts.get(t)! > 0);
-    if (!found.length) return terms;
-    const kept = found.filter((t) => counts.get(t)! <= cap);
-    if (kept.length) return kept;
-    return [found.reduce((a, b) => (counts.get(a)! <= counts.get(b)! ? a : b))];
-  }
-
-  /**
-   * Vector candidates above `similarity`: what Orama's vector search answers (the same hits, in
-   * its order), taken from the block's `nearest` instead, which keeps the best `limit` as it
-   * scans where Orama made a pair per vector and sorted them all.
-   */
-  searchVector(vector: Float32Array, limit: number, similarity: number, sourcePrefix?: string): Hit[] {
-    const node = this.o.vectors;
-    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return [];
-    const where = this.whereSource(sourcePrefix);
-    if (where === null) return [];
-    const docs = this.docs();
-    const lengths = this.o.text.lengths;
-    const only = where ? whereIds(this.db, where) : undefined;
-    return node.nearest(vector, limit, similarity, only).flatMap(([id, cosine]) => {
-      const d = docs[id];
-      return d ? [{ chunk: toChunk(d), bm25: 0, cosine, length: lengths[id] }] : [];
-    });
-  }
-
-  /**
-   * The cosine of the query vector with each of these chunks that has a vector, whether or not a
-   * vector search would have ranked it: a chunk the keywords found gets its real cosine.
-   */
-  cosines(chunkHashes: string[], vector: Float32Array): Map<string, number> {
-    const out = new Map<string, number>();
-    const node = this.o.vectors;
-    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return out;
-    const byInternal = new Map<number, string>();
-    for (const h of chunkHashes) {
-      const id = this.internalId(h);
-      if (id !== undefined) byInternal.set(id, h);
-    }
-    for (const [id, cos] of node.find(vector, -Infinity, byInternal.keys())) out.set(byInternal.get(id)!, cos);
-    return out;
-  }
-
-  /**
-   * How the query vector's cosines to the index are spread: their mean and standard deviation
-   * over every vector of an index of fewer than 2 × `sample`, else over every k-th one (`sample`
-   * to 2 × `sample` of them): the estimate is as good, and a prompt does not pay a second pass
-   * over all vectors. What a cosine means differs from model to model; how far it stands above
-   * this background does not.
-   */
-  cosineBackground(vector: Float32Array, sample = BACKGROUND_SAMPLE): CosineBackground | undefined {
-    const node = this.o.vectors;
-    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim || node.count < 2) return undefined;
-    let sum = 0;
-    let squares = 0;
-    let n = 0;
-    for (const cos of node.cosinesToAll(vector, Math.max(1, Math.floor(node.count / sample)))) {
-      // A vector of no length has no angle (NaN): it is no part of the background.
-      if (!Number.isFinite(cos)) continue;
-      sum += cos;
-      squares += cos * cos;
-      n++;
-    }
-    if (n < 2) return undefined;
-    const mean = sum / n;
-    return { mean, sd: Math.sqrt(Math.max(0, (squares - n * mean * mean) / (n - 1))), sampled: n, vectors: node.count };
-  }
-
-  /**
-   * The cosine of the query vector with every stored vector, in no particular order: one pass
-   * over the vector block (a background distribution to judge a query's best cosines against).
-   */
-  cosinesToAll(vector: Float32Array): Float64Array {
-    const node = this.o.vectors;
-    if (this.vectorsIgnored || !node || !this.meta.dim || vector.length !== this.meta.dim) return new Float64Array(0);
-    return node.cosinesToAll(vector);
-  }
-
-  get vectorCount(): number {
-    if (this.vectorsIgnored) return 0;
-    return this.o.vectors?.count ?? 0;
-  }
-
-  private vectorsIgnored = false;
-  /** The vectors come from another embedding model: never compare them with this model's queries. */
-  ignoreVectors(): void {
-    this.vectorsIgnored = true;
-  }
-
-  /**
-   * Filter by path prefix on the enum field: Orama filters before scoring, so a narrow prefix
-   * is also a faster search. undefined = no filter, null = no source matches.
-   */
-  private whereSource(prefix?: string): Record<string, unknown> | undefined | null {
-    if (!prefix) return undefined;
-    const matching = this.sources().filter((s) => s === prefix || s.startsWith(prefix));
-    if (matching.length === 0) return null;
-    return { source: { in: matching } };
   }
 
   /** Opened without its vectors (Store.open's `keywordsOnly`): saving it would drop them all. */
   private keywordsOnly = false;
 
-  save(): void {
+  /**
+   * Persist what changed: as one more segment after the base (the operations since the last save:
+   * segments.ts), or, with `merge`, when nothing is on disk yet, after a change a segment cannot hold
+   * or lost segments, or when another writer changed the index since this store read it, as a new
+   * base (every chunk, written whole, atomically) that takes the segments in.
+   */
+  save(opts: { merge?: boolean } = {}): void {
     if (this.keywordsOnly) throw new Error("an index opened for keywords only holds no vectors and is never saved");
     this.meta.updatedAt = new Date().toISOString();
+    const dir = dirname(this.path);
+    if (!opts.merge && !this.needsBase && this.persisted && this.unchangedOnDisk()) return this.append(dir, this.persisted);
     clearIndexPath(this.path);
     // Leftovers of writers killed mid-save would otherwise pile up, each the size of the index.
-    sweepIndexTemps(dirname(this.path));
-    const moved = writeIndex(this.path, this.meta, this.o, this.texts !== undefined);
+    sweepIndexTemps(dir);
+    const id = newBaseId();
+    const moved = writeIndex(this.path, id, this.meta, this.engine, this.texts !== undefined);
+    const manifest: Manifest = { v: 1, baseId: id, segments: [], counts: this.counts(), updatedAt: this.meta.updatedAt };
+    // A merge killed here leaves the new base and the old manifest, which names another base: readers take the base alone.
+    writeManifest(dir, manifest);
+    removeSegments(dir, strayingSegments(dir, manifest).stale);
+    this.persisted = { baseId: id, manifest, baseBytes: peekIndex(dir)?.bytes ?? 0, baseChunks: this.size };
+    this.journal = [];
+    this.journalVectors = [];
+    this.needsBase = false;
     this.dirty = false;
     if (moved) this.moveTexts(moved);
+  }
+
+  /**
+   * One segment of the journal after the persisted ones: the manifest naming it first (its size and
+   * CRC-32 are known before it is written), then the segment. A writer that dies or meets a full disk
+   * between the two leaves a manifest naming a segment that is missing or cut: the next reader finds
+   * it lost and heals (heal.ts), never a change silently missing from an index that looks whole.
+   */
+  private append(dir: string, p: NonNullable<Store["persisted"]>): void {
+    if (this.journal.length) {
+      const seq = (p.manifest.segments.at(-1)?.seq ?? 0) + 1;
+      const { entry, parts } = encodeSegment(p.baseId, seq, this.journal, this.journalVectors, this.meta.dim ?? 0);
+      const manifest: Manifest = { ...p.manifest, segments: [...p.manifest.segments, entry], counts: this.counts(), updatedAt: this.meta.updatedAt };
+      writeManifest(dir, manifest);
+      writeSegmentFile(dir, entry, parts);
+      p.manifest = manifest;
+      this.journal = [];
+      this.journalVectors = [];
+    }
+    this.dirty = false;
+  }
+
+  /** The index on disk is still the one this store holds: no other writer saved since (the caller holds the index lock). */
+  private unchangedOnDisk(): boolean {
+    const m = readManifest(dirname(this.path));
+    const p = this.persisted!;
+    return !!m && !("damaged" in m) && m.baseId === p.baseId && m.segments.length === p.manifest.segments.length && m.segments.at(-1)?.crc === p.manifest.segments.at(-1)?.crc && peekIndex(dirname(this.path))?.id === p.baseId;
+  }
+
+  private counts(): Manifest["counts"] {
+    return { chunks: this.size, files: Object.values(this.meta.files).filter((f) => !f.skipped).length, vectors: this.engine.vectors?.count ?? 0 };
+  }
+
+  /** Whether a merge is due ("due": the watch process and `memsearch index`; "hard": past the bound any other writer merges at). */
+  mergeDue(kind: "due" | "hard"): boolean {
+    const p = this.persisted;
+    return this.needsBase || (p !== undefined && mergeDue(p.manifest, { bytes: p.baseBytes, chunks: p.baseChunks }, kind === "hard"));
+  }
+
+  /** Segments on disk after the base (0 for a store not saved yet). */
+  get segmentCount(): number {
+    return this.persisted?.manifest.segments.length ?? 0;
+  }
+
+  /**
+   * Replay the segments after the base this store was loaded from (Store.open), in order; returns
+   * why some could not be, when so (the store is then made consistent: see repair).
+   */
+  replay(indexDir: string, file: IndexFile, manifest: ReturnType<typeof readManifest>): string | undefined {
+    const { entries, lost, current } = segmentsOf(indexDir, file.head.id, manifest);
+    for (const entry of entries) {
+      try {
+        this.apply(readSegmentFor(indexDir, entry, file.head.id, this.meta.dim));
+      } catch (e) {
+        if (!(e instanceof IndexDamagedError)) throw e;
+        lost.push(e.reason);
+      }
+    }
+    if (lost.length) this.repair();
+    this.persisted = { baseId: file.head.id, manifest: current, baseBytes: file.size, baseChunks: file.head.count };
+    return lost.length ? `the index was partly unreadable (${lost.join("; ")})` : undefined;
+  }
+
+  /** One segment's operations, as the writer made them (the vectors ignored by a keywords-only store). */
+  private apply(seg: Segment): void {
+    const dim = seg.dim;
+    for (const op of seg.ops) {
+      if (op[0] === "a") {
+        const [, chunkHash, source, heading, content, headingLevel, startLine, endLine, contentHash, at] = op as AddOp;
+        // Only after a lost segment can an id be here already: the later segment is the newer truth.
+        if (this.getDoc(chunkHash)) this.removeDoc(chunkHash);
+        const vec = at >= 0 && !this.keywordsOnly ? seg.vectors.subarray(at * dim, (at + 1) * dim) : undefined;
+        this.insertChunk({ chunkHash, source, heading, content, headingLevel, startLine, endLine, contentHash }, vec);
+      } else if (op[0] === "r") this.removeDoc(op[1]);
+      else if (op[0] === "f") this.meta.files[op[1]] = op[2];
+      else delete this.meta.files[op[1]];
+    }
+  }
+
+  /**
+   * After lost segments: a file whose record names a chunk the index does not hold is taken out (its
+   * markdown is read again), and so is a chunk no file's record names under its own source. What is
+   * left is what base and whole segments agree on; the rest comes back from the markdown.
+   */
+  private repair(): void {
+    for (const [source, rec] of Object.entries(this.meta.files)) if (rec.chunks.some((id) => !this.getDoc(id))) this.removeFile(source);
+    const listed = new Map<string, string>();
+    for (const [source, rec] of Object.entries(this.meta.files)) for (const id of rec.chunks) listed.set(id, source);
+    const docs = this.docs();
+    const ghosts: string[] = [];
+    for (let id = 1, last = this.engine.lastInternalId(); id <= last; id++) {
+      const d = docs[id];
+      if (d && listed.get(d.id) !== d.source) ghosts.push(d.id);
+    }
+    for (const id of ghosts) this.removeDoc(id);
+    this.needsBase = true;
+    this.dirty = true;
   }
 
   /**
@@ -726,21 +563,11 @@ export class Store {
       if (d instanceof StoredDoc) d.moveTo(file, at[id]!);
     }
     // A cold block's rows were written in row order: they are the new file's block now.
-    if (vectorsAt !== undefined) this.o.vectors?.repoint(file, vectorsAt);
+    if (vectorsAt !== undefined) this.engine.vectors?.repoint(file, vectorsAt);
     this.texts?.close();
     this.texts = file;
   }
 
-  private docs(): Record<number, Doc> {
-    return this.o.docs;
-  }
-  private getDoc(id: string): Doc | undefined {
-    const internal = this.internalId(id);
-    return internal === undefined ? undefined : this.docs()[internal];
-  }
-  private internalId(id: string): number | undefined {
-    return this.o.internalIds.get(id);
-  }
 }
 
 /** An empty store standing in for an unusable index, with the vectors that could be saved from it. */
@@ -761,402 +588,7 @@ function listedSources(file: IndexFile): string[] | undefined {
   }
 }
 
-function toChunk(d: Doc): StoredChunk {
-  return {
-    chunkHash: d.id,
-    content: d.text,
-    source: d.source,
-    heading: d.heading,
-    headingLevel: d.headingLevel,
-    startLine: d.startLine,
-    endLine: d.endLine,
-    contentHash: d.contentHash,
-  };
-}
-
-/**
- * Write the index file: Orama's state and vectors as the plain parts format.ts lays out in bytes.
- * The state goes in sections, each serialized and dropped before the next is made: serializing
- * it whole cost 80–150 MB of peak memory at 20k chunks.
- */
-function writeIndex(path: string, meta: StoreMeta, o: Orama, reopen: boolean): MovedTexts | undefined {
-  const { db, docs } = o;
-  const { ids: vectorIds, magnitudes } = o.vectors?.columns() ?? { ids: [], magnitudes: [] };
-  const vectorHashes = vectorIds.map((id) => docs[id]?.contentHash ?? "");
-  const docCount = count(db);
-  // Where each loaded document's text goes in the new file, by internal id.
-  const at = reopen ? new Float64Array(lastInternalId(o) + 1) : undefined;
-  let vectorsAt: number | undefined;
-  const fd = writeIndexFile(
-    path,
-    {
-      meta,
-      count: docCount,
-      layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
-      sections: stateSections(o, at),
-      sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
-      vectors: o.vectors?.bytes() ?? [],
-    },
-    { reopen, vectorsAt: (v) => (vectorsAt = v) },
-  );
-  return fd === undefined || !at ? undefined : { file: new TextFile(fd), at, vectorsAt };
-}
-
-/** The file a save wrote, where in it each loaded document's text is (by internal id), and its vector block. */
-interface MovedTexts {
-  file: TextFile;
-  at: Float64Array;
-  vectorsAt: number | undefined;
-}
-
-/**
- * Room left in a loaded vector block for new vectors, so the turns a warm process indexes are
- * added without copying the block (a copy held both blocks until the next collection). Unwritten
- * rows cost address space, not memory; when the room is used up the block grows by half.
- */
-function spareRows(vectors: number): number {
-  return Math.max(1024, Math.ceil(vectors / 4));
-}
 
 /** Vectors of removed chunks kept as an embedding cache while a store is open (see Store.retired): 6 MB at 768-d. */
 const RETIRED_MAX = 2_000;
 
-/** Entries per section of the per-document parts (frequencies, documents). */
-const SECTION_DOCS = 2_500;
-
-type Section = StateSection;
-
-/**
- * Orama's save() state (split by saveState) in sections of bounded size: the serializer's own
- * bookkeeping grows with what it is given, so per-document parts are cut into slices of a few
- * thousand. The index section holds the index with an empty frequency map per property; each
- * property's map goes in "freq" slices, an empty one in none.
- */
-function* stateSections(o: Orama, textAt?: Float64Array): Generator<Section> {
-  const { ids, index, frequencies, docs, docCount, others } = saveState(o);
-  yield { kind: "ids", value: ids };
-  yield { kind: "index", value: { index, others, docCount } };
-  for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
-  const writer = new DocWriter();
-  for (const ids of docSlices(docs as Record<number, Doc>, lastInternalId(o))) {
-    const bytes = encodeDocs(docs as Record<number, Doc>, ids, writer, textAt);
-    // Offsets in the section so far, made offsets in the file once it is known where it goes.
-    const placed = textAt && ((sectionAt: number) => ids.forEach((id) => (textAt[id]! += sectionAt)));
-    yield { kind: "docs", bytes, ...(placed ? { placed } : {}) };
-  }
-}
-
-/** The highest internal id a document was given (ids are not reused by another document). */
-function lastInternalId(o: Orama): number {
-  let last = 0;
-  o.internalIds.forEach((internalId) => (last = Math.max(last, internalId)));
-  return last;
-}
-
-/**
- * The documents' internal ids in ascending order (the order a for…in over the documents gave),
- * SECTION_DOCS at a time, in one reused array (valid until the next slice): a key string and a
- * slice object per document were garbage of every save.
- */
-function* docSlices(docs: Record<number, Doc>, last: number): Generator<Uint32Array> {
-  const ids = new Uint32Array(SECTION_DOCS);
-  let n = 0;
-  for (let id = 1; id <= last; id++) {
-    if (!docs[id]) continue;
-    ids[n++] = id;
-    if (n === SECTION_DOCS) {
-      yield ids;
-      n = 0;
-    }
-  }
-  if (n > 0) yield ids.subarray(0, n);
-}
-
-/**
- * The documents of a section in our own binary form, UTF-8 throughout. As objects, the structured
- * clone wrote every text in UTF-16 once it held one character past Latin-1 (the documents were
- * 21 MB of a 23 MB state at 20k chunks), and each section's serialized copy stayed as garbage
- * until the save ended (a save's peak rose by the whole state). Here each section is encoded into
- * one buffer, reused for the next once it is written:
- *
- *   u32 count | count × (u32 internal id, u8 heading level, u8 flags, u32 start line, u32 end line,
- *   u32 source index) | strings, each u32 byte length + UTF-8: the distinct sources (u32 count
- *   first), then per document its id, content hash, heading and text
- *
- * flags bit 0: the document's embedding field is null (its vector is in the block; see insertChunk).
- */
-const FIXED_PER_DOC = 18;
-const fromUtf8 = new TextDecoder("utf-8", { fatal: true });
-
-class DocWriter {
-  // Written through Buffer.write and read into by offset: a view of the rest of the buffer per
-  // string written was a garbage object per string, the bulk of what encoding the documents left.
-  private buf = Buffer.alloc(1 << 16);
-  private view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
-  at = 0;
-
-  /** Start a section: `bytes` at most are needed. */
-  reset(bytes: number): void {
-    if (this.buf.byteLength < bytes) {
-      this.buf = Buffer.alloc(Math.ceil(bytes * 1.25));
-      this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
-    }
-    this.at = 0;
-  }
-  u8(x: number): void {
-    this.view.setUint8(this.at++, x);
-  }
-  u32(x: number): void {
-    this.view.setUint32(this.at, x, true);
-    this.at += 4;
-  }
-  str(x: string): void {
-    // The room reserved holds the longest UTF-8 form, so nothing is cut; lone surrogates become
-    // U+FFFD, as TextEncoder makes them.
-    const written = this.buf.write(x, this.at + 4, "utf8");
-    this.u32(written);
-    this.at += written;
-  }
-  /** A loaded document's text, copied from the index file it was loaded from, never decoded; returns where in the section it went. */
-  storedText(d: StoredDoc): number {
-    this.u32(d.textBytes);
-    const at = this.at;
-    d.textInto(this.buf, this.at);
-    this.at += d.textBytes;
-    return at;
-  }
-  /** The section's bytes: a view, valid until the next reset. */
-  bytes(): Uint8Array {
-    return this.buf.subarray(0, this.at);
-  }
-}
-
-/** Upper bound of a string's UTF-8 length with its prefix (a UTF-16 code unit is at most 3 bytes). */
-const strRoom = (x: string) => 4 + 3 * x.length;
-
-function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter, textAt?: Float64Array): Uint8Array {
-  const sourceIndex = new Map<string, number>();
-  let room = 8 + ids.length * FIXED_PER_DOC;
-  for (const id of ids) {
-    const d = docs[id]!;
-    if (!sourceIndex.has(d.source)) {
-      sourceIndex.set(d.source, sourceIndex.size);
-      room += strRoom(d.source);
-    }
-    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + (d instanceof StoredDoc ? 4 + d.textBytes : strRoom(d.text));
-  }
-  w.reset(room);
-  w.u32(ids.length);
-  for (const id of ids) {
-    const d = docs[id]!;
-    w.u32(id);
-    w.u8(d.headingLevel);
-    w.u8(d.embedding === null ? 1 : 0);
-    w.u32(d.startLine);
-    w.u32(d.endLine);
-    w.u32(sourceIndex.get(d.source)!);
-  }
-  w.u32(sourceIndex.size);
-  for (const source of sourceIndex.keys()) w.str(source);
-  for (const id of ids) {
-    const d = docs[id]!;
-    w.str(d.id);
-    w.str(d.contentHash);
-    w.str(d.heading);
-    if (d instanceof StoredDoc) {
-      const at = w.storedText(d);
-      if (textAt) textAt[id] = at;
-    } else w.str(d.text);
-  }
-  return w.bytes();
-}
-
-/**
- * The documents of a section, added to `out` as Orama's documents store holds them, their texts left
- * in the file (`texts`, the section starting at byte `sectionAt`): each is checked to be UTF-8
- * (`utf8`), not decoded.
- * Without `texts`, the texts are decoded into the documents. Throws on bytes that do not hold together.
- */
-function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: number, utf8: Utf8Check, out: Record<string, Doc>): void {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = 0;
-  const need = (n: number) => {
-    if (at + n > bytes.byteLength) throw new Error("a documents section is cut short");
-  };
-  const u32 = () => (need(4), (at += 4), view.getUint32(at - 4, true));
-  const str = () => {
-    const len = u32();
-    need(len);
-    at += len;
-    // Decoded by offset, not through a view per string (garbage a load made for every chunk).
-    // Bytes that are not UTF-8 decode as U+FFFD: only then is the strict decoder asked, which throws.
-    const s = buf.toString("utf8", at - len, at);
-    return s.includes("\uFFFD") ? fromUtf8.decode(bytes.subarray(at - len, at)) : s;
-  };
-  /** Where a text is in the file, and its length, once its bytes are known to be UTF-8. */
-  const text = (): [number, number] => {
-    const len = u32();
-    need(len);
-    at += len;
-    utf8.add(buf, at - len, len);
-    return [sectionAt + at - len, len];
-  };
-  const n = u32();
-  need(n * FIXED_PER_DOC);
-  const fixed = at;
-  at += n * FIXED_PER_DOC;
-  const sources = Array.from({ length: u32() }, str);
-  for (let i = 0; i < n; i++) {
-    const f = fixed + i * FIXED_PER_DOC;
-    const source = sources[view.getUint32(f + 14, true)];
-    if (source === undefined) throw new Error("a document names a source its section does not hold");
-    const id = str();
-    const contentHash = str();
-    const heading = str();
-    const [headingLevel, startLine, endLine] = [view.getUint8(f + 4), view.getUint32(f + 6, true), view.getUint32(f + 10, true)];
-    let doc: Doc;
-    if (texts) {
-      const [textAt, textBytes] = text();
-      doc = new StoredDoc(id, source, heading, headingLevel, startLine, endLine, contentHash, texts, textAt, textBytes);
-    } else doc = { id, source, heading, text: str(), headingLevel, startLine, endLine, contentHash };
-    if (view.getUint8(f + 5) & 1) doc.embedding = null;
-    out[view.getUint32(f, true)] = doc;
-  }
-  if (at !== bytes.byteLength) throw new Error("a documents section has bytes past its documents");
-  utf8.flush();
-}
-
-/**
- * Checks that texts are UTF-8 a batch at a time: copied into one reused buffer, each followed by a
- * newline, and the buffer checked when full. A view of the section per text, to check it alone,
- * was the most numerous garbage of a load. Checked whole, the batch is UTF-8 exactly when every
- * text is: a newline can neither end a character begun before it nor continue one.
- */
-class Utf8Check {
-  private buf = Buffer.allocUnsafe(1 << 16);
-  private used = 0;
-  add(from: Buffer, at: number, len: number): void {
-    if (len + 1 > this.buf.byteLength) {
-      if (!isUtf8(from.subarray(at, at + len))) throw new Error("a document's text is not UTF-8");
-      return;
-    }
-    if (this.used + len + 1 > this.buf.byteLength) this.flush();
-    from.copy(this.buf, this.used, at, at + len);
-    this.buf[this.used + len] = 0x0a;
-    this.used += len + 1;
-  }
-  flush(): void {
-    if (this.used && !isUtf8(this.buf.subarray(0, this.used))) throw new Error("a document's text is not UTF-8");
-    this.used = 0;
-  }
-}
-
-function* slices(record: Record<string, unknown>): Generator<Record<string, unknown>> {
-  let part: Record<string, unknown> = {};
-  let n = 0;
-  for (const key in record) {
-    part[key] = record[key];
-    if (++n === SECTION_DOCS) {
-      yield part;
-      part = {};
-      n = 0;
-    }
-  }
-  if (n > 0) yield part;
-}
-
-/** The reverse of stateSections: the sections of a file, read one at a time. */
-function joinSections(file: IndexFile, texts: TextFile | undefined): SavedState {
-  let ids: unknown;
-  let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
-  const frequencies: SavedState["frequencies"] = {};
-  const docs: SavedState["docs"] = {};
-  const utf8 = new Utf8Check();
-  // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
-  readStateSections(file, (kind, v, at) => {
-    if (kind === "ids") ids = v;
-    else if (kind === "index") head = v as typeof head;
-    else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
-    else decodeDocs(v as Uint8Array, texts, at, utf8, docs as Record<string, Doc>);
-  });
-  return { ids, ...head, frequencies, docs };
-}
-
-/** The Orama state could not be read; the vectors could, and are handed back as a cache. */
-class UnreadableIndex extends IndexDamagedError {
-  constructor(
-    reason: string,
-    readonly vectors: Map<string, Float32Array>,
-  ) {
-    super(reason);
-  }
-}
-
-/**
- * Load an index file into Orama. The vector block comes back as one Float32Array that the
- * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
- */
-function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean): { meta: StoreMeta; orama: Orama } {
-  const { head } = file;
-  const dim = head.meta.dim ?? 0;
-  // Bound once it is loaded: load() replaces the index objects a binding would hold.
-  const db = createDb(head.meta.dim);
-  const shape = indexShape(db);
-  // The state first, the vectors last: the state's load leaves garbage that, read after the
-  // vectors, added to a peak already holding them (figures in docs/BENCHMARKS.md). Its damage is
-  // told once the vectors are read, so they are still handed back as a cache.
-  let broken: string | undefined;
-  try {
-    loadState(db, joinSections(file, texts));
-    if (indexShape(db) !== shape) throw new Error("the search index does not have the shape of a new one");
-    if (count(db) !== head.count) throw new Error("document count does not match the header");
-  } catch (e) {
-    broken = oneLine(e);
-  }
-  if (keywordsOnly) {
-    if (broken !== undefined) throw new IndexDamagedError(broken);
-    // The file list is in the layout, checked by its own CRC-32; the block after it is not read.
-    return { meta: { ...head.meta, files: readLayout(file, true).files }, orama: bindOrama<Doc>(db) };
-  }
-  if (lowPeak) Bun.gc(true);
-  if (lowPeak && texts && broken === undefined && dim && head.vectorCount * dim >= KERNEL_MIN_FLOATS) {
-    const files = readColdVectors(file, texts, dim, db);
-    if (files) return { meta: { ...head.meta, files }, orama: bindOrama<Doc>(db) };
-  }
-  // Read into the rows the vector scan reads (the SIMD kernel's memory for a block it scans), with room for new turns.
-  const { layout, block } = readVectorPart(file, (dim, rows) => rowsFor(dim, rows + (dim ? spareRows(rows) : 0)));
-  const cache = () => vectorsByContent(layout, block, dim);
-  if (broken !== undefined) throw new UnreadableIndex(broken, cache());
-  let orama: Orama;
-  try {
-    // The file's block becomes the vector index as it is: no object per vector.
-    if (dim) replaceVectorNode(db, VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));
-    orama = bindOrama<Doc>(db);
-  } catch (e) {
-    throw new UnreadableIndex(oneLine(e), cache());
-  }
-  return { meta: { ...head.meta, files: layout.files }, orama };
-}
-
-/**
- * The watch process's load (Store.open with lowPeak): the vector block streamed from the file a few
- * MiB at a time into a cold block (vector-block.ts), which keeps int8 codes of the rows and reads
- * their floats through `texts` when a search needs them, put in `db`. Returns the layout's file
- * list; undefined when the block fails its CRC-32 (nothing put in `db`): the caller then reads it
- * as before, which tells the damage the same way.
- */
-function readColdVectors(file: IndexFile, texts: TextFile, dim: number, db: AnyOrama): StoreMeta["files"] | undefined {
-  const layout = readLayout(file, true);
-  const n = layout.vectorIds.length;
-  if (n !== file.head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
-  let block: VectorBlock;
-  try {
-    block = VectorBlock.cold(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file));
-  } catch (e) {
-    throw new IndexDamagedError(oneLine(e));
-  }
-  if (!streamVectorBlock(file, (first, floats, count) => block.coldFill(first, floats, count))) return undefined;
-  replaceVectorNode(db, block);
-  return layout.files;
-}

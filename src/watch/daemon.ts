@@ -1,6 +1,5 @@
-import { rmSync, unlinkSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, rmSync, unlinkSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import { fileStamp } from "../core/fsutil.ts";
 import { createServer, type Server, type Socket } from "node:net";
 import pkg from "../../package.json" with { type: "json" };
 import { checkData, type Context } from "../core/context.ts";
@@ -12,12 +11,18 @@ import { withIndexLock } from "../core/lock.ts";
 import { processStartTime } from "../core/processes.ts";
 import { openOrRebuild, type Healed } from "../index/heal.ts";
 import type { Store } from "../index/store.ts";
+import { indexStamp } from "../core/project.ts";
 import { ensureSocketDir, readWatchInfo, socketPath, writeWatchInfo } from "./client.ts";
 import { LocalEngine } from "./engine.ts";
 import { checkRequest, type WatchFailure, type WatchReply, type WatchRequest } from "./protocol.ts";
 
-const SAVE_DELAY_MS = 10_000;
-const SAVE_AT_ONCE_CHUNKS = 5_000;
+/**
+ * Quiet time after the last change before a merge that is due runs (segments.ts): a merge writes the
+ * whole index (seconds at 100k chunks), so never while turns are coming in, and never on a hook's time.
+ */
+const MERGE_DELAY_MS = 10_000;
+/** How long a request's re-index may read only the files the watcher saw change before it scans them all again. */
+const FULL_SCAN_EVERY_MS = 60_000;
 /** Quiet time after the last load, re-index, save or request before the heap is collected. */
 const SETTLE_MS = 1_000;
 
@@ -83,12 +88,9 @@ export class Daemon {
     });
   }
 
-  private get indexFile(): string {
-    return this.ctx.project.indexFile;
-  }
-
+  /** Changes with every save, ours or another writer's: the base or the manifest. */
   private statKey(): string {
-    return fileStamp(this.indexFile);
+    return indexStamp(this.ctx.project.indexDir);
   }
 
   /**
@@ -117,6 +119,25 @@ export class Daemon {
     return { store: healed.store, rebuilt: healed.rebuilt };
   }
 
+  /**
+   * What a re-index asked for over the socket (the drainer's, after a note) reads: the markdown
+   * files the watcher saw change since the last re-index, when it saw any, they all still exist, and
+   * a whole scan ran less than FULL_SCAN_EVERY_MS ago; else undefined, a whole scan (every file's
+   * stat, deleted files pruned, curated files refreshed). At 100k chunks the whole scan is most of a
+   * turn's index work; the debounced file event still runs one in the background, as before.
+   */
+  private changedOnly(trigger: string): string[] | undefined {
+    const changed = [...this.changed];
+    this.changed.clear();
+    const partial = trigger === "request" && changed.length > 0 && Date.now() - this.lastFullScan < FULL_SCAN_EVERY_MS && changed.every((f) => existsSync(f));
+    if (!partial) this.lastFullScan = Date.now();
+    return partial ? changed : undefined;
+  }
+
+  /** Markdown files the watcher saw change since the last re-index. */
+  private changed = new Set<string>();
+  private lastFullScan = 0;
+
   /** Re-index under the index lock; runs one at a time. */
   reindex(trigger: string): Promise<IndexReport | undefined> {
     const next = this.running.then(async () => {
@@ -124,15 +145,17 @@ export class Daemon {
         checkData(this.ctx.project);
         // The walk happens before the lock: a monorepo's takes a while, and nobody needs to wait for it.
         if (trigger === "initial" || trigger === "curated") this.walkCurated();
+        const only = this.changedOnly(trigger);
         const report = await withIndexLock(this.ctx.project.indexDir, async () => {
+          const scope = only ? { paths: only } : { paths: this.paths, ...(this.curated ? { curated: this.curated } : {}) };
           const { report, store } = await indexInto(
-            { paths: this.paths, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false, places: projectPlaces(this.ctx.project, this.ctx.env), ...(this.curated ? { curated: this.curated } : {}) },
+            { ...scope, indexDir: this.ctx.project.indexDir, config: this.ctx.config, embedder: embedderFor(this.ctx.config), persist: false, places: projectPlaces(this.ctx.project, this.ctx.env) },
             await this.current(true),
           );
           this.store = store;
-          // Small indexes save at once (tens of ms); large ones a while after the last change.
-          if (store.isDirty && (trigger === "initial" || store.size <= SAVE_AT_ONCE_CHUNKS)) this.write(store);
-          else if (store.isDirty) this.scheduleSave();
+          // A turn's change is one small segment: written at once, whatever the index's size.
+          if (store.isDirty) this.write(store);
+          if (store.mergeDue("due")) this.scheduleMerge();
           return report;
         });
         this.lastError = undefined;
@@ -149,37 +172,47 @@ export class Daemon {
   }
 
   /**
-   * Save a while after the last change, not after every turn. Until then the index file lags
-   * the markdown, which is safe: whoever loads it next re-indexes the files whose stat moved.
+   * Merge the segments into a new base a while after the last change (the timer starts again with
+   * each one), in the queue of re-indexes and under the index lock: a merge is a whole-index write,
+   * off every hook's path. Until then readers replay the segments, which is the same index.
    */
-  private scheduleSave(): void {
+  private scheduleMerge(): void {
     clearTimeout(this.saveTimer);
-    this.saveTimer = setTimeout(() => void this.saveNow(), SAVE_DELAY_MS);
+    this.saveTimer = setTimeout(() => void this.mergeNow(), MERGE_DELAY_MS);
+    this.saveTimer.unref?.();
   }
 
-  async saveNow(): Promise<void> {
+  /** Merge now, when one is due (tests and the benchmark call it; the timer does otherwise). */
+  mergeNow(): Promise<void> {
     clearTimeout(this.saveTimer);
+    const next = this.running.then(() => this.saveNow(true));
+    this.running = next;
+    return next;
+  }
+
+  /** Write what is not written yet (a segment), or, with `merge` and when one is due, a new base. */
+  async saveNow(merge = false): Promise<void> {
     const store = this.store;
-    if (!store?.isDirty) return;
+    if (!store || (!store.isDirty && !(merge && store.mergeDue("due")))) return;
     try {
       checkData(this.ctx.project);
       await withIndexLock(this.ctx.project.indexDir, async () => {
-        // Another writer replaced the file since we loaded it: it indexed the same markdown,
-        // so keep theirs and reload rather than overwrite.
+        // Another writer saved since we loaded it: it indexed the same markdown, so keep theirs
+        // and reload rather than overwrite.
         if (this.statKey() !== this.loadedStat) {
           this.store = undefined;
           return;
         }
-        this.write(store);
+        this.write(store, merge && store.mergeDue("due"));
       });
     } catch (e) {
       this.failed(e);
     }
   }
 
-  /** Save, and remember the file we wrote so it is not taken for someone else's. */
-  private write(store: Store): void {
-    store.save();
+  /** Save (a segment, or with `merge` a new base), and remember what we wrote so it is not taken for someone else's. */
+  private write(store: Store, merge = false): void {
+    store.save({ merge });
     this.loadedStat = this.statKey();
     this.settle();
   }
@@ -284,6 +317,7 @@ export class Daemon {
     for (const p of this.paths) {
       const w = watch(p, { recursive: true }, (_event, name) => {
         const file = name ? join(p, String(name)) : p;
+        if (name && /\.(md|markdown)$/i.test(file)) this.changed.add(file);
         if (/\.(md|markdown)$/i.test(file) || !name) this.schedule(file);
       });
       w.on("error", (e) => this.events.onError?.(`watching ${p}: ${oneLine(e)}`));

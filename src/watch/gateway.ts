@@ -1,5 +1,5 @@
 import type { Context } from "../core/context.ts";
-import { fileStamp } from "../core/fsutil.ts";
+import { indexStamp } from "../core/project.ts";
 import { normalJit } from "../core/jit.ts";
 import { projectPlaces } from "../core/places.ts";
 import type { IndexSummary } from "../index/format.ts";
@@ -92,7 +92,7 @@ export async function readChunk(ctx: Context, hash: string, opts: { cache?: Load
  * is rebuilt from the markdown first, so stats never reports a broken index as empty.
  */
 export async function indexStats(ctx: Context): Promise<{ head: IndexSummary | undefined; heal: Heal }> {
-  const { checkIndex, peekIndex } = await import("../index/format.ts");
+  const [{ checkIndex }, { peekIndex }] = await Promise.all([import("../index/disk.ts"), import("../index/format.ts")]);
   const checked = checkIndex(ctx.project.indexDir);
   if (checked.state === "ok") return { head: checked.file, heal: {} };
   if (checked.state === "missing") return { head: undefined, heal: {} };
@@ -103,12 +103,14 @@ export async function indexStats(ctx: Context): Promise<{ head: IndexSummary | u
 
 /**
  * Bring the index up to date after writing to the memory folder: the watch process does it
- * when one runs (it holds the index already), else this process does, under the index lock.
+ * when one runs (it holds the index already), else this process does, under the index lock,
+ * appending a segment; `merge`: whether this process may merge the segments into a new base past
+ * the hard bound (a command: "hard"), or never (the drainer, on a hook's time).
  * Returns the report when indexed here, undefined when handed to the watch process.
  */
-export async function refreshIndex(ctx: Context): Promise<IndexReport | undefined> {
+export async function refreshIndex(ctx: Context, merge: "hard" | "never" = "hard"): Promise<IndexReport | undefined> {
   if (readWatchInfo(ctx.project.dataDir) && (await new WarmEngine(ctx.project.dataDir).refresh()) === "queued") return undefined;
-  const report = await localEngine(ctx).refresh();
+  const report = await localEngine(ctx, undefined, {}, merge).refresh();
   return typeof report === "object" && !unanswered(report) ? report : undefined;
 }
 
@@ -152,7 +154,7 @@ export class LoadedIndexes {
 
   /** An index built in this process and never written (a read in a project with no data folder): served as if loaded. */
   hold(ctx: Context, store: Healed["store"]): this {
-    this.held.set(ctx.project.dataDir, { stamp: fileStamp(ctx.project.indexFile), healed: { store } });
+    this.held.set(ctx.project.dataDir, { stamp: indexStamp(ctx.project.indexDir), healed: { store } });
     return this;
   }
 
@@ -160,7 +162,7 @@ export class LoadedIndexes {
     const key = ctx.project.dataDir;
     const hit = this.held.get(key);
     this.held.delete(key);
-    if (hit && hit.stamp === fileStamp(ctx.project.indexFile)) {
+    if (hit && hit.stamp === indexStamp(ctx.project.indexDir)) {
       this.held.set(key, hit);
       // What loading it repaired was said when it was loaded.
       return { store: hit.healed.store, ...(hit.healed.otherModel ? { otherModel: hit.healed.otherModel } : {}) };
@@ -168,7 +170,7 @@ export class LoadedIndexes {
     const { openOrRebuild } = await import("../index/heal.ts");
     const healed = await openOrRebuild(ctx, opts);
     if (healed.nothingIndexed) return healed;
-    this.held.set(key, { stamp: fileStamp(ctx.project.indexFile), healed });
+    this.held.set(key, { stamp: indexStamp(ctx.project.indexDir), healed });
     while (this.held.size > this.max) this.held.delete(this.held.keys().next().value!);
     return healed;
   }
@@ -179,7 +181,7 @@ export class LoadedIndexes {
  * The index loaded in this process (through `cache` when the caller keeps indexes between calls),
  * re-indexed under the index lock.
  */
-function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}): LocalEngine {
+function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}, merge: "hard" | "never" = "hard"): LocalEngine {
   return new LocalEngine(ctx, {
     load: async (): Promise<Loaded> => {
       normalJit();
@@ -190,7 +192,7 @@ function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}
       normalJit();
       const { project, config } = ctx;
       const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
-      return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config), places: projectPlaces(project, ctx.env) }));
+      return withIndexLock(project.indexDir, () => indexPaths({ paths: [project.memoryDir], indexDir: project.indexDir, config, embedder: embedderFor(config), places: projectPlaces(project, ctx.env), merge }));
     },
   });
 }

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkIndex, INDEX_FILE, sealHead } from "../../src/index/format.ts";
+import { INDEX_FILE, sealHead } from "../../src/index/format.ts";
+import { checkIndex } from "../../src/index/disk.ts";
 import { BIN, REPO, run, tempProject } from "../helpers/cli.ts";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 

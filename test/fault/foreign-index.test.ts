@@ -10,7 +10,7 @@ import { describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chunkHash, chunkMarkdown } from "../../src/index/chunker.ts";
-import { peekIndexFiles } from "../../src/index/format.ts";
+import { peekIndexFiles } from "../../src/index/disk.ts";
 import { Store } from "../../src/index/store.ts";
 import { faultKit, ms, tracked, type Project } from "./helpers.ts";
 

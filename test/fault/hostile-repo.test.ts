@@ -293,11 +293,14 @@ describe("a watch process running when the repository changes under it (a pull d
       const env = { ...p.env, MEMSEARCH_WATCH_DEBOUNCE_MS: "100" };
       const watch = Bun.spawn([BIN, "watch"], { cwd: p.root, env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>, stdout: "ignore", stderr: "ignore" });
       kit.onCleanup(() => watch.kill(9));
-      const indexFile = join(p.indexDir, "index.bin");
+      // The index is its base and the manifest of the segments after it: a new note changes the manifest.
+      const files = [join(p.indexDir, "index.bin"), join(p.indexDir, "manifest.json")];
       const stamp = () => {
         try {
-          const st = lstatSync(indexFile);
-          return `${st.mtimeMs}:${st.size}:${st.ino}`;
+          return files.map((f) => {
+            const st = lstatSync(f);
+            return `${st.mtimeMs}:${st.size}:${st.ino}`;
+          }).join("|");
         } catch {
           return "";
         }
@@ -309,7 +312,7 @@ describe("a watch process running when the repository changes under it (a pull d
       };
       expect(await until(() => stamp() !== "", 20_000)).toBe(true);
 
-      // Control: while the folder is clean, a new note reaches the index file; how long that takes.
+      // Control: while the folder is clean, a new note reaches the index; how long that takes.
       const first = stamp();
       const t0 = Date.now();
       writeFileSync(join(p.memory, "2026-11-25.md"), "# 2026-11-25\n\n### 09:00\n- The walrus cache is flushed nightly.\n");

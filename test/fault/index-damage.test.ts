@@ -11,7 +11,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkIndex, INDEX_FILE, MAGIC } from "../../src/index/format.ts";
+import { INDEX_FILE, MAGIC } from "../../src/index/format.ts";
+import { checkIndex } from "../../src/index/disk.ts";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 import { FACT, FACT_QUERY, faultKit, ms, stderrLines, tracked, writeMemory, type Project, type Rng } from "./helpers.ts";
 

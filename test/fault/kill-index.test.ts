@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkIndex } from "../../src/index/format.ts";
+import { checkIndex } from "../../src/index/disk.ts";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 import { BIN, drained, FACT, FACT_QUERY, faultKit, hookOutputProblem, isAlive, ms, queued, sameSnapshot, snapshot, stderrLines, tracked, writeMemory, type Project, type Rng } from "./helpers.ts";
 

@@ -9,7 +9,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { blockStart, checkIndex, INDEX_FILE, openIndexFile, readExactly, readLayout } from "../../src/index/format.ts";
+import { blockStart, INDEX_FILE, openIndexFile, readExactly, readLayout } from "../../src/index/format.ts";
+import { checkIndex } from "../../src/index/disk.ts";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 import { FACT, FACT_QUERY, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, HOOKS, hookOutputProblem, ms, rngFor, stderrLines, tracked, writeMemory, type Project, type RunResult } from "./helpers.ts";
 import { appendTurn } from "./transcript.ts";
@@ -125,7 +126,9 @@ function vectorsOf(p: Project): { dim: number | null; vectors: number; chunks: n
       }
       kit.count("vectors-read", head.vectorCount);
     }
-    return { dim, vectors: head.vectorCount, chunks: head.count };
+    // The base's own block is checked above; the counts are the index's, segments included.
+    if (check.state !== "ok") throw new Error("unreachable");
+    return { dim, vectors: check.file.vectors, chunks: check.file.chunks };
   } finally {
     closeSync(file.fd);
   }

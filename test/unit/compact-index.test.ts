@@ -1,5 +1,5 @@
 /**
- * The compact index component (src/index/compact-index.ts): it must answer exactly as Orama's own
+ * The compact index component (src/index/engine/compact-index.ts): it must answer exactly as Orama's own
  * index does (same hits, same scores to the bit, same order of ties), through inserts, removals
  * and re-inserts and through a save and load, while keeping no per-chunk token frequencies and
  * loading its postings as views of one block.
@@ -9,10 +9,10 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, insert, load, remove, save, search, type AnyOrama } from "@orama/orama";
-import { CompactRadix, compactIndex, withResultLimit } from "../../src/index/compact-index.ts";
+import { CompactRadix, compactIndex, withResultLimit } from "../../src/index/engine/compact-index.ts";
 import { patchDocs } from "../helpers/index-bytes.ts";
 import { rng } from "../../scripts/bench/corpus.ts";
-import { bindOrama, saveState, textRadix } from "../../src/index/orama-internals.ts";
+import { bindOrama, saveState, textRadix } from "../../src/index/engine/orama-internals.ts";
 import { Store } from "../../src/index/store.ts";
 import { createTokenizer } from "../../src/index/tokenizer.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
@@ -128,11 +128,11 @@ describe("compact index", () => {
     const store = Store.empty(dir, "m", null);
     const chunks: StoredChunk[] = ["## A\nredis cache", "## B\nkubernetes rollout", "## C\nredis again"].map((content, i) => ({ chunkHash: `h${i}`, contentHash: `c${i}`, source: "/p/a.md", content, heading: content.slice(3, 4), headingLevel: 2, startLine: 1, endLine: 2 }));
     store.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, () => undefined);
-    const live = bindOrama((store as unknown as { db: AnyOrama }).db);
+    const live = bindOrama((store as unknown as { engine: { db: AnyOrama } }).engine.db);
     expect(Object.keys(saveState(live).frequencies.text ?? {})).toEqual([]);
     store.save();
     const loaded = Store.open(dir, "m").store;
-    const o = bindOrama((loaded as unknown as { db: AnyOrama }).db);
+    const o = bindOrama((loaded as unknown as { engine: { db: AnyOrama } }).engine.db);
     expect(Object.keys(saveState(o).frequencies.text ?? {})).toEqual([]);
     expect(loaded.searchText(["redi"], 10).map((h) => h.chunk.chunkHash).sort()).toEqual(["h0", "h2"]);
   });

@@ -1,5 +1,5 @@
 /**
- * The shapes of Orama's internals that memsearch depends on (src/index/orama-internals.ts).
+ * The shapes of Orama's internals that memsearch depends on (src/index/engine/orama-internals.ts).
  * When an Orama upgrade fails here, the message names the field that moved: fix it in
  * orama-internals.ts, nowhere else.
  */
@@ -9,9 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { save as oramaSave, search, type AnyOrama, type Results } from "@orama/orama";
 import { OramaShapeError } from "../../src/core/errors.ts";
-import { bindOrama, bm25Stats, documents, enumValues, fieldStats, indexShape, internalIds, saveState, textRadix, vectorNode, type BoundOrama } from "../../src/index/orama-internals.ts";
+import { bindOrama, bm25Stats, documents, enumValues, fieldStats, indexShape, internalIds, saveState, textRadix, vectorNode, type BoundOrama } from "../../src/index/engine/orama-internals.ts";
 import { Store } from "../../src/index/store.ts";
-import { VectorBlock } from "../../src/index/vector-block.ts";
+import { VectorBlock } from "../../src/index/engine/vector-block.ts";
 import { stem } from "../../src/index/tokenizer.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
 
@@ -33,7 +33,7 @@ function built(dim: number | null = 4): { store: Store; dir: string; o: BoundOra
 
 /** The Orama database inside a Store (private: as store.test.ts reaches it). */
 function dbOf(store: Store): AnyOrama {
-  return (store as unknown as { db: AnyOrama }).db;
+  return (store as unknown as { engine: { db: AnyOrama } }).engine.db;
 }
 
 /** Every way Store obtains the internals, from a new database and from one loaded from disk. */

@@ -8,10 +8,11 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, ren
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyOrama } from "@orama/orama";
-import { documents } from "../../src/index/orama-internals.ts";
+import { documents } from "../../src/index/engine/orama-internals.ts";
 import { INDEX_FILE, Store } from "../../src/index/store.ts";
+import { MANIFEST_FILE } from "../../src/index/format.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
-import { VectorBlock } from "../../src/index/vector-block.ts";
+import { VectorBlock } from "../../src/index/engine/vector-block.ts";
 import * as fs from "node:fs";
 import { patchDocs } from "../helpers/index-bytes.ts";
 
@@ -57,7 +58,7 @@ function fdsOn(path: string): { fd: string; target: string }[] {
   });
 }
 
-const docsOf = (s: Store) => Object.values(documents<{ text: string }>((s as unknown as { db: AnyOrama }).db));
+const docsOf = (s: Store) => Object.values(documents<{ text: string }>((s as unknown as { engine: { db: AnyOrama } }).engine.db));
 
 describe("a loaded store's texts", () => {
   test("stay in the index file: no document holds its text, yet every chunk, hit and prefix lookup gives it", () => {
@@ -86,7 +87,7 @@ describe("a loaded store's texts", () => {
     expect(store.searchText(["redi"], 5).map((h) => h.chunk.chunkHash)).toEqual(["/p/a.md#2"]);
     store.replaceFile("/p/c.md", { mtimeMs: 2, size: 1 }, chunks("/p/c.md", ["a new turn about quokka"]), () => new Float32Array([1, 1]));
     store.save();
-    expect(readdirSync(dir)).toEqual([INDEX_FILE]);
+    expect(readdirSync(dir).sort()).toEqual([INDEX_FILE, MANIFEST_FILE]);
     const again = Store.open(dir, "m").store;
     expect(again.size).toBe(4);
     for (const c of all.filter((c) => c.source === "/p/a.md")) expect(again.getChunk(c.chunkHash)).toEqual(c);
@@ -169,7 +170,7 @@ describe("a loaded store's texts", () => {
     expect(fdsOn(path).map((f) => f.target)).toEqual([path]);
     const loaded = statSync(path).ino;
     store.replaceFile("/p/c.md", { mtimeMs: 2, size: 1 }, chunks("/p/c.md", ["a new turn about quokka"]), () => new Float32Array([1, 1]));
-    store.save();
+    store.save({ merge: true });
     expect(statSync(path).ino).not.toBe(loaded);
     // One descriptor, on the file now at the path: none left on the unlinked one.
     const fds = fdsOn(path);
@@ -202,11 +203,11 @@ describe("a loaded store's texts", () => {
       throw new Error("no space left on device");
     });
     try {
-      expect(() => store.save()).toThrow("no space left on device");
+      expect(() => store.save({ merge: true })).toThrow("no space left on device");
     } finally {
       bytes.mockRestore();
     }
-    expect(readdirSync(dir)).toEqual([INDEX_FILE]);
+    expect(readdirSync(dir).sort()).toEqual([INDEX_FILE, MANIFEST_FILE]);
     expect(readFileSync(path).equals(before)).toBe(true);
     expect(fdsOn(path).map((f) => f.target)).toEqual([path]);
     for (const c of all) expect(store.getChunk(c.chunkHash)).toEqual(c);
@@ -234,7 +235,7 @@ describe("a loaded store's texts", () => {
       return open(p, flags, mode);
     }) as typeof fs.openSync);
     try {
-      store.save();
+      store.save({ merge: true });
     } finally {
       spy.mockRestore();
     }

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { save as oramaSave, type AnyOrama } from "@orama/orama";
 import { INDEX_FILE, SCHEMA_VERSION, Store } from "../../src/index/store.ts";
-import { checkIndex, peekIndex, sealHead } from "../../src/index/format.ts";
+import { peekIndex, sealHead } from "../../src/index/format.ts";
+import { checkIndex } from "../../src/index/disk.ts";
 import { stem } from "../../src/index/tokenizer.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
 
@@ -95,7 +96,7 @@ describe("Store", () => {
 });
 
 describe("an index saved empty", () => {
-  const state = (s: Store) => oramaSave((s as unknown as { db: AnyOrama }).db);
+  const state = (s: Store) => oramaSave((s as unknown as { engine: { db: AnyOrama } }).engine.db);
 
   for (const dim of [null, 4]) {
     test(`round-trips to the shape of a new one, then takes inserts and finds them (${dim ? "with" : "without"} vectors)`, () => {
@@ -284,7 +285,7 @@ describe("the header checks itself", () => {
   }
 
   test("sealHead: the last field is the CRC-32 of the JSON before it; sealing again changes nothing", () => {
-    const sealed = sealHead({ meta: { schemaVersion: SCHEMA_VERSION, model: "m", dim: 4, updatedAt: "x" }, count: 1, fileCount: 1, vectorCount: 1, layoutBytes: 2, jsonBytes: 0, sections: [], kinds: [], runtime: "1", fileBytes: 3, crc: { layout: 0, sections: [], vectors: 0 } });
+    const sealed = sealHead({ meta: { schemaVersion: SCHEMA_VERSION, model: "m", dim: 4, updatedAt: "x" }, id: "abc", count: 1, fileCount: 1, vectorCount: 1, layoutBytes: 2, jsonBytes: 0, sections: [], kinds: [], runtime: "1", fileBytes: 3, crc: { layout: 0, sections: [], vectors: 0 } });
     const head = JSON.parse(sealed);
     expect(Object.keys(head).at(-1)).toBe("headCrc");
     const { headCrc, ...rest } = head;

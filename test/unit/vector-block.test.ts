@@ -1,5 +1,5 @@
 /**
- * The vector block (src/index/vector-block.ts): Orama's vector index as one Float32Array. It must
+ * The vector block (src/index/engine/vector-block.ts): Orama's vector index as one Float32Array. It must
  * find what Orama's map of arrays finds, in the same order (ties included), through adds, removes,
  * re-adds, growth and squeezing; a loaded store's vectors must be the file's block itself; and
  * the one-pass cosines to every vector must be the cosines search uses.
@@ -10,10 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyOrama } from "@orama/orama";
 import { vector as oramaVector } from "@orama/orama/trees";
-import { vectorNode } from "../../src/index/orama-internals.ts";
-import { INDEX_FILE, writeIndexFile } from "../../src/index/format.ts";
+import { vectorNode } from "../../src/index/engine/orama-internals.ts";
+import { INDEX_FILE, MANIFEST_FILE } from "../../src/index/format.ts";
+import { writeIndexFile } from "../../src/index/index-file.ts";
 import { Store } from "../../src/index/store.ts";
-import { VectorBlock } from "../../src/index/vector-block.ts";
+import { VectorBlock } from "../../src/index/engine/vector-block.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
 
 function rng(seed: number): () => number {
@@ -162,7 +163,7 @@ function savedAndLoaded(seed: number) {
   s.replaceFile("/p/a.md", { mtimeMs: 1, size: 1 }, chunks, (h) => vecs.get(h));
   s.save();
   const loaded = Store.open(dir, "m").store;
-  return { r, dir, chunks, loaded, node: vectorNode((loaded as unknown as { db: AnyOrama }).db)! };
+  return { r, dir, chunks, loaded, node: vectorNode((loaded as unknown as { engine: { db: AnyOrama } }).engine.db)! };
 }
 
 describe("the store's vectors", () => {
@@ -212,6 +213,7 @@ describe("the store's vectors", () => {
     const before = readFileSync(join(dir, INDEX_FILE));
     const content = {
       meta: { ...loaded.meta },
+      id: "abc",
       count: 0,
       layout: { files: {}, vectorIds: [1, 2], magnitudes: [1, 1], vectorHashes: ["a", "b"] },
       sections: [],
@@ -220,7 +222,7 @@ describe("the store's vectors", () => {
     };
     expect(() => writeIndexFile(join(dir, INDEX_FILE), content)).toThrow("bytes given");
     expect(readFileSync(join(dir, INDEX_FILE)).equals(before)).toBe(true);
-    expect(readdirSync(dir)).toEqual([INDEX_FILE]);
+    expect(readdirSync(dir).sort()).toEqual([INDEX_FILE, MANIFEST_FILE]);
     expect(Store.open(dir, "m").store.vectorCount).toBe(20);
   });
 

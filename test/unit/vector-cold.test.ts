@@ -13,8 +13,8 @@ import { IndexDamagedError } from "../../src/core/errors.ts";
 import { blockStart, INDEX_FILE, openIndexFile, readExactly } from "../../src/index/format.ts";
 import { Store } from "../../src/index/store.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
-import { magnitude, VectorBlock } from "../../src/index/vector-block.ts";
-import { CodeMemory, codeStride, KERNEL_MIN_FLOATS } from "../../src/index/vector-kernel.ts";
+import { magnitude, VectorBlock } from "../../src/index/engine/vector-block.ts";
+import { CodeMemory, codeStride, KERNEL_MIN_FLOATS } from "../../src/index/engine/kernels.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -76,7 +76,7 @@ function savedStore(dir: string, dim: number, table: Map<string, Float32Array>):
   s.save();
 }
 
-const blockOf = (s: Store) => (s as unknown as { o: { vectors: VectorBlock } }).o.vectors;
+const blockOf = (s: Store) => (s as unknown as { engine: { vectors: VectorBlock } }).engine.vectors;
 
 /** Everything a store's vector side answers for these queries, as exact text. */
 function answers(s: Store, qs: Float32Array[], hashes: string[]): string[] {

@@ -1,5 +1,5 @@
 /**
- * The vector scan's kernel (src/index/vector-kernel.ts) and what stands on it: its sums must be
+ * The vector scan's kernel (src/index/engine/kernels.ts) and what stands on it: its sums must be
  * the JS loop's to the bit (the ranking, its ties and the eval's figures depend on it), at every
  * dimension a model may have, through strides and growth; the block's `nearest` must keep what
  * Orama's vector search keeps, in its order; and the store's vector search must answer what
@@ -10,8 +10,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { search, type AnyOrama } from "@orama/orama";
-import { KERNEL_MIN_FLOATS, RowMemory, rowsFor } from "../../src/index/vector-kernel.ts";
-import { VectorBlock } from "../../src/index/vector-block.ts";
+import { KERNEL_MIN_FLOATS, RowMemory, rowsFor } from "../../src/index/engine/kernels.ts";
+import { VectorBlock } from "../../src/index/engine/vector-block.ts";
 import { Store } from "../../src/index/store.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
 
@@ -158,7 +158,7 @@ describe("the store's vector search", () => {
       const chunks = Array.from({ length: 120 }, (_, i) => chunk(`${f}#${i}`, f, `${f} ${i}`, i + 1));
       s.replaceFile(f, { mtimeMs: 1, size: 1 }, chunks, (h) => (h.endsWith("0") ? twin : Float32Array.from({ length: DIM }, r)));
     }
-    const db = (s as unknown as { db: AnyOrama }).db;
+    const db = (s as unknown as { engine: { db: AnyOrama } }).engine.db;
     const q = Float32Array.from({ length: DIM }, r);
     const orama = (limit: number, similarity: number, where?: object) =>
       (search(db, { mode: "vector", vector: { value: q, property: "embedding" }, similarity, limit, includeVectors: false, ...(where ? { where } : {}) } as never) as { hits: { id: string; score: number }[] }).hits.map((h) => [h.id, h.score]);

@@ -17,7 +17,7 @@ import { openOrRebuild } from "../../src/index/heal.ts";
 import { indexPaths } from "../../src/index/indexer.ts";
 import { searchChunks } from "../../src/index/search.ts";
 import { Daemon } from "../../src/watch/daemon.ts";
-import { KERNEL_MIN_FLOATS } from "../../src/index/vector-kernel.ts";
+import { KERNEL_MIN_FLOATS } from "../../src/index/engine/kernels.ts";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 
 const DIM = 768;

@@ -1,126 +1,28 @@
 /**
  * The dot products of a vector search, in WebAssembly SIMD: where the JS loop does one
  * multiply-add at a time, the kernel does two per f64x2 instruction (figures in docs/BENCHMARKS.md).
- *
- * The sums are the JS loop's to the bit (`dotAt` below): each float is widened to f64, each product
- * is an f64 product (exact: two 24-bit mantissas fit in 53), and the four accumulators of the JS
- * loop are the four lanes here, each fed the same products in the same order and added in the same
- * order at the end ((d0 + d1) + d2) + d3. No fused multiply-add (relaxed SIMD) is used: it would
- * round differently. So a search ranks and ties exactly as before, whichever of the two scans it.
+ * The kernels are written as WebAssembly text beside this file (dots.wat, idots.wat; why their sums
+ * are the JS loops' to the bit is said there) and assembled when the binary is built
+ * (scripts/wat.ts): a search ranks and ties exactly as before, whichever of the two scans it.
  *
  * A block the kernel scans lives in the module's memory: its rows are a Float32Array view of it,
  * so a scan copies nothing, and growing the memory keeps the rows where they are (JSC reserves the
  * address space; no second block is alive while one is copied).
  *
- * Only blocks of at least KERNEL_MIN_FLOATS get a memory, and the module is assembled, compiled and
+ * Only blocks of at least KERNEL_MIN_FLOATS get a memory, and the module is decoded, compiled and
  * instantiated on the first scan that large: a new process paid milliseconds for a memory and the
  * kernel's first call, which a hook over a small index (scanned sooner by the JS loop) must not pay.
  * Smaller blocks, single rows, and any block where WebAssembly is refused run the JS loop.
  */
 
-// The module, written out as its bytes: one function, `dots(qd, rows, count, rowBytes, dim, out)`.
-// For `count` rows from byte `rows` on (`rowBytes` apart), the dot product of each row (dim f32)
-// with the query at `qd` (dim f64, the query widened once) goes to f64 `out[k]`.
-const I32 = 0x7f;
-const F64 = 0x7c;
-const V128 = 0x7b;
+import dotsWasm from "./dots.wat";
+import idotsWasm from "./idots.wat";
 
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n) b |= 0x80;
-    out.push(b);
-  } while (n);
-  return out;
-}
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(b & 0x40)) || (n === -1 && b & 0x40)) return [...out, b];
-    out.push(b | 0x80);
-  }
-}
-const list = (items: number[][]) => [...uleb(items.length), ...items.flat()];
-const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...body];
-const name = (s: string) => list([...s].map((c) => [c.charCodeAt(0)]));
-
-// Instruction helpers shared by the two modules.
-const get = (l: number) => [0x20, l];
-const set = (l: number) => [0x21, l];
-const tee = (l: number) => [0x22, l];
-const i32 = (n: number) => [0x41, ...sleb(n)];
-const simd = (op: number, ...imm: number[]) => [0xfd, ...uleb(op), ...imm];
-const memarg = (alignLog2: number, offset: number) => [alignLog2, ...uleb(offset)];
-const ADD = 0x6a;
-const AND = 0x71;
-const SHL = 0x74;
-const LT_U = 0x49;
-const GE_U = 0x4f;
-/** `block loop <cond: exit when true> body br 0 end end` */
-const whileNot = (exit: number[], body: number[]) => [0x02, 0x40, 0x03, 0x40, ...exit, 0x0d, 1, ...body, 0x0c, 0, 0x0b, 0x0b];
-const bump = (l: number, by: number) => [...get(l), ...i32(by), ADD, ...set(l)];
-/** A module of one function `fn` with these i32 parameters and locals, importing its memory as m.mem. */
-function moduleOf(fn: string, params: number, locals: number[][], body: number[]): Uint8Array<ArrayBuffer> {
-  const code = [...list(locals), ...body];
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, list([[0x60, ...list(Array.from({ length: params }, () => [I32])), 0]])),
-    ...section(2, list([[...name("m"), ...name("mem"), 0x02, 0x00, 0x01]])),
-    ...section(3, list([[0]])),
-    ...section(7, list([[...name(fn), 0x00, 0]])),
-    ...section(10, list([[...uleb(code.length), ...code]])),
-  ]);
-}
-
-/** The module's bytes (built on first need: the arrays cost a millisecond a process never scanning should not pay). */
-function assemble(): Uint8Array<ArrayBuffer> {
-  // Locals: the six parameters, then r, p (row start), vp, qp (running pointers), end8, end4, end
-  // (where the 8-wide, the 4-wide and the scalar parts of a row stop), then the two f64x2
-  // accumulators (lanes d0 d1 and d2 d3) and d0 once the lanes are taken apart.
-  const [QD, ROWS, COUNT, ROW_BYTES, DIM, OUT, R, P, VP, QP, END8, END4, END, ACC_A, ACC_B, D0, TMP] = Array.from({ length: 17 }, (_, i) => i);
-  const v128Load = (offset: number) => simd(0x00, ...memarg(4, offset));
-  const PROMOTE_LOW = simd(0x5f);
-  const F64X2_MUL = simd(0xf2);
-  const F64X2_ADD = simd(0xf0);
-  const lane = (l: number) => simd(0x21, l);
-
-  /** Four floats at vp + vo against the query at qp + qo: d0 d1 into ACC_A, d2 d3 into ACC_B. */
-  const HIGH_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
-  const four = (qo: number, vo: number) => [
-    ...get(VP), ...v128Load(vo), ...set(TMP),
-    ...get(ACC_A), ...get(QP), ...v128Load(qo), ...get(TMP), ...PROMOTE_LOW, ...F64X2_MUL, ...F64X2_ADD, ...set(ACC_A),
-    ...get(ACC_B), ...get(QP), ...v128Load(qo + 16), ...get(TMP), ...get(TMP), ...simd(0x0d, ...HIGH_HALF), ...PROMOTE_LOW, ...F64X2_MUL, ...F64X2_ADD, ...set(ACC_B),
-  ];
-  const rowEnd = (mask: number) => [...get(P), ...get(DIM), ...i32(mask), AND, ...i32(2), SHL, ADD];
-
-  const body = [
-    ...get(ROWS), ...set(P),
-    ...whileNot([...get(R), ...get(COUNT), GE_U], [
-      ...simd(0x0c, ...new Array<number>(16).fill(0)), ...tee(ACC_A), ...set(ACC_B),
-      ...get(P), ...set(VP), ...get(QD), ...set(QP),
-      ...rowEnd(-8), ...set(END8), ...rowEnd(-4), ...set(END4), ...rowEnd(-1), ...set(END),
-      // Eight floats a step (two fours, one after the other: the lanes see the JS loop's order).
-      ...whileNot([...get(VP), ...get(END8), GE_U], [...four(0, 0), ...four(32, 16), ...bump(QP, 64), ...bump(VP, 32)]),
-      ...get(VP), ...get(END4), LT_U, 0x04, 0x40, ...four(0, 0), ...bump(QP, 32), ...bump(VP, 16), 0x0b,
-      // The JS loop adds the last dim % 4 products to d0.
-      ...get(ACC_A), ...lane(0), ...set(D0),
-      ...whileNot([...get(VP), ...get(END), GE_U], [
-        ...get(D0), ...get(QP), 0x2b, ...memarg(3, 0), ...get(VP), 0x2a, ...memarg(2, 0), 0xbb, 0xa2, 0xa0, ...set(D0),
-        ...bump(QP, 8), ...bump(VP, 4),
-      ]),
-      ...get(OUT), ...get(R), ...i32(3), SHL, ADD,
-      ...get(D0), ...get(ACC_A), ...lane(1), 0xa0, ...get(ACC_B), ...lane(0), 0xa0, ...get(ACC_B), ...lane(1), 0xa0,
-      0x39, ...memarg(3, 0),
-      ...get(P), ...get(ROW_BYTES), ADD, ...set(P),
-      ...bump(R, 1),
-    ]),
-    0x0b,
-  ];
-  return moduleOf("dots", 6, [[7, I32], [2, V128], [1, F64], [1, V128]], body);
+// A source run that bypassed the assembler (a bun started outside the repository without its
+// preload) gets a file's path here, not a module: say so, rather than fall back to the JS loops
+// unseen. "AGFzbQ" is base64 of the module's magic, \0asm.
+for (const [name, base64] of [["dots.wat", dotsWasm], ["idots.wat", idotsWasm]] as const) {
+  if (typeof base64 !== "string" || !base64.startsWith("AGFzbQ")) throw new Error(`the WebAssembly kernel ${name} was not assembled: run bun with --preload scripts/wat-preload.ts (bunfig.toml's preload does it in the repository)`);
 }
 
 const PAGE = 65536;
@@ -151,12 +53,12 @@ export function dotAt(q: Float32Array, v: Float32Array, at: number, dim: number)
 }
 
 /** A module compiled on first need, once per process; null where WebAssembly refuses it. */
-function lazyModule(make: () => Uint8Array<ArrayBuffer>): () => WebAssembly.Module | null {
+function lazyModule(base64: string): () => WebAssembly.Module | null {
   let compiled: WebAssembly.Module | null | undefined;
   return () => {
     if (compiled === undefined) {
       try {
-        compiled = new WebAssembly.Module(make());
+        compiled = new WebAssembly.Module(Buffer.from(base64, "base64"));
       } catch {
         compiled = null;
       }
@@ -175,7 +77,7 @@ function instantiate<F>(mod: WebAssembly.Module | null, memory: WebAssembly.Memo
   }
 }
 
-const kernelModule = lazyModule(assemble);
+const kernelModule = lazyModule(dotsWasm);
 
 /** Each memory's current buffer → its RowMemory, so a block read into one is adopted, not copied. */
 const owners = new WeakMap<ArrayBufferLike, RowMemory>();
@@ -212,6 +114,15 @@ export class RowMemory {
    */
   static create(dim: number, capacity: number): RowMemory {
     const memory = capacity * dim >= KERNEL_MIN_FLOATS ? wasmMemory(bytesFor(dim, capacity)) : undefined;
+    return memory ? new RowMemory(dim, capacity, memory) : new RowMemory(dim, capacity, undefined, new Float32Array(capacity * dim));
+  }
+
+  /**
+   * Room for `capacity` rows to read a scan's rows into, a run at a time: in a memory whatever its
+   * size (the caller has judged the whole scan large enough for the kernel), else a plain array.
+   */
+  static scratch(dim: number, capacity: number): RowMemory {
+    const memory = wasmMemory(bytesFor(dim, capacity));
     return memory ? new RowMemory(dim, capacity, memory) : new RowMemory(dim, capacity, undefined, new Float32Array(capacity * dim));
   }
 
@@ -265,11 +176,12 @@ export class RowMemory {
   /**
    * The dot product of `query` with each of the first `count` rows, in the first `count` places
    * of the array returned (valid until the next call or grow): the kernel's for a large scan of
-   * rows in a memory, else the JS loop's. The same numbers either way.
+   * rows in a memory (`anySize`: a run of a scan the caller judged large), else the JS loop's. The
+   * same numbers either way.
    */
-  dots(query: Float32Array, count: number): Float64Array {
+  dots(query: Float32Array, count: number, anySize = false): Float64Array {
     const { dim } = this;
-    const kernel = count * dim >= KERNEL_MIN_FLOATS ? this.instantiated() : null;
+    const kernel = anySize || count * dim >= KERNEL_MIN_FLOATS ? this.instantiated() : null;
     if (kernel) {
       const widened = new Float64Array(this.memory!.buffer, this.queryAt, dim);
       for (let i = 0; i < dim; i++) widened[i] = query[i]!;
@@ -304,9 +216,20 @@ function growInPlace(memory: WebAssembly.Memory, bytes: number): boolean {
   }
 }
 
+let kernelsOn = true;
+
+/**
+ * Turn the kernels off (or on again) for the memories made from now on: their rows are then plain
+ * arrays scanned by the JS loops. For the benchmark's row that shows what the kernels save
+ * (scripts/bench/profile.ts `--no-kernel`) and for tests; the product never turns them off.
+ */
+export function setKernels(on: boolean): void {
+  kernelsOn = on;
+}
+
 /** A WebAssembly memory of at least `bytes`, or undefined where none is given. */
 function wasmMemory(bytes: number): WebAssembly.Memory | undefined {
-  if (bytes > MAX_BYTES || typeof WebAssembly !== "object") return undefined;
+  if (!kernelsOn || bytes > MAX_BYTES || typeof WebAssembly !== "object") return undefined;
   try {
     return new WebAssembly.Memory({ initial: Math.ceil(bytes / PAGE) });
   } catch {
@@ -330,45 +253,7 @@ export function rowsFor(dim: number, rows: number): Float32Array {
   return RowMemory.create(dim, rows).rows;
 }
 
-/**
- * The integer dots of a cold block's first pass (vector-block.ts): each row's int8 codes against
- * the query's int16 codes, summed exactly in i32 lanes (the query's scale keeps every sum within
- * an i32: quantizeQuery). `idots(qp, codes, count, stride, out)`: `count` rows of `stride` bytes
- * (a multiple of 16, zero past the dimension) from byte `codes` on, against `stride` i16 at `qp`,
- * each sum to i32 `out[k]`.
- */
-function assembleCodes(): Uint8Array<ArrayBuffer> {
-  const [QP0, CODES, COUNT, STRIDE, OUT, R, P, VP, QP, END, ACC, C] = Array.from({ length: 12 }, (_, i) => i);
-  const v128Load = (offset: number) => simd(0x00, ...memarg(4, offset));
-  const EXTEND_LOW = simd(0x87);
-  const EXTEND_HIGH = simd(0x88);
-  const DOT = simd(0xba);
-  const I32X4_ADD = simd(0xae);
-  const lane = (l: number) => simd(0x1b, l);
-  const half = (extend: number[], qo: number) => [...get(ACC), ...get(C), ...extend, ...get(QP), ...v128Load(qo), ...DOT, ...I32X4_ADD, ...set(ACC)];
-  const body = [
-    ...get(CODES), ...set(P),
-    ...whileNot([...get(R), ...get(COUNT), GE_U], [
-      ...simd(0x0c, ...new Array<number>(16).fill(0)), ...set(ACC),
-      ...get(P), ...set(VP), ...get(QP0), ...set(QP),
-      ...get(P), ...get(STRIDE), ADD, ...set(END),
-      ...whileNot([...get(VP), ...get(END), GE_U], [
-        ...get(VP), ...v128Load(0), ...set(C),
-        ...half(EXTEND_LOW, 0), ...half(EXTEND_HIGH, 16),
-        ...bump(VP, 16), ...bump(QP, 32),
-      ]),
-      ...get(OUT), ...get(R), ...i32(2), SHL, ADD,
-      ...get(ACC), ...lane(0), ...get(ACC), ...lane(1), ADD, ...get(ACC), ...lane(2), ADD, ...get(ACC), ...lane(3), ADD,
-      0x36, ...memarg(2, 0),
-      ...get(P), ...get(STRIDE), ADD, ...set(P),
-      ...bump(R, 1),
-    ]),
-    0x0b,
-  ];
-  return moduleOf("idots", 5, [[5, I32], [2, V128]], body);
-}
-
-const codesModule = lazyModule(assembleCodes);
+const codesModule = lazyModule(idotsWasm);
 
 type IDots = (qp: number, codes: number, count: number, stride: number, out: number) => void;
 

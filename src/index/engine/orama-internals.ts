@@ -16,7 +16,7 @@ import type { documentsStore, index as oramaIndex, internalDocumentIDStore } fro
 import type { CompactRadix } from "./compact-index.ts";
 import { VectorBlock } from "./vector-block.ts";
 import oramaPackage from "@orama/orama/package.json" with { type: "json" };
-import { OramaShapeError } from "../core/errors.ts";
+import { OramaShapeError } from "../../core/errors.ts";
 
 type Index = oramaIndex.Index;
 type InternalId = internalDocumentIDStore.InternalDocumentID;

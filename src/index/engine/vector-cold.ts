@@ -15,8 +15,8 @@
  * stored magnitude could break that reasoning (not finite, a magnitude of 0, one that is not the
  * row's: only a file we did not write holds those) gets no bound: it is always scored exactly.
  */
-import { IndexDamagedError } from "../core/errors.ts";
-import { CodeMemory } from "./vector-kernel.ts";
+import { IndexDamagedError } from "../../core/errors.ts";
+import { CodeMemory, codeStride, dotAt, KERNEL_MIN_FLOATS, RowMemory } from "./kernels.ts";
 
 /** The file a cold block's rows are read from: readInto throws IndexDamagedError once it is closed or cut short. */
 export interface RowFile {
@@ -37,7 +37,8 @@ interface QueryCodes {
 
 export class ColdRows {
   readonly dim: number;
-  private mem: CodeMemory;
+  /** The codes; none in a lazy block (a writer's: it never searches, every row would be scored exactly). */
+  private mem: CodeMemory | undefined;
   private scale: Float64Array;
   private err: Float64Array;
   private norm: Float64Array;
@@ -53,9 +54,9 @@ export class ColdRows {
   private lo = new Float64Array(0);
   private hi = new Float64Array(0);
 
-  constructor(dim: number, capacity: number, file: RowFile, blockAt: number, wasm = true) {
+  constructor(dim: number, capacity: number, file: RowFile, blockAt: number, wasm = true, codes = true) {
     this.dim = dim;
-    this.mem = new CodeMemory(dim, capacity, wasm);
+    this.mem = codes ? new CodeMemory(dim, capacity, wasm) : undefined;
     this.scale = new Float64Array(capacity);
     this.err = new Float64Array(capacity);
     this.norm = new Float64Array(capacity);
@@ -68,7 +69,15 @@ export class ColdRows {
 
   /** Whether the integer kernel ran (tests). */
   get kernelRan(): boolean {
-    return this.mem.kernelRan;
+    return this.mem?.kernelRan === true;
+  }
+
+  /** Rows 0…n − 1 are rows 0…n − 1 of the file's block, without codes (a lazy block's load: no float is read). */
+  fileRows(n: number): void {
+    for (let r = 0; r < n; r++) {
+      this.fileRow[r] = r;
+      this.bounded[r] = 0;
+    }
   }
 
   /**
@@ -77,6 +86,11 @@ export class ColdRows {
    */
   setRow(r: number, v: Float32Array, at: number, mag: number, fileRow: number): void {
     const { dim } = this;
+    this.fileRow[r] = fileRow;
+    if (!this.mem) {
+      this.bounded[r] = 0;
+      return;
+    }
     const codes = this.mem.codes;
     const o = r * this.mem.stride;
     let max = 0;
@@ -109,13 +123,14 @@ export class ColdRows {
     this.norm[r] = s * Math.sqrt(cc);
     const own = Math.sqrt(squares);
     this.bounded[r] = finite && Number.isFinite(s) && Number.isFinite(mag) && mag > 0 && Math.abs(mag - own) <= MAG_AGREES * mag ? 1 : 0;
-    this.fileRow[r] = fileRow;
   }
 
   /** Row `from` moved to row `to` (a squeeze): its codes and figures go with it. */
   move(from: number, to: number): void {
-    const st = this.mem.stride;
-    this.mem.codes.copyWithin(to * st, from * st, (from + 1) * st);
+    if (this.mem) {
+      const st = this.mem.stride;
+      this.mem.codes.copyWithin(to * st, from * st, (from + 1) * st);
+    }
     this.scale[to] = this.scale[from]!;
     this.err[to] = this.err[from]!;
     this.norm[to] = this.norm[from]!;
@@ -124,7 +139,7 @@ export class ColdRows {
   }
 
   grow(capacity: number): void {
-    this.mem.grow(capacity);
+    this.mem?.grow(capacity);
     const wider = <T extends Float64Array | Uint8Array>(a: T, make: (n: number) => T): T => {
       const b = make(capacity);
       b.set(a.subarray(0, Math.min(a.length, capacity)));
@@ -192,6 +207,41 @@ export class ColdRows {
     }
   }
 
+  /** A memory the float kernel scans runs of rows in, made for the first scan large enough. */
+  private scratch: RowMemory | undefined;
+
+  /**
+   * The exact dots of `query` with the rows `rows[0..n)` (ascending) into `out[0..n)`: the rows read
+   * from the file a run at a time; when the scan is large enough for the float kernel (a cold CLI
+   * search scores every row of a lazy block), each run is read into a WebAssembly memory the kernel
+   * scans, with the JS loop's sums to the bit (kernels.ts); rows held in memory get the JS loop.
+   */
+  dots(query: Float32Array, rows: ArrayLike<number>, n: number, ids: Uint32Array, out: Float64Array): void {
+    const { dim } = this;
+    if (n * dim < KERNEL_MIN_FLOATS) {
+      this.forRows(rows, n, ids, (k, floats, at) => (out[k] = dotAt(query, floats, at, dim)));
+      return;
+    }
+    const perRead = this.readBuf.length / dim;
+    this.scratch ??= RowMemory.scratch(dim, perRead);
+    const buf = this.scratch.rows;
+    for (let k = 0; k < n; ) {
+      const r = rows[k]!;
+      const first = this.fileRow[r]!;
+      if (first < 0) {
+        out[k] = dotAt(query, this.row(r, ids[r]!), 0, dim);
+        k++;
+        continue;
+      }
+      let end = k + 1;
+      while (end < n && end - k < perRead && this.fileRow[rows[end]!] === first + (end - k)) end++;
+      this.readFileRows(first, end - k, buf);
+      const d = this.scratch.dots(query, end - k, true);
+      for (let j = k; j < end; j++) out[j] = d[j - k]!;
+      k = end;
+    }
+  }
+
   /**
    * The rows' floats in row order, as a save writes them: runs of rows next to each other in the
    * file read into a fresh buffer each (at most `maxBytes`), rows held in memory as views of them.
@@ -234,7 +284,7 @@ export class ColdRows {
    */
   scores(query: Float32Array, qMag: number, mags: Float64Array, rows: number): { lo: Float64Array; hi: Float64Array } | undefined {
     // ‖q‖ is qMag itself: the same sum of squares, in the same order (vector-block.ts magnitude).
-    if (!(qMag > 0) || !Number.isFinite(qMag)) return undefined;
+    if (!(qMag > 0) || !Number.isFinite(qMag) || !this.mem) return undefined;
     const q = this.quantizeQuery(query);
     if (!q) return undefined;
     if (this.lo.length < rows) {
@@ -279,7 +329,7 @@ export class ColdRows {
     }
     if (!(max > 0) || top < 1) return undefined;
     const s = max / top;
-    const codes = new Int16Array(this.mem.stride);
+    const codes = new Int16Array(codeStride(dim));
     let e = 0;
     for (let i = 0; i < dim; i++) {
       const c = Math.max(-top, Math.min(top, Math.floor(query[i]! / s + 0.5)));

@@ -20,7 +20,7 @@
  * exact scan's, to the bit and in the same order; rows, holes, squeezes and growth are the same.
  */
 import { ColdRows, type RowFile } from "./vector-cold.ts";
-import { dotAt, RowMemory } from "./vector-kernel.ts";
+import { dotAt, RowMemory } from "./kernels.ts";
 import { Best } from "./best.ts";
 
 type InternalId = number;
@@ -94,6 +94,23 @@ export class VectorBlock {
     b.mags.set(mags);
     b.takeIds(ids, capacity);
     b.cold = new ColdRows(dim, capacity, file, blockAt, wasm);
+    return b;
+  }
+
+  /**
+   * A lazy block of the file's `ids.length` vectors (a writer's: it adds and removes rows, reads a
+   * row now and then, and writes them all only when it writes a new base): no float and no code
+   * is read at load, every row is read from `file` when asked for.
+   */
+  static lazy(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number, file: RowFile, blockAt: number): VectorBlock {
+    const n = ids.length;
+    if (mags.length !== n || capacity < n) throw new Error("the vector block does not match its ids");
+    const b = new VectorBlock(dim, 0);
+    b.mags = new Float64Array(capacity);
+    b.mags.set(mags);
+    b.takeIds(ids, capacity);
+    b.cold = new ColdRows(dim, capacity, file, blockAt, false, false);
+    b.cold.fileRows(n);
     return b;
   }
 
@@ -293,10 +310,12 @@ export class VectorBlock {
     }
     if (this.cold) {
       const picked = this.candidates(query, qMag, similarity, limit);
-      this.cold.forRows(picked.rows, picked.n, this.ids, (k, floats, at) => {
+      const dots = new Float64Array(picked.n);
+      this.cold.dots(query, picked.rows, picked.n, this.ids, dots);
+      for (let k = 0; k < picked.n; k++) {
         const r = picked.rows[k]!;
-        visit(this.ids[r]!, dotAt(query, floats, at, this.size) / (qMag * this.mags[r]!));
-      });
+        visit(this.ids[r]!, dots[k]! / (qMag * this.mags[r]!));
+      }
       return;
     }
     const dots = this.mem.dots(query, this.rows);
