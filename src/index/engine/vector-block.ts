@@ -87,12 +87,7 @@ export class VectorBlock {
    * every row's floats once (`coldFill`) before it is searched.
    */
   static cold(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number, file: RowFile, blockAt: number, wasm = true): VectorBlock {
-    const n = ids.length;
-    if (mags.length !== n || capacity < n) throw new Error("the vector block does not match its ids");
-    const b = new VectorBlock(dim, 0);
-    b.mags = new Float64Array(capacity);
-    b.mags.set(mags);
-    b.takeIds(ids, capacity);
+    const b = VectorBlock.fileBacked(dim, ids, mags, capacity);
     b.cold = new ColdRows(dim, capacity, file, blockAt, wasm);
     return b;
   }
@@ -103,14 +98,19 @@ export class VectorBlock {
    * is read at load, every row is read from `file` when asked for.
    */
   static lazy(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number, file: RowFile, blockAt: number): VectorBlock {
-    const n = ids.length;
-    if (mags.length !== n || capacity < n) throw new Error("the vector block does not match its ids");
+    const b = VectorBlock.fileBacked(dim, ids, mags, capacity);
+    b.cold = new ColdRows(dim, capacity, file, blockAt, false, false);
+    b.cold.fileRows(ids.length);
+    return b;
+  }
+
+  /** A block with its ids and magnitudes and no rows of its own: they stay in the file. */
+  private static fileBacked(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number): VectorBlock {
+    if (mags.length !== ids.length || capacity < ids.length) throw new Error("the vector block does not match its ids");
     const b = new VectorBlock(dim, 0);
     b.mags = new Float64Array(capacity);
     b.mags.set(mags);
     b.takeIds(ids, capacity);
-    b.cold = new ColdRows(dim, capacity, file, blockAt, false, false);
-    b.cold.fileRows(n);
     return b;
   }
 
