@@ -8,7 +8,7 @@ import type { Config } from "../core/config.ts";
 import type { ProjectPlaces } from "../core/places.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import { MemsearchError } from "../core/errors.ts";
-import { readMarkdown, scanPaths, type SkipReason } from "./scanner.ts";
+import { readMarkdown, scanPaths, type ScanOptions, type SkipReason } from "./scanner.ts";
 import { forgottenTurns, withoutForgotten, type ForgottenTurns } from "./forgotten.ts";
 import { sweepIndexTemps, type FileRecord } from "./format.ts";
 import { peekIndexFiles, sweepStaleSegments } from "./disk.ts";
@@ -127,12 +127,17 @@ export type Scan = ReturnType<typeof scanPaths> & {
   curated?: Set<string>;
 };
 
-export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" | "ignoreFiles" | "exclude" | "curated" | "places">): Scan {
-  const scan: Scan = scanPaths(req.paths, {
+/** What a scan leaves out: the same for a whole scan and for the one file a watcher saw change. */
+export function scanOptionsFor(req: Pick<IndexRequest, "indexDir" | "config" | "ignoreFiles" | "exclude">): ScanOptions {
+  return {
     noLinksIn: [dataFiles(dirname(req.indexDir)).memoryDir],
     ignoreFiles: dedupe([...req.config["indexing.ignore_files"], ...(req.ignoreFiles ?? [])]),
     exclude: dedupe([...req.config["indexing.exclude"], ...(req.exclude ?? [])]),
-  });
+  };
+}
+
+export function scanFor(req: Pick<IndexRequest, "paths" | "indexDir" | "config" | "ignoreFiles" | "exclude" | "curated" | "places">): Scan {
+  const scan: Scan = scanPaths(req.paths, scanOptionsFor(req));
   if (req.places) scan.files = scan.files.filter((f) => req.places!.allows(f.path));
   if (!req.curated) return scan;
   scan.curated = new Set();

@@ -6,7 +6,8 @@ import { checkData, type Context } from "../core/context.ts";
 import { projectPlaces } from "../core/places.ts";
 import { embedderFor } from "../index/embedder.ts";
 import { MemsearchError, oneLine } from "../core/errors.ts";
-import { indexInto, type IndexReport } from "../index/indexer.ts";
+import { indexInto, scanOptionsFor, type IndexReport } from "../index/indexer.ts";
+import { shouldIndexPath } from "../index/scanner.ts";
 import { withIndexLock } from "../core/lock.ts";
 import { processStartTime } from "../core/processes.ts";
 import { openOrRebuild, type Healed } from "../index/heal.ts";
@@ -317,7 +318,8 @@ export class Daemon {
     for (const p of this.paths) {
       const w = watch(p, { recursive: true }, (_event, name) => {
         const file = name ? join(p, String(name)) : p;
-        if (name && /\.(md|markdown)$/i.test(file)) this.changed.add(file);
+        // Named to the indexer, a file is indexed: one the whole scan leaves out stays out here too.
+        if (name && shouldIndexPath(file, [p], scanOptionsFor({ indexDir: this.ctx.project.indexDir, config: this.ctx.config }))) this.changed.add(file);
         if (/\.(md|markdown)$/i.test(file) || !name) this.schedule(file);
       });
       w.on("error", (e) => this.events.onError?.(`watching ${p}: ${oneLine(e)}`));
