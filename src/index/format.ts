@@ -159,7 +159,7 @@ export function openIndexFile(path: string): IndexFile {
   try {
     fd = openOwnFile(path, "read");
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = errCode(e);
     if (code === "ENOENT") throw new NotFoundError(`no index at ${path}`);
     if (code === "EISDIR") throw new IndexDamagedError("index.bin is a directory");
     if (code === "ELOOP") throw new IndexDamagedError("index.bin is a symbolic link");

@@ -7,7 +7,8 @@ import { chunkHash, chunkMarkdown, embeddingText } from "./chunker.ts";
 import type { Config } from "../core/config.ts";
 import type { ProjectPlaces } from "../core/places.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
-import { MemsearchError } from "../core/errors.ts";
+import { errCode, MemsearchError } from "../core/errors.ts";
+import { oneLine } from "../core/text.ts";
 import { readMarkdown, scanPaths, type ScanOptions, type SkipReason } from "./scanner.ts";
 import { forgottenTurns, withoutForgotten, type ForgottenTurns } from "./forgotten.ts";
 import { sweepIndexTemps, type FileRecord } from "./format.ts";
@@ -204,7 +205,7 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
       const damaged = md.cleaned || md.dropped ? { cleaned: md.cleaned, dropped: md.dropped } : undefined;
       pending.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, damaged, leftOut, chunks, curated });
     } catch (e) {
-      report.failedFiles.push({ path: f.path, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
+      report.failedFiles.push({ path: f.path, error: errCode(e) ?? oneLine(e) });
     }
   }
   // Work out which contents need a vector: new chunks, plus old ones stored while Ollama was down.

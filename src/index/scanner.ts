@@ -18,7 +18,7 @@
 import { readdirSync, readFileSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
+import { errCode, InputError, NotFoundError, UsageError } from "../core/errors.ts";
 import { stripControls } from "../core/text.ts";
 
 export interface ScanOptions {
@@ -316,7 +316,7 @@ function openRoot(p: string): { real: string; stat: Stats } {
     stat = statSync(abs);
     real = realpathSync(abs);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = errCode(e);
     if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP") throw new NotFoundError(`path not found: ${p}`);
     throw new InputError(`cannot read ${p}: ${(e as Error).message}`);
   }

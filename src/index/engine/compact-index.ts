@@ -473,6 +473,8 @@ function load(sharedInternalDocumentStore: Parameters<typeof defaults.load>[0], 
     if (tree?.type === "Radix") text[prop] = tree;
     else others[prop] = tree;
   }
+  // Orama's load takes its own saved shape, which the text trees left; the radix slot is typed as
+  // Orama's RadixNode, and CompactRadix answers the same calls its search makes.
   const index = defaults.load(sharedInternalDocumentStore, { ...(raw as object), indexes: others } as never) as OramaIndex;
   for (const [prop, tree] of Object.entries(text)) index.indexes[prop] = { type: "Radix", node: CompactRadix.fromJSON(tree.node) as never, isArray: tree.isArray ?? false };
   // Orama's load gives back an empty VectorIndex (VectorBlock saves no vectors): an empty block

@@ -154,6 +154,7 @@ export function internalIds(db: AnyOrama): Map<string, InternalId> {
 export function whereIds(db: AnyOrama, where: Record<string, unknown>): Set<InternalId> {
   const component = objectAt<Pick<typeof oramaIndex, "searchByWhereClause">>(db, "index", "db");
   methodsAt(component, "db.index", "searchByWhereClause");
+  // Orama types a where clause from the literal schema of a database; ours is chosen at run time.
   const ids = component.searchByWhereClause(indexOf(db), db.tokenizer, where as never, "english");
   if (!(ids instanceof Set)) throw shapeError("db.index.searchByWhereClause()", "a Set of internal ids");
   return ids as Set<InternalId>;
