@@ -44,12 +44,24 @@ export interface PathBase {
 /** A text with the project root and the home folder taken off the paths it holds. */
 export function relativePaths(text: string, base: PathBase | undefined): string {
   if (!base) return text;
-  let out = text;
-  const root = base.root.replace(/[\\/]+$/, "");
-  if (root.length > 1) out = out.split(`${root}/`).join("").split(root).join(".");
-  const home = base.home?.replace(/[\\/]+$/, "");
-  if (home && home.length > 1) out = out.split(`${home}/`).join("~/").split(home).join("~");
+  let out = replaceFolder(text, base.root, "", ".");
+  if (base.home) out = replaceFolder(out, base.home, "~/", "~");
   return out;
+}
+
+/**
+ * Each path that is `folder` or lies in it, rewritten: `inside` for `folder/`, `whole` for the
+ * folder itself. Only whole path segments count: `/app` is not the start of `/app2/lib`, nor of a
+ * URL's `https://host/app`.
+ */
+function replaceFolder(text: string, folder: string, inside: string, whole: string): string {
+  const f = folder.replace(/[\\/]+$/, "");
+  if (f.length <= 1) return text;
+  const escaped = f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  // Not after a path's own characters (another path ends in it); then a separator, or a character
+  // no path segment goes on with. Before a full stop the folder is left whole: "." then "." reads "..".
+  const at = new RegExp(`(?<![\\w.~/\\\\-])${escaped}(?:([\\\\/])|(?=[^\\w.\\-]|$))`, "g");
+  return text.replace(at, (_m, sep: string | undefined) => (sep ? inside : whole));
 }
 
 export interface Summary {

@@ -8,6 +8,7 @@ import {
   extractBullets,
   firstSentence,
   parseBullets,
+  relativePaths,
   summarizeTurn,
   type SummarizeOptions,
 } from "../../src/memory/summarizer.ts";
@@ -284,6 +285,14 @@ describe("extract", () => {
     expect(bullets[0]).toBe("- User asked: Fix the table in cli/lib/format.ts please");
     expect(bullets.join("\n")).not.toContain("/home/ada");
     expect(bullets).toContain("- Outcome: The width was computed in cli/lib/format.ts because the plan in ~/.claude/plans/p.md said so.");
+  });
+
+  test("only whole path segments are the root or the home: a sibling folder, a longer name, a URL keep their text", () => {
+    const base = { root: "/home/alice/app", home: "/home/alice" };
+    expect(relativePaths("/home/alice/app-old/src/x.ts and /home/alice/application.md", base)).toBe("~/app-old/src/x.ts and ~/application.md");
+    expect(relativePaths("see https://example.com/home/alice/apple or /home/alicex/y", base)).toBe("see https://example.com/home/alice/apple or /home/alicex/y");
+    expect(relativePaths("(/home/alice/app/lib/a.ts) in `/home/alice/app`, cd /home/alice/app.", base)).toBe("(lib/a.ts) in `.`, cd ~/app.");
+    expect(relativePaths("/app2/lib and /app/lib and /app", { root: "/app" })).toBe("/app2/lib and lib and .");
   });
 
   test("a model summariser reads the turn and writes its notes with the same paths", async () => {
