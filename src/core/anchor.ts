@@ -80,6 +80,11 @@ export function isLineId(id: string): boolean {
   return /^line-\d+$/.test(id);
 }
 
+/** A key that names one turn across sessions: its id, or for a line id its session and id. */
+export function turnKey(session: string | undefined, turn: string): string {
+  return isLineId(turn) && session !== undefined ? `${session} ${turn}` : turn;
+}
+
 /**
  * Whether a note's anchor (or a forgotten turn) names this turn: by its id, and for a line id by
  * its session too. A turn id of any other kind is unique on its own (a turn copied into a resumed

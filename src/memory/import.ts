@@ -14,7 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { anchorsIn, isLineId } from "../core/anchor.ts";
+import { anchorsIn, isLineId, turnKey } from "../core/anchor.ts";
 import { MemsearchError, oneLine, StorageError, UnrecognisedFormatError } from "../core/errors.ts";
 import { EmptyTranscriptError } from "../transcript/files.ts";
 import type { LastTurn, ProjectTranscripts, Turn, TurnList } from "../transcript/types.ts";
@@ -288,7 +288,7 @@ function firstOfEach(p: Planning): PlannedTurn[] {
   const out: PlannedTurn[] = [];
   p.candidates.sort((a, b) => a.time - b.time || a.transcript - b.transcript || a.turn - b.turn);
   for (const c of p.candidates) {
-    const key = isLineId(c.uuid) ? `${c.sessionId} ${c.uuid}` : c.uuid;
+    const key = turnKey(c.sessionId, c.uuid);
     if (seen.has(key)) p.plan.repeated++;
     else {
       seen.add(key);

@@ -11,7 +11,7 @@
  * its latest one. The notes are quoted as data, and those of sessions this machine never saw are
  * labelled, as everywhere memory reaches a model.
  */
-import { MANUAL_SESSION } from "../core/anchor.ts";
+import { MANUAL_SESSION, turnKey } from "../core/anchor.ts";
 import { FROM_REPOSITORY, neutralise, quote, QUOTED_DATA } from "../core/frame.ts";
 import { clip } from "../core/text.ts";
 import { journalNotes, type DailyText, type JournalNote } from "./journal.ts";
@@ -138,7 +138,7 @@ export function recentSessions(days: DailyText[], opts: RecentOptions): RecentSe
     lines += block.length;
     chars += size(block);
     if (g.session && !out.sessions.includes(g.session)) out.sessions.push(g.session);
-    for (const n of given) if (n.anchor?.turn) out.turns.push(n.anchor.turn);
+    for (const n of given) if (n.anchor?.turn) out.turns.push(turnKey(n.anchor.session, n.anchor.turn));
   }
   if (parts.length) out.text = `${header}\n${parts.join("\n")}`;
   return out;

@@ -10,7 +10,7 @@
  */
 import type { Context } from "../core/context.ts";
 import { clip, localMinute, oneLine } from "../core/text.ts";
-import { anchorsIn } from "../core/anchor.ts";
+import { anchorsIn, turnKey } from "../core/anchor.ts";
 import { instructionLike } from "../core/frame.ts";
 import { peekIndex } from "../index/format.ts";
 import type { SearchResponse, SearchResult } from "../index/search.ts";
@@ -106,7 +106,7 @@ export async function recallForPrompt(req: PromptRecallRequest, deps: PromptReca
   const plain = notes.lines.length ? log.fit(NOTES_HEADER, notes.lines, budget) : undefined;
   if (!plain) {
     if (haveNotes && !res) return log.done({ context: hint }, "hint", "the notes' search did not answer in time");
-    return log.done({}, "nothing", notes.passed ? "every memory through the gate was given in this session's last prompts" : "nothing through the gate");
+    return log.done({}, "nothing", notes.passed ? nothingNewReason(log, budget) : "nothing through the gate");
   }
   if (mode !== "synthesize") return log.done({ context: plain }, "injected", "memories through the gate");
 
@@ -208,7 +208,7 @@ function chooseNotes(deps: PromptRecallDeps, res: SearchResponse | undefined, re
     if (!pass) continue;
     passed++;
     // Given by a prompt (its chunk) or by SessionStart's context (its turn's note).
-    const ago = recent.get(c.chunkHash) ?? (anchor ? recent.get(anchor.turn) : undefined);
+    const ago = recent.get(c.chunkHash) ?? (anchor ? recent.get(turnKey(anchor.session, anchor.turn)) : undefined);
     if (ago !== undefined) {
       entry.outcome = "repeated";
       log.debug(`chunk ${c.chunkHash} was given ${ago} prompt${ago === 1 ? "" : "s"} ago in this session: not again`);
@@ -238,10 +238,10 @@ function turnsForModel(ctx: Context, found: TurnHit[], recent: Map<string, numbe
   const topK = ctx.config["hooks.inject_top_k"];
   const out: TurnHit[] = [];
   for (const turn of found) {
-    const id = turn.hit.turnUuid;
+    const id = turnKey(turn.hit.session, turn.hit.turnUuid);
     const entry: Considered = { kind: "turn", id, date: turn.hit.ts ? localMinute(turn.hit.ts) : undefined, score: round(turn.coverage), outcome: "injected" };
     log.considered.push(entry);
-    log.origin.set(id, { session: turn.hit.session, turn: id });
+    log.origin.set(id, { session: turn.hit.session, turn: turn.hit.turnUuid });
     const ago = recent.get(id) ?? (turn.hit.promptId ? recent.get(turn.hit.promptId) : undefined);
     if (ago !== undefined) {
       entry.outcome = "repeated";
@@ -324,6 +324,12 @@ class DecisionLog {
     const given = record.decision === "injected" ? this.considered.filter((c) => c.outcome === "injected").map(as) : [];
     return { ...out, given, repeated: this.considered.filter((c) => c.outcome === "repeated").map(as), record };
   }
+}
+
+/** Why notes passed the gate and none was given: the session had them, or none fits the budget. */
+function nothingNewReason(log: DecisionLog, budget: number): string {
+  if (log.considered.some((c) => c.outcome === "over-budget")) return `no note through the gate fits hooks.inject_max_chars (${budget})`;
+  return "every memory through the gate was given in this session's last prompts";
 }
 
 function recentlyInjectedQuiet(dataDir: string, session: string, debug: (what: string) => void): Map<string, number> {

@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { checkTranscriptPath, checkTranscriptSchema, damageReason, fileIdentity, healTranscriptIndex, isDamage, SCHEMA_VERSION, transcriptDbPath, transcriptHealLine } from "../conversations/db.ts";
 import { queryTokens } from "../conversations/fts.ts";
 import { searchTranscripts, type TranscriptHit } from "../conversations/search.ts";
+import { turnKey } from "../core/anchor.ts";
 
 /** Messages asked of FTS5 per prompt: a few turns' worth, since several hits collapse into one turn. */
 const HIT_POOL = 30;
@@ -91,8 +92,9 @@ export function relevantTurns(db: Database, query: string, project: string, max:
   const byTurn = new Map<string, TurnHit>();
   for (const hit of hits) {
     const coverage = (hit.terms?.length ?? 0) / tokens.length;
-    const cur = byTurn.get(hit.turnUuid);
-    if (!cur) byTurn.set(hit.turnUuid, { hit, coverage });
+    const key = turnKey(hit.session, hit.turnUuid);
+    const cur = byTurn.get(key);
+    if (!cur) byTurn.set(key, { hit, coverage });
     else if (coverage > cur.coverage) cur.coverage = coverage;
   }
   return [...byTurn.values()].slice(0, max);
