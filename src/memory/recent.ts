@@ -41,6 +41,8 @@ export const SESSION_START_CHARS = 9_000;
 
 /** A note's bullet as the context quotes it, at most this long. */
 const BULLET_CHARS = 300;
+/** A note's heading that is not a time, at most this long. */
+const HEADING_CHARS = 80;
 /** Daily files SessionStart reads for its context (the newest ones; a file is a day with notes). */
 export const RECENT_DAYS = 14;
 
@@ -51,7 +53,14 @@ interface Group {
   foreign: boolean;
 }
 
-const stamp = (n: JournalNote) => `${n.day} ${n.time || "00:00"}`;
+// A hand-edited note may say 9:05: padded, it sorts before 10:30.
+const stamp = (n: JournalNote) => `${n.day} ${(n.time || "00:00").padStart(5, "0")}`;
+
+/** A heading that is not a time is text someone wrote (perhaps a cloned repository): quoted as data, like the bullets. */
+function noteLabel(n: JournalNote, foreign: boolean): string {
+  if (n.time) return neutralise(n.time);
+  return n.heading ? quote(clip(n.heading, HEADING_CHARS), { foreign }) : "a note";
+}
 
 /** The notes of the newest daily files, grouped by session, newest session first (by its latest note). */
 function groups(days: DailyText[], ours: Provenance, exclude: string | undefined): Group[] {
@@ -79,7 +88,7 @@ function groups(days: DailyText[], ours: Provenance, exclude: string | undefined
 
 function noteLines(n: JournalNote, foreign: boolean): string[] {
   const label = foreign ? ` (${FROM_REPOSITORY})` : "";
-  return [`- ${neutralise(n.time || n.heading)}${label}`, ...n.bullets.map((b) => `  - ${quote(clip(b, BULLET_CHARS), { foreign })}`)];
+  return [`- ${noteLabel(n, foreign)}${label}`, ...n.bullets.map((b) => `  - ${quote(clip(b, BULLET_CHARS), { foreign })}`)];
 }
 
 function sessionHeading(g: Group): string {
@@ -95,9 +104,9 @@ function briefLines(g: Group): string[] {
   const first = g.notes[0]!;
   const last = g.notes[g.notes.length - 1]!;
   const asked = first.bullets[0]!;
-  const lines = [`- ${neutralise(first.time || first.heading)}: ${quote(clip(asked, BRIEF_CHARS), { foreign: g.foreign })}`];
+  const lines = [`- ${noteLabel(first, g.foreign)}: ${quote(clip(asked, BRIEF_CHARS), { foreign: g.foreign })}`];
   const ended = [...last.bullets].reverse().find((b) => /^outcome\b/i.test(b)) ?? last.bullets[last.bullets.length - 1]!;
-  if (ended !== asked) lines.push(`- ${last === first ? "" : `${neutralise(last.time || last.heading)}: `}${quote(clip(ended, BRIEF_CHARS), { foreign: g.foreign })}`);
+  if (ended !== asked) lines.push(`- ${last === first ? "" : `${noteLabel(last, g.foreign)}: `}${quote(clip(ended, BRIEF_CHARS), { foreign: g.foreign })}`);
   return lines;
 }
 
