@@ -145,7 +145,8 @@ export function rankCandidates(terms: QueryTerm[], candidates: Candidate[], stat
       score += weights[i]! * (saturate(tf[i]!) + EXACT_WEIGHT * (exact[i] ? saturate(exact[i]!) : 0));
     }
     if (held > 1) score += proximity(hits, n, weights, saturate);
-    return { chunk: c.chunk, score, share: n ? held / n : 0, evidence: totalWeight > 0 ? heldWeight / totalWeight : 0, information: unit > 0 ? heldWeight / unit : 0 };
+    // Terms no chunk holds whole still count as prefixes, past the ABSENT_COUNTED of the total: capped.
+    return { chunk: c.chunk, score, share: n ? held / n : 0, evidence: totalWeight > 0 ? Math.min(1, heldWeight / totalWeight) : 0, information: unit > 0 ? heldWeight / unit : 0 };
   });
 }
 

@@ -507,6 +507,8 @@ export function askOf(text: string, max = ASK_CHARS): string {
   // End on a sentence when one ends in the second half of the room, else on a word.
   const stop = Math.max(cut.lastIndexOf(". "), cut.lastIndexOf("? "), cut.lastIndexOf("! "));
   if (stop > max / 2) return cut.slice(0, stop + 1);
+  const space = cut.lastIndexOf(" ", max - 2);
+  if (space > max / 2) return `${cut.slice(0, space).trimEnd()}…`;
   return clip(line, max);
 }
 

@@ -266,7 +266,10 @@ describe("extract", () => {
     expect(bullets).toHaveLength(1);
     expect(bullets[0]!.length).toBeLessThanOrEqual("- User asked: ".length + 320);
     expect(bullets[0]).toContain("[REDACTED:aws-key]");
-    expect(bullets[0]).toEndWith("…");
+    expect(bullets[0]).toEndWith("word…");
+    // With no sentence end in the room, it still ends on a whole word.
+    const ask = extractBullets(turn({ userText: `the ${"reques".repeat(40)} ${"once per request ".repeat(20)}`, assistantTexts: [] }))[0]!;
+    expect(ask).toMatch(/ (once|per|request)…$/);
   });
 
   test("paths are the project's own (from its root, whatever the shell's folder), a file under the home is ~/…, never the user's home path", () => {

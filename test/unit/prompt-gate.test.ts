@@ -127,6 +127,13 @@ describe("the prompt gate: keyword side on absolute evidence", () => {
     expect(keywordSide({ evidence: 0.9, information: 1 })).toBeCloseTo(1 / (2 * INFORMATION_BAR), 9);
   });
 
+  test("evidence is a share, at most 1, when the query's words no note holds whole match as prefixes", async () => {
+    const store = storeOf({ "/m/c.md": "### setup\n- configuration kubernetes authentication postgresql typescript\n" });
+    const { results } = await searchChunks({ query: "config kube auth postgres types", topK: 5, store, config: testConfig(), embedder: null });
+    expect(results[0]!.evidence).toBeGreaterThan(0);
+    expect(results[0]!.evidence).toBeLessThanOrEqual(1);
+  });
+
   test("no more than hooks.inject_top_k pass; the rest say why", async () => {
     const config = testConfig();
     const notes = Array.from({ length: 6 }, (_, i) => `### same ${i}\n- The flaky zeppelin quokka test failed again, take ${i}.\n`).join("\n");
