@@ -7,7 +7,14 @@
  *
  * Every run shuffles the tests, so one that leans on another's leftovers fails sooner or later;
  * the seed is printed, and MEMSEARCH_TEST_SEED=<seed> replays that order.
+ *
+ * The tests and every process they start write their temp folders into one folder of this run
+ * (TMPDIR), removed when the run passes: a test that forgets its own leaves nothing behind. A failed
+ * run keeps it, and says where.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ensureAgents } from "./agents.ts";
 import { build } from "./build.ts";
 import { ensureChromium } from "./chromium.ts";
@@ -26,10 +33,11 @@ const agentsProblem = ensureAgents();
 if (agentsProblem) console.error(agentsProblem);
 ensureChromium();
 console.log(replay);
+const runTmp = mkdtempSync(join(tmpdir(), "memsearch-tests-"));
 const proc = Bun.spawn([process.execPath, "test", "--timeout", "60000", "--randomize", `--seed=${seed}`, ...process.argv.slice(2)], {
   stdout: "pipe",
   stderr: "pipe",
-  env: { ...process.env, FORCE_COLOR: "0" },
+  env: { ...process.env, FORCE_COLOR: "0", TMPDIR: runTmp },
 });
 let passed = 0;
 let failed = 0;
@@ -53,6 +61,8 @@ for (const text of [out, err]) {
   if (f) failed = Number(f[1]);
 }
 if (code !== 0 && failed === 0) failed = 1; // a crash or load error is a failure, counted
+if (failed === 0) rmSync(runTmp, { recursive: true, force: true });
+else console.log(`the run's temp folders are kept in ${runTmp}`);
 console.log(replay);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(code === 0 && failed === 0 ? 0 : 1);
