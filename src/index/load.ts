@@ -6,7 +6,7 @@
 import { IndexDamagedError, oneLine } from "../core/errors.ts";
 import { blockStart, checksumProblem, readLayout, type IndexFile, type StoreMeta } from "./format.ts";
 import { readStateSections, readVectorPart, streamVectorBlock, vectorsByContent, writeIndexFile, type StateSection } from "./index-file.ts";
-import { decodeDocs, DocWriter, encodeDocs, TextFile, Utf8Check, type Doc } from "./docs.ts";
+import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, Utf8Check, type Doc } from "./docs.ts";
 import { Engine, type SavedState } from "./engine/engine.ts";
 import { VectorBlock } from "./engine/vector-block.ts";
 import { KERNEL_MIN_FLOATS, rowsFor } from "./engine/kernels.ts";
@@ -70,18 +70,24 @@ function* slices(record: Record<string, unknown>): Generator<Record<string, unkn
   if (n > 0) yield part;
 }
 
-/** The reverse of stateSections: the sections of a file, read one at a time. */
-function joinSections(file: IndexFile, texts: TextFile | undefined): SavedState {
+/**
+ * The reverse of stateSections: the sections of a file, read one at a time. With `lazyDocs` (a
+ * command's search, whose texts stay in the file) the documents are checked and indexed, and each
+ * is decoded when first read (LazyDocs).
+ */
+function joinSections(file: IndexFile, texts: TextFile | undefined, lazyDocs: boolean): SavedState {
   let ids: unknown;
   let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
   const frequencies: SavedState["frequencies"] = {};
-  const docs: SavedState["docs"] = {};
+  const lazy = lazyDocs && texts ? new LazyDocs(texts) : undefined;
+  const docs: SavedState["docs"] = lazy ? lazy.record() : {};
   const utf8 = new Utf8Check();
   // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
   readStateSections(file, (kind, v, at) => {
     if (kind === "ids") ids = v;
     else if (kind === "index") head = v as typeof head;
     else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
+    else if (lazy) lazy.addSection(v as Uint8Array, at);
     else decodeDocs(v as Uint8Array, texts, at, utf8, docs as Record<string, Doc>);
   });
   return { ids, ...head, frequencies, docs };
@@ -110,7 +116,7 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
   let broken: string | undefined;
   let engine: Engine<Doc> | undefined;
   try {
-    engine = Engine.load<Doc>(head.meta.dim, createTokenizer(), joinSections(file, texts), head.count);
+    engine = Engine.load<Doc>(head.meta.dim, createTokenizer(), joinSections(file, texts, lazy === "search"), head.count);
   } catch (e) {
     broken = oneLine(e);
   }
