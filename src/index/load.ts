@@ -107,7 +107,7 @@ export class UnreadableIndex extends IndexDamagedError {
  * Load an index file into an engine. The vector block comes back as one Float32Array that the
  * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
-export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean, lazy?: "write" | "search"): { meta: StoreMeta; engine: Engine<Doc> } {
+export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean, lazy?: "write" | "search", deferVectorCheck = false): { meta: StoreMeta; engine: Engine<Doc> } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
   // The state first, the vectors last: the state's load leaves garbage that, read after the
@@ -129,14 +129,16 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
   // A small block is read whole for a search (a few MiB: reading it twice, checked then scored, cost more).
   if (lazy && texts && engine && dim && !(lowPeak && large) && (lazy === "write" || large)) {
     // The ids and magnitudes only; a row is read from the file when asked for. A search checks the
-    // block's CRC-32 as it streams by (no row kept): damaged vectors must not rank anything. A
-    // writer does not read it (the next reader checks; a new base is written from a checked one).
+    // block's CRC-32 as it streams by (no row kept), or, deferred, in the scan that scores every row
+    // (the block read once, not twice): damaged vectors must not rank anything. A writer does not
+    // read it (the next reader checks; a new base is written from a checked one).
     const layout = readLayout(file, true);
     const n = layout.vectorIds.length;
     if (n !== head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
-    if (lazy === "search" && n && !streamVectorBlock(file, () => {})) throw new IndexDamagedError(checksumProblem(["vectors"]));
+    const deferred = lazy === "search" && deferVectorCheck;
+    if (lazy === "search" && !deferred && n && !streamVectorBlock(file, () => {})) throw new IndexDamagedError(checksumProblem(["vectors"]));
     try {
-      engine.setVectors(VectorBlock.lazy(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file)));
+      engine.setVectors(VectorBlock.lazy(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file), deferred ? head.crc.vectors : undefined));
     } catch (e) {
       throw new IndexDamagedError(oneLine(e));
     }
