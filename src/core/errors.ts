@@ -54,6 +54,13 @@ export class IndexDamagedError extends MemsearchError {
   }
 }
 
+/**
+ * The vector block failed its CRC-32 when a search first read it (a command's search checks it in
+ * the scan that scores it, not before: Store.open's `deferVectorCheck`). Nothing it read was
+ * ranked; the search opens the index again, checked at load, and heals it as any damage found there.
+ */
+export class VectorsDamagedError extends IndexDamagedError {}
+
 /** Writing to disk failed (disk full, permissions); nothing already written was replaced. */
 export class StorageError extends MemsearchError {}
 

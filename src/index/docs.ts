@@ -258,6 +258,217 @@ export function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, secti
 }
 
 /**
+ * The documents of a loaded index for a command's search, decoded one at a time when first asked
+ * for: a search reads a hundred of them, and decoding every one at load (an object and three
+ * strings per chunk) was the largest part of a cold search's load after the process itself
+ * (docs/BENCHMARKS.md). Each section is still checked whole when it is read (addSection: its
+ * sizes, its sources, every string UTF-8), so a file that does not hold together is refused at
+ * load as before; a document's strings are then read back from the file through `texts` (the
+ * descriptor the load checked), never from memory kept for them.
+ */
+export class LazyDocs {
+  private sources: string[] = [];
+  /** Per entry: the internal id, its fixed fields, where its strings are in the file. */
+  private n = 0;
+  private ids = new Uint32Array(0);
+  private level = new Uint8Array(0);
+  private flags = new Uint8Array(0);
+  private lines = new Uint32Array(0);
+  private source = new Uint32Array(0);
+  /** File offset of the id string; the content hash and the heading follow it, each after its u32 length. */
+  private at = new Float64Array(0);
+  /** Per entry: the byte lengths of the id, the content hash, the heading and the text. */
+  private lens = new Uint32Array(0);
+  /** Internal id → entry + 1 while it is not decoded (0 once decoded, replaced or removed). */
+  private entryOf = new Uint32Array(0);
+  private pendingCount = 0;
+  private scratch = Buffer.allocUnsafe(256);
+
+  constructor(private readonly texts: TextFile) {}
+
+  /**
+   * One documents section (`bytes`, found at byte `sectionAt` of the file), checked as decodeDocs
+   * checks it and indexed. `bytes` is the caller's scratch (valid during the call): its length
+   * fields are overwritten, so that one UTF-8 check of everything after the fixed part checks
+   * every string (a space can neither end a character begun before it nor continue one).
+   */
+  addSection(bytes: Uint8Array, sectionAt: number): void {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let at = 0;
+    const need = (k: number) => {
+      if (at + k > bytes.byteLength) throw new Error("a documents section is cut short");
+    };
+    // A string's length, its field then blanked (see above).
+    const len = () => {
+      need(4);
+      const k = view.getUint32(at, true);
+      view.setUint32(at, 0x20202020);
+      at += 4;
+      need(k);
+      return k;
+    };
+    need(4);
+    const n = view.getUint32(0, true);
+    at = 4;
+    need(n * FIXED_PER_DOC);
+    const fixed = at;
+    at += n * FIXED_PER_DOC;
+    const checkFrom = at;
+    const sourceCount = len();
+    const firstSource = this.sources.length;
+    const sourceSpans: [number, number][] = [];
+    for (let i = 0; i < sourceCount; i++) {
+      const k = len();
+      sourceSpans.push([at, k]);
+      at += k;
+    }
+    this.room(n);
+    for (let i = 0; i < n; i++) {
+      const f = fixed + i * FIXED_PER_DOC;
+      const src = view.getUint32(f + 14, true);
+      if (src >= sourceCount) throw new Error("a document names a source its section does not hold");
+      const e = this.n++;
+      const idLen = len();
+      const idAt = at;
+      at += idLen;
+      const hashLen = len();
+      at += hashLen;
+      const headLen = len();
+      at += headLen;
+      const textLen = len();
+      const textAt = at;
+      at += textLen;
+      const id = view.getUint32(f, true);
+      this.ids[e] = id;
+      this.level[e] = view.getUint8(f + 4);
+      this.flags[e] = view.getUint8(f + 5);
+      this.lines[2 * e] = view.getUint32(f + 6, true);
+      this.lines[2 * e + 1] = view.getUint32(f + 10, true);
+      this.source[e] = firstSource + src;
+      this.at[2 * e] = sectionAt + idAt;
+      this.at[2 * e + 1] = sectionAt + textAt;
+      this.lens.set([idLen, hashLen, headLen, textLen], 4 * e);
+      this.index(id, e);
+    }
+    if (at !== bytes.byteLength) throw new Error("a documents section has bytes past its documents");
+    if (!isUtf8(buf.subarray(checkFrom, at))) throw new Error("a document's text is not UTF-8");
+    for (const [s, k] of sourceSpans) this.sources.push(buf.toString("utf8", s, s + k));
+  }
+
+  private room(more: number): void {
+    const need = this.n + more;
+    if (need <= this.ids.length) return;
+    const cap = Math.max(need, Math.ceil(this.ids.length * 1.5));
+    const grow = <T extends Uint32Array | Uint8Array | Float64Array>(a: T, per: number, make: (k: number) => T): T => {
+      const b = make(cap * per);
+      b.set(a);
+      return b;
+    };
+    this.ids = grow(this.ids, 1, (k) => new Uint32Array(k));
+    this.level = grow(this.level, 1, (k) => new Uint8Array(k));
+    this.flags = grow(this.flags, 1, (k) => new Uint8Array(k));
+    this.lines = grow(this.lines, 2, (k) => new Uint32Array(k));
+    this.source = grow(this.source, 1, (k) => new Uint32Array(k));
+    this.at = grow(this.at, 2, (k) => new Float64Array(k));
+    this.lens = grow(this.lens, 4, (k) => new Uint32Array(k));
+  }
+
+  private index(id: number, e: number): void {
+    if (id >= this.entryOf.length) {
+      const wider = new Uint32Array(Math.max(id + 1, this.entryOf.length * 2, 1024));
+      wider.set(this.entryOf);
+      this.entryOf = wider;
+    }
+    // A later entry of the same id wins, as a later assignment did in decodeDocs.
+    if (!this.entryOf[id]) this.pendingCount++;
+    this.entryOf[id] = e + 1;
+  }
+
+  /** The internal id a property key names, when it names a document not decoded yet. */
+  pending(key: string | symbol): number | undefined {
+    if (typeof key !== "string" || !this.pendingCount) return undefined;
+    const id = Number(key);
+    if (!(id >= 0 && id < this.entryOf.length) || !this.entryOf[id] || String(id) !== key) return undefined;
+    return id;
+  }
+
+  /** Not to be decoded any more: the key was set, deleted or decoded. */
+  drop(key: string | symbol): void {
+    const id = this.pending(key);
+    if (id === undefined) return;
+    this.entryOf[id] = 0;
+    this.pendingCount--;
+  }
+
+  /** The document of a pending id, read from the file; it is no longer pending. */
+  take(id: number): Doc {
+    const e = this.entryOf[id]! - 1;
+    this.entryOf[id] = 0;
+    this.pendingCount--;
+    const idLen = this.lens[4 * e]!;
+    const hashLen = this.lens[4 * e + 1]!;
+    const headLen = this.lens[4 * e + 2]!;
+    const span = idLen + hashLen + headLen + 8;
+    if (this.scratch.byteLength < span) this.scratch = Buffer.allocUnsafe(span * 2);
+    this.texts.readInto(this.at[2 * e]!, span, this.scratch);
+    // Checked to be UTF-8 when the section was read, through this descriptor: plain decoding.
+    const s = this.scratch;
+    const chunkId = s.toString("utf8", 0, idLen);
+    const hash = s.toString("utf8", idLen + 4, idLen + 4 + hashLen);
+    const heading = s.toString("utf8", idLen + hashLen + 8, span);
+    const doc = new StoredDoc(chunkId, this.sources[this.source[e]!]!, heading, this.level[e]!, this.lines[2 * e]!, this.lines[2 * e + 1]!, hash, this.texts, this.at[2 * e + 1]!, this.lens[4 * e + 3]!);
+    if (this.flags[e]! & 1) doc.embedding = null;
+    return doc;
+  }
+
+  /** Every pending document into `into`. */
+  takeAll(into: Record<string, Doc>): void {
+    if (!this.pendingCount) return;
+    for (let id = 0; id < this.entryOf.length && this.pendingCount; id++) if (this.entryOf[id]) into[id] = this.take(id);
+  }
+
+  /**
+   * The documents as Orama's documents store holds them (internal id → document): a record that
+   * decodes a document on its first read; setting, deleting or enumerating behave as on a plain
+   * object (an enumeration decodes every document left first, so keys come in the same order).
+   */
+  record(): Record<string, Doc> {
+    const target: Record<string, Doc> = {};
+    return new Proxy(target, {
+      get: (t, key, receiver) => {
+        const id = Object.hasOwn(t, key) ? undefined : this.pending(key);
+        if (id !== undefined) t[id] = this.take(id);
+        return Reflect.get(t, key, receiver);
+      },
+      has: (t, key) => this.pending(key) !== undefined || Reflect.has(t, key),
+      set: (t, key, value) => {
+        this.drop(key);
+        (t as Record<string | symbol, unknown>)[key] = value;
+        return true;
+      },
+      defineProperty: (t, key, desc) => {
+        this.drop(key);
+        return Reflect.defineProperty(t, key, desc);
+      },
+      deleteProperty: (t, key) => {
+        this.drop(key);
+        return Reflect.deleteProperty(t, key);
+      },
+      ownKeys: (t) => {
+        this.takeAll(t);
+        return Reflect.ownKeys(t);
+      },
+      getOwnPropertyDescriptor: (t, key) => {
+        const id = Object.hasOwn(t, key) ? undefined : this.pending(key);
+        if (id !== undefined) t[id] = this.take(id);
+        return Reflect.getOwnPropertyDescriptor(t, key);
+      },
+    });
+  }
+}
+
+/**
  * Checks that texts are UTF-8 a batch at a time: copied into one reused buffer, each followed by a
  * newline, and the buffer checked when full. A view of the section per text, to check it alone,
  * was the most numerous garbage of a load. Checked whole, the batch is UTF-8 exactly when every

@@ -44,6 +44,12 @@ export interface HealOptions {
    * `keywordsOnly`). A rebuild still opens the whole file, so no vector it could carry is lost.
    */
   keywordsOnly?: boolean;
+  /**
+   * For a command's one search: the vector block's CRC-32 checked by the search's scan rather than
+   * at load (Store.open's `deferVectorCheck`). Only the first, read-only open: an open under the
+   * index lock, for writing, checks it at load as before.
+   */
+  deferVectorCheck?: boolean;
 }
 
 export interface Healed {
@@ -77,8 +83,10 @@ export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promi
   const places = projectPlaces(ctx.project, ctx.env);
   // A command's search reads the vectors it scores from the file (Store.open's lazy "search"); the
   // watch process keeps its own cold block (lowPeak).
-  const open = (keywordsOnly = false) => Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak, keywordsOnly, ...(opts.lowPeak || keywordsOnly ? {} : { lazyVectors: "search" as const }) });
-  const first = open(opts.keywordsOnly === true);
+  const open = (keywordsOnly = false, deferVectorCheck = false) =>
+    Store.open(indexDir, model, { anyModel: opts.otherModel !== "rebuild", lowPeak: opts.lowPeak, keywordsOnly, ...(opts.lowPeak || keywordsOnly ? {} : { lazyVectors: "search" as const, deferVectorCheck }) });
+  // `first` is the store written to when the caller holds the lock already: then checked at load.
+  const first = open(opts.keywordsOnly === true, opts.deferVectorCheck === true && !opts.locked);
   if (usable(first)) {
     const strays = first.store.dropSources(places.allows);
     if (!strays.sources.length) return asIs(first);

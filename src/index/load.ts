@@ -6,7 +6,7 @@
 import { IndexDamagedError, oneLine } from "../core/errors.ts";
 import { blockStart, checksumProblem, readLayout, type IndexFile, type StoreMeta } from "./format.ts";
 import { readStateSections, readVectorPart, streamVectorBlock, vectorsByContent, writeIndexFile, type StateSection } from "./index-file.ts";
-import { decodeDocs, DocWriter, encodeDocs, TextFile, Utf8Check, type Doc } from "./docs.ts";
+import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, Utf8Check, type Doc } from "./docs.ts";
 import { Engine, type SavedState } from "./engine/engine.ts";
 import { VectorBlock } from "./engine/vector-block.ts";
 import { KERNEL_MIN_FLOATS, rowsFor } from "./engine/kernels.ts";
@@ -70,18 +70,24 @@ function* slices(record: Record<string, unknown>): Generator<Record<string, unkn
   if (n > 0) yield part;
 }
 
-/** The reverse of stateSections: the sections of a file, read one at a time. */
-function joinSections(file: IndexFile, texts: TextFile | undefined): SavedState {
+/**
+ * The reverse of stateSections: the sections of a file, read one at a time. With `lazyDocs` (a
+ * command's search, whose texts stay in the file) the documents are checked and indexed, and each
+ * is decoded when first read (LazyDocs).
+ */
+function joinSections(file: IndexFile, texts: TextFile | undefined, lazyDocs: boolean): SavedState {
   let ids: unknown;
   let head: Pick<SavedState, "index" | "others" | "docCount"> = { index: {}, others: {} as SavedState["others"], docCount: 0 };
   const frequencies: SavedState["frequencies"] = {};
-  const docs: SavedState["docs"] = {};
+  const lazy = lazyDocs && texts ? new LazyDocs(texts) : undefined;
+  const docs: SavedState["docs"] = lazy ? lazy.record() : {};
   const utf8 = new Utf8Check();
   // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
   readStateSections(file, (kind, v, at) => {
     if (kind === "ids") ids = v;
     else if (kind === "index") head = v as typeof head;
     else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
+    else if (lazy) lazy.addSection(v as Uint8Array, at);
     else decodeDocs(v as Uint8Array, texts, at, utf8, docs as Record<string, Doc>);
   });
   return { ids, ...head, frequencies, docs };
@@ -101,7 +107,7 @@ export class UnreadableIndex extends IndexDamagedError {
  * Load an index file into an engine. The vector block comes back as one Float32Array that the
  * vectors are views of; the state sections are checked and decoded by format.ts, one at a time.
  */
-export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean, lazy?: "write" | "search"): { meta: StoreMeta; engine: Engine<Doc> } {
+export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak: boolean, keywordsOnly: boolean, lazy?: "write" | "search", deferVectorCheck = false): { meta: StoreMeta; engine: Engine<Doc> } {
   const { head } = file;
   const dim = head.meta.dim ?? 0;
   // The state first, the vectors last: the state's load leaves garbage that, read after the
@@ -110,7 +116,7 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
   let broken: string | undefined;
   let engine: Engine<Doc> | undefined;
   try {
-    engine = Engine.load<Doc>(head.meta.dim, createTokenizer(), joinSections(file, texts), head.count);
+    engine = Engine.load<Doc>(head.meta.dim, createTokenizer(), joinSections(file, texts, lazy === "search"), head.count);
   } catch (e) {
     broken = oneLine(e);
   }
@@ -123,14 +129,16 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
   // A small block is read whole for a search (a few MiB: reading it twice, checked then scored, cost more).
   if (lazy && texts && engine && dim && !(lowPeak && large) && (lazy === "write" || large)) {
     // The ids and magnitudes only; a row is read from the file when asked for. A search checks the
-    // block's CRC-32 as it streams by (no row kept): damaged vectors must not rank anything. A
-    // writer does not read it (the next reader checks; a new base is written from a checked one).
+    // block's CRC-32 as it streams by (no row kept), or, deferred, in the scan that scores every row
+    // (the block read once, not twice): damaged vectors must not rank anything. A writer does not
+    // read it (the next reader checks; a new base is written from a checked one).
     const layout = readLayout(file, true);
     const n = layout.vectorIds.length;
     if (n !== head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
-    if (lazy === "search" && n && !streamVectorBlock(file, () => {})) throw new IndexDamagedError(checksumProblem(["vectors"]));
+    const deferred = lazy === "search" && deferVectorCheck;
+    if (lazy === "search" && !deferred && n && !streamVectorBlock(file, () => {})) throw new IndexDamagedError(checksumProblem(["vectors"]));
     try {
-      engine.setVectors(VectorBlock.lazy(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file)));
+      engine.setVectors(VectorBlock.lazy(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file), deferred ? head.crc.vectors : undefined));
     } catch (e) {
       throw new IndexDamagedError(oneLine(e));
     }

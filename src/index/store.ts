@@ -49,6 +49,13 @@ export interface OpenOptions {
   lowPeak?: boolean;
   keywordsOnly?: boolean;
   lazyVectors?: "write" | "search";
+  /**
+   * With lazyVectors "search": the block's CRC-32 is checked by the first read of it, in the scan
+   * that scores every row when that comes first, instead of at load; a read that finds it damaged
+   * throws VectorsDamagedError, and nothing it read is ranked (the caller opens again without it,
+   * which finds the damage at load and heals it: watch/engine.ts LocalEngine.search).
+   */
+  deferVectorCheck?: boolean;
 }
 
 /** A new engine over our tokenizer. */
@@ -144,7 +151,7 @@ export class Store extends StoreReads {
       // Windows may refuse to rename a new index over a file a process holds open: texts are read
       // into memory there, as before.
       texts = process.platform === "win32" ? undefined : new TextFile(file.fd);
-      const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true, opts.lazyVectors);
+      const decoded = readIndex(file, texts, opts.lowPeak === true, opts.keywordsOnly === true, opts.lazyVectors, opts.deferVectorCheck === true);
       const store = new Store(path, decoded.meta, decoded.engine);
       store.texts = texts;
       kept = texts !== undefined;

@@ -1,5 +1,5 @@
 import type { Context } from "../core/context.ts";
-import { MemsearchError } from "../core/errors.ts";
+import { MemsearchError, VectorsDamagedError } from "../core/errors.ts";
 import { projectPlaces } from "../core/places.ts";
 import type { Healed } from "../index/heal.ts";
 import type { IndexReport } from "../index/indexer.ts";
@@ -65,17 +65,31 @@ export function healOf(h: Healed): Heal {
 export class LocalEngine implements NotesEngine {
   constructor(
     private ctx: Context,
-    private source: { load(): Promise<Loaded>; refresh(): Promise<IndexReport | "queued" | Unanswered> },
+    /** `load(checked)`: with `checked`, the vector block is checked at load, whatever the source's options defer. */
+    private source: { load(checked?: boolean): Promise<Loaded>; refresh(): Promise<IndexReport | "queued" | Unanswered> },
   ) {}
 
   async search(q: NotesQuery): Promise<{ response: SearchResponse; heal: Heal } | "nothing-indexed"> {
-    const loaded = await this.source.load();
-    if (loaded.nothingIndexed) return "nothing-indexed";
     const [{ searchChunks }, { embedderFor }] = await Promise.all([import("../index/search.ts"), import("../index/embedder.ts")]);
-    // An index of another model is read for its keywords only: a query vector would not compare.
-    const embedder = loaded.heal.otherModel ? null : embedderFor(this.ctx.config, "query");
-    const response = await searchChunks({ ...q, store: loaded.store, config: this.ctx.config, embedder });
-    return { response, heal: loaded.heal };
+    const once = async (loaded: Loaded) => {
+      // An index of another model is read for its keywords only: a query vector would not compare.
+      const embedder = loaded.heal.otherModel ? null : embedderFor(this.ctx.config, "query");
+      return { response: await searchChunks({ ...q, store: loaded.store, config: this.ctx.config, embedder }), heal: loaded.heal };
+    };
+    try {
+      const loaded = await this.source.load();
+      if (loaded.nothingIndexed) return "nothing-indexed";
+      return await once(loaded);
+    } catch (e) {
+      // A search that checks the vector block when it first reads it (Store.open's
+      // deferVectorCheck: in its scan, or as a load that takes out chunks keeps their vectors)
+      // found it damaged and ranked nothing: opened again, checked at load, the damage is found
+      // there and healed as any other, with its notice.
+      if (!(e instanceof VectorsDamagedError)) throw e;
+      const again = await this.source.load(true);
+      if (again.nothingIndexed) return "nothing-indexed";
+      return once(again);
+    }
   }
 
   async chunk(hash: string): Promise<{ chunk: StoredChunk; heal: Heal }> {

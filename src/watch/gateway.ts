@@ -73,7 +73,10 @@ export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: 
   // With embeddings off, this one search needs no vector: most of the file is left unread. Not for
   // a loaded index a caller keeps (the hub's), which may serve more than searches.
   const keywordsOnly = !opts.cache && ctx.config["embedding.provider"] === "none";
-  const found = await localEngine(ctx, opts.cache, { ...(reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {}), ...(keywordsOnly ? { keywordsOnly } : {}) }).search(q);
+  // This one search checks the vector block in the scan that scores it (read once, not twice); a
+  // loaded index a caller keeps is checked at load.
+  const deferVectorCheck = !opts.cache && !keywordsOnly;
+  const found = await localEngine(ctx, opts.cache, { ...(reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {}), ...(keywordsOnly ? { keywordsOnly } : {}), ...(deferVectorCheck ? { deferVectorCheck } : {}) }).search(q);
   return found === "nothing-indexed" ? { kind: "nothing-indexed" } : { kind: "results", ...found, from: "here" };
 }
 
@@ -183,9 +186,11 @@ export class LoadedIndexes {
  */
 function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}, merge: "hard" | "never" = "hard"): LocalEngine {
   return new LocalEngine(ctx, {
-    load: async (): Promise<Loaded> => {
+    load: async (checked = false): Promise<Loaded> => {
       normalJit();
-      const healed = cache ? await cache.open(ctx, opts) : await (await import("../index/heal.ts")).openOrRebuild(ctx, opts);
+      const { deferVectorCheck: _, ...atLoad } = opts;
+      const how = checked ? atLoad : opts;
+      const healed = cache ? await cache.open(ctx, how) : await (await import("../index/heal.ts")).openOrRebuild(ctx, how);
       return { store: healed.store, heal: healOf(healed), ...(healed.nothingIndexed ? { nothingIndexed: true } : {}) };
     },
     refresh: async () => {

@@ -267,3 +267,49 @@ describe("the header's own checksum", () => {
     }),
   );
 });
+
+/**
+ * A command's search over an index past the float kernel's size reads every vector as it scores it,
+ * and checks the block's CRC-32 in that same pass instead of a pass of its own before (Store.open's
+ * deferVectorCheck). Damage found there must rank nothing: the search heals the index as damage
+ * found at load, with the same one notice and a correct answer.
+ */
+describe("a large index's vectors damaged, found by the search's own scan", () => {
+  test(
+    "search rebuilds with one notice and answers correctly",
+    tracked(kit, async () => {
+      const big = join(kit.base, "memory-big");
+      writeMemory(big, kit.rngFor("big"), 30, 100);
+      const p = kit.project({ memory: big });
+      // 768-d vectors, as a real model's: the suite's double serves 64-d ones, below the kernel's size.
+      const wide = await startOllamaDouble({ dim: 768 });
+      const env = { ...p.env, OLLAMA_HOST: wide.host, MEMSEARCH_NO_WATCH: "1" };
+      try {
+      expect((await ms(["index"], { cwd: p.root, env })).code).toBe(0);
+      const chunks = JSON.parse((await ms(["stats", "-j"], { cwd: p.root, env })).stdout).total_chunks as number;
+      // Past KERNEL_MIN_FLOATS (2^21 floats at 768-d): the lazy, scanning search.
+      expect(chunks * 768).toBeGreaterThan(1 << 21);
+      const indexFile = join(p.indexDir, INDEX_FILE);
+      const bytes = readFileSync(indexFile);
+      const rng = kit.rngFor("big-damage");
+      const at = bytes.length - 4 * rng.int(1, chunks * 768);
+      bytes[at] = bytes[at]! ^ 0x08;
+      writeFileSync(indexFile, bytes);
+      const r = await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env });
+      expect(r.code).toBe(0);
+      const lines = stderrLines(r.stderr);
+      expect(lines.length).toBe(1);
+      expect(lines[0]).toMatch(rebuiltLine);
+      expect(lines[0]).toContain("checksum mismatch in the vectors");
+      expect(JSON.parse(r.stdout)[0].content).toContain(FACT);
+      expect(checkIndex(p.indexDir).state).toBe("ok");
+      const again = await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env });
+      expect(stderrLines(again.stderr)).toEqual([]);
+      expect(JSON.parse(again.stdout)[0].content).toContain(FACT);
+      } finally {
+        await wide.stop();
+      }
+    }),
+    120_000,
+  );
+});

@@ -5,10 +5,11 @@
  * every way of opening it (whole, cold as the watch process, lazy as a writer, keywords only).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../../src/index/store.ts";
+import { VectorsDamagedError } from "../../src/core/errors.ts";
 import { INDEX_FILE, MANIFEST_FILE, peekIndex, readManifest } from "../../src/index/format.ts";
 import { peekIndexFiles } from "../../src/index/disk.ts";
 import { fakeEmbedding } from "../helpers/ollama-double.ts";
@@ -165,6 +166,41 @@ describe("segments after the base", () => {
     expect(answers(cold, 768, QUERIES)).toEqual(want);
     // A command's search over the same: its rows read from the file as they are scored.
     expect(answers(Store.open(dir, "m", { lazyVectors: "search" }).store, 768, QUERIES)).toEqual(want);
+  });
+
+  test("a command's search that checks the vector block in its scan answers as one checked at load, and ranks nothing from a damaged block", () => {
+    // A base alone (its rows read in order by the scan, which checks them) and one with segments.
+    const merged = tempDir();
+    history(merged, 768, 480, 0, 11);
+    expect(answers(Store.open(merged, "m", { lazyVectors: "search", deferVectorCheck: true }).store, 768, QUERIES)).toEqual(answers(Store.open(merged, "m", { lazyVectors: "search" }).store, 768, QUERIES));
+    const dir = tempDir();
+    history(dir, 768, 480, 6, 11);
+    const deferred = () => Store.open(dir, "m", { lazyVectors: "search", deferVectorCheck: true }).store;
+    const want = answers(Store.open(dir, "m", { lazyVectors: "search" }).store, 768, QUERIES);
+    expect(answers(deferred(), 768, QUERIES)).toEqual(want);
+    // Over a base whose rows removed by the segments leave holes, and with a filter, the block is
+    // checked whole before the first row is scored.
+    const filtered = deferred().searchVector(vectorOf(768)("redis pool"), 5, 0, "/p/memory/2026-01-0");
+    expect(filtered.length).toBe(5);
+    // One float of the base's block changed: the scan that scores every row, a filtered search and
+    // a row's cosine each refuse it before any of it is ranked, as the next one does.
+    const file = join(dir, INDEX_FILE);
+    const bytes = readFileSync(file);
+    const head = peekIndex(dir)!;
+    bytes[bytes.length - 4 * 768 * Math.floor(head.vectors / 3)] ^= 0x40;
+    writeFileSync(file, bytes);
+    const hit = want[0]!.text[0]![0] as string;
+    for (const read of [(s: Store) => s.searchVector(vectorOf(768)("redis pool"), 50, 0), (s: Store) => s.searchVector(vectorOf(768)("redis pool"), 5, 0, "/p/memory/2026-01-0"), (s: Store) => s.cosines([hit], vectorOf(768)("redis pool"))]) {
+      const s = deferred();
+      expect(() => read(s)).toThrow(VectorsDamagedError);
+      expect(() => read(s)).toThrow(VectorsDamagedError);
+    }
+    // Checked at load, the same file is refused there (the path a search takes next: heal.ts).
+    expect(Store.open(dir, "m", { lazyVectors: "search" }).rebuilt).toContain("checksum mismatch in the vectors");
+    const block = readFileSync(join(merged, INDEX_FILE));
+    block[block.length - 5] ^= 0x01;
+    writeFileSync(join(merged, INDEX_FILE), block);
+    expect(() => Store.open(merged, "m", { lazyVectors: "search", deferVectorCheck: true }).store.searchVector(vectorOf(768)("oauth"), 50, 0)).toThrow(VectorsDamagedError);
   });
 
   test("a merge writes one base with no segment, and what it holds opens as before", () => {

@@ -94,13 +94,16 @@ export class VectorBlock {
 
   /**
    * A lazy block of the file's `ids.length` vectors (a writer's: it adds and removes rows, reads a
-   * row now and then, and writes them all only when it writes a new base): no float and no code
-   * is read at load, every row is read from `file` when asked for.
+   * row now and then, and writes them all only when it writes a new base; a command's search,
+   * which scores every row from the file): no float and no code is read at load, every row is
+   * read from `file` when asked for. With `checkCrc`, no row is scored before the block is found
+   * to have that CRC-32, by the first read (VectorsDamagedError when not: ColdRows.checkLater).
    */
-  static lazy(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number, file: RowFile, blockAt: number): VectorBlock {
+  static lazy(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number, file: RowFile, blockAt: number, checkCrc?: number): VectorBlock {
     const b = VectorBlock.fileBacked(dim, ids, mags, capacity);
     b.cold = new ColdRows(dim, capacity, file, blockAt, false, false);
     b.cold.fileRows(ids.length);
+    if (checkCrc !== undefined) b.cold.checkLater(checkCrc, ids.length);
     return b;
   }
 

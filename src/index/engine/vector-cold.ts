@@ -15,7 +15,7 @@
  * stored magnitude could break that reasoning (not finite, a magnitude of 0, one that is not the
  * row's: only a file we did not write holds those) gets no bound: it is always scored exactly.
  */
-import { IndexDamagedError } from "../../core/errors.ts";
+import { IndexDamagedError, VectorsDamagedError } from "../../core/errors.ts";
 import { CodeMemory, codeStride, dotAt, KERNEL_MIN_FLOATS, RowMemory } from "./kernels.ts";
 
 /** The file a cold block's rows are read from: readInto throws IndexDamagedError once it is closed or cut short. */
@@ -53,6 +53,14 @@ export class ColdRows {
   private readBuf: Float32Array;
   private lo = new Float64Array(0);
   private hi = new Float64Array(0);
+  /**
+   * The file's block not checked yet against its CRC-32 (`crc`, over its `rows` rows): a command's
+   * search checks it in the pass that scores every row (dots), reading the block once instead of
+   * twice; any other read checks the whole block first. Unchecked floats never reach a score.
+   */
+  private unchecked: { crc: number; rows: number } | undefined;
+  /** The whole scan checking it: the next file row it must read, and the CRC-32 so far. */
+  private checking: { next: number; crc: number } | undefined;
 
   constructor(dim: number, capacity: number, file: RowFile, blockAt: number, wasm = true, codes = true) {
     this.dim = dim;
@@ -78,6 +86,39 @@ export class ColdRows {
       this.fileRow[r] = r;
       this.bounded[r] = 0;
     }
+  }
+
+  /** The file's rows are to be checked against `crc` before any is scored (see `unchecked`). */
+  checkLater(crc: number, rows: number): void {
+    this.unchecked = rows > 0 ? { crc, rows } : undefined;
+  }
+
+  /** The whole block read in pieces and checked; throws VectorsDamagedError when it fails. */
+  private checkWhole(): void {
+    const { rows, crc } = this.unchecked!;
+    const piece = new Uint8Array(READ_BYTES);
+    const total = rows * this.dim * 4;
+    let sum = 0;
+    for (let done = 0; done < total; ) {
+      const part = piece.subarray(0, Math.min(piece.byteLength, total - done));
+      this.file.readInto(this.blockAt + done, part.byteLength, part);
+      sum = Bun.hash.crc32(part, sum);
+      done += part.byteLength;
+    }
+    if (sum !== crc) throw new VectorsDamagedError("checksum mismatch in the vectors");
+    this.unchecked = undefined;
+  }
+
+  /** Whether rows[0..n) read every file row, in order, once (rows held in memory aside): a pass that can check the block. */
+  private readsWholeBlock(rows: ArrayLike<number>, n: number): boolean {
+    let next = 0;
+    for (let k = 0; k < n; k++) {
+      const fr = this.fileRow[rows[k]!]!;
+      if (fr < 0) continue;
+      if (fr !== next) return false;
+      next++;
+    }
+    return next === this.unchecked!.rows;
   }
 
   /**
@@ -166,9 +207,17 @@ export class ColdRows {
 
   /** Read `n` rows of the file from file row `first` into `into` (its first n × dim floats). */
   private readFileRows(first: number, n: number, into: Float32Array): void {
+    if (this.unchecked && !this.checking) this.checkWhole();
     const bytes = n * this.dim * 4;
     const view = new Uint8Array(into.buffer, into.byteOffset, bytes);
     this.file.readInto(this.blockAt + first * this.dim * 4, bytes, view);
+    const c = this.checking;
+    if (c) {
+      // readsWholeBlock said the pass reads the rows in order: anything else is a bug, never a pass.
+      if (first !== c.next) throw new Error("a checking scan read the vector block out of order");
+      c.crc = Bun.hash.crc32(view, c.crc);
+      c.next += n;
+    }
   }
 
   /** Row `r`'s floats (of `id`): the ones in memory, or a fresh copy read from the file. */
@@ -217,6 +266,23 @@ export class ColdRows {
    * scans, with the JS loop's sums to the bit (kernels.ts); rows held in memory get the JS loop.
    */
   dots(query: Float32Array, rows: ArrayLike<number>, n: number, ids: Uint32Array, out: Float64Array): void {
+    const check = this.unchecked && this.readsWholeBlock(rows, n) ? this.unchecked : undefined;
+    if (!check) return this.dotsOf(query, rows, n, ids, out);
+    // The pass that scores every row checks the block too; the dots are given back only when it holds.
+    const c = (this.checking = { next: 0, crc: 0 });
+    try {
+      this.dotsOf(query, rows, n, ids, out);
+    } finally {
+      this.checking = undefined;
+    }
+    if (c.next !== check.rows || c.crc !== check.crc) {
+      out.fill(NaN, 0, n);
+      throw new VectorsDamagedError("checksum mismatch in the vectors");
+    }
+    this.unchecked = undefined;
+  }
+
+  private dotsOf(query: Float32Array, rows: ArrayLike<number>, n: number, ids: Uint32Array, out: Float64Array): void {
     const { dim } = this;
     if (n * dim < KERNEL_MIN_FLOATS) {
       this.forRows(rows, n, ids, (k, floats, at) => (out[k] = dotAt(query, floats, at, dim)));
