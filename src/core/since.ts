@@ -33,13 +33,22 @@ export function parseSince(value: string, now = Date.now()): number {
  * When a note was written, from its daily file's name (`…/2026-11-21.md`) and its `HH:MM`
  * heading, local time; a note whose heading holds no time is dated at the start of its day, or
  * at its end with `endOfDay` (a time window then keeps a whole day). Undefined for a file that
- * is not a daily file (a curated file, a named path).
+ * is not a daily file (a curated file, a named path). `utcOffsetMin`: the zone's offset as a
+ * writer recorded it, one for every note (a note from the other side of a daylight-saving change
+ * is an hour off); else the zone's own rule for that day.
  */
-export function noteTime(source: string, heading: string, endOfDay = false): number | undefined {
+export function noteTime(source: string, heading: string, endOfDay = false, utcOffsetMin?: number): number | undefined {
   const d = /(?:^|[\\/])(\d{4})-(\d{2})-(\d{2})\.md$/.exec(source);
   if (!d) return undefined;
-  const base = new Date(Number(d[1]), Number(d[2]) - 1, Number(d[3]));
+  const [y, m, day] = [Number(d[1]), Number(d[2]) - 1, Number(d[3])];
+  // With the zone's offset known, no Date in local time is made: the first one loads the zone data.
+  const base = utcOffsetMin === undefined ? new Date(y, m, day).getTime() : Date.UTC(y, m, day) + utcOffsetMin * 60_000;
   const hm = /^(\d{1,2}):(\d{2})\b/.exec(heading.trim());
-  if (hm) return base.getTime() + (Number(hm[1]) * 60 + Number(hm[2])) * 60_000;
-  return endOfDay ? base.getTime() + 86_400_000 - 1 : base.getTime();
+  if (hm) return base + (Number(hm[1]) * 60 + Number(hm[2])) * 60_000;
+  return endOfDay ? base + 86_400_000 - 1 : base;
+}
+
+/** This machine's offset from UTC now, in minutes as Date#getTimezoneOffset gives it (what a writer records for its readers). */
+export function utcOffsetNow(): number {
+  return new Date().getTimezoneOffset();
 }

@@ -486,6 +486,12 @@ const ManifestSchema = v.object({
   segments: v.array(v.object({ name: v.pipe(v.string(), v.regex(/^seg-[0-9a-z]+-\d{6}\.bin$/)), seq: Count, bytes: Count, crc: Count, removed: Count })),
   counts: v.object({ chunks: Count, files: Count, vectors: Count }),
   updatedAt: v.string(),
+  /**
+   * The writer's local time zone (Date#getTimezoneOffset, minutes) when it wrote this: a reader
+   * dates the notes' local times with it, and a cold search or prompt hook need not load the time
+   * zone data (4–8 ms in a new process). Absent from older manifests: the reader then asks the zone.
+   */
+  utcOffsetMin: v.optional(v.pipe(v.number(), v.integer(), v.minValue(-1440), v.maxValue(1440))),
   headCrc: Count,
 });
 

@@ -137,7 +137,8 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
   });
   // On a tie the curated record comes first: it is what the user or Claude chose to keep.
   const now = req.now ?? Date.now();
-  const order = new Map(results.map((r) => [r, r.score * recencyBoost(r.chunk, now, r.kind)]));
+  const offset = store.utcOffsetMin;
+  const order = new Map(results.map((r) => [r, r.score * recencyBoost(r.chunk, now, r.kind, offset)]));
   const top = results
     .filter((r) => r.score > 0)
     .sort((a, b) => order.get(b)! - order.get(a)! || curatedFirst(a, b) || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
@@ -155,9 +156,9 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
  * and `search -j` read) is left as it is. Curated memory (CLAUDE.md, Claude Code's memory folder)
  * is what holds now: it ranks as fresh as a note of this minute.
  */
-export function recencyBoost(chunk: Pick<StoredChunk, "source" | "heading">, now: number, kind: ChunkKind = "note"): number {
+export function recencyBoost(chunk: Pick<StoredChunk, "source" | "heading">, now: number, kind: ChunkKind = "note", utcOffsetMin?: number): number {
   if (kind === "curated") return 1 + RECENCY_WEIGHT;
-  const at = noteTime(chunk.source, chunk.heading);
+  const at = noteTime(chunk.source, chunk.heading, false, utcOffsetMin);
   if (at === undefined) return 1;
   const ageHours = Math.max(0, now - at) / 3_600_000;
   return 1 + RECENCY_WEIGHT * 0.5 ** (ageHours / RECENCY_HALF_LIFE_HOURS);

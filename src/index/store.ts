@@ -8,6 +8,7 @@ import { readIndex, UnreadableIndex, writeIndex, type MovedTexts } from "./load.
 import { indexStamp, openBase, readSegmentFor, segmentsOf } from "./disk.ts";
 import { encodeSegment, mergeDue, newBaseId, removeSegments, strayingSegments, writeSegmentFile, type AddOp, type Op, type Segment } from "./segments.ts";
 import { Engine } from "./engine/engine.ts";
+import { utcOffsetNow } from "../core/since.ts";
 import { createTokenizer } from "./tokenizer.ts";
 import { StoreReads } from "./store-reads.ts";
 import type { StoredChunk } from "./types.ts";
@@ -449,7 +450,7 @@ export class Store extends StoreReads {
     sweepIndexTemps(dir);
     const id = newBaseId();
     const moved = writeIndex(this.path, id, this.meta, this.engine, this.texts !== undefined);
-    const manifest: Manifest = { v: 1, baseId: id, segments: [], counts: this.counts(), updatedAt: this.meta.updatedAt };
+    const manifest: Manifest = { v: 1, baseId: id, segments: [], counts: this.counts(), updatedAt: this.meta.updatedAt, utcOffsetMin: utcOffsetNow() };
     // A merge killed here leaves the new base and the old manifest, which names another base: readers take the base alone.
     writeManifest(dir, manifest);
     removeSegments(dir, strayingSegments(dir, manifest).stale);
@@ -471,7 +472,7 @@ export class Store extends StoreReads {
     if (this.journal.length) {
       const seq = (p.manifest.segments.at(-1)?.seq ?? 0) + 1;
       const { entry, parts } = encodeSegment(p.baseId, seq, this.journal, this.journalVectors, this.meta.dim ?? 0);
-      const manifest: Manifest = { ...p.manifest, segments: [...p.manifest.segments, entry], counts: this.counts(), updatedAt: this.meta.updatedAt };
+      const manifest: Manifest = { ...p.manifest, segments: [...p.manifest.segments, entry], counts: this.counts(), updatedAt: this.meta.updatedAt, utcOffsetMin: utcOffsetNow() };
       writeManifest(dir, manifest);
       writeSegmentFile(dir, entry, parts);
       p.manifest = manifest;
@@ -496,6 +497,11 @@ export class Store extends StoreReads {
   mergeDue(kind: "due" | "hard"): boolean {
     const p = this.persisted;
     return this.needsBase || (p !== undefined && mergeDue(p.manifest, { bytes: p.baseBytes, chunks: p.baseChunks }, kind === "hard"));
+  }
+
+  /** The local zone's offset its last writer recorded (manifest.utcOffsetMin); undefined for a store not saved yet or an older manifest. */
+  get utcOffsetMin(): number | undefined {
+    return this.persisted?.manifest.utcOffsetMin;
   }
 
   /** Segments on disk after the base (0 for a store not saved yet). */

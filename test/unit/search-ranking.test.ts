@@ -1,8 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { recencyBoost, searchChunks, type QueryEmbedder } from "../../src/index/search.ts";
-import type { Store } from "../../src/index/store.ts";
 import { storeOf, testConfig as config, writeInto } from "../helpers/store-of.ts";
 import { queryTerms, rankingTerms, stem, tokenize } from "../../src/index/tokenizer.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { noteTime } from "../../src/core/since.ts";
+import { readManifest } from "../../src/index/format.ts";
+import { Store } from "../../src/index/store.ts";
 
 /** The section headings of the results, best first. */
 async function headings(store: Store, query: string, embedder: QueryEmbedder | null = null, topK = 5): Promise<string[]> {
@@ -181,5 +186,28 @@ describe("recency as evidence in the order", () => {
     expect(recencyBoost(at(40), now)).toBeLessThan(1.01);
     expect(recencyBoost({ source: "/m/CLAUDE.md", heading: "Project" }, now, "curated")).toBe(1.5);
     expect(recencyBoost({ source: "/m/notes/ideas.md", heading: "Ideas" }, now)).toBe(1);
+  });
+
+  test("a note's local time dated with the offset a writer recorded is the same instant the zone gives, without asking the zone", () => {
+    const asked = new Date(2026, 10, 21, 9, 30);
+    expect(noteTime("/m/memory/2026-11-21.md", "09:30", false, asked.getTimezoneOffset())).toBe(asked.getTime());
+    // Paris in winter (UTC+1): 09:30 there is 08:30 UTC; Los Angeles (UTC-8): 17:30 UTC.
+    expect(noteTime("/m/memory/2026-11-21.md", "09:30", false, -60)).toBe(Date.UTC(2026, 10, 21, 8, 30));
+    expect(noteTime("/m/memory/2026-11-21.md", "09:30", false, 480)).toBe(Date.UTC(2026, 10, 21, 17, 30));
+    expect(noteTime("/m/memory/2026-11-21.md", "Ideas", true, 0)).toBe(Date.UTC(2026, 10, 22) - 1);
+  });
+
+  test("a saved index carries its writer's offset to the readers; a search of it dates its notes with it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-offset-"));
+    try {
+      const s = Store.empty(dir, "m", null);
+      writeInto(s, "/m/memory/2026-11-21.md", note("Tuned the heron queue retry budget."), () => undefined);
+      s.save();
+      const read = Store.open(dir, "m").store;
+      expect(read.utcOffsetMin).toBe(new Date().getTimezoneOffset());
+      expect(readManifest(dir)).toMatchObject({ utcOffsetMin: new Date().getTimezoneOffset() });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
