@@ -170,8 +170,11 @@ export function labels(project: RealProject, sessionId: string): { relevant: str
 }
 
 async function openProject(project: RealProject, s: RealSearcher, dir: string): Promise<Opened> {
-  const root = join(dir, "proj");
+  // The project inside the home, as a user's is: a path next to it (a `proj-backup` a session
+  // touched) is then written `~/…`, not with this run's temp folder, whose random name would make
+  // each run embed other texts.
   const home = join(dir, "home");
+  const root = join(home, "proj");
   mkdirSync(join(root, ".git"), { recursive: true });
   for (const sub of project.subdirs) mkdirSync(join(root, sub), { recursive: true });
   mkdirSync(join(home, ".claude", "projects", projectSlug(root)), { recursive: true });
