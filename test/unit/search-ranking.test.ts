@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { noteTime } from "../../src/core/since.ts";
-import { readManifest } from "../../src/index/format.ts";
+import { readManifest, writeManifest } from "../../src/index/format.ts";
 import { Store } from "../../src/index/store.ts";
 
 /** The section headings of the results, best first. */
@@ -206,6 +206,11 @@ describe("recency as evidence in the order", () => {
       const read = Store.open(dir, "m").store;
       expect(read.utcOffsetMin).toBe(new Date().getTimezoneOffset());
       expect(readManifest(dir)).toMatchObject({ utcOffsetMin: new Date().getTimezoneOffset() });
+      // A manifest sealed with an offset no zone has (a repository's, crafted) is damaged, not believed.
+      const m = readManifest(dir);
+      if (!m || "damaged" in m) throw new Error("no manifest");
+      writeManifest(dir, { ...m, utcOffsetMin: 99_999 });
+      expect(readManifest(dir)).toMatchObject({ damaged: expect.any(String) });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
