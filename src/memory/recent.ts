@@ -131,10 +131,11 @@ export function recentSessions(days: DailyText[], opts: RecentOptions): RecentSe
   const size = (block: string[]) => block.join("\n").length + 1;
   const fits = (block: string[], share = 1) => lines + block.length <= opts.lines * share && chars + size(block) <= opts.chars * share;
   for (const [i, g] of groups(days, opts.ours, opts.exclude).entries()) {
-    const whole = [sessionHeading(g), ...g.notes.flatMap((n) => noteLines(n, g.foreign))];
+    // Only the newest session may be given whole: the others' notes are not quoted at all.
+    const whole = i === 0 ? [sessionHeading(g), ...g.notes.flatMap((n) => noteLines(n, g.foreign))] : undefined;
     let block: string[];
     let given: JournalNote[];
-    if (i === 0 && fits(whole, 1 / 3)) {
+    if (whole && fits(whole, 1 / 3)) {
       block = whole;
       given = g.notes;
     } else {
