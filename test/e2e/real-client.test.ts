@@ -237,10 +237,13 @@ describe("memsearch with the real Claude Code", () => {
     await scenario();
     const first = turns[0]!;
     // The newest note in the markdown, whichever test wrote it (slash-command turns write notes
-    // too): SessionStart's recent memory ends with it.
+    // too): SessionStart's recent memory starts with its session, given whole. Newest by its time,
+    // then by its place in the file: concurrent sessions' drainers may append an earlier minute last.
     await allNoted();
     const days = readdirSync(memoryDir()).filter((n) => /^\d{4}-\d{2}-\d{2}\.md$/.test(n)).sort();
-    const newestNote = readFileSync(join(memoryDir(), days.at(-1)!), "utf8").split(/^### /m).at(-1)!;
+    const sections = readFileSync(join(memoryDir(), days.at(-1)!), "utf8").split(/^### /m).slice(1);
+    const minute = (section: string) => /^(\d{2}):(\d{2})/.exec(section)?.slice(1, 3).join(":") ?? "";
+    const newestNote = sections.reduce((best, x) => (minute(x) >= minute(best) ? x : best));
     const newestBullet = /^- (.+)$/m.exec(newestNote)![1]!;
     // Asked in the note's own words: the gate weighs a word no note holds the most (docs/EVALUATION.md),
     // so a question padded with words of its own ("say", "day") may fall under it as the memory grows.
