@@ -11,7 +11,8 @@ import type { BrowserContext, Page } from "playwright-core";
 import type { CostsPage, Overview, SessionsPage } from "../../src/hub/types.ts";
 import { contrasts, launchChromium } from "../helpers/browser.ts";
 import { markLine } from "../../src/core/machine-mark.ts";
-import { BIN, REPO, run, tempProject } from "../helpers/cli.ts";
+import { REPO, run, tempProject } from "../helpers/cli.ts";
+import { startHub as startHubIn, type Hub } from "../helpers/hub.ts";
 
 const ART = join(REPO, "test-artifacts", "hub-memory");
 const shots: { file: string; description: string }[] = [];
@@ -75,30 +76,8 @@ const memoryText = () =>
     .map((f) => readFileSync(join(p.memory, f), "utf8"))
     .join("\n");
 
-interface Hub {
-  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
-  url: string;
-  port: number;
-  token: string;
-}
-
-async function startHub(): Promise<Hub> {
-  const e: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) e[k] = v;
-  const proc = Bun.spawn([BIN, "hub", "--no-open"], { cwd: p.root, env: e, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const reader = proc.stdout.getReader();
-  let out = "";
-  const deadline = Date.now() + 20_000;
-  while (!/Memory Hub: (\S+)\n/.test(out)) {
-    if (Date.now() > deadline) throw new Error(`hub printed no address: ${out}`);
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`hub exited: ${out} ${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  const url = /Memory Hub: (\S+)\n/.exec(out)![1]!;
-  const u = new URL(url);
-  return { proc, url, port: Number(u.port), token: u.searchParams.get("token")! };
+function startHub(): Promise<Hub> {
+  return startHubIn(p.root, env);
 }
 
 let hub: Hub;

@@ -15,7 +15,8 @@ import type { BrowserContext, Page } from "playwright-core";
 import type { Overview } from "../../src/hub/types.ts";
 import { projectSlug } from "../../src/agents/claude/files.ts";
 import { launchChromium } from "../helpers/browser.ts";
-import { BIN, REPO, run, tempProject, type Project } from "../helpers/cli.ts";
+import { REPO, run, tempProject, type Project } from "../helpers/cli.ts";
+import { startHub as startHubIn, type Hub } from "../helpers/hub.ts";
 
 const ART = join(REPO, "test-artifacts", "hub-newcomer");
 const PHONE = { width: 390, height: 844 };
@@ -68,30 +69,8 @@ function writeLedger(): void {
   writeFileSync(join(p.root, ".memsearch", "model-calls.jsonl"), call("2026-03-02T10:00:40", { reportedUsd: 0.0123 }) + call("2026-03-02T10:10:40"));
 }
 
-interface Hub {
-  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
-  url: string;
-  port: number;
-  token: string;
-}
-
-async function startHub(project: Project): Promise<Hub> {
-  const e: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, ...project.env, MEMSEARCH_NO_WATCH: "1", CLAUDE_CONFIG_DIR: join(project.home, ".claude") })) if (v !== undefined) e[k] = v;
-  const proc = Bun.spawn([BIN, "hub", "--no-open"], { cwd: project.root, env: e, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const reader = proc.stdout.getReader();
-  let out = "";
-  const deadline = Date.now() + 20_000;
-  while (!/Memory Hub: (\S+)\n/.test(out)) {
-    if (Date.now() > deadline) throw new Error(`hub printed no address: ${out}`);
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`hub exited: ${out} ${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  const url = /Memory Hub: (\S+)\n/.exec(out)![1]!;
-  const u = new URL(url);
-  return { proc, url, port: Number(u.port), token: u.searchParams.get("token")! };
+function startHub(project: Project): Promise<Hub> {
+  return startHubIn(project.root, { ...project.env, MEMSEARCH_NO_WATCH: "1", CLAUDE_CONFIG_DIR: join(project.home, ".claude") });
 }
 
 let hub: Hub;

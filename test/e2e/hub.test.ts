@@ -14,7 +14,8 @@ import type { Overview, SearchPage } from "../../src/hub/types.ts";
 import { isAlive } from "../../src/core/processes.ts";
 import { localDay } from "../../src/memory/journal.ts";
 import { contrasts, launchChromium } from "../helpers/browser.ts";
-import { BIN, REPO, run, tempProject } from "../helpers/cli.ts";
+import { REPO, run, tempProject } from "../helpers/cli.ts";
+import { startHub as startHubIn, type Hub } from "../helpers/hub.ts";
 import { appendTurn } from "../fault/transcript.ts";
 import { projectSlug } from "../../src/agents/claude/files.ts";
 
@@ -96,30 +97,8 @@ writeFileSync(join(p.root, "CLAUDE.md"), "# Project\n\nRun the quetzal smoke tes
 
 // --- the hub process
 
-interface Hub {
-  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
-  url: string;
-  port: number;
-  token: string;
-}
-
-async function startHub(args: string[] = [], cwd = p.root): Promise<Hub> {
-  const e: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) e[k] = v;
-  const proc = Bun.spawn([BIN, "hub", "--no-open", ...args], { cwd, env: e, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const reader = proc.stdout.getReader();
-  let out = "";
-  const deadline = Date.now() + 20_000;
-  while (!/Memory Hub: (\S+)\n/.test(out)) {
-    if (Date.now() > deadline) throw new Error(`hub printed no address: ${out}`);
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`hub exited: ${out} ${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  const url = /Memory Hub: (\S+)\n/.exec(out)![1]!;
-  const u = new URL(url);
-  return { proc, url, port: Number(u.port), token: u.searchParams.get("token")! };
+function startHub(args: string[] = [], cwd = p.root): Promise<Hub> {
+  return startHubIn(cwd, env, args);
 }
 
 const api = async <T>(hub: Pick<Hub, "port" | "token">, path: string, params: Record<string, string | number> = {}): Promise<T> => {
