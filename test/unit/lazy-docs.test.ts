@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { closeSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, Utf8Check, type Doc } from "../../src/index/docs.ts";
@@ -10,8 +10,11 @@ function section(docs: Record<number, Doc>, at = 7) {
   const bytes = new Uint8Array(encodeDocs(docs, ids, new DocWriter()));
   const path = join(mkdtempSync(join(tmpdir(), "ms-lazy-")), "section.bin");
   writeFileSync(path, Buffer.concat([Buffer.alloc(at, 0x20), bytes]));
-  const fd = openSync(path, "r");
-  return { bytes, at, texts: new TextFile(fd), close: () => closeSync(fd) };
+  // The TextFile owns the descriptor: it closes it, or closes it when collected. Closing the number
+  // here as well closed whatever the process had opened under it since (Bun's inotify or epoll
+  // descriptor, in two runs of the whole suite).
+  const texts = new TextFile(openSync(path, "r"));
+  return { bytes, at, texts, close: () => texts.close() };
 }
 
 const doc = (id: string, source: string, heading: string, text: string, line: number, vector = true): Doc => ({ id, source, heading, text, headingLevel: 3, startLine: line, endLine: line + 4, contentHash: `h-${id}`, ...(vector ? { embedding: null } : {}) });
