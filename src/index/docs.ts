@@ -5,7 +5,7 @@
  * writes them.
  */
 import { isUtf8 } from "node:buffer";
-import { closeSync } from "node:fs";
+import { closeSync, fstatSync } from "node:fs";
 import { IndexDamagedError } from "../core/errors.ts";
 import { readExactly } from "./format.ts";
 import type { StoredChunk } from "./types.ts";
@@ -40,7 +40,8 @@ export interface Doc {
 export class TextFile {
   private open = true;
   constructor(readonly fd: number) {
-    closeTextFile.register(this, fd, this);
+    const { dev, ino } = fstatSync(fd);
+    closeTextFile.register(this, { fd, dev, ino }, this);
   }
   /** `len` bytes at `at` into `into` from `offset`; the bytes were checked at load (CRC-32 of the section, UTF-8). */
   readInto(at: number, len: number, into: Uint8Array, offset = 0): void {
@@ -63,9 +64,15 @@ export class TextFile {
   }
 }
 
-const closeTextFile = new FinalizationRegistry<number>((fd) => {
+/**
+ * Closes a dropped TextFile's descriptor, only while the number still names the file it was given:
+ * closed by someone else meanwhile, the number may be another file's or the runtime's own (its
+ * epoll or inotify descriptor, whose loss fails every watch and poll of the process after it).
+ */
+const closeTextFile = new FinalizationRegistry<{ fd: number; dev: number; ino: number }>(({ fd, dev, ino }) => {
   try {
-    closeSync(fd);
+    const now = fstatSync(fd);
+    if (now.dev === dev && now.ino === ino) closeSync(fd);
   } catch {}
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdtempSync, openSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, Utf8Check, type Doc } from "../../src/index/docs.ts";
@@ -69,5 +69,23 @@ describe("LazyDocs", () => {
     expect(() => new LazyDocs(s.texts).addSection(s.bytes.slice(0, s.bytes.length - 3), s.at)).toThrow("cut short");
     expect(() => new LazyDocs(s.texts).addSection(Uint8Array.from([...s.bytes, 0x20]), s.at)).toThrow("past its documents");
     s.close();
+  });
+
+  test("a dropped TextFile whose descriptor was closed by someone else leaves the number's new file open", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ms-textfile-"));
+    writeFileSync(join(dir, "a"), "a");
+    writeFileSync(join(dir, "b"), "b");
+    const fd = openSync(join(dir, "a"), "r");
+    (() => new TextFile(fd))();
+    closeSync(fd);
+    // The lowest free number: the one just closed, now another file's.
+    const other = openSync(join(dir, "b"), "r");
+    expect(other).toBe(fd);
+    for (let i = 0; i < 3; i++) {
+      Bun.gc(true);
+      await Bun.sleep(1);
+    }
+    expect(fstatSync(other).ino).toBe(statSync(join(dir, "b")).ino);
+    closeSync(other);
   });
 });
