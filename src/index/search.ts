@@ -3,7 +3,7 @@ import { instructionLike } from "../core/frame.ts";
 import { noteTime } from "../core/since.ts";
 import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import type { CosineBackground, Hit, Store } from "./store.ts";
-import { rankCandidates } from "./rank.ts";
+import { rankCandidates, type Scored } from "./rank.ts";
 import { rankingTerms } from "./tokenizer.ts";
 import type { StoredChunk } from "./types.ts";
 
@@ -124,29 +124,73 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
 
   const wT = config["search.text_weight"];
   const wV = config["search.vector_weight"];
-  const results: SearchResult[] = [...candidates.values()].map((h, i) => {
-    const k = keyword[i];
-    const text = k && bestText > 0 ? (k.score / bestText) * k.share : 0;
-    const cosine = cosines.get(h.chunk.chunkHash);
+  const fuse = (chunk: StoredChunk, k: Scored | undefined): SearchResult => {
+    const text = k && bestText > 0 ? Math.min(1, k.score / bestText) * k.share : 0;
+    const cosine = cosines.get(chunk.chunkHash);
     const evidence = k?.evidence ?? 0;
     const information = k?.information ?? 0;
-    const kind: ChunkKind = store.isCurated(h.chunk.source) ? "curated" : "note";
-    if (!hybrid) return { chunk: h.chunk, score: text, bm25: k?.score ?? 0, evidence, information, kind };
+    const kind: ChunkKind = store.isCurated(chunk.source) ? "curated" : "note";
+    if (!hybrid) return { chunk, score: text, bm25: k?.score ?? 0, evidence, information, kind };
     const vec = cosine === undefined ? 0 : Math.max(0, (cosine - similarity) / (1 - similarity || 1));
-    return { chunk: h.chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, evidence, information, cosine, kind };
-  });
+    return { chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, evidence, information, cosine, kind };
+  };
+  const results: SearchResult[] = [...candidates.values()].map((h, i) => fuse(h.chunk, keyword[i]));
   // On a tie the curated record comes first: it is what the user or Claude chose to keep.
   const now = req.now ?? Date.now();
   const offset = store.utcOffsetMin;
   const order = new Map(results.map((r) => [r, r.score * recencyBoost(r.chunk, now, r.kind, offset)]));
+  const answers = answersOf(results, order, Math.max(req.topK, ANSWERS_AFTER), store, candidates);
+  if (answers.length) {
+    const chunks = answers.map((a) => a.answer);
+    if (queryVector) for (const [id, cos] of store.cosines(chunks.map((c) => c.chunkHash), queryVector)) cosines.set(id, cos);
+    const scored = terms.length ? rankCandidates(terms, chunks.map((chunk) => ({ chunk })), store.textStats()) : [];
+    answers.forEach(({ answer, question }, i) => {
+      const r = fuse(answer, scored[i]);
+      results.push(r);
+      order.set(r, Math.max(r.score * recencyBoost(r.chunk, now, r.kind, offset), order.get(question)! * ANSWER_SHARE));
+    });
+  }
   const top = results
-    .filter((r) => r.score > 0)
+    .filter((r) => order.get(r)! > 0)
     .sort((a, b) => order.get(b)! - order.get(a)! || curatedFirst(a, b) || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)
     .slice(0, req.topK)
     .map((r) => ({ ...r, instructionLike: instructionLike(r.chunk.content) }));
   const background = req.background && queryVector && top.length ? store.cosineBackground(queryVector) : undefined;
   return { results: top, mode: hybrid ? "hybrid" : "bm25", warning, ...(background ? { background } : {}) };
 }
+
+/**
+ * A question's answer is the section after it in its file: in a conversation the next turn, in the
+ * notes the next note (asked which way to go, the user answers in the next turn). The words of the
+ * query are the asker's, and the answer holds the fact in its own words: on LoCoMo, for a third of
+ * the questions whose evidence missed the top 5, the turn just before the evidence was in it, a
+ * question most of the time (docs/EVALUATION.md). So each of the leading results that ends with a
+ * question brings the section after it in, ranked just behind it (ANSWER_SHARE of its rank) unless
+ * its own rank is higher. Its score, what the prompt gate reads, stays its own.
+ */
+function answersOf(results: SearchResult[], order: Map<SearchResult, number>, leading: number, store: Store, candidates: Map<string, Hit>): { question: SearchResult; answer: StoredChunk }[] {
+  const out: { question: SearchResult; answer: StoredChunk }[] = [];
+  const leaders = results.filter((r) => r.score > 0 && QUESTION_END.test(r.chunk.content)).sort((a, b) => order.get(b)! - order.get(a)!);
+  const bar = [...order.values()].sort((a, b) => b - a)[leading - 1] ?? 0;
+  const taken = new Set<string>();
+  for (const q of leaders) {
+    if (order.get(q)! < bar) break;
+    const next = store.nextInFile(q.chunk);
+    if (!next || taken.has(next.chunkHash)) continue;
+    taken.add(next.chunkHash);
+    const known = candidates.has(next.chunkHash) ? results.find((r) => r.chunk.chunkHash === next.chunkHash) : undefined;
+    if (known) order.set(known, Math.max(order.get(known)!, order.get(q)! * ANSWER_SHARE));
+    else out.push({ question: q, answer: next });
+  }
+  return out;
+}
+
+/** The leading results whose questions bring their answers in: the top 10, or the top k when larger. */
+const ANSWERS_AFTER = 10;
+/** An answer ranks just behind its question. */
+const ANSWER_SHARE = 0.95;
+/** A question mark ending the chunk's text (closing quotes, brackets or an emoji may follow). */
+const QUESTION_END = /\?[\s"'”’)\]\p{Extended_Pictographic}\uFE0F]*$/u;
 
 /**
  * Recency as evidence, in the order only: coding work continues recent work (on real sessions the

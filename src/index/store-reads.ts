@@ -70,6 +70,13 @@ export abstract class StoreReads {
   }
 
 
+  /** The chunk after this one in its file (the next section, or the rest of a long one), if any. */
+  nextInFile(chunk: Pick<StoredChunk, "source" | "chunkHash">): StoredChunk | undefined {
+    const list = this.meta.files[chunk.source]?.chunks;
+    const at = list ? list.indexOf(chunk.chunkHash) : -1;
+    return list && at >= 0 && at + 1 < list.length ? this.getChunk(list[at + 1]!) : undefined;
+  }
+
   sources(): string[] {
     return Object.keys(this.meta.files);
   }

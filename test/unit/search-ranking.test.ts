@@ -119,6 +119,28 @@ describe("keyword ranking", () => {
   });
 });
 
+describe("a question's answer", () => {
+  // The answer shares no word with the query; the question holds them all.
+  const chat = `### 10:01\n- Caroline: How did the kids handle the accident?\n\n### 10:02\n- Melanie: They were scared but we reassured them. Tough little ones.\n\n### 10:03\n- Caroline: Glad to hear it.\n\n${FILLER}`;
+
+  test("the section after a leading question ranks right behind it, its own score kept", async () => {
+    const store = storeOf({ "/m/a.md": chat });
+    const res = await searchChunks({ query: "how did the kids handle the accident", topK: 5, store, config: config(), embedder: null });
+    expect(res.results.slice(0, 2).map((r) => r.chunk.heading)).toEqual(["10:01", "10:02"]);
+    // The gate reads its own evidence: none of the query's words.
+    expect(res.results[1]!.evidence).toBe(0);
+    expect(res.results[1]!.score).toBe(0);
+  });
+
+  test("a statement brings nothing after it, nor does a question at the end of its file", async () => {
+    const statement = chat.replace("How did the kids handle the accident?", "The kids handled the accident.");
+    const res = await searchChunks({ query: "kids handle accident", topK: 5, store: storeOf({ "/m/a.md": statement }), config: config(), embedder: null });
+    expect(res.results.map((r) => r.chunk.heading)).toEqual(["10:01"]);
+    const last = await searchChunks({ query: "kids handle accident", topK: 5, store: storeOf({ "/m/a.md": `${FILLER}\n### 10:01\n- How did the kids handle the accident?\n`, "/m/b.md": "### 11:00\n- Unrelated: the heron queue.\n" }), config: config(), embedder: null });
+    expect(last.results.map((r) => r.chunk.heading)).toEqual(["10:01"]);
+  });
+});
+
 describe("hybrid fusion", () => {
   const dim = 4;
   // Every filler note is closer to the query (cosine 0.5) than the keyword note (0.4), and there are
