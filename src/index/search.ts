@@ -5,6 +5,7 @@ import { EmbedderError, type OllamaEmbedder } from "./embedder.ts";
 import type { CosineBackground, Hit, Store } from "./store.ts";
 import { rankCandidates, type Scored } from "./rank.ts";
 import { rankingTerms } from "./tokenizer.ts";
+import { dateBoost, queryDates } from "./query-dates.ts";
 import type { StoredChunk } from "./types.ts";
 
 /**
@@ -138,7 +139,9 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
   // On a tie the curated record comes first: it is what the user or Claude chose to keep.
   const now = req.now ?? Date.now();
   const offset = store.utcOffsetMin;
-  const order = new Map(results.map((r) => [r, r.score * recencyBoost(r.chunk, now, r.kind, offset)]));
+  const dates = queryDates(query, now, offset);
+  const rankOf = (r: SearchResult) => r.score * recencyBoost(r.chunk, now, r.kind, offset) * dateBoost(r.chunk.source, dates);
+  const order = new Map(results.map((r) => [r, rankOf(r)]));
   const answers = answersOf(results, order, Math.max(req.topK, ANSWERS_AFTER), store, candidates);
   if (answers.length) {
     const chunks = answers.map((a) => a.answer);
@@ -147,7 +150,7 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
     answers.forEach(({ answer, question }, i) => {
       const r = fuse(answer, scored[i]);
       results.push(r);
-      order.set(r, Math.max(r.score * recencyBoost(r.chunk, now, r.kind, offset), order.get(question)! * ANSWER_SHARE));
+      order.set(r, Math.max(rankOf(r), order.get(question)! * ANSWER_SHARE));
     });
   }
   const top = results
