@@ -378,6 +378,30 @@ describe("memsearch with the real Claude Code", () => {
     await allNoted();
   }, SCENARIO_MS + 300_000);
 
+  test("a plan the client refused (ExitPlanMode under -p, disabled) is no plan of the session table; its words are still found in the turn's messages", async () => {
+    await scenario();
+    const plan = "# Gannet exporter plan\n\nzq-gannet-4: move the gannet exporter to parquet, the nightly batch first.";
+    const prompt = "Plan how the gannet exporter moves to a columnar format.";
+    // Under -p this client offers no ExitPlanMode and refuses a call; it refuses a Write into its
+    // plans folder too ("a sensitive file"), so the plan is the call's own input here.
+    api.script.rules = [{ match: "gannet exporter", times: 1, reply: { type: "tool", name: "ExitPlanMode", input: { plan }, after: () => "Planned; waiting for approval." } }];
+    const r = await runPrint({ api, projectDir: project, home, pluginDir: plugin, prompt, env });
+    runIds.push(r.runId);
+    debugFiles.push(r.debugFile!);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    turns.push({ session: "refused-plan", codeword: "", prompt, reply: "" });
+    const exit = api.main().filter((q) => q.prompt === prompt).flatMap((q) => q.toolResults)[0];
+    expect(exit?.output).toContain("No such tool available: ExitPlanMode");
+    expect(exit?.isError).toBe(true);
+    const memsearch = (args: string[]) => run(args, { cwd: project, env: { HOME: home, MEMSEARCH_HOME: join(home, ".memsearch"), CLAUDE_CONFIG_DIR: undefined, MEMSEARCH_DIR: undefined, MEMSEARCH_NO_WATCH: "1" } });
+    const recall = await memsearch(["recall", "--raw", "-j", "zq-gannet-4 parquet nightly batch", "--source", "transcripts"]);
+    expect(recall.code).toBe(0);
+    const results = JSON.parse(recall.stdout).results as { from: string[]; session_content?: { kind: string } }[];
+    expect(results.length).toBeGreaterThan(0);
+    expect(results.filter((x) => x.session_content?.kind === "plan")).toEqual([]);
+    await allNoted();
+  }, SCENARIO_MS + 180_000);
+
   test("`memsearch recall --raw` through the Bash tool: a turn of an earlier session comes back as its note and its own messages, one result", async () => {
     await scenario();
     const target = turns.find((t) => t.prompt.includes("billing webhook"))!;

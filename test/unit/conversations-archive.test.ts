@@ -37,6 +37,12 @@ const user = (uuid: string, text: string, session = "S1", extra: Record<string, 
 const assistant = (uuid: string, msgId: string, content: unknown[], session = "S1", extra: Record<string, unknown> = {}) =>
   JSON.stringify({ type: "assistant", message: { id: msgId, role: "assistant", content }, ...base(uuid, session), ...extra }) + "\n";
 const toolUse = (id: string, name: string, input: Record<string, unknown>) => ({ type: "tool_use", id, name, input });
+/** The client's answer to a tool call, as a user entry (Claude Code writes one per result). */
+const result = (uuid: string, toolId: string, text: string, error = false, session = "S1") =>
+  JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: toolId, content: text, ...(error ? { is_error: true } : {}) }] }, ...base(uuid, session) }) + "\n";
+const APPROVED = "User has approved your plan. You can now start coding.";
+const REJECTED = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+const DISABLED = "<tool_use_error>No such tool available: ExitPlanMode. ExitPlanMode is disabled for this session.</tool_use_error>";
 const todos = (...items: [string, string][]) => ({ todos: items.map(([content, status]) => ({ content, status, activeForm: content })) });
 
 function sessionRows(db: Database) {
@@ -53,10 +59,14 @@ describe("the session table", () => {
       user("u1", "design the ingest of parquet files") +
         assistant("a1", "m1", [toolUse("t1", "TodoWrite", todos(["read the spec", "in_progress"], ["write the reader", "pending"]))]) +
         assistant("a2", "m2", [toolUse("t2", "ExitPlanMode", { plan: `## Parquet ingest\n\nUse the arrowkite reader. Token ${key}` })], "S1", { slug: "calm-red-fox" }) +
+        result("r2", "t2", APPROVED) +
         user("u2", "now the writer") +
-        // A plan file written in Claude Code's plans folder is a plan; a markdown file elsewhere is not.
+        // A plan file written in Claude Code's plans folder is a plan once ExitPlanMode (passing no
+        // plan, as newer clients call it) is approved; a markdown file elsewhere is none.
         assistant("a3", "m3", [toolUse("t3", "Write", { file_path: join(config, "plans", "calm-red-fox.md"), content: "# Writer plan\n\nbatch rows by 4096 (gnuwriter)" })]) +
         assistant("a4", "m4", [toolUse("t4", "Write", { file_path: "/repo/docs/plans/other.md", content: "# Not a plan of Claude's\n\nfennecfox" })]) +
+        assistant("a6", "m6", [toolUse("t6", "ExitPlanMode", {})]) +
+        result("r6", "t6", "User has approved exiting plan mode. You can now proceed.") +
         assistant("a5", "m5", [toolUse("t5", "TodoWrite", todos(["read the spec", "completed"], ["write the reader", "completed"], ["ship it", "pending"]))]) +
         JSON.stringify({ type: "user", isCompactSummary: true, message: { role: "user", content: "Summary: the team settled on okapi compression." }, ...base("c1", "S1") }) +
         "\n",
@@ -85,13 +95,51 @@ describe("the session table", () => {
   test("a plan with no slug and no file is kept under its tool call; a secret in it never reaches the table", async () => {
     const { slug, db, update } = setup();
     const key = "ghp_" + "a1B2c3D4e5".repeat(4);
-    writeFileSync(join(slug, "S1.jsonl"), user("u1", "plan it") + assistant("a1", "m1", [toolUse("t9", "ExitPlanMode", { plan: `Rotate ${key} then use the lynxqueue.` })]));
+    writeFileSync(join(slug, "S1.jsonl"), user("u1", "plan it") + assistant("a1", "m1", [toolUse("t9", "ExitPlanMode", { plan: `Rotate ${key} then use the lynxqueue.` })]) + result("r1", "t9", APPROVED));
     await update();
     const hit = searchSessions(db, { query: "lynxqueue", limit: 5 })[0]!;
     expect(hit.kind).toBe("plan");
     expect(hit.planFile).toBe("");
     expect(hit.snippet).not.toContain(key);
     expect(sessionRows(db)[1]!.key).toBe("plan:t9");
+  });
+
+  test("a plan the user did not approve is none: refused in its dialog, disabled under -p, never answered; one approved before a refused revision stays", async () => {
+    const { config, slug, db, update } = setup();
+    const planFile = join(config, "plans", "amber-slow-wren.md");
+    const plans = () => sessionRows(db).filter((x) => x.kind === "plan").map((x) => `${x.key.replace(config, "~")} ${x.title}`);
+    // Refused in the dialog: the file written for it is a draft, not the session's plan.
+    writeFileSync(
+      join(slug, "S1.jsonl"),
+      user("u1", "plan the wren migration") +
+        assistant("a1", "m1", [toolUse("w1", "Write", { file_path: planFile, content: "# Wren plan\n\nmove the wrenqueue first" })], "S1", { slug: "amber-slow-wren" }) +
+        assistant("a2", "m2", [toolUse("x1", "ExitPlanMode", {})]) +
+        result("r2", "x1", REJECTED, true),
+    );
+    // Under -p the client disables ExitPlanMode: its plan is never approved.
+    writeFileSync(join(slug, "S2.jsonl"), user("v1", "plan the heron port", "S2") + assistant("b1", "n1", [toolUse("x2", "ExitPlanMode", { plan: "# Heron plan\n\nport the heronlog" })], "S2") + result("v2", "x2", DISABLED, true, "S2"));
+    // Asked, and the session went on to another prompt without an answer.
+    writeFileSync(join(slug, "S3.jsonl"), user("k1", "plan the kite work", "S3") + assistant("c1", "o1", [toolUse("x3", "ExitPlanMode", { plan: "# Kite plan\n\nthe kiteband" })], "S3") + user("k2", "never mind", "S3"));
+    await update();
+    expect(plans()).toEqual([]);
+    expect(searchSessions(db, { query: "wrenqueue", limit: 5 })).toEqual([]);
+    expect(searchSessions(db, { query: "heronlog", limit: 5 })).toEqual([]);
+    expect(searchSessions(db, { query: "kiteband", limit: 5 })).toEqual([]);
+
+    // The answer in a later read than the call; then a revision refused: the approved text stays.
+    const f = join(slug, "S4.jsonl");
+    let text = user("p1", "plan the plover work", "S4") + assistant("d1", "q1", [toolUse("x4", "ExitPlanMode", { plan: "# Plover plan\n\nthe ploverbank first" })], "S4", { slug: "pale-plover" });
+    writeFileSync(f, text);
+    await update();
+    expect(plans()).toEqual([]);
+    writeFileSync(f, (text += result("p2", "x4", APPROVED, false, "S4")));
+    await update();
+    const approved = [`plan:${join("~", "plans", "pale-plover.md")} Plover plan`];
+    expect(plans()).toEqual(approved);
+    writeFileSync(f, (text += user("p3", "revise it", "S4") + assistant("d2", "q2", [toolUse("x5", "ExitPlanMode", { plan: "# Plover plan v2\n\nthe ploverdock" })], "S4") + result("p4", "x5", REJECTED, true, "S4")));
+    await update();
+    expect(plans()).toEqual(approved);
+    expect(searchSessions(db, { query: "ploverdock", limit: 5 })).toEqual([]);
   });
 
   test("an appended read adds to the table without duplicating the first prompt; subagent files add nothing", async () => {

@@ -46,11 +46,31 @@ export interface FileState {
   firstPrompt?: boolean;
   /** Plan slug of the session (Claude Code's plan file is `<config>/plans/<slug>.md`). */
   slug?: string;
+  /**
+   * Plans not approved yet, by their session-table key: a plan file written (a draft), or the plan
+   * an ExitPlanMode call asks the user to approve (`call`: its tool_use id, until the answer).
+   */
+  plans?: Record<string, PendingPlan>;
 }
+
+/** A plan waiting for the user's approval (FileState.plans). */
+export interface PendingPlan {
+  title: string;
+  text: string;
+  ref: string;
+  turnUuid: string;
+  ts?: string;
+  call?: string;
+}
+
+/** Plans kept waiting per file between reads: a session drafts a few. */
+const PLANS_MAX = 20;
 
 /** A field of the state column: what is not of its shape is dropped, never the whole state (the file is a cache). */
 const Maybe = <S extends v.GenericSchema>(schema: S) => v.fallback(v.optional(schema), undefined);
 const Count = v.pipe(v.number(), v.integer());
+
+const PendingPlanShape = v.object({ title: v.string(), text: v.string(), ref: v.string(), turnUuid: v.string(), ts: v.optional(v.string()), call: v.optional(v.string()) });
 
 const StateShape = v.object({
   subagent: Maybe(v.boolean()),
@@ -70,6 +90,12 @@ const StateShape = v.object({
   lines: Maybe(v.pipe(Count, v.minValue(0))),
   firstPrompt: Maybe(v.literal(true)),
   slug: Maybe(v.string()),
+  plans: Maybe(
+    v.pipe(
+      v.record(v.string(), v.unknown()),
+      v.transform((r) => Object.fromEntries(Object.entries(r).filter(([, p]) => v.is(PendingPlanShape, p))) as Record<string, PendingPlan>),
+    ),
+  ),
 });
 
 /** The state column as stored, checked against its shape. */
@@ -291,12 +317,33 @@ class FileReader {
     // A file written counts as a plan only in Claude Code's plans folder.
     if (p.viaWrite && dirname(resolve(p.file ?? "")) !== this.plansDir) return;
     const file = p.file ?? (this.state.slug ? join(this.plansDir, `${this.state.slug}.md`) : "");
-    const title = clip(
-      oneLineTitle(text),
-      TITLE_MAX,
-    );
     // One row per plan file: the plan revised and approved again replaces the earlier text.
-    this.addSession("plan", `plan:${file || p.toolId}`, title || "Plan", text, sanitize(file), turn, ts);
+    const key = `plan:${file || p.toolId}`;
+    const plans = (this.state.plans ??= {});
+    const draft = plans[key];
+    if (p.asks) {
+      // ExitPlanMode: the plan it passes, else the file written for it, waits for the user's answer.
+      if (text.trim()) plans[key] = { title: clip(oneLineTitle(text), TITLE_MAX) || "Plan", text, ref: sanitize(file), turnUuid: turn, ts, call: p.toolId };
+      else if (draft) draft.call = p.toolId;
+      return;
+    }
+    plans[key] = { title: clip(oneLineTitle(text), TITLE_MAX) || "Plan", text, ref: sanitize(file), turnUuid: turn, ts };
+  }
+
+  /**
+   * The user's answer to an ExitPlanMode call: approved, its plan becomes the session's (a plan
+   * approved again replaces the earlier one); refused ("No, keep planning", or a client that
+   * disabled the tool, as `claude -p` does), it is dropped with the draft it asked about.
+   */
+  private answered(r: ToolResult): boolean {
+    const plans = this.state.plans;
+    if (!plans) return false;
+    const key = Object.keys(plans).find((k) => plans[k]!.call === r.toolUseId);
+    if (key === undefined) return false;
+    const p = plans[key]!;
+    delete plans[key];
+    if (!r.error) this.addSession("plan", key, p.title, p.text, p.ref, p.turnUuid, p.ts);
+    return true;
   }
 
   private addSession(kind: SessionKind, key: string, title: string, text: string, ref: string, turnUuid: string, ts: string | undefined): void {
@@ -311,6 +358,8 @@ class FileReader {
     this.state.promptId = row.promptId ?? undefined;
     this.state.lastMsgKey = undefined;
     this.pending.clear(); // results never cross turns
+    // An ExitPlanMode never answered in its turn was not approved: its plan is a draft again.
+    for (const p of Object.values(this.state.plans ?? {})) delete p.call;
   }
 
   private add(row: Row): void {
@@ -326,6 +375,7 @@ class FileReader {
 
   private results(results: ToolResult[]): void {
     for (const r of results) {
+      if (!this.state.subagent) this.answered(r);
       const ref = this.pending.get(r.toolUseId);
       if (ref === undefined) continue;
       this.pending.delete(r.toolUseId);
@@ -400,6 +450,9 @@ class FileReader {
       pending[id] = rowId;
     }
     this.state.pending = pending;
+    const plans = Object.entries(this.state.plans ?? {});
+    if (plans.length) this.state.plans = Object.fromEntries(plans.slice(-PLANS_MAX));
+    else delete this.state.plans;
     return n;
   }
 

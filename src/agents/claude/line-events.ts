@@ -50,17 +50,22 @@ export interface ToolUse {
  */
 export interface SessionPart {
   kind: "plan" | "todos";
+  /** Empty for an ExitPlanMode call that passes no plan (newer clients: the plan is the file written). */
   text: string;
   /** The plan file it names (ExitPlanMode's planFilePath, or the file Write wrote). */
   file?: string;
   /** Written with Write (kept only when the file is in Claude Code's plans folder). */
   viaWrite?: boolean;
+  /** An ExitPlanMode call: the plan is the session's only once the user approves it (its tool result). */
+  asks?: boolean;
   toolId: string;
 }
 
 export interface ToolResult {
   toolUseId: string;
   text: string;
+  /** The tool failed or was refused (`is_error`): a rejected ExitPlanMode, a tool the client disabled. */
+  error?: boolean;
 }
 
 function str(v: unknown): string | undefined {
@@ -115,7 +120,7 @@ function userEvent(o: Obj, common: Common, lineNo: number): LineEvent {
   const u = readUserEntry(o);
   if (u.kind === "results") {
     const results: ToolResult[] = [];
-    for (const b of u.results) if (typeof b.tool_use_id === "string") results.push({ toolUseId: b.tool_use_id, text: resultText(b) });
+    for (const b of u.results) if (typeof b.tool_use_id === "string") results.push({ toolUseId: b.tool_use_id, text: resultText(b), ...(b.is_error === true ? { error: true } : {}) });
     return { kind: "results", results, ...common };
   }
   if (u.kind === "compact-summary") return u.text ? { kind: "summary", uuid: turnId(o, lineNo), ts: str(o.timestamp), text: u.text, ...common } : { kind: "other", ...common };
@@ -155,8 +160,8 @@ function assistantEvent(o: Obj, common: Common): LineEvent {
 /** What a tool call adds to its session's record: ExitPlanMode's plan, a plan file written, TodoWrite's list. */
 function sessionPart(name: string, toolId: string, input: unknown): SessionPart | undefined {
   if (!isObj(input)) return undefined;
-  if (name === "ExitPlanMode" && typeof input.plan === "string" && input.plan.trim()) {
-    return { kind: "plan", text: input.plan, toolId, ...(str(input.planFilePath) ? { file: str(input.planFilePath) } : {}) };
+  if (name === "ExitPlanMode") {
+    return { kind: "plan", text: typeof input.plan === "string" ? input.plan : "", toolId, asks: true, ...(str(input.planFilePath) ? { file: str(input.planFilePath) } : {}) };
   }
   if (name === "Write" && typeof input.content === "string" && input.content.trim()) {
     const file = str(input.file_path);
