@@ -17,12 +17,13 @@ const MONTH_WORD = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|
 const DAY_WORD = "(\\d{1,2})(?:st|nd|rd|th)?";
 const YEAR_WORD = "(\\d{4})";
 
-/** 16 June 2023, 16th of June, 2023; June 16, 2023; June 16th; ISO 2023-06-16; June 2023. */
-// A day number is not the end of a time, a version or a path ("12:30 May", "v1.16 June").
+/** 16 June 2023, the 16th of June, 2023; a day number is not the end of a time, a version or a path ("12:30 May", "v1.16 June"). */
 const DAY_MONTH = new RegExp(`(?<![\\d:./-])\\b${DAY_WORD}(?:\\s+of)?\\s+${MONTH_WORD}(?:,?\\s+${YEAR_WORD})?\\b`, "gi");
+/** June 16, 2023; June 16th. */
 const MONTH_DAY = new RegExp(`\\b${MONTH_WORD}\\s+${DAY_WORD}\\b(?!:)(?:,?\\s+${YEAR_WORD})?`, "gi");
 /** Standing alone: inside a longer name (a session id, a plan's file, a timestamp) it names a thing, not a day to look at. */
 const ISO_DAY = /(?<![\w./-])(\d{4})-(\d{2})-(\d{2})(?![\w/-]|\.\w)/g;
+/** June 2023, June, 2023. */
 const MONTH_YEAR = new RegExp(`\\b${MONTH_WORD},?\\s+${YEAR_WORD}\\b`, "gi");
 const RELATIVE = /\byesterday\b/i;
 

@@ -335,15 +335,13 @@ class FileReader {
    * approved again replaces the earlier one); refused ("No, keep planning", or a client that
    * disabled the tool, as `claude -p` does), it is dropped with the draft it asked about.
    */
-  private answered(r: ToolResult): boolean {
+  private answered(r: ToolResult): void {
     const plans = this.state.plans;
-    if (!plans) return false;
-    const key = Object.keys(plans).find((k) => plans[k]!.call === r.toolUseId);
-    if (key === undefined) return false;
+    const key = plans && Object.keys(plans).find((k) => plans[k]!.call === r.toolUseId);
+    if (!plans || key === undefined) return;
     const p = plans[key]!;
     delete plans[key];
     if (!r.error) this.addSession("plan", key, p.title, p.text, p.ref, p.turnUuid, p.ts);
-    return true;
   }
 
   private addSession(kind: SessionKind, key: string, title: string, text: string, ref: string, turnUuid: string, ts: string | undefined): void {
