@@ -169,17 +169,55 @@ function wordsOf(text: string): Set<string> {
   return new Set(ftsText(text).toLowerCase().split(/[^\p{L}\p{N}]+/u));
 }
 
-/** About SNIPPET chars of `text` around the first query token it holds (the start when none). */
+/**
+ * About SNIPPET chars of `text` where it holds the most of the query's tokens (the earliest such
+ * place; the start when it holds none). Around the first token alone, a plan whose title holds a
+ * query word ("… plan") showed its start and never the passage that matched.
+ */
 export function snippetOf(text: string, tokens: string[], max = SNIPPET): string {
   const flat = oneLine(text);
   if (flat.length <= max) return flat;
   const lower = flat.toLowerCase();
-  let at = -1;
-  for (const t of tokens) {
-    const i = lower.indexOf(t);
-    if (i >= 0 && (at < 0 || i < at)) at = i;
+  const lead = Math.floor(max / 3);
+  // Most texts: the window around the first token holds every token the text holds.
+  const firsts = tokens.map((t) => (t ? lower.indexOf(t) : -1));
+  const present = firsts.filter((i) => i >= 0);
+  if (present.length === 0) return cut(flat, 0, max);
+  const first = Math.max(0, Math.min(...present) - lead);
+  const heldFrom = (t: string, from: number) => {
+    const i = lower.indexOf(t, from);
+    return i >= 0 && i + t.length <= from + max;
+  };
+  if (tokens.every((t, k) => firsts[k]! < 0 || heldFrom(t, first))) return cut(flat, first, max);
+  const hits: { at: number; end: number; token: number }[] = [];
+  tokens.forEach((t, token) => {
+    if (!t) return;
+    for (let i = lower.indexOf(t), n = 0; i >= 0 && n < HITS_PER_TOKEN; i = lower.indexOf(t, i + t.length), n++) hits.push({ at: i, end: i + t.length, token });
+  });
+  hits.sort((a, b) => a.at - b.at);
+  // A window opens at each hit and reaches max − lead past it (the lead before it is context):
+  // two pointers over the hits, the distinct tokens inside counted as they come and go.
+  const inside = new Map<number, number>();
+  let start = 0;
+  let best = 0;
+  for (let i = 0, j = 0; i < hits.length; i++) {
+    const reach = hits[i]!.at + max - lead;
+    for (; j < hits.length && hits[j]!.end <= reach; j++) inside.set(hits[j]!.token, (inside.get(hits[j]!.token) ?? 0) + 1);
+    if (inside.size > best) {
+      best = inside.size;
+      start = Math.max(0, hits[i]!.at - lead);
+    }
+    const left = hits[i]!.token;
+    const n = (inside.get(left) ?? 0) - 1;
+    if (n > 0) inside.set(left, n);
+    else inside.delete(left);
   }
-  const start = at < 0 ? 0 : Math.max(0, at - Math.floor(max / 3));
-  const s = flat.slice(start, start + max);
-  return `${start > 0 ? "…" : ""}${s}${start + max < flat.length ? "…" : ""}`;
+  return cut(flat, start, max);
 }
+
+function cut(flat: string, start: number, max: number): string {
+  return `${start > 0 ? "…" : ""}${flat.slice(start, start + max)}${start + max < flat.length ? "…" : ""}`;
+}
+
+/** Occurrences of one token looked at: a word repeated all over a long text says no more past these. */
+const HITS_PER_TOKEN = 50;

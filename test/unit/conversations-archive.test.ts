@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { openTranscriptDb, openTranscriptIndex, SCHEMA_VERSION, transcriptHealLine, withTranscriptIndex } from "../../src/conversations/db.ts";
 import { archivedTurns, archiveStats, readArchivedTranscript } from "../../src/conversations/archive.ts";
 import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
-import { searchSessions, searchTranscripts } from "../../src/conversations/search.ts";
+import { searchSessions, searchTranscripts, snippetOf } from "../../src/conversations/search.ts";
 import { mergeRankings } from "../../src/recall/recall.ts";
 import { claudeIndex } from "../helpers/sources.ts";
 
@@ -140,6 +140,20 @@ describe("the session table", () => {
     await update();
     expect(plans()).toEqual(approved);
     expect(searchSessions(db, { query: "ploverdock", limit: 5 })).toEqual([]);
+  });
+
+  test("a plan hit's snippet is the passage that matched, not the plan's start, even when its title holds a query word", async () => {
+    const { slug, db, update } = setup();
+    const filler = "Context on the thumbnail pipeline and its queues. ".repeat(10);
+    const plan = `# Thumbnail worker plan\n\n${filler}\n\nzq-plan-7: migrate the thumbnail worker to SQS in two phases, the resize consumers first.`;
+    writeFileSync(join(slug, "S1.jsonl"), user("u1", "plan the move") + assistant("a1", "m1", [toolUse("t1", "ExitPlanMode", { plan })]) + result("r1", "t1", APPROVED));
+    await update();
+    const hit = searchSessions(db, { query: "plan SQS in two phases zq-plan-7", limit: 5 })[0]!;
+    expect(hit.kind).toBe("plan");
+    expect(hit.snippet).toContain("SQS in two phases");
+    expect(hit.snippet.startsWith("…")).toBe(true);
+    // A text whose first window holds every word it holds: that window, as before.
+    expect(snippetOf(`alpha beta ${"x ".repeat(300)}`, ["beta", "alpha"])).toBe(`alpha beta ${"x ".repeat(300)}`.slice(0, 240) + "…");
   });
 
   test("an appended read adds to the table without duplicating the first prompt; subagent files add nothing", async () => {
