@@ -1,4 +1,3 @@
-import { lstatSync } from "node:fs";
 import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
 import type { ArchivedFile } from "../conversations/archive.ts";
 import { resolveProjectRoot } from "../core/project.ts";
@@ -12,6 +11,7 @@ import { command, flags, type Args } from "./declare.ts";
 import { print, printJson } from "./output.ts";
 import { transcriptReader } from "../agents/registry.ts";
 import type { AgentAdapter, AgentTranscripts, TranscriptListing } from "../agents/types.ts";
+import { lexists } from "../core/fsutil.ts";
 
 /** The whole `--turn` output is capped at this many chars. */
 export const OUTPUT_CAP = 12000;
@@ -123,14 +123,6 @@ async function showTurns(views: NonNullable<AgentTranscripts["views"]>, path: st
   print(formatTurns(r.turns, r.target - r.from, id));
 }
 
-function lexists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Turns of a transcript Claude Code deleted, from the conversation index's archive: only this

@@ -227,6 +227,16 @@ export function safeName(id: string): string {
   return `${clean.slice(0, 40)}-${sha256Hex(id).slice(0, 16)}`;
 }
 
+/** Whether anything is at `p`, a link (even a broken one) included: it is looked at, never followed. */
+export function lexists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether `p` is a folder (false when it cannot be looked at). */
 export function isDirectory(p: string): boolean {
   try {

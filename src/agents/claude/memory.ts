@@ -10,11 +10,12 @@
  * when it leads to a regular file inside the same place (the project, or the memory folder), and
  * the walk of the project is bounded.
  */
-import { lstatSync, readdirSync, statSync, type Dirent } from "node:fs";
+import { readdirSync, statSync, type Dirent } from "node:fs";
 import { basename, join } from "node:path";
 import { resolveMemoryFolder, type MemoryFolder, type ResolveOptions } from "../../core/claude-home.ts";
 import { notRegularInside } from "../../transcript/files.ts";
 import { realOr } from "../../core/project.ts";
+import { lexists } from "../../core/fsutil.ts";
 
 export { managedSettingsPath, resolveMemoryFolder, type MemoryFolder, type MemoryFolderFrom, type ResolveOptions } from "../../core/claude-home.ts";
 
@@ -88,7 +89,7 @@ export function findCuratedFiles(root: string, o: ResolveOptions & { maxFolders?
   const rootReal = realOr(root);
   const inProject = (name: string, dir: string) => add(join(dir, name), name === "CLAUDE.local.md" ? "CLAUDE.local.md" : "CLAUDE.md", rootReal);
   const dotClaude = join(rootReal, ".claude", "CLAUDE.md");
-  if (exists(dotClaude)) {
+  if (lexists(dotClaude)) {
     inProject("CLAUDE.md", join(rootReal, ".claude"));
     watch.add(join(rootReal, ".claude"));
   }
@@ -134,14 +135,6 @@ function list(dir: string): Dirent[] {
   }
 }
 
-function exists(p: string): boolean {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 
 /**
