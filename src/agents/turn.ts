@@ -2,7 +2,7 @@ import { isObj, type Obj } from "../transcript/entries.ts";
 import type { LastTurn, ToolCall, Turn, TurnItem } from "../transcript/types.ts";
 import { turnKind } from "../transcript/turn-kind.ts";
 
-/** Tool output kept per call, as for Claude Code's last turn. */
+/** Tool output kept per call of a turn a summariser reads (Claude Code's last turn's too). */
 export const TOOL_OUTPUT_CHARS = 1000;
 
 /** What every other agent's reader makes of a turn, before its own fields. */

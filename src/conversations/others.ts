@@ -13,7 +13,7 @@ import { clip } from "../core/text.ts";
 import { clipRedacted, sanitize } from "../core/redact.ts";
 import { projectOfCwd } from "../transcript/files.ts";
 import type { TranscriptSource, TranscriptStamp, Turn } from "../transcript/types.ts";
-import { deleteFileRows, INPUTS_MAX, inWrite, isKnownFile, KNOWN_COLS, metaValue, RESULTS_MAX, rowWriter, setMeta, TEXT_MAX, type KnownFile, type NewMessage } from "./rows.ts";
+import { archiveFiles, deleteFileRows, INPUTS_MAX, inWrite, isKnownFile, KNOWN_COLS, metaValue, RESULTS_MAX, rowWriter, setMeta, TEXT_MAX, type KnownFile, type NewMessage } from "./rows.ts";
 
 /** What an update counts (ingest.ts: UpdateReport). */
 interface Counts {
@@ -60,13 +60,7 @@ export async function updateOtherTranscripts(db: Database, sources: readonly Tra
         report.errors.push({ path: t.path, message: (e as Error)?.message ?? String(e) });
       }
     }
-    const gone = [...known.values()].filter((k) => k.gone_at == null);
-    if (gone.length) {
-      inWrite(db, () => {
-        const mark = db.query("UPDATE files SET gone_at = ? WHERE id = ? AND gone_at IS NULL");
-        for (const k of gone) report.archived += mark.run(now, k.id).changes;
-      });
-    }
+    report.archived += archiveFiles(db, [...known.values()].filter((k) => k.gone_at == null), now);
     // A transcript that failed is tried again next time: the version is kept only when all were read.
     if (version !== undefined && report.errors.length === errors) setMeta(db, versionKey, version);
   }

@@ -203,6 +203,17 @@ export function rollback(db: Database): void {
   } catch {}
 }
 
+/** Mark transcripts gone from disk or from their listing as archived at `now`, in one write transaction; returns how many were not already. */
+export function archiveFiles(db: Database, files: readonly KnownFile[], now: number): number {
+  if (!files.length) return 0;
+  return inWrite(db, () => {
+    const mark = db.query("UPDATE files SET gone_at = ? WHERE id = ? AND gone_at IS NULL");
+    let n = 0;
+    for (const f of files) n += mark.run(now, f.id).changes;
+    return n;
+  });
+}
+
 /** Every row a transcript gave: its messages, its session table rows, and their full-text rows. */
 export function deleteFileRows(db: Database, fileId: number): void {
   db.query("DELETE FROM msg_fts WHERE rowid IN (SELECT id FROM messages WHERE file_id = ?)").run(fileId);

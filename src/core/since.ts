@@ -7,11 +7,16 @@ export const SINCE_USAGE = "--since takes a duration (30m, 12h, 3d, 1w) or a dat
 /** A calendar day as `YYYY-MM-DD`: `2026-11-99` has the shape but is no day. */
 export function isDay(text: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const at = new Date(Date.UTC(y, mo - 1, d));
-  return at.getUTCFullYear() === y && at.getUTCMonth() === mo - 1 && at.getUTCDate() === d;
+  return m !== null && calendarDay(Number(m[1]), Number(m[2]) - 1, Number(m[3])) !== undefined;
 }
+
+/** `YYYY-MM-DD` of a real calendar day (`m` from 0), or undefined: 31 June is none. */
+export function calendarDay(y: number, m: number, d: number): string | undefined {
+  const at = new Date(Date.UTC(y, m, d));
+  return at.getUTCFullYear() === y && at.getUTCMonth() === m && at.getUTCDate() === d ? `${y}-${pad2(m + 1)}-${pad2(d)}` : undefined;
+}
+
+const pad2 = (n: number) => String(n).padStart(2, "0");
 
 /**
  * `--since` as a time in ms since epoch: a duration back from `now` (`12h`, `3d`, `1w`, `30m`) or
@@ -38,7 +43,7 @@ export function parseSince(value: string, now = Date.now()): number {
  * is an hour off); else the zone's own rule for that day.
  */
 export function noteTime(source: string, heading: string, endOfDay = false, utcOffsetMin?: number): number | undefined {
-  const d = /(?:^|[\\/])(\d{4})-(\d{2})-(\d{2})\.md$/.exec(source);
+  const d = DAILY_FILE.exec(source);
   if (!d) return undefined;
   const [y, m, day] = [Number(d[1]), Number(d[2]) - 1, Number(d[3])];
   // With the zone's offset known, no Date in local time is made: the first one loads the zone data.
@@ -47,6 +52,15 @@ export function noteTime(source: string, heading: string, endOfDay = false, utcO
   if (hm) return base + (Number(hm[1]) * 60 + Number(hm[2])) * 60_000;
   return endOfDay ? base + 86_400_000 - 1 : base;
 }
+
+/** The day of a daily note file (`…/2026-11-21.md`) as `YYYY-MM-DD`, or undefined. */
+export function noteDay(source: string): string | undefined {
+  const d = DAILY_FILE.exec(source);
+  return d ? `${d[1]}-${d[2]}-${d[3]}` : undefined;
+}
+
+/** A daily note file's name, its year, month and day. */
+const DAILY_FILE = /(?:^|[\\/])(\d{4})-(\d{2})-(\d{2})\.md$/;
 
 /** This machine's offset from UTC now, in minutes as Date#getTimezoneOffset gives it (what a writer records for its readers). */
 export function utcOffsetNow(): number {

@@ -7,13 +7,12 @@ import { curatedFiles, curatedFromRepository } from "../agents/curated.ts";
 import type { CuratedCard, CuratedView } from "./types.ts";
 import { NOTE_CHARS, redact, type HubProjects } from "./projects.ts";
 
-
 /**
  * Claude Code's curated files of the project the hub was started in, found the way the watch
  * process and `memsearch index` find them (read, never written). Null when there is nothing.
  */
 export function curatedCard(hub: HubProjects): CuratedCard | null {
-  const p = hub.list.find((x) => x.current)!;
+  const p = hub.current();
   const found = curatedFiles(p.root, { env: hub.env });
   const m = found.memory;
   const exists = isDirectory(m.dir);

@@ -7,20 +7,25 @@ import { type Expansion, type SectionRef, expandChunk } from "../index/expand.ts
 import { readChunk, refreshIndex } from "../watch/gateway.ts";
 import { readTextQuiet } from "../core/fsutil.ts";
 import type { StoredChunk } from "../index/types.ts";
+import type { Context } from "../core/context.ts";
 import { isDailyFile, notesIn, sectionId, sectionText } from "../memory/journal.ts";
 import { forgetTurn } from "../memory/forget.ts";
 import { stripControls } from "../core/text.ts";
 import type { ForgetDone, NoteView } from "./types.ts";
 import { NOTE_CHARS, redact, type HubProjects, type NoteRef, type Project } from "./projects.ts";
 
-
-/** A chunk of a project, as `memsearch expand` finds it. */
-export async function chunkOf(hub: HubProjects, p: Project, hash: string): Promise<StoredChunk> {
+/** A project's context to read or change its memory with; throws when its config is broken or its data folder is gone. */
+function memoryContext(hub: HubProjects, p: Project): Context {
   const ctx = hub.context(p);
   if (!ctx) throw new MemsearchError(redact(`project ${p.name}: ${p.problem}`, 500));
   // Reading would build an index, and so recreate the data folder of a project deleted meanwhile.
   if (!existsSync(ctx.project.dataDir)) throw new NotFoundError(`no memory left for ${p.name}: its folder is gone`);
-  return (await readChunk(ctx, hash, { cache: hub.indexes })).chunk;
+  return ctx;
+}
+
+/** A chunk of a project, as `memsearch expand` finds it. */
+async function chunkOf(hub: HubProjects, p: Project, hash: string): Promise<StoredChunk> {
+  return (await readChunk(memoryContext(hub, p), hash, { cache: hub.indexes })).chunk;
 }
 
 /**
@@ -60,7 +65,7 @@ export async function noteOf(hub: HubProjects, id: string, ref: NoteRef): Promis
  * lexer may end a section at a setext heading the journal does not see); else the text shown,
  * which then names no section, and a forget of it is refused (409) rather than taking another.
  */
-export function shownId(hub: HubProjects, p: Project, name: string, line: number, shown: string): string {
+function shownId(hub: HubProjects, p: Project, name: string, line: number, shown: string): string {
   const text = readTextQuiet(join(hub.memoryDir(p), name)) ?? "";
   const n = notesIn(text, name).find((x) => x.line === line);
   const section = n && sectionText(text, n);
@@ -73,9 +78,7 @@ export function shownId(hub: HubProjects, p: Project, name: string, line: number
  */
 export async function forget(hub: HubProjects, id: string, ref: { file: string; id: string; line: number }): Promise<ForgetDone> {
   const p = hub.project(id);
-  const ctx = hub.context(p);
-  if (!ctx) throw new MemsearchError(redact(`project ${p.name}: ${p.problem}`, 500));
-  if (!existsSync(ctx.project.dataDir)) throw new NotFoundError(`no memory left for ${p.name}: its folder is gone`);
+  const ctx = memoryContext(hub, p);
   const res = await forgetTurn(p.dataDir, ref, { promptIdOf: anchorPromptId(p.root, hub.env) });
   if (res.notes.length) await refreshIndex(ctx);
   return { project: p.id, turn: res.turn === undefined ? null : redact(res.turn, 300), removed: res.notes.length, alreadyForgotten: res.already, undo: res.undo };

@@ -64,7 +64,7 @@ export async function overviewOf(hub: HubProjects, now = new Date()): Promise<Ov
 }
 
 /** Whether Ollama answers for a project's model; asked at most every 30 s. */
-export function ollamaStatus(hub: HubProjects, ctx: Context): Promise<OllamaStatus> {
+function ollamaStatus(hub: HubProjects, ctx: Context): Promise<OllamaStatus> {
   const c = ctx.config;
   const key = `${c["embedding.provider"]}|${c["embedding.host"]}|${c["embedding.model"]}`;
   const hit = hub.ollama.get(key);

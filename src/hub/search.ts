@@ -14,9 +14,8 @@ import { isDailyFile } from "../memory/journal.ts";
 import type { SearchHit, SearchPage } from "./types.ts";
 import { redact, round, SNIPPET_CHARS, type HubProjects, type Project } from "./projects.ts";
 
-
 /** The CLI's search, through the index gateway (the watch process, else this hub's loaded indexes). */
-export async function searchProject(hub: HubProjects, p: Project, query: string, topK: number): Promise<SearchResponse | undefined> {
+async function searchProject(hub: HubProjects, p: Project, query: string, topK: number): Promise<SearchResponse | undefined> {
   const ctx = hub.context(p);
   if (!ctx || !existsSync(ctx.project.dataDir)) return undefined;
   const found = await searchIndex(ctx, { query, topK }, { cache: hub.indexes });
@@ -24,7 +23,7 @@ export async function searchProject(hub: HubProjects, p: Project, query: string,
 }
 
 /** Notes of every project in view, one ranking (the fused scores are comparable across indexes). */
-export async function searchAll(hub: HubProjects, query: string, topK: number): Promise<{ res: SearchResponse; owner: Map<string, Project> }> {
+async function searchAll(hub: HubProjects, query: string, topK: number): Promise<{ res: SearchResponse; owner: Map<string, Project> }> {
   const owner = new Map<string, Project>();
   const results: SearchResponse["results"] = [];
   let hybrid = false;
@@ -64,7 +63,7 @@ export async function searchPage(hub: HubProjects, query: string, mode: "notes" 
       }),
     };
   }
-  const current = hub.list.find((p) => p.current)!;
+  const current = hub.current();
   let owner = new Map<string, Project>();
   const res = await recall(
     { query, limit, project: current.root, allProjects: hub.scope === "all", source: "all" },

@@ -4,7 +4,6 @@ import type { IndexSummary } from "../index/format.ts";
 import type { DayPage, TimelinePage } from "./types.ts";
 import { DAY_NOTES, noteItem, type HubProjects } from "./projects.ts";
 
-
 /** A project's notes, newest first; with `agent`, only those of turns with that agent. */
 export async function timelineOf(hub: HubProjects, id: string, offset: number, limit: number, agent?: string): Promise<TimelinePage> {
   const p = hub.project(id);

@@ -23,7 +23,7 @@ export async function turnOf(hub: HubProjects, ref: ({ project: string } & NoteR
   if ("path" in ref) {
     if (!hub.knownTranscripts.has(ref.path)) throw new NotFoundError("unknown transcript: open it from a search result");
     // A hit may carry a note's anchor: the same check as for a note, against the project in view.
-    root = hub.list.find((x) => x.current)!.root;
+    root = hub.current().root;
     anyProject = hub.scope === "all";
     path = ref.path;
     id = ref.turn;

@@ -355,7 +355,11 @@ export class LazyDocs {
       this.source[e] = firstSource + src;
       this.at[2 * e] = sectionAt + idAt;
       this.at[2 * e + 1] = sectionAt + textAt;
-      this.lens.set([idLen, hashLen, headLen, textLen], 4 * e);
+      // Four stores, not set() of an array: an array per document cost a cold load of 20k a millisecond or two.
+      this.lens[4 * e] = idLen;
+      this.lens[4 * e + 1] = hashLen;
+      this.lens[4 * e + 2] = headLen;
+      this.lens[4 * e + 3] = textLen;
       this.index(id, e);
     }
     if (at !== bytes.byteLength) throw new Error("a documents section has bytes past its documents");
@@ -442,10 +446,14 @@ export class LazyDocs {
    */
   record(): Record<string, Doc> {
     const target: Record<string, Doc> = {};
+    // A read of a document not decoded yet decodes it into the record first.
+    const decoded = (t: Record<string, Doc>, key: string | symbol) => {
+      const id = Object.hasOwn(t, key) ? undefined : this.pending(key);
+      if (id !== undefined) t[id] = this.take(id);
+    };
     return new Proxy(target, {
       get: (t, key, receiver) => {
-        const id = Object.hasOwn(t, key) ? undefined : this.pending(key);
-        if (id !== undefined) t[id] = this.take(id);
+        decoded(t, key);
         return Reflect.get(t, key, receiver);
       },
       has: (t, key) => this.pending(key) !== undefined || Reflect.has(t, key),
@@ -467,8 +475,7 @@ export class LazyDocs {
         return Reflect.ownKeys(t);
       },
       getOwnPropertyDescriptor: (t, key) => {
-        const id = Object.hasOwn(t, key) ? undefined : this.pending(key);
-        if (id !== undefined) t[id] = this.take(id);
+        decoded(t, key);
         return Reflect.getOwnPropertyDescriptor(t, key);
       },
     });

@@ -11,6 +11,10 @@
  * name, not a day (docs/EVALUATION.md). Nothing here reads the zone's rules:
  * local days come from the offset the index's writer recorded, when the caller has it.
  */
+import { calendarDay, noteDay } from "../core/since.ts";
+
+// A note's day is read from its file's name as its time is (core/since.ts noteTime), in one place.
+export { noteDay };
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 const MONTH_WORD = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?";
@@ -40,12 +44,6 @@ function monthOf(word: string): number {
   return MONTHS.indexOf(word.toLowerCase().slice(0, 3));
 }
 
-/** A real calendar day, or undefined (31 June is none). */
-function dayKey(y: number, m: number, d: number): string | undefined {
-  const at = new Date(Date.UTC(y, m, d));
-  return at.getUTCFullYear() === y && at.getUTCMonth() === m && at.getUTCDate() === d ? `${y}-${pad(m + 1)}-${pad(d)}` : undefined;
-}
-
 /** Today's local date as [year, month (0-based), day], from the writer's recorded offset when known. */
 function localToday(now: number, utcOffsetMin?: number): [number, number, number] {
   if (utcOffsetMin === undefined) {
@@ -66,7 +64,7 @@ export function queryDates(query: string, now = Date.now(), utcOffsetMin?: numbe
     if (m < 0) return;
     // Without a year: this year's, or last year's when this year's is still to come.
     const y = year ? Number(year) : m > tm || (m === tm && d > td) ? ty - 1 : ty;
-    const key = dayKey(y, m, d);
+    const key = calendarDay(y, m, d);
     if (key) days.add(key);
   };
   for (const x of query.matchAll(DAY_MONTH)) add(monthOf(x[2]!), Number(x[1]), x[3]);
@@ -75,7 +73,7 @@ export function queryDates(query: string, now = Date.now(), utcOffsetMin?: numbe
     add(monthOf(x[1]!), Number(x[2]), x[3]);
   }
   for (const x of query.matchAll(ISO_DAY)) {
-    const key = dayKey(Number(x[1]), Number(x[2]) - 1, Number(x[3]));
+    const key = calendarDay(Number(x[1]), Number(x[2]) - 1, Number(x[3]));
     if (key) days.add(key);
   }
   if (RELATIVE.test(query)) {
@@ -89,11 +87,6 @@ export function queryDates(query: string, now = Date.now(), utcOffsetMin?: numbe
     if (m >= 0 && ![...days].some((d) => d.startsWith(key))) months.add(key);
   }
   return { days, months };
-}
-
-/** The day of a daily note file (`…/2026-11-21.md`), or undefined. */
-export function noteDay(source: string): string | undefined {
-  return /(?:^|[\\/])(\d{4}-\d{2}-\d{2})\.md$/.exec(source)?.[1];
 }
 
 /**

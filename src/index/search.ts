@@ -136,7 +136,6 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
     return { chunk, score: 1 - (1 - wT * text) * (1 - wV * vec), bm25: k?.score ?? 0, evidence, information, cosine, kind };
   };
   const results: SearchResult[] = [...candidates.values()].map((h, i) => fuse(h.chunk, keyword[i]));
-  // On a tie the curated record comes first: it is what the user or Claude chose to keep.
   const now = req.now ?? Date.now();
   const offset = store.utcOffsetMin;
   const dates = queryDates(query, now, offset);
@@ -153,6 +152,7 @@ export async function searchChunks(req: SearchRequest): Promise<SearchResponse> 
       order.set(r, Math.max(rankOf(r), order.get(question)! * ANSWER_SHARE));
     });
   }
+  // On a tie the curated record comes first: it is what the user or Claude chose to keep.
   const top = results
     .filter((r) => order.get(r)! > 0)
     .sort((a, b) => order.get(b)! - order.get(a)! || curatedFirst(a, b) || a.chunk.source.localeCompare(b.chunk.source) || a.chunk.startLine - b.chunk.startLine)

@@ -13,7 +13,7 @@
  * is no file to stat).
  */
 import * as v from "valibot";
-import { DEFAULT_AGENT } from "../core/anchor.ts";
+import { DEFAULT_AGENT, turnKey } from "../core/anchor.ts";
 import { atomicWrite } from "../core/fsutil.ts";
 import { readJsonFile } from "../core/json-file.ts";
 import { clip, oneLine } from "../core/text.ts";
@@ -21,7 +21,7 @@ import { sanitize } from "../core/redact.ts";
 import { EmptyTranscriptError } from "../transcript/files.ts";
 import { describeSkips, NOT_TURN_KINDS, turnKind, type SkipKind } from "../transcript/turn-kind.ts";
 import type { ProjectTranscripts, Turn } from "../transcript/types.ts";
-import { ACTIVE_MS, existingNotes, hasNote, isLineId, turnTimes, type ExistingNotes } from "./import.ts";
+import { ACTIVE_MS, existingNotes, turnFate, turnTimes, type TurnRecords } from "./import.ts";
 import { localDay } from "./journal.ts";
 import { readForgotten } from "./forgotten.ts";
 import { queuedTurnKeys } from "./pending.ts";
@@ -170,14 +170,13 @@ function saveCache(file: string, cache: TurnsCache, sources: readonly ProjectTra
 }
 
 /** What the accounting reads every transcript against: the notes, the queue, the forgotten list, the cache. */
-interface Accounting {
+interface Accounting extends TurnRecords {
   acc: TurnAccount;
   byAgent: Map<string, AgentAccount>;
   /** A resumed session's file repeats the turns of the one it resumed: each is counted once. */
   seen: Set<string>;
-  notes: ExistingNotes;
-  queue: ReturnType<typeof queuedTurnKeys>;
-  forgotten: ReturnType<typeof readForgotten>;
+  /** Queued turns named by neither id, per session (pending.ts queuedTurnKeys). */
+  unnamedQueued: Map<string, number>;
   now: number;
   activeMs: number;
   cache?: TurnsCache;
@@ -188,7 +187,8 @@ export async function accountTurns(o: AccountOptions): Promise<TurnAccount> {
   const started = performance.now();
   const acc: TurnAccount = { turns: 0, noted: 0, queued: 0, running: 0, missing: 0, forgotten: 0, notTurns: emptySkips(), sessions: [], agents: [], toCapture: 0, missingTurns: [], days: {}, unreadable: [], ms: 0 };
   const cache: TurnsCache | undefined = o.cacheFile ? (readJsonFile(o.cacheFile, TurnsCache) ?? { version: 1, files: {} }) : undefined;
-  const x: Accounting = { acc, byAgent: new Map(), seen: new Set(), notes: existingNotes(o.memoryDir), queue: queuedTurnKeys(o.dataDir), forgotten: readForgotten(o.dataDir), now: o.now ?? Date.now(), activeMs: o.activeMs ?? ACTIVE_MS, cache, cacheChanged: false };
+  const queue = queuedTurnKeys(o.dataDir);
+  const x: Accounting = { acc, byAgent: new Map(), seen: new Set(), notes: existingNotes(o.memoryDir), queued: queue.keys, unnamedQueued: queue.unnamed, forgotten: readForgotten(o.dataDir), now: o.now ?? Date.now(), activeMs: o.activeMs ?? ACTIVE_MS, cache, cacheChanged: false };
   for (const source of o.sources) {
     if (source.problem) acc.unreadable.push({ path: source.label, reason: `its transcripts could not be listed: ${source.problem}` });
     for (const file of source.files) {
@@ -225,22 +225,16 @@ async function holding(x: Accounting, path: string, stamp: string, read: () => P
   return index;
 }
 
-/** Each turn's state, in this order: noted, forgotten, a local command, queued, running, not a turn to capture, else missing. */
+/** Each turn's state, by the rule import applies (import.ts turnFate): work without a note is missing. */
 function statesOf(x: Accounting, index: CachedTranscript, mtime: number): TurnState[] {
   const sid = index.sessionId;
   const lastRunning = x.now - mtime < x.activeMs ? index.turns.length - 1 : -1;
   const states: TurnState[] = index.turns.map((turn, i) => {
-    if (hasNote(x.notes, sid, turn)) return "noted";
-    if (x.forgotten.has(turn.uuid, sid) || x.forgotten.has(turn.promptId, sid)) return "forgotten";
-    const kind = turn.kind;
-    if (kind === "local-command") return kind;
-    if (x.queue.keys.has(`${sid} ${turn.uuid}`) || (turn.promptId !== undefined && x.queue.keys.has(`${sid} ${turn.promptId}`))) return "queued";
-    if (i === lastRunning) return "running";
-    if (kind !== "work") return kind;
-    return "missing";
+    const fate = turnFate(x, sid, turn, turn.kind, i === lastRunning);
+    return fate === "work" ? "missing" : fate;
   });
   // Queued turns the queue names by neither id (older clients, Gemini CLI): the session's latest turns without a note.
-  let unnamedQueued = x.queue.unnamed.get(sid) ?? 0;
+  let unnamedQueued = x.unnamedQueued.get(sid) ?? 0;
   for (let i = states.length - 1; i >= 0 && unnamedQueued > 0; i--) {
     if (states[i] === "missing" || states[i] === "running") {
       states[i] = "queued";
@@ -262,7 +256,7 @@ function count(x: Accounting, of: { agent: string; label: string }, path: string
   const times = turnTimes(index.turns, mtime);
   const states = statesOf(x, index, mtime);
   index.turns.forEach((turn, i) => {
-    const key = isLineId(turn.uuid) ? `${sid} ${turn.uuid}` : turn.uuid;
+    const key = turnKey(sid, turn.uuid);
     if (x.seen.has(key)) return;
     x.seen.add(key);
     const state = states[i]!;

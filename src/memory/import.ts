@@ -22,7 +22,7 @@ import { turnKind, type SkipKind, type TurnKind } from "../transcript/turn-kind.
 import { appendTurnNote, dailyFiles, localDay } from "./journal.ts";
 import { queuedTurnKeys } from "./pending.ts";
 import { sanitize } from "../core/redact.ts";
-import { readForgotten } from "./forgotten.ts";
+import { readForgotten, type Forgotten } from "./forgotten.ts";
 import { buildPrompt, type Summary, type SummarizerProvider } from "./summarizer.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -187,11 +187,9 @@ export const ACTIVE_MS = 10 * 60_000;
 const SUBAGENT_REASON = "a subagent transcript (its work is part of its parent session's turn; import the parent)";
 
 /** What a plan is made against: the notes, the queue and the forgotten list as they are now. */
-interface Planning {
+interface Planning extends TurnRecords {
   plan: ImportPlan;
-  existing: ExistingNotes;
-  queue: Set<string>;
-  forgotten: ReturnType<typeof readForgotten>;
+  notes: ExistingNotes;
   now: number;
   activeMs: number;
   /** Turns to write, before a turn copied into a resumed session is kept once. */
@@ -212,8 +210,8 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   // The memory folder is `<dataDir>/memory` (core/project.ts); the list is beside it.
   const forgotten = readForgotten(dirname(o.memoryDir));
   if (forgotten.problem) throw new StorageError(`${forgotten.problem}: fix or remove it before importing, or forgotten turns would be written again`);
-  const queue = o.dataDir ? queuedTurnKeys(o.dataDir).keys : new Set<string>();
-  const p: Planning = { plan, existing: existingNotes(o.memoryDir), queue, forgotten, now: o.now ?? Date.now(), activeMs: o.activeMs ?? ACTIVE_MS, candidates: [], skip };
+  const queued = o.dataDir ? queuedTurnKeys(o.dataDir).keys : new Set<string>();
+  const p: Planning = { plan, notes: existingNotes(o.memoryDir), queued, forgotten, now: o.now ?? Date.now(), activeMs: o.activeMs ?? ACTIVE_MS, candidates: [], skip };
   for (const source of o.sources) {
     if (source.problem) skip(source.agent, `its transcripts could not be listed: ${source.problem}`);
     // The listing's time: an OpenCode session (`<database>#<session>`) is no file to stat.
@@ -224,7 +222,7 @@ export async function planImport(o: PlanOptions): Promise<ImportPlan> {
   }
   plan.todo = firstOfEach(p);
   plan.sessions = new Set(plan.todo.map((c) => c.sessionId)).size;
-  daysOf(plan, p.existing);
+  daysOf(plan, p.notes);
   return plan;
 }
 
@@ -258,25 +256,35 @@ function consider(p: Planning, tr: PlannedTranscript, mtime: number): void {
   // activeMs 0 means none: a file's time has sub-millisecond digits that `now` lacks, so `now - mtime` may be below 0.
   const last = p.activeMs > 0 && p.now - mtime < p.activeMs ? turns.length - 1 : -1;
   turns.forEach((turn, i) => {
-    const fate = fateOf(p, tr.sessionId, turn, i === last);
+    const fate = turnFate(p, tr.sessionId, turn, turnKind(turn), i === last);
     if (fate === "work") p.candidates.push({ transcript: t, turn: i, uuid: turn.uuid, sessionId: tr.sessionId, time: times[i]!, day: localDay(new Date(times[i]!)) });
-    else if (fate === "already" || fate === "forgotten" || fate === "queued" || fate === "active") p.plan[fate]++;
+    else if (fate === "noted") p.plan.already++;
+    else if (fate === "running") p.plan.active++;
+    else if (fate === "forgotten" || fate === "queued") p.plan[fate]++;
     else p.plan.notTurns[fate]++;
   });
 }
 
+/** What a turn's fate is read from: the notes, the forgotten list and the drainer's queue as they are now. */
+export interface TurnRecords {
+  notes: Pick<ExistingNotes, "turns" | "pairs">;
+  forgotten: Pick<Forgotten, "has">;
+  /** `session turn` of every queued turn named by an id (pending.ts queuedTurnKeys). */
+  queued: ReadonlySet<string>;
+}
+
 /**
- * What becomes of a turn, in this order: noted already, forgotten, a local command, queued for the
- * drainer, maybe still running (`running`: its reply may still be coming), not a turn to capture
- * (turn-kind.ts), or to write.
+ * What becomes of a turn, in this order: it has a note, it was forgotten, a local command, queued
+ * for the drainer, maybe still running (`running`: its reply may still be coming), not a turn to
+ * capture (`kind`, turn-kind.ts), or work without a note. `import` and the turn accounting
+ * (accounting.ts) judge every turn by this one rule.
  */
-function fateOf(p: Planning, sessionId: string, turn: Turn, running: boolean): "already" | "forgotten" | "queued" | "active" | TurnKind {
-  if (hasNote(p.existing, sessionId, turn)) return "already";
-  if (p.forgotten.has(turn.uuid, sessionId) || p.forgotten.has(turn.promptId, sessionId)) return "forgotten";
-  const kind = turnKind(turn);
+export function turnFate(r: TurnRecords, sessionId: string, turn: Pick<Turn, "uuid" | "promptId">, kind: TurnKind, running: boolean): "noted" | "forgotten" | "queued" | "running" | TurnKind {
+  if (hasNote(r.notes, sessionId, turn)) return "noted";
+  if (r.forgotten.has(turn.uuid, sessionId) || r.forgotten.has(turn.promptId, sessionId)) return "forgotten";
   if (kind === "local-command") return kind;
-  if (p.queue.has(`${sessionId} ${turn.uuid}`) || (turn.promptId !== undefined && p.queue.has(`${sessionId} ${turn.promptId}`))) return "queued";
-  return running ? "active" : kind;
+  if (r.queued.has(`${sessionId} ${turn.uuid}`) || (turn.promptId !== undefined && r.queued.has(`${sessionId} ${turn.promptId}`))) return "queued";
+  return running ? "running" : kind;
 }
 
 /**
@@ -321,8 +329,6 @@ export function hasNote(n: Pick<ExistingNotes, "turns" | "pairs">, sessionId: st
   const byPrompt = turn.promptId !== undefined && !isLineId(turn.promptId) && n.turns.has(turn.promptId);
   return byPrompt || (isLineId(turn.uuid) ? n.pairs.has(`${sessionId} ${turn.uuid}`) : n.turns.has(turn.uuid));
 }
-
-export { isLineId };
 
 function hhmm(t: number): string {
   const d = new Date(t);

@@ -315,11 +315,13 @@ export class Daemon {
       this.watchCurated();
       this.scheduleRewalk();
     }
+    // Named to the indexer, a file is indexed: one the whole scan leaves out stays out here too.
+    // Built once, not on every event of the folder (most are not even Markdown).
+    const leftOut = scanOptionsFor({ indexDir: this.ctx.project.indexDir, config: this.ctx.config });
     for (const p of this.paths) {
       const w = watch(p, { recursive: true }, (_event, name) => {
         const file = name ? join(p, String(name)) : p;
-        // Named to the indexer, a file is indexed: one the whole scan leaves out stays out here too.
-        if (name && shouldIndexPath(file, [p], scanOptionsFor({ indexDir: this.ctx.project.indexDir, config: this.ctx.config }))) this.changed.add(file);
+        if (name && shouldIndexPath(file, [p], leftOut)) this.changed.add(file);
         if (/\.(md|markdown)$/i.test(file) || !name) this.schedule(file);
       });
       w.on("error", (e) => this.events.onError?.(`watching ${p}: ${oneLine(e)}`));

@@ -9,7 +9,7 @@
  * every row).
  */
 import type { Database } from "bun:sqlite";
-import { statSync, type Stats } from "node:fs";
+import type { Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import * as v from "valibot";
 import { parseJson } from "../../core/json-file.ts";
@@ -139,7 +139,7 @@ export async function ingestFile(db: Database, path: string, st: Stats, cwdCache
     }
     const r = new FileReader(db, row, parseState(row.state), path, cwdCache, plansDir);
     const consumed = await r.read(st.size);
-    const written = r.flush();
+    const written = r.flush(Math.floor(st.mtimeMs));
     db.query("UPDATE files SET dev = ?, ino = ?, size = ?, mtime = ?, consumed = ?, project = ?, session = ?, state = ?, gone_at = NULL WHERE id = ?").run(
       st.dev,
       st.ino,
@@ -320,14 +320,11 @@ class FileReader {
     // One row per plan file: the plan revised and approved again replaces the earlier text.
     const key = `plan:${file || p.toolId}`;
     const plans = (this.state.plans ??= {});
-    const draft = plans[key];
-    if (p.asks) {
-      // ExitPlanMode: the plan it passes, else the file written for it, waits for the user's answer.
-      if (text.trim()) plans[key] = { title: clip(oneLineTitle(text), TITLE_MAX) || "Plan", text, ref: sanitize(file), turnUuid: turn, ts, call: p.toolId };
-      else if (draft) draft.call = p.toolId;
-      return;
-    }
-    plans[key] = { title: clip(oneLineTitle(text), TITLE_MAX) || "Plan", text, ref: sanitize(file), turnUuid: turn, ts };
+    const plan: PendingPlan = { title: clip(oneLineTitle(text), TITLE_MAX) || "Plan", text, ref: sanitize(file), turnUuid: turn, ts };
+    if (!p.asks) plans[key] = plan;
+    // ExitPlanMode: the plan it passes, else the file written for it, waits for the user's answer.
+    else if (text.trim()) plans[key] = { ...plan, call: p.toolId };
+    else if (plans[key]) plans[key].call = p.toolId;
   }
 
   /**
@@ -346,8 +343,7 @@ class FileReader {
 
   private addSession(kind: SessionKind, key: string, title: string, text: string, ref: string, turnUuid: string, ts: string | undefined): void {
     if (this.state.subagent || !text.trim()) return;
-    const t = ts ? Date.parse(ts) : NaN;
-    this.session.set(key, { kind, key, title, text, ref, turnUuid, ts: Number.isFinite(t) ? t : 0 });
+    this.session.set(key, { kind, key, title, text, ref, turnUuid, ts: msOf(ts) });
   }
 
   private openTurn(row: Row): void {
@@ -400,7 +396,6 @@ class FileReader {
   }
 
   private newRow(role: Row["role"], uuid: string, msgKey: string, ts: string | undefined, turnUuid: string, promptId: string | undefined): Row {
-    const t = ts ? Date.parse(ts) : NaN;
     return {
       dirty: true,
       session: "",
@@ -408,7 +403,7 @@ class FileReader {
       promptId: promptId ?? null,
       uuid,
       msgKey,
-      ts: Number.isFinite(t) ? t : 0,
+      ts: msOf(ts),
       role,
       text: "",
       tools: [],
@@ -418,12 +413,14 @@ class FileReader {
     };
   }
 
-  /** Write the rows of this read; returns how many were added or changed. */
-  flush(): number {
+  /**
+   * Write the rows of this read; returns how many were added or changed. `fileTs`: the file's
+   * mtime as stat'ed for this read, the time of a row whose line records none.
+   */
+  flush(fileTs: number): number {
     const project = this.project ?? this.fallbackProject();
     this.project = project;
     const session = this.state.sessionId ?? basename(this.path).replace(/\.jsonl$/i, "");
-    const fileTs = this.fileTime();
     const w = rowWriter(this.db);
     let n = 0;
     for (const c of this.session.values()) w.session(this.file.id, project, session, { ...c, ts: c.ts || fileTs });
@@ -461,14 +458,6 @@ class FileReader {
     if (sib && typeof sib.project === "string") return sib.project;
     return `claude-projects:${basename(dir)}`;
   }
-
-  private fileTime(): number {
-    try {
-      return Math.floor(statSync(this.path).mtimeMs);
-    } catch {
-      return Date.now();
-    }
-  }
 }
 
 /** A row of the session table being written by one read. */
@@ -481,6 +470,12 @@ interface SessionRow {
   ref: string;
   turnUuid: string;
   ts: number;
+}
+
+/** An entry's time in ms, 0 when it records none (the file's time stands in: flush). */
+function msOf(ts: string | undefined): number {
+  const t = ts ? Date.parse(ts) : NaN;
+  return Number.isFinite(t) ? t : 0;
 }
 
 /** A plan's title: its first non-empty line, heading marks left out. */

@@ -12,7 +12,7 @@ import { existsSync, lstatSync, readdirSync, statSync, type Stats } from "node:f
 import { dirname, join, resolve } from "node:path";
 import { isDamage } from "../../conversations/db.ts";
 import type { AppendedSource, AppendedUpdate, UpdateReport } from "../../conversations/ingest.ts";
-import { inWrite, isDirRow, isKnownFile, KNOWN_COLS, metaValue, setMeta, type KnownFile } from "../../conversations/rows.ts";
+import { archiveFiles, inWrite, isDirRow, isKnownFile, KNOWN_COLS, metaValue, setMeta, type KnownFile } from "../../conversations/rows.ts";
 import { claudeProjectsDir, notRegularTranscript } from "./files.ts";
 import { ingestFile } from "./conversation-rows.ts";
 
@@ -275,12 +275,7 @@ async function ingestAll(db: Database, todo: { path: string; st: Stats }[], repo
  * looked at) keep their rows, marked archived with the time they were found gone.
  */
 function archiveGone(db: Database, gone: Map<number, KnownFile>, report: UpdateReport, now: number): void {
-  const todo = [...gone.values()].filter((row) => row.gone_at == null && !existsSync(row.path));
-  if (!todo.length) return;
-  inWrite(db, () => {
-    const mark = db.query("UPDATE files SET gone_at = ? WHERE id = ? AND gone_at IS NULL");
-    for (const row of todo) report.archived += mark.run(now, row.id).changes;
-  });
+  report.archived += archiveFiles(db, [...gone.values()].filter((row) => row.gone_at == null && !existsSync(row.path)), now);
 }
 
 /**

@@ -15,7 +15,7 @@ import { realOr } from "../../core/project.ts";
 import { claudeProjectsDir, projectSlug } from "../../core/claude-home.ts";
 import { ForeignTranscriptError, isInside, notRegularInside, openRegularFile, projectOfCwd, sameProject } from "../../transcript/files.ts";
 
-export { claudeConfigDir, claudeProjectsDir, homeOf, projectSlug } from "../../core/claude-home.ts";
+export { claudeProjectsDir, projectSlug };
 
 /** `agent-<id>.jsonl` inside a `subagents/` folder. */
 export function isSubagentPath(path: string): boolean {

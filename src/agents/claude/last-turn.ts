@@ -10,7 +10,7 @@ import type { FoundTurn, LastTurn, Turn, TurnQuery } from "../../transcript/type
 import { turnKind } from "../../transcript/turn-kind.ts";
 import { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary } from "./summary.ts";
 
-export { LAST_TURN_OUTPUT_CHARS, renderTurnForSummary };
+export { LAST_TURN_OUTPUT_CHARS };
 
 export interface LastTurnOptions {
   /**

@@ -23,6 +23,7 @@ import { cleanText, mediaPlaceholder, summarizeToolInput } from "../../transcrip
 import { TurnSegmenter, type Closed } from "../../transcript/turns.ts";
 import type { ToolCall, Turn } from "../../transcript/types.ts";
 import type { Compaction, ReadStats, SessionSummary, Transcript } from "./types.ts";
+import { asString as str } from "../turn.ts";
 
 export { EmptyTranscriptError };
 
@@ -108,10 +109,6 @@ function newStats(): ReadStats {
     orphanResults: 0,
     untrustedSummaries: 0,
   };
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === "string" ? v : undefined;
 }
 
 class Builder {

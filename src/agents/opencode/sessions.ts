@@ -9,6 +9,7 @@ import { lstatSync } from "node:fs";
 import { join, resolve } from "node:path";
 import * as v from "valibot";
 import { NotFoundError } from "../../core/errors.ts";
+import { lexists } from "../../core/fsutil.ts";
 import { realOr } from "../../core/project.ts";
 import { sanitize } from "../../core/redact.ts";
 import { ForeignTranscriptError, projectOfCwd, sameProject } from "../../transcript/files.ts";
@@ -96,11 +97,7 @@ const StampRow = v.object({ id: SessionId, directory: v.string(), parent_id: v.n
 export function listSessions(env: NodeJS.ProcessEnv = process.env, root?: string): TranscriptStamp[] {
   const path = opencodeDbPath(env);
   // Absent: no OpenCode here. Anything else there (a link too) is opened, and refused, below.
-  try {
-    lstatSync(path);
-  } catch {
-    return [];
-  }
+  if (!lexists(path)) return [];
   const db = openOpencodeDb(path);
   try {
     // Every lookup per session through OpenCode's own indexes (INDEXED BY: an error, never a scan of

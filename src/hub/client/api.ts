@@ -7,12 +7,11 @@
  * navigation a view's data was asked for (a view whose data comes back late is dropped).
  */
 
+const TOKEN_KEY = "memsearch-hub-token";
 
-export const TOKEN_KEY = "memsearch-hub-token";
+const startParams = new URLSearchParams(location.search);
 
-export const startParams = new URLSearchParams(location.search);
-
-export const tokenInUrl = startParams.get("token");
+const tokenInUrl = startParams.get("token");
 
 if (tokenInUrl) {
   sessionStorage.setItem(TOKEN_KEY, tokenInUrl);
@@ -21,7 +20,7 @@ if (tokenInUrl) {
   history.replaceState(null, "", `${location.pathname}${rest ? `?${rest}` : ""}${location.hash}`);
 }
 
-export const token = sessionStorage.getItem(TOKEN_KEY) ?? "";
+const token = sessionStorage.getItem(TOKEN_KEY) ?? "";
 
 export class ApiError extends Error {
   constructor(
@@ -35,15 +34,7 @@ export class ApiError extends Error {
 export async function api<T>(path: string, params: Record<string, string | number> = {}): Promise<T> {
   const url = new URL(path, location.origin);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
-  let r: Response;
-  try {
-    r = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-  } catch {
-    throw new ApiError(0, "The hub does not answer: it may have been stopped. Run `memsearch hub` again.");
-  }
-  const body = (await r.json().catch(() => ({}))) as { error?: string };
-  if (!r.ok) throw new ApiError(r.status, body.error ?? r.statusText);
-  return body as T;
+  return request<T>(url);
 }
 
 /**
@@ -51,15 +42,19 @@ export async function api<T>(path: string, params: Record<string, string | numbe
  * that the server can tell it came from this page (same origin) and not from a form elsewhere.
  */
 export async function post<T>(path: string, body: unknown): Promise<T> {
+  return request<T>(new URL(path, location.origin), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+}
+
+async function request<T>(url: URL, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<T> {
   let r: Response;
   try {
-    r = await fetch(new URL(path, location.origin), { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    r = await fetch(url, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } });
   } catch {
     throw new ApiError(0, "The hub does not answer: it may have been stopped. Run `memsearch hub` again.");
   }
-  const out = (await r.json().catch(() => ({}))) as { error?: string };
-  if (!r.ok) throw new ApiError(r.status, out.error ?? r.statusText);
-  return out as T;
+  const body = (await r.json().catch(() => ({}))) as { error?: string };
+  if (!r.ok) throw new ApiError(r.status, body.error ?? r.statusText);
+  return body as T;
 }
 
 /** Counts navigations: a view whose data comes back after the user went elsewhere is dropped. */

@@ -12,7 +12,7 @@ export type Child = Node | string | number | null | undefined | false | Child[];
 
 export type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
 
-export function append(el: Node, children: Child[]): void {
+function append(el: Node, children: Child[]): void {
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;
     if (Array.isArray(c)) append(el, c);
@@ -20,7 +20,7 @@ export function append(el: Node, children: Child[]): void {
   }
 }
 
-export function setAttrs(el: Element, attrs: Attrs): void {
+function setAttrs(el: Element, attrs: Attrs): void {
   for (const [k, v] of Object.entries(attrs)) {
     if (v === null || v === undefined || v === false) continue;
     if (typeof v === "function") el.addEventListener(k.slice(2), v);
@@ -35,7 +35,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   return el;
 }
 
-export const SVG_NS = "http://www.w3.org/2000/svg";
+const SVG_NS = "http://www.w3.org/2000/svg";
 
 export function s(tag: string, attrs: Attrs = {}, ...children: Child[]): SVGElement {
   const el = document.createElementNS(SVG_NS, tag) as SVGElement;
@@ -50,9 +50,9 @@ export const main = $<HTMLElement>("main");
 
 export const dialog = $<HTMLDialogElement>("note");
 
-export const dialogBody = $<HTMLElement>("note-body");
+const dialogBody = $<HTMLElement>("note-body");
 
-export const tip = $<HTMLElement>("tip");
+const tip = $<HTMLElement>("tip");
 
 export const searchForm = $<HTMLFormElement>("search");
 

@@ -11,13 +11,13 @@ import { api, currentNavigation } from "./api.js";
 import { h, hideTip, main, s, showTip, withDates } from "./dom.js";
 import { openDay, openOnKey } from "./nav.js";
 
-export function describeDay(c: { date: string; count: number }): string {
+function describeDay(c: { date: string; count: number }): string {
   return `${plural(c.count, "note")} on ${longDay(c.date)}`;
 }
 
-export const PITCH = 14;
+const PITCH = 14;
 
-export const CELL = 11;
+const CELL = 11;
 
 /**
  * The heatmap of one span, with a button for each span there is (the last 6 months, each year):
@@ -53,7 +53,7 @@ export function heatmap(o: Overview, span = openingSpan(o.days, o.today)): HTMLE
   return section;
 }
 
-export function heatmapOf(o: Overview, span: HeatSpan): HTMLElement {
+function heatmapOf(o: Overview, span: HeatSpan): HTMLElement {
   const lay = heatmapBetween(o.days, span.from, span.to);
   const outside = notesOutside(o.days, span.from, span.to);
   const spanWords = span.key === RECENT_SPAN ? "the last 6 months" : span.label;
@@ -181,9 +181,9 @@ export async function markMissingTurns(asked: number): Promise<void> {
 }
 
 /** The turn counts of the overview, kept so that a heatmap redrawn for another span is marked again. */
-export let turnsShown: TurnsView | undefined;
+let turnsShown: TurnsView | undefined;
 
-export function showTurns(t: TurnsView): void {
+function showTurns(t: TurnsView): void {
   for (const r of main.querySelectorAll<SVGElement>("svg.heatmap rect[data-date]")) {
     const n = t.missingDays[r.getAttribute("data-date")!];
     if (!n || r.classList.contains("missing")) continue;

@@ -6,7 +6,7 @@ import type { CostRowView, CostsPage } from "../../types.ts";
 import { plural } from "../charts.js";
 import { h, timeEl } from "../dom.js";
 
-export function costTable(caption: string, rows: CostRowView[], first: string): HTMLElement {
+function costTable(caption: string, rows: CostRowView[], first: string): HTMLElement {
   // claude -p says what each call cost; its column is there once any call of the table said so.
   const reported = rows.some((r) => r.reportedCalls > 0);
   return h(

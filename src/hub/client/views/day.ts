@@ -39,9 +39,3 @@ export async function showDay(date: string): Promise<void> {
   );
   focusHeading();
 }
-
-/** The browser's local day, `YYYY-MM-DD`, as note days are. */
-export function localToday(): string {
-  const d = new Date();
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
-}

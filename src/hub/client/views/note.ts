@@ -11,7 +11,7 @@ import { reload } from "../nav.js";
 import { DEFAULT_AGENT } from "../agents.js";
 
 /** A note's first bullets, its outcome always among them (never behind "+N more"). */
-export function noteText(n: NoteItem): HTMLElement {
+function noteText(n: NoteItem): HTMLElement {
   const { shown, hidden } = shownBullets(n.bullets);
   return h(
     "span",
@@ -80,7 +80,7 @@ export async function openNote(ref: NoteRef, match?: Match): Promise<void> {
  * shown: when the file changed since (another tab, the CLI, a git pull, an edit), the server
  * answers 409, nothing is forgotten, and the page says so and reads the views again.
  */
-export function forgetBox(project: string, note: NonNullable<NoteView["forget"]>, undo: "import" | "restore" | "none"): HTMLElement {
+function forgetBox(project: string, note: NonNullable<NoteView["forget"]>, undo: "import" | "restore" | "none"): HTMLElement {
   const box = h("div", { class: "forget" });
   const ask = h("button", { type: "button", class: "secondary", id: "forget-ask" }, "Forget this note…");
   const askAgain = () => {
@@ -137,7 +137,7 @@ export function forgetBox(project: string, note: NonNullable<NoteView["forget"]>
   return box;
 }
 
-export function turnView(t: TurnView, step: (turn: string) => void): HTMLElement {
+function turnView(t: TurnView, step: (turn: string) => void): HTMLElement {
   const go = (to: string | null, label: string, rel: string) =>
     to ? h("button", { type: "button", class: "link", "data-turn-step": rel, onclick: () => step(to) }, label) : h("span", { class: "muted", "aria-hidden": "true" }, label);
   return h(
@@ -181,7 +181,7 @@ export async function openTurn(ref: NoteRef | { path: string; turn: string }, in
 }
 
 /** Text for comparing: lower case, one space, no ellipses (a snippet is cut out of its message with them). */
-export function flat(text: string): string {
+function flat(text: string): string {
   return text.toLowerCase().replace(/…/g, " ").replace(/\s+/g, " ").trim();
 }
 
@@ -190,7 +190,7 @@ export function flat(text: string): string {
  * details opened): the one holding the longest piece of the hit's snippet, else the first holding
  * a word of the query. Returns it, or null when none does.
  */
-export function markMatch(box: HTMLElement, m: Match): HTMLElement | null {
+function markMatch(box: HTMLElement, m: Match): HTMLElement | null {
   const items = [...box.querySelectorAll<HTMLElement>(".msg, details.tool")];
   const text = (el: HTMLElement) => flat(el.textContent ?? "");
   const pieces = m.snippet.split("…").map(flat).filter((p) => p.length >= 8).sort((a, b) => b.length - a.length);

@@ -11,15 +11,15 @@ import { heatToRecent, heatmap, markMissingTurns, weekChart } from "../heatmap.j
 import { markdown } from "../markdown.js";
 import { costPanel } from "./costs.js";
 
-export function card(stat: string, label: string, value: Child, sub: Child): HTMLElement {
+function card(stat: string, label: string, value: Child, sub: Child): HTMLElement {
   return h("section", { class: "card", "data-stat": stat, "aria-label": label }, h("p", { class: "card-label" }, label), h("p", { class: "card-value" }, value), h("p", { class: "card-sub" }, sub));
 }
 
-export function statusDot(ok: boolean | null): HTMLElement {
+function statusDot(ok: boolean | null): HTMLElement {
   return h("span", { class: `dot ${ok === true ? "ok" : ok === false ? "bad" : "off"}`, "aria-hidden": "true" });
 }
 
-export function cards(o: Overview): HTMLElement {
+function cards(o: Overview): HTMLElement {
   const t = o.totals;
   const emb = o.embedding;
   const embValue = emb.length ? emb.map((e) => e.model).join(", ") : "—";
@@ -42,7 +42,7 @@ export function cards(o: Overview): HTMLElement {
 }
 
 /** Who wrote the notes: `one per Claude Code turn` (the default agent's), or `12 from Claude Code · 2 of yours`. */
-export function notesBy(byAgent: Record<string, number>): string {
+function notesBy(byAgent: Record<string, number>): string {
   const who = Object.entries(byAgent).filter(([, n]) => n > 0);
   if (who.length === 1 && who[0]![0] === DEFAULT_AGENT) return `one per ${AGENT_LABELS[DEFAULT_AGENT]} turn`;
   if (!who.length) return "one per agent turn";
@@ -52,7 +52,7 @@ export function notesBy(byAgent: Record<string, number>): string {
     .join(" · ");
 }
 
-export function projectCard(p: ProjectCard): HTMLElement {
+function projectCard(p: ProjectCard): HTMLElement {
   const when = p.lastActive ? ago(p.lastActive) : "never";
   return h(
     "li",
@@ -68,10 +68,10 @@ export function projectCard(p: ProjectCard): HTMLElement {
   );
 }
 
-export const CURATED_KIND = { memory: "Claude Code memory", "CLAUDE.md": "CLAUDE.md", "CLAUDE.local.md": "CLAUDE.local.md" } as const;
+const CURATED_KIND = { memory: "Claude Code memory", "CLAUDE.md": "CLAUDE.md", "CLAUDE.local.md": "CLAUDE.local.md" } as const;
 
 /** Claude Code's curated memory of this project: each file opens in the dialog, redacted. */
-export function curatedSection(c: CuratedCard): HTMLElement {
+function curatedSection(c: CuratedCard): HTMLElement {
   const m = c.memoryFolder;
   const where = `${m.dir} (${m.from === "default" ? "Claude Code's default" : `from ${m.from}`}${m.exists ? "" : ", not made yet"}${m.enabled ? "" : ", auto memory off"})`;
   return h(
@@ -101,7 +101,7 @@ export function curatedSection(c: CuratedCard): HTMLElement {
   );
 }
 
-export async function openCurated(project: string, index: number): Promise<void> {
+async function openCurated(project: string, index: number): Promise<void> {
   openDialog("Curated", h("p", { class: "loading", role: "status" }, "Loading…"));
   let v: CuratedView;
   try {
@@ -137,7 +137,7 @@ export async function showOverview(): Promise<void> {
 }
 
 /** The first steps, for a project (or every project in view) without a single note yet. */
-export function gettingStarted(o: Overview): HTMLElement {
+function gettingStarted(o: Overview): HTMLElement {
   const step = (cmd: string, what: string) => h("li", { "data-next": cmd }, h("code", {}, cmd), h("span", {}, ` ${what}`));
   const where = o.scope === "all" ? "any project in view" : (o.projects[0]?.name ?? "this project");
   return h(

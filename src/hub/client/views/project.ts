@@ -6,10 +6,9 @@ import type { TimelinePage } from "../../types.ts";
 import { addDays, ago, groupByDay, longDay, plural } from "../charts.js";
 import { api, viewData } from "../api.js";
 import { errorBox, focusHeading, h, loading, setMain } from "../dom.js";
-import { localToday } from "./day.js";
 import { noteRow } from "./note.js";
 
-export const PAGE = 40;
+const PAGE = 40;
 
 export async function showProject(id: string): Promise<void> {
   setMain(loading("Loading the timeline…"));
@@ -68,4 +67,10 @@ export async function showProject(id: string): Promise<void> {
     more,
   );
   focusHeading();
+}
+
+/** The browser's local day, `YYYY-MM-DD`, as note days are. */
+function localToday(): string {
+  const d = new Date();
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
 }

@@ -11,7 +11,7 @@ import { inline, snippetLines } from "../markdown.js";
 import { openNote, openTurn } from "./note.js";
 import { showOverview } from "./overview.js";
 
-export function hitItem(hit: SearchHit, i: number, all: boolean, query: string): HTMLElement {
+function hitItem(hit: SearchHit, i: number, all: boolean, query: string): HTMLElement {
   const src = hit.note ? `${basename(hit.note.source)}:${hit.note.line}` : hit.transcript ? basename(hit.transcript.path) : "";
   const snippet = hit.note?.snippet || (hit.transcript?.matched ? "" : hit.transcript?.snippet) || "";
   // The message that matched in the conversation, said as such, beside the note's snippet when both matched.

@@ -21,7 +21,7 @@ export async function showSessions(id: string): Promise<void> {
   focusHeading();
 }
 
-export function sessionBlock(s: SessionReceived, project: string): HTMLElement {
+function sessionBlock(s: SessionReceived, project: string): HTMLElement {
   const injected = s.prompts.filter((p) => p.decision === "injected").length;
   const sameDay = when(s.first).slice(0, 16) === when(s.last).slice(0, 16);
   return h(
@@ -33,7 +33,7 @@ export function sessionBlock(s: SessionReceived, project: string): HTMLElement {
   );
 }
 
-export function promptItem(p: PromptReceived, project: string): HTMLElement {
+function promptItem(p: PromptReceived, project: string): HTMLElement {
   return h(
     "li",
     { class: "prompt", "data-decision": p.decision, "data-prompt": p.promptId ?? "" },
