@@ -10,13 +10,14 @@ import { oneLine, sha256Hex } from "./text.ts";
  * large file is produced and written piece by piece; `finalize` may then patch bytes already
  * written (a header that records sizes known only at the end).
  */
-export function atomicWrite(path: string, data: string | Uint8Array | Iterable<Uint8Array>, finalize?: (fd: number) => void): void {
+export function atomicWrite(path: string, data: string | Uint8Array | Iterable<Uint8Array> | ((fd: number) => Iterable<Uint8Array>), finalize?: (fd: number) => void): void {
   const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   let fd: number | undefined;
   try {
     mkdirSync(dirname(path), { recursive: true });
     fd = openOwnFile(tmp, "create");
-    const parts: Iterable<string | Uint8Array> = typeof data === "string" || data instanceof Uint8Array ? [data] : data;
+    // A function is given the descriptor: its parts may also write ahead of themselves (writeAt).
+    const parts: Iterable<string | Uint8Array> = typeof data === "string" || data instanceof Uint8Array ? [data] : typeof data === "function" ? data(fd) : data;
     for (const part of parts) writeAll(fd, typeof part === "string" ? Buffer.from(part) : part);
     finalize?.(fd);
     fsyncSync(fd);

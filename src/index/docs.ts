@@ -114,16 +114,39 @@ export class StoredDoc implements Doc {
  * clone wrote every text in UTF-16 once it held one character past Latin-1 (the documents were
  * 21 MB of a 23 MB state at 20k chunks), and each section's serialized copy stayed as garbage
  * until the save ended (a save's peak rose by the whole state). Here each section is encoded into
- * one buffer, reused for the next once it is written:
+ * one buffer, reused for the next once it is written. Since v11 the fixed fields and the strings'
+ * lengths are columns, so a load takes them whole instead of walking the strings document by
+ * document (that walk was the largest part of a cold search's load):
  *
- *   u32 count | count × (u32 internal id, u8 heading level, u8 flags, u32 start line, u32 end line,
- *   u32 source index) | strings, each u32 byte length + UTF-8: the distinct sources (u32 count
- *   first), then per document its id, content hash, heading and text
+ *   u32 count n | u32 sources s | n × u32 each: internal id, start line, end line, source index,
+ *   and the UTF-8 byte lengths of the id, the content hash, the heading and the text | s × u32:
+ *   the sources' byte lengths | n × u8 heading level | n × u8 flags | pad to 4 | the strings back to
+ *   back, UTF-8: the sources, then per document its id, content hash, heading and text
  *
- * flags bit 0: the document's embedding field is null (its vector is in the block; see insertChunk).
+ * Little-endian, as every platform Bun runs on. flags bit 0: the document's embedding field is
+ * null (its vector is in the block; see insertChunk).
  */
-const FIXED_PER_DOC = 18;
 const fromUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The u32 columns, in order. */
+const ID = 0;
+const START = 1;
+const END = 2;
+const SOURCE = 3;
+const ID_LEN = 4;
+const HASH_LEN = 5;
+const HEAD_LEN = 6;
+const TEXT_LEN = 7;
+const U32_COLUMNS = 8;
+
+/** Where the parts of a section of `n` documents and `s` sources start. */
+function partsOf(n: number, s: number): { column: (k: number) => number; sourceLens: number; levels: number; flags: number; strings: number } {
+  const sourceLens = 8 + 4 * U32_COLUMNS * n;
+  const levels = sourceLens + 4 * s;
+  const flags = levels + n;
+  const end = flags + n;
+  return { column: (k) => 8 + 4 * k * n, sourceLens, levels, flags, strings: end + ((4 - (end % 4)) % 4) };
+}
 
 export class DocWriter {
   // Written through Buffer.write and read into by offset: a view of the rest of the buffer per
@@ -140,23 +163,26 @@ export class DocWriter {
     }
     this.at = 0;
   }
-  u8(x: number): void {
-    this.view.setUint8(this.at++, x);
+  /** Bytes `from`…`to` set to 0 (a section's padding). */
+  zero(from: number, to: number): void {
+    this.buf.fill(0, from, to);
   }
-  u32(x: number): void {
-    this.view.setUint32(this.at, x, true);
-    this.at += 4;
+  u8At(at: number, x: number): void {
+    this.view.setUint8(at, x);
   }
-  str(x: string): void {
+  u32At(at: number, x: number): void {
+    this.view.setUint32(at, x, true);
+  }
+  /** A string's UTF-8 at the end; returns its byte length. */
+  str(x: string): number {
     // The room reserved holds the longest UTF-8 form, so nothing is cut; lone surrogates become
     // U+FFFD, as TextEncoder makes them.
-    const written = this.buf.write(x, this.at + 4, "utf8");
-    this.u32(written);
+    const written = this.buf.write(x, this.at, "utf8");
     this.at += written;
+    return written;
   }
   /** A loaded document's text, copied from the index file it was loaded from, never decoded; returns where in the section it went. */
   storedText(d: StoredDoc): number {
-    this.u32(d.textBytes);
     const at = this.at;
     d.textInto(this.buf, this.at);
     this.at += d.textBytes;
@@ -168,124 +194,164 @@ export class DocWriter {
   }
 }
 
-/** Upper bound of a string's UTF-8 length with its prefix (a UTF-16 code unit is at most 3 bytes). */
-const strRoom = (x: string) => 4 + 3 * x.length;
+/** Upper bound of a string's UTF-8 length (a UTF-16 code unit is at most 3 bytes). */
+const strRoom = (x: string) => 3 * x.length;
 
 export function encodeDocs(docs: Record<number, Doc>, ids: Uint32Array, w: DocWriter, textAt?: Float64Array): Uint8Array {
   const sourceIndex = new Map<string, number>();
-  let room = 8 + ids.length * FIXED_PER_DOC;
+  let room = 0;
   for (const id of ids) {
     const d = docs[id]!;
     if (!sourceIndex.has(d.source)) {
       sourceIndex.set(d.source, sourceIndex.size);
       room += strRoom(d.source);
     }
-    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + (d instanceof StoredDoc ? 4 + d.textBytes : strRoom(d.text));
+    room += strRoom(d.id) + strRoom(d.contentHash) + strRoom(d.heading) + (d instanceof StoredDoc ? d.textBytes : strRoom(d.text));
   }
-  w.reset(room);
-  w.u32(ids.length);
-  for (const id of ids) {
+  const n = ids.length;
+  const at = partsOf(n, sourceIndex.size);
+  w.reset(at.strings + room);
+  w.u32At(0, n);
+  w.u32At(4, sourceIndex.size);
+  w.zero(at.flags + n, at.strings);
+  w.at = at.strings;
+  let k = 0;
+  for (const source of sourceIndex.keys()) w.u32At(at.sourceLens + 4 * k++, w.str(source));
+  const col = (c: number, i: number, x: number) => w.u32At(at.column(c) + 4 * i, x);
+  for (let i = 0; i < n; i++) {
+    const id = ids[i]!;
     const d = docs[id]!;
-    w.u32(id);
-    w.u8(d.headingLevel);
-    w.u8(d.embedding === null ? 1 : 0);
-    w.u32(d.startLine);
-    w.u32(d.endLine);
-    w.u32(sourceIndex.get(d.source)!);
-  }
-  w.u32(sourceIndex.size);
-  for (const source of sourceIndex.keys()) w.str(source);
-  for (const id of ids) {
-    const d = docs[id]!;
-    w.str(d.id);
-    w.str(d.contentHash);
-    w.str(d.heading);
+    col(ID, i, id);
+    col(START, i, d.startLine);
+    col(END, i, d.endLine);
+    col(SOURCE, i, sourceIndex.get(d.source)!);
+    w.u8At(at.levels + i, d.headingLevel);
+    w.u8At(at.flags + i, d.embedding === null ? 1 : 0);
+    col(ID_LEN, i, w.str(d.id));
+    col(HASH_LEN, i, w.str(d.contentHash));
+    col(HEAD_LEN, i, w.str(d.heading));
     if (d instanceof StoredDoc) {
-      const at = w.storedText(d);
-      if (textAt) textAt[id] = at;
-    } else w.str(d.text);
+      const placed = w.storedText(d);
+      if (textAt) textAt[id] = placed;
+      col(TEXT_LEN, i, d.textBytes);
+    } else col(TEXT_LEN, i, w.str(d.text));
   }
   return w.bytes();
 }
 
+/** A section's columns (copies), its sources, and where each document's strings start in the file. */
+interface Section {
+  n: number;
+  cols: Uint32Array[];
+  levels: Uint8Array;
+  flags: Uint8Array;
+  sources: string[];
+  /** File offset of each document's id; its content hash, heading and text follow it back to back. */
+  at: Float64Array;
+}
+
+/**
+ * `n` u32 from byte `at` of `bytes`, copied (the section's own offset in its buffer may not be
+ * aligned). Into an ArrayBuffer made first: asking a new typed array for its buffer makes the
+ * engine copy it to one (milliseconds over a large index's sections).
+ */
+function u32s(bytes: Uint8Array, at: number, n: number): Uint32Array {
+  const buffer = new ArrayBuffer(4 * n);
+  new Uint8Array(buffer).set(bytes.subarray(at, at + 4 * n));
+  return new Uint32Array(buffer);
+}
+
+/** Whether `b` continues a UTF-8 character (so no string may start at it). */
+const continues = (b: number) => (b & 0xc0) === 0x80;
+
+/**
+ * A documents section (found at byte `sectionAt` of the file), checked whole: its sizes add up, its
+ * sources are there, its strings are UTF-8 and none starts inside a character (so each string is
+ * UTF-8 on its own). Throws a plain Error on bytes that do not hold together.
+ */
+function readSection(bytes: Uint8Array, sectionAt: number): Section {
+  const len = bytes.byteLength;
+  if (len < 8) throw new Error("a documents section is cut short");
+  const view = new DataView(bytes.buffer, bytes.byteOffset, len);
+  const n = view.getUint32(0, true);
+  const s = view.getUint32(4, true);
+  const parts = partsOf(n, s);
+  if (parts.strings > len) throw new Error("a documents section is cut short");
+  const cols = Array.from({ length: U32_COLUMNS }, (_, k) => u32s(bytes, parts.column(k), n));
+  const sourceLens = u32s(bytes, parts.sourceLens, s);
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, len);
+  // Every string's start and the section's end: the lengths must add up to the bytes there are.
+  let cursor = parts.strings;
+  const start = (k: number) => {
+    if (cursor > len) throw new Error("a documents section is cut short");
+    if (cursor < len && continues(buf[cursor]!)) throw new Error("a document's text is not UTF-8");
+    cursor += k;
+  };
+  const sources: string[] = [];
+  const spans: number[] = [];
+  for (let i = 0; i < s; i++) {
+    spans.push(cursor);
+    start(sourceLens[i]!);
+  }
+  const at = new Float64Array(n);
+  const [src, idLen, hashLen, headLen, textLen] = [cols[SOURCE]!, cols[ID_LEN]!, cols[HASH_LEN]!, cols[HEAD_LEN]!, cols[TEXT_LEN]!];
+  for (let i = 0; i < n; i++) {
+    if (src[i]! >= s) throw new Error("a document names a source its section does not hold");
+    at[i] = sectionAt + cursor;
+    start(idLen[i]!);
+    start(hashLen[i]!);
+    start(headLen[i]!);
+    start(textLen[i]!);
+  }
+  if (cursor > len) throw new Error("a documents section is cut short");
+  if (cursor < len) throw new Error("a documents section has bytes past its documents");
+  if (!isUtf8(buf.subarray(parts.strings, len))) throw new Error("a document's text is not UTF-8");
+  for (let i = 0; i < s; i++) sources.push(buf.toString("utf8", spans[i]!, spans[i]! + sourceLens[i]!));
+  return { n, cols, levels: bytes.slice(parts.levels, parts.levels + n), flags: bytes.slice(parts.flags, parts.flags + n), sources, at };
+}
+
 /**
  * The documents of a section, added to `out` as Orama's documents store holds them, their texts left
- * in the file (`texts`, the section starting at byte `sectionAt`): each is checked to be UTF-8
- * (`utf8`), not decoded.
- * Without `texts`, the texts are decoded into the documents. Throws on bytes that do not hold together.
+ * in the file (`texts`, the section starting at byte `sectionAt`). Without `texts`, the texts are
+ * decoded into the documents. Throws on bytes that do not hold together.
  */
-export function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: number, utf8: Utf8Check, out: Record<string, Doc>): void {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+export function decodeDocs(bytes: Uint8Array, texts: TextFile | undefined, sectionAt: number, out: Record<string, Doc>): void {
+  const sec = readSection(bytes, sectionAt);
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let at = 0;
-  const need = (n: number) => {
-    if (at + n > bytes.byteLength) throw new Error("a documents section is cut short");
-  };
-  const u32 = () => (need(4), (at += 4), view.getUint32(at - 4, true));
-  const str = () => {
-    const len = u32();
-    need(len);
-    at += len;
-    // Decoded by offset, not through a view per string (garbage a load made for every chunk).
-    // Bytes that are not UTF-8 decode as U+FFFD: only then is the strict decoder asked, which throws.
-    const s = buf.toString("utf8", at - len, at);
-    return s.includes("\uFFFD") ? fromUtf8.decode(bytes.subarray(at - len, at)) : s;
-  };
-  /** Where a text is in the file, and its length, once its bytes are known to be UTF-8. */
-  const text = (): [number, number] => {
-    const len = u32();
-    need(len);
-    at += len;
-    utf8.add(buf, at - len, len);
-    return [sectionAt + at - len, len];
-  };
-  const n = u32();
-  need(n * FIXED_PER_DOC);
-  const fixed = at;
-  at += n * FIXED_PER_DOC;
-  const sources = Array.from({ length: u32() }, str);
-  for (let i = 0; i < n; i++) {
-    const f = fixed + i * FIXED_PER_DOC;
-    const source = sources[view.getUint32(f + 14, true)];
-    if (source === undefined) throw new Error("a document names a source its section does not hold");
-    const id = str();
-    const contentHash = str();
-    const heading = str();
-    const [headingLevel, startLine, endLine] = [view.getUint8(f + 4), view.getUint32(f + 6, true), view.getUint32(f + 10, true)];
-    let doc: Doc;
-    if (texts) {
-      const [textAt, textBytes] = text();
-      doc = new StoredDoc(id, source, heading, headingLevel, startLine, endLine, contentHash, texts, textAt, textBytes);
-    } else doc = { id, source, heading, text: str(), headingLevel, startLine, endLine, contentHash };
-    if (view.getUint8(f + 5) & 1) doc.embedding = null;
-    out[view.getUint32(f, true)] = doc;
+  const [ids, start, end, src, idLen, hashLen, headLen, textLen] = sec.cols as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+  for (let i = 0; i < sec.n; i++) {
+    // Checked to be UTF-8 with readSection: plain decoding.
+    let a = sec.at[i]! - sectionAt;
+    const str = (k: number) => buf.toString("utf8", a, (a += k));
+    const id = str(idLen[i]!);
+    const contentHash = str(hashLen[i]!);
+    const heading = str(headLen[i]!);
+    const source = sec.sources[src[i]!]!;
+    const doc: Doc = texts
+      ? new StoredDoc(id, source, heading, sec.levels[i]!, start[i]!, end[i]!, contentHash, texts, sectionAt + a, textLen[i]!)
+      : { id, source, heading, text: str(textLen[i]!), headingLevel: sec.levels[i]!, startLine: start[i]!, endLine: end[i]!, contentHash };
+    if (sec.flags[i]! & 1) doc.embedding = null;
+    out[ids[i]!] = doc;
   }
-  if (at !== bytes.byteLength) throw new Error("a documents section has bytes past its documents");
-  utf8.flush();
 }
 
 /**
  * The documents of a loaded index for a command's search, decoded one at a time when first asked
  * for: a search reads a hundred of them, and decoding every one at load (an object and three
  * strings per chunk) was the largest part of a cold search's load after the process itself
- * (docs/BENCHMARKS.md). Each section is still checked whole when it is read (addSection: its
- * sizes, its sources, every string UTF-8), so a file that does not hold together is refused at
- * load as before; a document's strings are then read back from the file through `texts` (the
- * descriptor the load checked), never from memory kept for them.
+ * (docs/BENCHMARKS.md). Each section is still checked whole when it is read (readSection), so a
+ * file that does not hold together is refused at load as before; a document's strings are then
+ * read back from the file through `texts` (the descriptor the load checked), never from memory
+ * kept for them.
  */
 export class LazyDocs {
   private sources: string[] = [];
-  /** Per entry: the internal id, its fixed fields, where its strings are in the file. */
+  /** Per entry (the documents of every section, in order): its columns, and where its strings are in the file. */
   private n = 0;
-  private ids = new Uint32Array(0);
+  private cols: Uint32Array[] = Array.from({ length: U32_COLUMNS }, () => new Uint32Array(0));
   private level = new Uint8Array(0);
   private flags = new Uint8Array(0);
-  private lines = new Uint32Array(0);
-  private source = new Uint32Array(0);
-  /** File offset of the id string; the content hash and the heading follow it, each after its u32 length. */
   private at = new Float64Array(0);
-  /** Per entry: the byte lengths of the id, the content hash, the heading and the text. */
-  private lens = new Uint32Array(0);
   /** Internal id → entry + 1 while it is not decoded (0 once decoded, replaced or removed). */
   private entryOf = new Uint32Array(0);
   private pendingCount = 0;
@@ -293,98 +359,37 @@ export class LazyDocs {
 
   constructor(private readonly texts: TextFile) {}
 
-  /**
-   * One documents section (`bytes`, found at byte `sectionAt` of the file), checked as decodeDocs
-   * checks it and indexed. `bytes` is the caller's scratch (valid during the call): its length
-   * fields are overwritten, so that one UTF-8 check of everything after the fixed part checks
-   * every string (a space can neither end a character begun before it nor continue one).
-   */
+  /** One documents section (`bytes`, found at byte `sectionAt` of the file), checked (readSection) and indexed. */
   addSection(bytes: Uint8Array, sectionAt: number): void {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    let at = 0;
-    const need = (k: number) => {
-      if (at + k > bytes.byteLength) throw new Error("a documents section is cut short");
-    };
-    // A string's length, its field then blanked (see above).
-    const len = () => {
-      need(4);
-      const k = view.getUint32(at, true);
-      view.setUint32(at, 0x20202020);
-      at += 4;
-      need(k);
-      return k;
-    };
-    need(4);
-    const n = view.getUint32(0, true);
-    at = 4;
-    need(n * FIXED_PER_DOC);
-    const fixed = at;
-    at += n * FIXED_PER_DOC;
-    const checkFrom = at;
-    const sourceCount = len();
-    const firstSource = this.sources.length;
-    const sourceSpans: [number, number][] = [];
-    for (let i = 0; i < sourceCount; i++) {
-      const k = len();
-      sourceSpans.push([at, k]);
-      at += k;
-    }
-    this.room(n);
-    for (let i = 0; i < n; i++) {
-      const f = fixed + i * FIXED_PER_DOC;
-      const src = view.getUint32(f + 14, true);
-      if (src >= sourceCount) throw new Error("a document names a source its section does not hold");
-      const e = this.n++;
-      const idLen = len();
-      const idAt = at;
-      at += idLen;
-      const hashLen = len();
-      at += hashLen;
-      const headLen = len();
-      at += headLen;
-      const textLen = len();
-      const textAt = at;
-      at += textLen;
-      const id = view.getUint32(f, true);
-      this.ids[e] = id;
-      this.level[e] = view.getUint8(f + 4);
-      this.flags[e] = view.getUint8(f + 5);
-      this.lines[2 * e] = view.getUint32(f + 6, true);
-      this.lines[2 * e + 1] = view.getUint32(f + 10, true);
-      this.source[e] = firstSource + src;
-      this.at[2 * e] = sectionAt + idAt;
-      this.at[2 * e + 1] = sectionAt + textAt;
-      // Four stores, not set() of an array: an array per document cost a cold load of 20k a millisecond or two.
-      this.lens[4 * e] = idLen;
-      this.lens[4 * e + 1] = hashLen;
-      this.lens[4 * e + 2] = headLen;
-      this.lens[4 * e + 3] = textLen;
-      this.index(id, e);
-    }
-    if (at !== bytes.byteLength) throw new Error("a documents section has bytes past its documents");
-    if (!isUtf8(buf.subarray(checkFrom, at))) throw new Error("a document's text is not UTF-8");
-    for (const [s, k] of sourceSpans) this.sources.push(buf.toString("utf8", s, s + k));
+    const sec = readSection(bytes, sectionAt);
+    const first = this.n;
+    this.room(sec.n);
+    sec.cols.forEach((c, k) => this.cols[k]!.set(c, first));
+    this.level.set(sec.levels, first);
+    this.flags.set(sec.flags, first);
+    this.at.set(sec.at, first);
+    const src = this.cols[SOURCE]!;
+    for (let i = 0; i < sec.n; i++) src[first + i]! += this.sources.length;
+    this.sources.push(...sec.sources);
+    const ids = sec.cols[ID]!;
+    for (let i = 0; i < sec.n; i++) this.index(ids[i]!, first + i);
+    this.n += sec.n;
   }
 
   private room(more: number): void {
     const need = this.n + more;
-    if (need <= this.ids.length) return;
-    const cap = Math.max(need, Math.ceil(this.ids.length * 1.5));
-    const grow = <T extends Uint32Array | Uint8Array | Float64Array>(a: T, per: number, make: (k: number) => T): T => {
-      const b = make(cap * per);
+    if (need <= this.at.length) return;
+    const cap = Math.max(need, Math.ceil(this.at.length * 1.5));
+    const grow = <T extends Uint32Array | Uint8Array | Float64Array>(a: T, make: (k: number) => T): T => {
+      const b = make(cap);
       b.set(a);
       return b;
     };
-    this.ids = grow(this.ids, 1, (k) => new Uint32Array(k));
-    this.level = grow(this.level, 1, (k) => new Uint8Array(k));
-    this.flags = grow(this.flags, 1, (k) => new Uint8Array(k));
-    this.lines = grow(this.lines, 2, (k) => new Uint32Array(k));
-    this.source = grow(this.source, 1, (k) => new Uint32Array(k));
-    this.at = grow(this.at, 2, (k) => new Float64Array(k));
-    this.lens = grow(this.lens, 4, (k) => new Uint32Array(k));
+    this.cols = this.cols.map((c) => grow(c, (k) => new Uint32Array(k)));
+    this.level = grow(this.level, (k) => new Uint8Array(k));
+    this.flags = grow(this.flags, (k) => new Uint8Array(k));
+    this.at = grow(this.at, (k) => new Float64Array(k));
   }
-
   private index(id: number, e: number): void {
     if (id >= this.entryOf.length) {
       const wider = new Uint32Array(Math.max(id + 1, this.entryOf.length * 2, 1024));
@@ -417,18 +422,18 @@ export class LazyDocs {
     const e = this.entryOf[id]! - 1;
     this.entryOf[id] = 0;
     this.pendingCount--;
-    const idLen = this.lens[4 * e]!;
-    const hashLen = this.lens[4 * e + 1]!;
-    const headLen = this.lens[4 * e + 2]!;
-    const span = idLen + hashLen + headLen + 8;
+    const c = this.cols;
+    const idLen = c[ID_LEN]![e]!;
+    const hashLen = c[HASH_LEN]![e]!;
+    const span = idLen + hashLen + c[HEAD_LEN]![e]!;
     if (this.scratch.byteLength < span) this.scratch = Buffer.allocUnsafe(span * 2);
-    this.texts.readInto(this.at[2 * e]!, span, this.scratch);
+    this.texts.readInto(this.at[e]!, span, this.scratch);
     // Checked to be UTF-8 when the section was read, through this descriptor: plain decoding.
     const s = this.scratch;
     const chunkId = s.toString("utf8", 0, idLen);
-    const hash = s.toString("utf8", idLen + 4, idLen + 4 + hashLen);
-    const heading = s.toString("utf8", idLen + hashLen + 8, span);
-    const doc = new StoredDoc(chunkId, this.sources[this.source[e]!]!, heading, this.level[e]!, this.lines[2 * e]!, this.lines[2 * e + 1]!, hash, this.texts, this.at[2 * e + 1]!, this.lens[4 * e + 3]!);
+    const hash = s.toString("utf8", idLen, idLen + hashLen);
+    const heading = s.toString("utf8", idLen + hashLen, span);
+    const doc = new StoredDoc(chunkId, this.sources[c[SOURCE]![e]!]!, heading, this.level[e]!, c[START]![e]!, c[END]![e]!, hash, this.texts, this.at[e]! + span, c[TEXT_LEN]![e]!);
     if (this.flags[e]! & 1) doc.embedding = null;
     return doc;
   }
@@ -479,31 +484,6 @@ export class LazyDocs {
         return Reflect.getOwnPropertyDescriptor(t, key);
       },
     });
-  }
-}
-
-/**
- * Checks that texts are UTF-8 a batch at a time: copied into one reused buffer, each followed by a
- * newline, and the buffer checked when full. A view of the section per text, to check it alone,
- * was the most numerous garbage of a load. Checked whole, the batch is UTF-8 exactly when every
- * text is: a newline can neither end a character begun before it nor continue one.
- */
-export class Utf8Check {
-  private buf = Buffer.allocUnsafe(1 << 16);
-  private used = 0;
-  add(from: Buffer, at: number, len: number): void {
-    if (len + 1 > this.buf.byteLength) {
-      if (!isUtf8(from.subarray(at, at + len))) throw new Error("a document's text is not UTF-8");
-      return;
-    }
-    if (this.used + len + 1 > this.buf.byteLength) this.flush();
-    from.copy(this.buf, this.used, at, at + len);
-    this.buf[this.used + len] = 0x0a;
-    this.used += len + 1;
-  }
-  flush(): void {
-    if (this.used && !isUtf8(this.buf.subarray(0, this.used))) throw new Error("a document's text is not UTF-8");
-    this.used = 0;
   }
 }
 

@@ -4,13 +4,18 @@
  * segments after it (segments.ts), which the manifest at the end of this file names. Kept apart from store.ts so that what only needs the head (stats, status
  * lines, the prompt hook) or the file list (no-op re-index) never loads Orama.
  *
- *   MAGIC | u32 head length | head JSON | layout JSON | Orama state sections | pad to 4 | Float32 vectors
+ *   MAGIC | u32 head length | head JSON | layout JSON | Orama state sections | pad to 4 |
+ *   Float32 vectors | rows table | content hashes JSON | int8 codes
  *
  * The head is small and fixed in size whatever the index holds (a reserved, space-padded
  * region, written last because it records the sizes of what follows); the layout (per-file
- * chunk lists, per-vector ids, magnitudes, content hashes) grows with the index and is read
- * only when needed. The Orama state is stored in sections, serialized and written one at a
- * time, so saving never holds the whole serialized state in memory.
+ * chunk lists) grows with the index and is read only when needed. The Orama state is stored in
+ * sections, serialized and written one at a time, so saving never holds the whole serialized state
+ * in memory. After the vectors, per row: the rows table (binary columns: the internal id, the
+ * magnitude, the figures that bound a cosine from the codes, a CRC-32 of the row's floats), the
+ * content hashes (read only to keep vectors as an embedding cache) and the row's int8 codes
+ * (engine/codes.ts), which a command's search scans instead of the floats, reading the floats of
+ * the few rows the codes cannot rule out.
  *
  * The head records the file's byte length and a CRC-32 of each part after it (layout, state,
  * vectors), so a truncated file or bytes damaged anywhere are caught on load, and the vectors
@@ -25,6 +30,7 @@ import { IndexDamagedError, MemsearchError, NotFoundError } from "../core/errors
 import { atomicWrite, errCode, openOwnFile } from "../core/fsutil.ts";
 import { isAlive } from "../core/processes.ts";
 import { INDEX_FILE, MANIFEST_FILE } from "../core/project.ts";
+import { codeStride } from "./engine/codes.ts";
 
 export const MAGIC = "MEMSEARCH-INDEX\n";
 // Named with the project's other files; imported from here too, with the format it names.
@@ -42,8 +48,12 @@ export const HEAD_SPACE = 2048;
  *     as one UTF-8 block per section.
  * v10: the file is the base of an index that may have segments after it (segments.ts): its head
  *     carries the id they name. An older memsearch would read the base alone and miss them.
+ * v11: the vectors' ids, magnitudes and hashes leave the layout's JSON for the rows table and a
+ *     part of their own; every row's int8 codes and a CRC-32 per row follow the vectors; the
+ *     documents sections are columns (docs.ts); a file's chunk list and the id map are each one
+ *     string (encodeLayout, load.ts).
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** What we remember per markdown file so an unchanged file costs one stat. */
 export interface FileRecord {
@@ -90,9 +100,14 @@ export interface Head {
   kinds: string[];
   /** Bun version that wrote the Orama state (its structured-clone format is Bun's own). */
   runtime: string;
-  /** Since v6: the whole file's length, and CRC-32s of the layout, of each state section and of the vector block. */
+  /** Since v11: the content hashes' JSON after the rows table. */
+  hashesBytes: number;
+  /**
+   * Since v6: the whole file's length, and CRC-32s of the layout, of each state section and of the
+   * vector block; since v11, of the rows table, the hashes and the codes.
+   */
   fileBytes: number;
-  crc: { layout: number; sections: number[]; vectors: number };
+  crc: { layout: number; sections: number[]; vectors: number; rows: number; hashes: number; codes: number };
   /** Since v7, always the last field: CRC-32 of the head's JSON up to it (see sealHead). */
   headCrc: number;
 }
@@ -102,11 +117,45 @@ export type Part = "head" | "layout" | "state" | "vectors";
 
 export interface Layout {
   files: Record<string, FileRecord>;
-  /** Internal ids of the vectors, in block order. */
-  vectorIds: number[];
-  magnitudes: number[];
-  /** Content hash of each vector, so the vectors survive as an embedding cache if the rest cannot be read. */
-  vectorHashes: string[];
+}
+
+/** The rows table: per vector, in block order, its columns (views of one buffer). */
+export interface RowsTable {
+  /** Internal ids. */
+  ids: Uint32Array;
+  magnitudes: Float64Array;
+  /** The figures of its codes (engine/codes.ts RowFigures). */
+  scale: Float64Array;
+  err: Float64Array;
+  norm: Float64Array;
+  bounded: Uint8Array;
+  /** CRC-32 of the row's floats: a row read alone is checked without reading the block. */
+  crc: Uint32Array;
+}
+
+/** Bytes of the rows table of `n` rows: four f64 columns, two u32, one u8. */
+export function rowsTableBytes(n: number): number {
+  return n * 41;
+}
+
+/** The columns of a rows table of `n` rows over `bytes` (an ArrayBuffer's start: the f64 columns must be aligned). */
+export function rowsTableOf(bytes: Uint8Array, n: number): RowsTable {
+  const { buffer, byteOffset: o } = bytes;
+  const f64 = (k: number) => new Float64Array(buffer, o + k * 8 * n, n);
+  return { magnitudes: f64(0), scale: f64(1), err: f64(2), norm: f64(3), ids: new Uint32Array(buffer, o + 32 * n, n), crc: new Uint32Array(buffer, o + 36 * n, n), bounded: new Uint8Array(buffer, o + 40 * n, n) };
+}
+
+/** Where the parts after the vector block start, and where the file ends. */
+export function tailOf(file: Pick<IndexFile, "head" | "bodyAt">): { vectorsAt: number; rowsAt: number; hashesAt: number; codesAt: number; end: number } {
+  const { head } = file;
+  const dim = head.meta.dim ?? 0;
+  const n = head.vectorCount;
+  const vectorsAt = blockStart(file);
+  const rowsAt = vectorsAt + n * dim * 4;
+  if (head.meta.schemaVersion !== SCHEMA_VERSION) return { vectorsAt, rowsAt, hashesAt: rowsAt, codesAt: rowsAt, end: rowsAt };
+  const hashesAt = rowsAt + rowsTableBytes(n);
+  const codesAt = hashesAt + head.hashesBytes;
+  return { vectorsAt, rowsAt, hashesAt, codesAt, end: codesAt + (dim ? n * codeStride(dim) : 0) };
 }
 
 export interface IndexFile {
@@ -220,8 +269,9 @@ const CurrentHead = v.object({
   ...Figures,
   id: v.pipe(v.string(), v.regex(/^[0-9a-z]+$/)),
   runtime: v.string(),
+  hashesBytes: Count,
   fileBytes: Count,
-  crc: v.object({ layout: Count, sections: v.array(Count), vectors: Count }),
+  crc: v.object({ layout: Count, sections: v.array(Count), vectors: Count, rows: Count, hashes: Count, codes: Count }),
   headCrc: Count,
 });
 
@@ -257,8 +307,9 @@ function olderHead(h: v.InferOutput<typeof HeadOfAnyVersion>): Head {
     kinds: h.kinds,
     id: "",
     runtime: str(h.runtime),
+    hashesBytes: 0,
     fileBytes: 0,
-    crc: { layout: 0, sections: [], vectors: 0 },
+    crc: { layout: 0, sections: [], vectors: 0, rows: 0, hashes: 0, codes: 0 },
     headCrc: 0,
   };
 }
@@ -273,12 +324,23 @@ export function sizeProblem(file: IndexFile): string | undefined {
   return undefined;
 }
 
+/**
+ * The layout's JSON (v11): each file's chunk list as one comma-separated string of chunk hashes,
+ * which JSON.parse reads three times faster than an array of as many strings (a cold search parses
+ * the file list of every chunk).
+ */
+export function encodeLayout(layout: Layout): string {
+  return JSON.stringify({ files: layout.files }, (key, value: unknown) => (key === "chunks" && Array.isArray(value) ? value.join(",") : value));
+}
+
 /** The layout; with `verify`, checked against its CRC-32 first (current-version files). */
 export function readLayout(file: IndexFile, verify = false): Layout {
   const bytes = Buffer.allocUnsafe(file.head.layoutBytes);
   readExactly(file.fd, bytes, file.layoutAt);
   if (verify && file.head.meta.schemaVersion === SCHEMA_VERSION && crc32(bytes) !== file.head.crc.layout) throw new IndexDamagedError(checksumProblem(["layout"]));
-  return JSON.parse(bytes.toString("utf8")) as Layout;
+  const layout = JSON.parse(bytes.toString("utf8")) as Layout;
+  for (const rec of Object.values(layout.files ?? {}) as { chunks?: unknown }[]) if (typeof rec?.chunks === "string") rec.chunks = rec.chunks ? rec.chunks.split(",") : [];
+  return layout;
 }
 
 /** Fill `buf` (or its `len` bytes from `offset`) from byte `at` of the file, or throw (the file is shorter than its head says). */
@@ -297,7 +359,7 @@ export function blockStart(file: Pick<IndexFile, "head" | "bodyAt">): number {
 }
 
 export function expectedSize(file: Pick<IndexFile, "head" | "bodyAt">): number {
-  return blockStart(file) + file.head.vectorCount * (file.head.meta.dim ?? 0) * 4;
+  return tailOf(file).end;
 }
 
 /** CRC-32 of `len` bytes at `at`, read in slices (a verify of a large index holds one slice at a time). */
@@ -332,7 +394,16 @@ export function damagedParts(file: IndexFile, parts: Part[] = ["layout", "state"
       at += head.sections[i]!;
     }
   }
-  if (parts.includes("vectors") && crcOfRange(fd, blockStart(file), file.size - blockStart(file), buf) !== head.crc.vectors) out.push("vectors");
+  if (parts.includes("vectors")) {
+    const t = tailOf(file);
+    const pieces: [number, number, number][] = [
+      [t.vectorsAt, t.rowsAt, head.crc.vectors],
+      [t.rowsAt, t.hashesAt, head.crc.rows],
+      [t.hashesAt, t.codesAt, head.crc.hashes],
+      [t.codesAt, t.end, head.crc.codes],
+    ];
+    if (pieces.some(([from, to, crc]) => crcOfRange(fd, from, to - from, buf) !== crc)) out.push("vectors");
+  }
   return out;
 }
 

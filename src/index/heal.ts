@@ -16,7 +16,8 @@ import { realpathSync } from "node:fs";
 import { isDirectory, isRegularFile } from "../core/fsutil.ts";
 import type { Context } from "../core/context.ts";
 import { projectPlaces, type ProjectPlaces } from "../core/places.ts";
-import { indexInto, isUnder, scanFor, type IndexReport } from "./indexer.ts";
+import { isInside } from "../core/project.ts";
+import type { IndexReport } from "./indexer.ts";
 import { LockTimeoutError, withIndexLock } from "../core/lock.ts";
 import { Store, type OpenResult } from "./store.ts";
 
@@ -109,6 +110,7 @@ export async function openOrRebuild(ctx: Context, opts: HealOptions = {}): Promi
     // ones would have moved are read again, and the save writes a new base without them.
     const sources = now.segmentsLost ? now.store.sources() : now.sources;
     const req = { paths: opts.paths ?? markdownOf(ctx, places, sources), indexDir, config: ctx.config, embedder: null, places, ...(opts.curated ? { curated: opts.curated } : {}) };
+    const { indexInto, scanFor } = await indexer();
     const scan = scanFor(req);
     if (now.missing && scan.files.length === 0) return { store: now.store, nothingIndexed: true };
     const built = await indexInto(req, now.store, scan); // and saves it
@@ -152,10 +154,19 @@ async function dropStrays(ctx: Context, opts: HealOptions, places: ProjectPlaces
 /** The strays are out of `now.store` (the caller holds the lock): index the project's markdown into it, and save. */
 async function reindexAfterDrop(ctx: Context, opts: HealOptions, places: ProjectPlaces, now: OpenResult, strays: Strays): Promise<Healed> {
   const req = { paths: opts.paths ?? markdownOf(ctx, places, now.store.sources()), indexDir: ctx.project.indexDir, config: ctx.config, embedder: null, places, ...(opts.curated ? { curated: opts.curated } : {}) };
+  const { indexInto, scanFor } = await indexer();
   const scan = scanFor(req);
   const built = await indexInto(req, now.store, scan); // and saves it
 
   return { ...asIs({ ...now, store: built.store }), dropped: droppedOf(strays), report: built.report };
+}
+
+/**
+ * The indexer (and the markdown chunker and parser it loads) only when an index is (re)built: a
+ * search over a usable index never pays for loading them.
+ */
+function indexer(): Promise<typeof import("./indexer.ts")> {
+  return import("./indexer.ts");
 }
 
 function droppedOf(s: Strays): NonNullable<Healed["dropped"]> {
@@ -181,7 +192,7 @@ function markdownOf(ctx: Context, places: ProjectPlaces, sources: string[] = [])
   const out = isDirectory(memoryDir) ? [memoryDir] : [];
   // Sources are real paths (the scanner resolves symlinks): compare with real paths.
   const memory = real(memoryDir);
-  for (const s of sources) if (places.allows(s) && !isUnder(s, memory) && isRegularFile(s)) out.push(s);
+  for (const s of sources) if (places.allows(s) && !isInside(s, memory) && isRegularFile(s)) out.push(s);
   return out;
 }
 

@@ -7,7 +7,8 @@ import { deserialize, serialize } from "bun:jsc";
 import { closeSync, fstatSync } from "node:fs";
 import { IndexDamagedError } from "../core/errors.ts";
 import { atomicWrite, openOwnFile, writeAt } from "../core/fsutil.ts";
-import { blockStart, checksumProblem, crc32, crcOfRange, expectedSize, HEAD_SPACE, MAGIC, readExactly, readLayout, SCHEMA_VERSION, sealHead, sizeProblem, type Head, type IndexFile, type Layout, type StoreMeta } from "./format.ts";
+import { blockStart, checksumProblem, crc32, crcOfRange, encodeLayout, expectedSize, HEAD_SPACE, MAGIC, readExactly, readLayout, rowsTableBytes, rowsTableOf, SCHEMA_VERSION, sealHead, sizeProblem, tailOf, type Head, type IndexFile, type Layout, type RowsTable, type StoreMeta } from "./format.ts";
+import { codeStride, quantizeRow, type RowFigures } from "./engine/codes.ts";
 
 /**
  * One section of the search engine's state, and what it holds (the store's business): a
@@ -27,13 +28,16 @@ export interface IndexContent {
   /** Documents in the state. */
   count: number;
   layout: Layout;
+  /** The vectors' internal ids, magnitudes and content hashes, in block order. */
+  rows: { ids: ArrayLike<number>; magnitudes: ArrayLike<number>; hashes: string[] };
   /** Serialized and written one at a time, each dropped before the next is made. */
   sections: Iterable<StateSection>;
   /** How many sections there can be at most: the head's room is reserved for their entries before they are made. */
   sectionsAtMost: number;
   /**
-   * The vectors' Float32 bytes, in `layout.vectorIds` order, each `meta.dim` floats long, in
-   * pieces of any size (views of the vector block: written as they come, never gathered).
+   * The vectors' Float32 bytes, in `rows.ids` order, each `meta.dim` floats long, in pieces of
+   * whole rows (views of the vector block: written as they come, never gathered; their codes are
+   * made and written as they pass).
    */
   vectors: Iterable<Uint8Array>;
 }
@@ -46,7 +50,7 @@ export interface IndexContent {
  */
 export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: boolean; vectorsAt?: (at: number) => void } = {}): number | undefined {
   const { files, ...rest } = c.meta;
-  const layoutBytes = Buffer.from(JSON.stringify(c.layout satisfies Layout));
+  const layoutBytes = Buffer.from(encodeLayout(c.layout));
   const sections: number[] = [];
   const kinds: StateSection["kind"][] = [];
   const prefix = Buffer.alloc(MAGIC.length + 4);
@@ -54,12 +58,18 @@ export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: b
   const headSpace = HEAD_SPACE + 48 * c.sectionsAtMost;
   prefix.writeUInt32LE(headSpace, MAGIC.length);
   // Checksums of the parts, summed as they stream out (the head records them).
-  const crc = { layout: crc32(layoutBytes), sections: [] as number[], vectors: 0 };
+  const crc = { layout: crc32(layoutBytes), sections: [] as number[], vectors: 0, rows: 0, hashes: 0, codes: 0 };
+  const dim = c.meta.dim ?? 0;
+  const n = c.rows.ids.length;
+  const hashBytes = Buffer.from(JSON.stringify(c.rows.hashes));
+  const table = rowsTableOf(new Uint8Array(new ArrayBuffer(rowsTableBytes(n))), n);
+  table.ids.set(c.rows.ids);
+  table.magnitudes.set(c.rows.magnitudes);
   let used = 0;
   // Where each raw section was written, to check it again through the descriptor reopened.
   const raw: { at: number; len: number; crc: number }[] = [];
   let written: { dev: number; ino: number } | undefined;
-  function* parts(): Generator<Uint8Array> {
+  function* parts(fd: number): Generator<Uint8Array> {
     yield prefix;
     yield Buffer.alloc(headSpace, 0x20); // the head goes here once the sizes are known
     yield layoutBytes;
@@ -82,29 +92,58 @@ export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: b
     used += pad.length;
     opts.vectorsAt?.(used);
     yield pad;
-    const vectorBytes = c.layout.vectorIds.length * (c.meta.dim ?? 0) * 4;
+    const vectorBytes = n * dim * 4;
+    // The codes go after the rows table and the hashes, whose sizes are known: each piece's codes
+    // are written there as the piece passes (their CRC-32 summed in order, as the pieces come).
+    const codesAt = used + vectorBytes + rowsTableBytes(n) + hashBytes.byteLength;
+    const stride = codeStride(dim);
+    const figures: RowFigures = { scale: 0, err: 0, norm: 0, bounded: 0 };
     let written = 0;
     for (const piece of c.vectors) {
+      const first = written / (dim * 4);
+      const count = piece.byteLength / (dim * 4);
+      if (!Number.isInteger(first) || !Number.isInteger(count) || first + count > n) throw new Error("index vectors: a piece is not whole rows of the block");
+      // A piece not 4-byte aligned in its buffer (none of ours is) is copied to be read as floats.
+      const floats = piece.byteOffset % 4 ? new Float32Array(piece.slice().buffer) : new Float32Array(piece.buffer, piece.byteOffset, count * dim);
+      const codes = new Int8Array(new ArrayBuffer(count * stride));
+      for (let k = 0; k < count; k++) {
+        const r = first + k;
+        quantizeRow(floats, k * dim, dim, table.magnitudes[r]!, codes, k * stride, figures);
+        table.scale[r] = figures.scale;
+        table.err[r] = figures.err;
+        table.norm[r] = figures.norm;
+        table.bounded[r] = figures.bounded;
+        table.crc[r] = crc32(piece.subarray(k * dim * 4, (k + 1) * dim * 4));
+      }
+      const codeBytes = new Uint8Array(codes.buffer);
+      writeAt(fd, codeBytes, codesAt + first * stride);
+      crc.codes = crc32(codeBytes, crc.codes);
       written += piece.byteLength;
       crc.vectors = crc32(piece, crc.vectors);
       yield piece;
     }
     // A file whose head promised other sizes would be refused on every load: fail the save instead.
     if (written !== vectorBytes) throw new Error(`index vectors: ${written} bytes given for ${vectorBytes}`);
-    used += written;
+    const tableBytes = new Uint8Array(table.magnitudes.buffer, 0, rowsTableBytes(n));
+    crc.rows = crc32(tableBytes);
+    crc.hashes = crc32(hashBytes);
+    yield tableBytes;
+    yield hashBytes;
+    used += written + tableBytes.byteLength + hashBytes.byteLength + n * stride;
   }
-  atomicWrite(path, parts(), (fd) => {
+  atomicWrite(path, parts, (fd) => {
     const head: Omit<Head, "headCrc"> = {
       meta: rest,
       id: c.id,
       count: c.count,
       fileCount: Object.values(files).filter((f) => !f.skipped).length,
-      vectorCount: c.layout.vectorIds.length,
+      vectorCount: n,
       layoutBytes: layoutBytes.byteLength,
       jsonBytes: sections.reduce((a, b) => a + b, 0),
       sections,
       kinds,
       runtime: Bun.version,
+      hashesBytes: hashBytes.byteLength,
       fileBytes: used,
       crc,
     };
@@ -144,24 +183,83 @@ function reopenWritten(path: string, written: { dev: number; ino: number }, size
 }
 
 /**
- * The vector block and its layout. In a current-version file both parts are checked against
- * their CRC-32 first. The block is read straight into the rows `room(dim, rows)` gives (a plain
- * array by default; the store gives the rows its vector scan reads, with room for more after the
- * file's), so no serialized bytes stay alive behind it. The room is the caller's to choose: this
- * module is read by every hook (peekIndex), which must not load the scan's kernel.
+ * The rows table of a current-version file (format.ts), checked against its CRC-32: throws
+ * IndexDamagedError when it fails.
  */
-export function readVectorPart(file: IndexFile, room: (dim: number, rows: number) => Float32Array = (dim, rows) => new Float32Array(dim * rows)): { layout: Layout; block: Float32Array } {
+export function readRowsTable(file: IndexFile): RowsTable {
+  const n = file.head.vectorCount;
+  // An ArrayBuffer first: the columns are views of it (a new Uint8Array's buffer would be a copy).
+  const bytes = new Uint8Array(new ArrayBuffer(rowsTableBytes(n)));
+  readExactly(file.fd, bytes, tailOf(file).rowsAt);
+  if (crc32(bytes) !== file.head.crc.rows) throw new IndexDamagedError(checksumProblem(["vectors"]));
+  return rowsTableOf(bytes, n);
+}
+
+/** The vectors' content hashes, in block order, checked against their CRC-32 (IndexDamagedError when not). */
+export function readHashes(file: IndexFile): string[] {
+  const t = tailOf(file);
+  const bytes = Buffer.allocUnsafe(t.codesAt - t.hashesAt);
+  readExactly(file.fd, bytes, t.hashesAt);
+  if (crc32(bytes) !== file.head.crc.hashes) throw new IndexDamagedError(checksumProblem(["vectors"]));
+  let hashes: unknown;
+  try {
+    hashes = JSON.parse(bytes.toString("utf8"));
+  } catch {}
+  if (!Array.isArray(hashes) || hashes.length !== file.head.vectorCount || !hashes.every((h) => typeof h === "string")) throw new IndexDamagedError("the vectors' hashes do not match the header");
+  return hashes as string[];
+}
+
+/** Whether the codes' part of a current-version file holds its CRC-32 (read in 1 MiB slices). */
+export function codesIntact(file: IndexFile): boolean {
+  const t = tailOf(file);
+  return crcOfRange(file.fd, t.codesAt, t.end - t.codesAt, new Uint8Array(Math.min(1 << 20, Math.max(1, t.end - t.codesAt)))) === file.head.crc.codes;
+}
+
+/**
+ * The vector block, its rows table and the file list, each checked against its CRC-32 first.
+ * The block is read straight into the rows `room(dim, rows)` gives (a plain array by default; the
+ * store gives the rows its vector scan reads, with room for more after the file's), so no
+ * serialized bytes stay alive behind it. The room is the caller's to choose: this module is read
+ * by every hook (peekIndex), which must not load the scan's kernel. Current-version files only.
+ */
+export function readVectorPart(file: IndexFile, room: (dim: number, rows: number) => Float32Array = (dim, rows) => new Float32Array(new ArrayBuffer(4 * dim * rows))): { layout: Layout; rows: RowsTable; block: Float32Array } {
   const { head, fd } = file;
-  const current = head.meta.schemaVersion === SCHEMA_VERSION;
-  const wrongSize = current ? sizeProblem(file) : expectedSize(file) !== file.size ? "file size does not match the header" : undefined;
+  const wrongSize = sizeProblem(file);
   if (wrongSize) throw new IndexDamagedError(wrongSize);
   const dim = head.meta.dim ?? 0;
   const layout = readLayout(file, true);
+  const rows = readRowsTable(file);
   const block = room(dim, head.vectorCount);
   const blockBytes = new Uint8Array(block.buffer, block.byteOffset, head.vectorCount * dim * 4);
   readExactly(fd, blockBytes, blockStart(file));
-  if (current && crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
-  return { layout, block };
+  if (crc32(blockBytes) !== head.crc.vectors) throw new IndexDamagedError(checksumProblem(["vectors"]));
+  return { layout, rows, block };
+}
+
+/**
+ * The vectors of an index file by content hash, as views of one block: the embedding cache an
+ * unusable index leaves. Of a current-version file, each part checked; of an older one (v6–v10,
+ * whose layout JSON held the ids and hashes and whose block ended the file), as far as it reads.
+ * Throws when they cannot be read.
+ */
+export function carriedVectors(file: IndexFile): Map<string, Float32Array> {
+  const { head, fd } = file;
+  const dim = head.meta.dim ?? 0;
+  let hashes: string[];
+  let block: Float32Array;
+  if (head.meta.schemaVersion === SCHEMA_VERSION) {
+    block = readVectorPart(file).block;
+    hashes = readHashes(file);
+  } else {
+    if (expectedSize(file) !== file.size) throw new IndexDamagedError("file size does not match the header");
+    const old = readLayout(file) as Layout & { vectorHashes?: unknown };
+    if (!Array.isArray(old.vectorHashes)) throw new IndexDamagedError("no vector hashes in the layout");
+    hashes = old.vectorHashes.map((h) => (typeof h === "string" ? h : ""));
+    const bytes = new ArrayBuffer(head.vectorCount * dim * 4);
+    readExactly(fd, new Uint8Array(bytes), blockStart(file));
+    block = new Float32Array(bytes);
+  }
+  return vectorsByContent(hashes, block, dim);
 }
 
 /**
@@ -193,10 +291,10 @@ export function streamVectorBlock(file: IndexFile, take: (first: number, floats:
   return crc === head.crc.vectors;
 }
 
-/** The vectors of a block by content hash (the embedding cache an unusable index leaves), as views of the block. */
-export function vectorsByContent(layout: Pick<Layout, "vectorHashes">, block: Float32Array, dim: number): Map<string, Float32Array> {
+/** The vectors of a block by content hash, as views of the block. */
+export function vectorsByContent(hashes: string[], block: Float32Array, dim: number): Map<string, Float32Array> {
   const byContent = new Map<string, Float32Array>();
-  if (dim) layout.vectorHashes.forEach((h, i) => h && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
+  if (dim) hashes.forEach((h, i) => h && i * dim < block.length && byContent.set(h, block.subarray(i * dim, (i + 1) * dim)));
   return byContent;
 }
 

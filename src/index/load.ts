@@ -4,9 +4,9 @@
  * bytes themselves are format.ts's and index-file.ts's; the documents' codec is docs.ts's.
  */
 import { IndexDamagedError, oneLine } from "../core/errors.ts";
-import { blockStart, checksumProblem, readLayout, type IndexFile, type StoreMeta } from "./format.ts";
-import { readStateSections, readVectorPart, streamVectorBlock, vectorsByContent, writeIndexFile, type StateSection } from "./index-file.ts";
-import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, Utf8Check, type Doc } from "./docs.ts";
+import { blockStart, checksumProblem, readLayout, tailOf, type IndexFile, type StoreMeta } from "./format.ts";
+import { codesIntact, readHashes, readRowsTable, readStateSections, readVectorPart, streamVectorBlock, vectorsByContent, writeIndexFile, type StateSection } from "./index-file.ts";
+import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, type Doc } from "./docs.ts";
 import { Engine, type SavedState } from "./engine/engine.ts";
 import { VectorBlock } from "./engine/vector-block.ts";
 import { KERNEL_MIN_FLOATS, rowsFor } from "./engine/kernels.ts";
@@ -25,7 +25,7 @@ type Section = StateSection;
  */
 function* stateSections(engine: Engine<Doc>, textAt?: Float64Array): Generator<Section> {
   const { ids, index, frequencies, docs, docCount, others } = engine.save();
-  yield { kind: "ids", value: ids };
+  yield { kind: "ids", value: joinedIds(ids) };
   yield { kind: "index", value: { index, others, docCount } };
   for (const [prop, perDoc] of Object.entries(frequencies)) for (const slice of slices(perDoc)) yield { kind: "freq", value: { prop, slice } };
   const writer = new DocWriter();
@@ -56,6 +56,26 @@ function* docSlices(docs: Record<number, Doc>, last: number): Generator<Uint32Ar
   if (n > 0) yield ids.subarray(0, n);
 }
 
+/**
+ * Orama's id map as saved (its internal id → document id list) as one string: a structured clone
+ * of 20k short strings took milliseconds a cold search pays, one string and a split a fraction of
+ * that. Ids that cannot be joined (not strings, or holding the separator: never ours, which are
+ * hex hashes) are saved as Orama gives them.
+ */
+function joinedIds(ids: unknown): unknown {
+  const list = (ids as { internalIdToId?: unknown })?.internalIdToId;
+  if (!Array.isArray(list) || !list.every((id) => typeof id === "string" && !id.includes("\n"))) return ids;
+  return { joined: list.join("\n"), count: list.length };
+}
+
+function splitIds(v: unknown): unknown {
+  const { joined, count } = (v ?? {}) as { joined?: unknown; count?: unknown };
+  if (typeof joined !== "string") return v;
+  const internalIdToId = count === 0 ? [] : joined.split("\n");
+  if (internalIdToId.length !== count) throw new Error("the id map does not hold its count");
+  return { internalIdToId };
+}
+
 function* slices(record: Record<string, unknown>): Generator<Record<string, unknown>> {
   let part: Record<string, unknown> = {};
   let n = 0;
@@ -81,14 +101,13 @@ function joinSections(file: IndexFile, texts: TextFile | undefined, lazyDocs: bo
   const frequencies: SavedState["frequencies"] = {};
   const lazy = lazyDocs && texts ? new LazyDocs(texts) : undefined;
   const docs: SavedState["docs"] = lazy ? lazy.record() : {};
-  const utf8 = new Utf8Check();
   // Orama's own state as saveState split it, CRC-checked before decoding; loadState's shape check follows.
   readStateSections(file, (kind, v, at) => {
-    if (kind === "ids") ids = v;
+    if (kind === "ids") ids = splitIds(v);
     else if (kind === "index") head = v as typeof head;
     else if (kind === "freq") Object.assign((frequencies[(v as { prop: string }).prop] ??= {}), (v as { slice: object }).slice);
     else if (lazy) lazy.addSection(v as Uint8Array, at);
-    else decodeDocs(v as Uint8Array, texts, at, utf8, docs as Record<string, Doc>);
+    else decodeDocs(v as Uint8Array, texts, at, docs as Record<string, Doc>);
   });
   return { ids, ...head, frequencies, docs };
 }
@@ -128,17 +147,19 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
   const large = head.vectorCount * dim >= KERNEL_MIN_FLOATS;
   // A small block is read whole for a search (a few MiB: reading it twice, checked then scored, cost more).
   if (lazy && texts && engine && dim && !(lowPeak && large) && (lazy === "write" || large)) {
-    // The ids and magnitudes only; a row is read from the file when asked for. A search checks the
-    // block's CRC-32 as it streams by (no row kept), or, deferred, in the scan that scores every row
-    // (the block read once, not twice): damaged vectors must not rank anything. A writer does not
-    // read it (the next reader checks; a new base is written from a checked one).
+    // The rows table only; a row's floats are read from the file when asked for. A search scans the
+    // file's int8 codes instead of the floats, and reads the floats of the rows the codes cannot
+    // rule out, each checked against its own CRC-32; the codes are checked as the scan streams them
+    // (deferred), or, with the whole block, at load: damaged vectors must not rank anything. A
+    // writer does not read them (the next reader checks; a new base is written from a checked one).
     const layout = readLayout(file, true);
-    const n = layout.vectorIds.length;
-    if (n !== head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
+    const rows = readRowsTable(file);
+    const n = rows.ids.length;
     const deferred = lazy === "search" && deferVectorCheck;
-    if (lazy === "search" && !deferred && n && !streamVectorBlock(file, () => {})) throw new IndexDamagedError(checksumProblem(["vectors"]));
+    if (lazy === "search" && !deferred && n && !(streamVectorBlock(file, () => {}) && codesIntact(file))) throw new IndexDamagedError(checksumProblem(["vectors"]));
     try {
-      engine.setVectors(VectorBlock.lazy(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file), deferred ? head.crc.vectors : undefined));
+      const codes = lazy === "search" ? { table: rows, at: tailOf(file).codesAt, crc: head.crc.codes } : undefined;
+      engine.setVectors(VectorBlock.lazy(dim, rows.ids, rows.magnitudes, n + spareRows(n), texts, blockStart(file), codes));
     } catch (e) {
       throw new IndexDamagedError(oneLine(e));
     }
@@ -150,12 +171,18 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
     if (files) return { meta: { ...head.meta, files }, engine };
   }
   // Read into the rows the vector scan reads (the SIMD kernel's memory for a block it scans), with room for new turns.
-  const { layout, block } = readVectorPart(file, (dim, rows) => rowsFor(dim, rows + (dim ? spareRows(rows) : 0)));
-  const cache = () => vectorsByContent(layout, block, dim);
+  const { layout, rows, block } = readVectorPart(file, (dim, rows) => rowsFor(dim, rows + (dim ? spareRows(rows) : 0)));
+  const cache = () => {
+    try {
+      return vectorsByContent(readHashes(file), block, dim);
+    } catch {
+      return new Map<string, Float32Array>();
+    }
+  };
   if (!engine) throw new UnreadableIndex(broken!, cache());
   try {
     // The file's block becomes the vector index as it is: no object per vector.
-    if (dim) engine.setVectors(VectorBlock.fromRows(dim, block, layout.vectorIds, layout.magnitudes));
+    if (dim) engine.setVectors(VectorBlock.fromRows(dim, block, rows.ids, rows.magnitudes));
   } catch (e) {
     throw new UnreadableIndex(oneLine(e), cache());
   }
@@ -171,11 +198,11 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
  */
 function readColdVectors(file: IndexFile, texts: TextFile, dim: number, engine: Engine<Doc>): StoreMeta["files"] | undefined {
   const layout = readLayout(file, true);
-  const n = layout.vectorIds.length;
-  if (n !== file.head.vectorCount) throw new IndexDamagedError("the vector count does not match the header");
+  const rows = readRowsTable(file);
+  const n = rows.ids.length;
   let block: VectorBlock;
   try {
-    block = VectorBlock.cold(dim, layout.vectorIds, layout.magnitudes, n + spareRows(n), texts, blockStart(file));
+    block = VectorBlock.cold(dim, rows.ids, rows.magnitudes, n + spareRows(n), texts, blockStart(file));
   } catch (e) {
     throw new IndexDamagedError(oneLine(e));
   }
@@ -203,7 +230,8 @@ export function writeIndex(path: string, id: string, meta: StoreMeta, engine: En
       meta,
       id,
       count: docCount,
-      layout: { files: meta.files, vectorIds, magnitudes, vectorHashes },
+      layout: { files: meta.files },
+      rows: { ids: vectorIds, magnitudes, hashes: vectorHashes },
       sections: stateSections(engine, at),
       sectionsAtMost: 2 + 2 * Math.ceil(docCount / SECTION_DOCS),
       vectors: vectors?.bytes() ?? [],

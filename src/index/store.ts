@@ -2,7 +2,7 @@ import { closeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { IndexDamagedError, MemsearchError, NotFoundError, oneLine } from "../core/errors.ts";
 import { clearIndexPath, INDEX_FILE, otherVersion, peekIndex, readLayout, readManifest, SCHEMA_VERSION, sizeProblem, sweepIndexTemps, unreadable, writeManifest, type IndexFile, type FileRecord, type Manifest, type StoreMeta } from "./format.ts";
-import { readVectorPart, vectorsByContent } from "./index-file.ts";
+import { carriedVectors } from "./index-file.ts";
 import { StoredDoc, TextFile, toChunk, type Doc } from "./docs.ts";
 import { readIndex, UnreadableIndex, writeIndex, type MovedTexts } from "./load.ts";
 import { indexStamp, openBase, readSegmentFor, segmentsOf } from "./disk.ts";
@@ -141,8 +141,7 @@ export class Store extends StoreReads {
         let carried: Map<string, Float32Array> | undefined;
         if (meta.model === model) {
           try {
-            const { layout, block } = readVectorPart(file);
-            carried = vectorsByContent(layout, block, meta.dim ?? 0);
+            carried = carriedVectors(file);
           } catch {}
         }
         return rebuild(otherVersion(meta.schemaVersion), carried);

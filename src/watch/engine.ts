@@ -3,7 +3,7 @@ import { MemsearchError, VectorsDamagedError } from "../core/errors.ts";
 import { projectPlaces } from "../core/places.ts";
 import type { Healed } from "../index/heal.ts";
 import type { IndexReport } from "../index/indexer.ts";
-import type { SearchResponse } from "../index/search.ts";
+import type { QueryEmbedder, SearchResponse } from "../index/search.ts";
 import type { Store } from "../index/store.ts";
 import type { StoredChunk } from "../index/types.ts";
 import { askWatch } from "./client.ts";
@@ -65,16 +65,21 @@ export function healOf(h: Healed): Heal {
 export class LocalEngine implements NotesEngine {
   constructor(
     private ctx: Context,
-    /** `load(checked)`: with `checked`, the vector block is checked at load, whatever the source's options defer. */
-    private source: { load(checked?: boolean): Promise<Loaded>; refresh(): Promise<IndexReport | "queued" | Unanswered> },
+    /**
+     * `load(checked)`: with `checked`, the vector block is checked at load, whatever the source's
+     * options defer. `loadsFromFile`: a load reads the index file (not a copy held in memory), so
+     * the query is sent to be embedded before it starts.
+     */
+    private source: { load(checked?: boolean): Promise<Loaded>; refresh(): Promise<IndexReport | "queued" | Unanswered>; loadsFromFile?: boolean },
   ) {}
 
   async search(q: NotesQuery): Promise<{ response: SearchResponse; heal: Heal } | "nothing-indexed"> {
     const [{ searchChunks }, { embedderFor }] = await Promise.all([import("../index/search.ts"), import("../index/embedder.ts")]);
+    const queryEmbedder = embedderFor(this.ctx.config, "query");
+    const embedder = queryEmbedder && this.source.loadsFromFile ? await this.earlyEmbedding(queryEmbedder, q.query.trim()) : queryEmbedder;
     const once = async (loaded: Loaded) => {
       // An index of another model is read for its keywords only: a query vector would not compare.
-      const embedder = loaded.heal.otherModel ? null : embedderFor(this.ctx.config, "query");
-      return { response: await searchChunks({ ...q, store: loaded.store, config: this.ctx.config, embedder }), heal: loaded.heal };
+      return { response: await searchChunks({ ...q, store: loaded.store, config: this.ctx.config, embedder: loaded.heal.otherModel ? null : embedder }), heal: loaded.heal };
     };
     try {
       const loaded = await this.source.load();
@@ -90,6 +95,22 @@ export class LocalEngine implements NotesEngine {
       if (again.nothingIndexed) return "nothing-indexed";
       return once(again);
     }
+  }
+
+  /**
+   * The query's embedding (an HTTP round trip and the model's work, tens of milliseconds on a CPU)
+   * sent now, to run while the index file loads, when the file's head says it holds vectors of this
+   * model (else the search would not ask, and a request left in flight would hold the process open
+   * until it ends); the embedder returned answers that query with it.
+   */
+  private async earlyEmbedding(embedder: QueryEmbedder & { model: string }, query: string): Promise<QueryEmbedder> {
+    const { peekIndex } = await import("../index/format.ts");
+    const head = peekIndex(this.ctx.project.indexDir);
+    if (!query || !head || head.vectors === 0 || head.model !== embedder.model) return embedder;
+    const early = embedder.embedQuery(query);
+    // Awaited by the search, or by nobody when the load finds the index unusable: never unhandled.
+    early.catch(() => {});
+    return { embedQuery: (text, timeoutMs) => (text === query ? early : embedder.embedQuery(text, timeoutMs)) };
   }
 
   async chunk(hash: string): Promise<{ chunk: StoredChunk; heal: Heal }> {

@@ -186,6 +186,7 @@ export class LoadedIndexes {
  */
 function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}, merge: "hard" | "never" = "hard"): LocalEngine {
   return new LocalEngine(ctx, {
+    loadsFromFile: true,
     load: async (checked = false): Promise<Loaded> => {
       normalJit();
       const { deferVectorCheck: _, ...atLoad } = opts;

@@ -85,6 +85,7 @@ const DAMAGES: { name: string; damage: (file: string) => void; reason: RegExp }[
 
 /** The sample memory indexed by the release before stemming (format v7), keyword only. */
 const V7_INDEX = join(REPO, "test", "fixtures", "index", "v7-sample-bm25.bin");
+const V10_INDEX = join(REPO, "test", "fixtures", "index", "v10-sample-768.bin");
 
 /** A project with the sample memory (6 chunks) and a healthy index, keyword search only (Ollama is a closed port). */
 async function indexedProject(): Promise<Project> {
@@ -234,7 +235,7 @@ describe("vectors survive damage elsewhere in the file", () => {
     expect((await ms(p, ["index"], env)).code).toBe(0);
     const file = indexFile(p);
     const bytes = readFileSync(file);
-    // The vector block is the file's end: damaged there, a keyword search neither reads nor minds it.
+    // The vectors' parts are the file's end (the codes last): damaged there, a keyword search neither reads nor minds it.
     bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
     writeFileSync(file, bytes);
     const off = { MEMSEARCH_EMBEDDING_PROVIDER: "none" };
@@ -293,14 +294,15 @@ describe("vectors survive damage elsewhere in the file", () => {
 
   for (const command of [["index"], ["search", "why do checkout requests time out", "-j"]]) {
     test(`an index of an older format is upgraded by ${command[0]} without re-embedding`, async () => {
+      // The sample memory as the last release before the codes wrote it (format v10), with this double's vectors.
       const p = tempProject();
       const env = { OLLAMA_HOST: ollama.host };
-      expect((await ms(p, ["index"], env)).code).toBe(0);
-      patchHead(indexFile(p), (h) => (h.meta.schemaVersion = 5));
+      mkdirSync(indexDir(p), { recursive: true });
+      copyFileSync(V10_INDEX, indexFile(p));
       const before = embeds().filter((t) => t.startsWith("search_document: ")).length;
       const r = await ms(p, command, env);
       expect(r.code).toBe(0);
-      expect(rebuiltLines(r.stderr)).toEqual([expect.stringMatching(/^memsearch: the index was in an older format \(v5, now v\d+\); rebuilt it from the markdown \(6 chunks\)$/)]);
+      expect(rebuiltLines(r.stderr)).toEqual([expect.stringMatching(/^memsearch: the index was in an older format \(v10, now v\d+\); rebuilt it from the markdown \(6 chunks\)$/)]);
       expect(embeds().filter((t) => t.startsWith("search_document: ")).length).toBe(before);
       expect(JSON.parse((await ms(p, ["stats", "-j"], env)).stdout)).toMatchObject({ total_chunks: 6, vectors: 6, dimension: 768 });
       expectHealthy(p, 6);

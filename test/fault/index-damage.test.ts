@@ -9,9 +9,9 @@
  * the fixed, named cases; this is their randomized sweep.)
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { INDEX_FILE, MAGIC } from "../../src/index/format.ts";
+import { INDEX_FILE, MAGIC, openIndexFile, tailOf } from "../../src/index/format.ts";
 import { checkIndex } from "../../src/index/disk.ts";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 import { FACT, FACT_QUERY, faultKit, ms, stderrLines, tracked, writeMemory, type Project, type Rng } from "./helpers.ts";
@@ -269,47 +269,55 @@ describe("the header's own checksum", () => {
 });
 
 /**
- * A command's search over an index past the float kernel's size reads every vector as it scores it,
- * and checks the block's CRC-32 in that same pass instead of a pass of its own before (Store.open's
- * deferVectorCheck). Damage found there must rank nothing: the search heals the index as damage
- * found at load, with the same one notice and a correct answer.
+ * A command's search over an index past the float kernel's size scans the file's int8 codes (their
+ * CRC-32 checked in that scan) and reads the floats of the rows the codes cannot rule out, each
+ * checked against its own CRC-32 (Store.open's deferVectorCheck). Damage found there must rank
+ * nothing: the search heals the index as damage found at load, with the same one notice and a
+ * correct answer.
  */
 describe("a large index's vectors damaged, found by the search's own scan", () => {
-  test(
-    "search rebuilds with one notice and answers correctly",
-    tracked(kit, async () => {
-      const big = join(kit.base, "memory-big");
-      writeMemory(big, kit.rngFor("big"), 30, 100);
-      const p = kit.project({ memory: big });
-      // 768-d vectors, as a real model's: the suite's double serves 64-d ones, below the kernel's size.
-      const wide = await startOllamaDouble({ dim: 768 });
-      const env = { ...p.env, OLLAMA_HOST: wide.host, MEMSEARCH_NO_WATCH: "1" };
-      try {
-      expect((await ms(["index"], { cwd: p.root, env })).code).toBe(0);
-      const chunks = JSON.parse((await ms(["stats", "-j"], { cwd: p.root, env })).stdout).total_chunks as number;
-      // Past KERNEL_MIN_FLOATS (2^21 floats at 768-d): the lazy, scanning search.
-      expect(chunks * 768).toBeGreaterThan(1 << 21);
-      const indexFile = join(p.indexDir, INDEX_FILE);
-      const bytes = readFileSync(indexFile);
-      const rng = kit.rngFor("big-damage");
-      const at = bytes.length - 4 * rng.int(1, chunks * 768);
-      bytes[at] = bytes[at]! ^ 0x08;
-      writeFileSync(indexFile, bytes);
-      const r = await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env });
-      expect(r.code).toBe(0);
-      const lines = stderrLines(r.stderr);
-      expect(lines.length).toBe(1);
-      expect(lines[0]).toMatch(rebuiltLine);
-      expect(lines[0]).toContain("checksum mismatch in the vectors");
-      expect(JSON.parse(r.stdout)[0].content).toContain(FACT);
-      expect(checkIndex(p.indexDir).state).toBe("ok");
-      const again = await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env });
-      expect(stderrLines(again.stderr)).toEqual([]);
-      expect(JSON.parse(again.stdout)[0].content).toContain(FACT);
-      } finally {
-        await wide.stop();
-      }
-    }),
-    120_000,
-  );
+  for (const part of ["codes", "floats"] as const) {
+    test(
+      `search rebuilds with one notice and answers correctly (damaged ${part === "codes" ? "codes" : "floats in every row"})`,
+      tracked(kit, async () => {
+        const big = join(kit.base, `memory-big-${part}`);
+        writeMemory(big, kit.rngFor("big"), 30, 100);
+        const p = kit.project({ memory: big });
+        // 768-d vectors, as a real model's: the suite's double serves 64-d ones, below the kernel's size.
+        const wide = await startOllamaDouble({ dim: 768 });
+        const env = { ...p.env, OLLAMA_HOST: wide.host, MEMSEARCH_NO_WATCH: "1" };
+        try {
+          expect((await ms(["index"], { cwd: p.root, env })).code).toBe(0);
+          const chunks = JSON.parse((await ms(["stats", "-j"], { cwd: p.root, env })).stdout).total_chunks as number;
+          // Past KERNEL_MIN_FLOATS (2^21 floats at 768-d): the lazy, scanning search.
+          expect(chunks * 768).toBeGreaterThan(1 << 21);
+          const indexFile = join(p.indexDir, INDEX_FILE);
+          const bytes = readFileSync(indexFile);
+          const f = openIndexFile(indexFile);
+          closeSync(f.fd);
+          const t = tailOf(f);
+          const rng = kit.rngFor(`big-damage-${part}`);
+          if (part === "codes") {
+            const at = t.codesAt + rng.int(0, t.end - t.codesAt - 1);
+            bytes[at] = bytes[at]! ^ 0x08;
+          } else for (let r = 0; r < f.head.vectorCount; r++) bytes[t.vectorsAt + r * 768 * 4 + rng.int(0, 768 * 4 - 1)] ^= 0x08;
+          writeFileSync(indexFile, bytes);
+          const r = await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env });
+          expect(r.code).toBe(0);
+          const lines = stderrLines(r.stderr);
+          expect(lines.length).toBe(1);
+          expect(lines[0]).toMatch(rebuiltLine);
+          expect(lines[0]).toContain("checksum mismatch in the vectors");
+          expect(JSON.parse(r.stdout)[0].content).toContain(FACT);
+          expect(checkIndex(p.indexDir).state).toBe("ok");
+          const again = await ms(["search", FACT_QUERY, "-j", "-k", "1"], { cwd: p.root, env });
+          expect(stderrLines(again.stderr)).toEqual([]);
+          expect(JSON.parse(again.stdout)[0].content).toContain(FACT);
+        } finally {
+          await wide.stop();
+        }
+      }),
+      120_000,
+    );
+  }
 });

@@ -9,7 +9,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { blockStart, INDEX_FILE, openIndexFile, readExactly, readLayout } from "../../src/index/format.ts";
+import { blockStart, INDEX_FILE, openIndexFile, readExactly } from "../../src/index/format.ts";
+import { readRowsTable } from "../../src/index/index-file.ts";
 import { checkIndex } from "../../src/index/disk.ts";
 import { startOllamaDouble, type OllamaDouble } from "../helpers/ollama-double.ts";
 import { FACT, FACT_QUERY, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, HOOKS, hookOutputProblem, ms, rngFor, stderrLines, tracked, writeMemory, type Project, type RunResult } from "./helpers.ts";
@@ -108,21 +109,20 @@ function vectorsOf(p: Project): { dim: number | null; vectors: number; chunks: n
   try {
     const { head } = file;
     const dim = head.meta.dim;
-    const layout = readLayout(file, true);
-    expect(layout.vectorIds.length).toBe(head.vectorCount);
-    expect(layout.magnitudes.length).toBe(head.vectorCount);
+    const rows = readRowsTable(file);
+    expect(rows.ids.length).toBe(head.vectorCount);
+    expect(rows.magnitudes.length).toBe(head.vectorCount);
     if (head.vectorCount > 0) {
       expect(dim === 768 || dim === 384).toBe(true);
       const at = blockStart(file);
-      expect(file.size - at).toBe(head.vectorCount * dim! * 4);
-      const bytes = new Uint8Array(file.size - at);
+      const bytes = new Uint8Array(head.vectorCount * dim! * 4);
       readExactly(file.fd, bytes, at);
       const floats = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
       for (let k = 0; k < head.vectorCount; k++) {
         let sum = 0;
         for (let i = k * dim!; i < (k + 1) * dim!; i++) sum += floats[i]! * floats[i]!;
         expect(Math.abs(Math.sqrt(sum) - 1)).toBeLessThan(1e-3);
-        expect(Math.abs(layout.magnitudes[k]! - 1)).toBeLessThan(1e-3);
+        expect(Math.abs(rows.magnitudes[k]! - 1)).toBeLessThan(1e-3);
       }
       kit.count("vectors-read", head.vectorCount);
     }

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { closeSync, fstatSync, mkdtempSync, openSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, Utf8Check, type Doc } from "../../src/index/docs.ts";
+import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, type Doc } from "../../src/index/docs.ts";
 
 /** A documents section as a save writes it, in a file of its own at byte `at`, and a TextFile over it. */
 function section(docs: Record<number, Doc>, at = 7) {
@@ -31,7 +31,7 @@ describe("LazyDocs", () => {
   test("decodes each document on first read as decodeDocs does, and behaves as a plain record", () => {
     const s = section(docs);
     const eager: Record<string, Doc> = {};
-    decodeDocs(new Uint8Array(s.bytes), s.texts, s.at, new Utf8Check(), eager);
+    decodeDocs(new Uint8Array(s.bytes), s.texts, s.at, eager);
     const lazy = new LazyDocs(s.texts);
     // addSection writes over its bytes (the loader's scratch): a copy.
     lazy.addSection(new Uint8Array(s.bytes), s.at);
@@ -63,8 +63,18 @@ describe("LazyDocs", () => {
     expect(bad((b) => (b[text + 2] = 0xff))).toThrow("not UTF-8");
     const heading = Buffer.from(s.bytes).indexOf("### 10:00");
     expect(bad((b) => (b[heading + 4] = 0xc3))).toThrow("not UTF-8");
-    // A source index past the section's sources (the first document's, at 4 + 14).
-    expect(bad((_, v) => v.setUint32(4 + 14, 9, true))).toThrow("source");
+    // A source index past the section's sources (the first document's: the fourth column of three).
+    expect(bad((_, v) => v.setUint32(8 + 4 * 3 * 3, 9, true))).toThrow("source");
+    // Lengths that add up but cut a character: the first document's heading made longer and its
+    // text shorter by as much, so that the text starts on the second byte of its "é".
+    const into = Buffer.from(docs[1]!.text).indexOf("é") + 1;
+    const [heads, texts] = [8 + 4 * 6 * 3, 8 + 4 * 7 * 3];
+    expect(
+      bad((_, v) => {
+        v.setUint32(heads, v.getUint32(heads, true) + into, true);
+        v.setUint32(texts, v.getUint32(texts, true) - into, true);
+      }),
+    ).toThrow("not UTF-8");
     // Cut short, and bytes past the last document.
     expect(() => new LazyDocs(s.texts).addSection(s.bytes.slice(0, s.bytes.length - 3), s.at)).toThrow("cut short");
     expect(() => new LazyDocs(s.texts).addSection(Uint8Array.from([...s.bytes, 0x20]), s.at)).toThrow("past its documents");

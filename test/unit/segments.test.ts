@@ -5,13 +5,14 @@
  * every way of opening it (whole, cold as the watch process, lazy as a writer, keywords only).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../../src/index/store.ts";
 import { VectorsDamagedError } from "../../src/core/errors.ts";
-import { INDEX_FILE, MANIFEST_FILE, peekIndex, readManifest } from "../../src/index/format.ts";
+import { INDEX_FILE, MANIFEST_FILE, openIndexFile, peekIndex, readManifest, tailOf } from "../../src/index/format.ts";
 import { peekIndexFiles } from "../../src/index/disk.ts";
+import { readRowsTable } from "../../src/index/index-file.ts";
 import { fakeEmbedding } from "../helpers/ollama-double.ts";
 import { writeInto } from "../helpers/store-of.ts";
 
@@ -168,39 +169,74 @@ describe("segments after the base", () => {
     expect(answers(Store.open(dir, "m", { lazyVectors: "search" }).store, 768, QUERIES)).toEqual(want);
   });
 
-  test("a command's search that checks the vector block in its scan answers as one checked at load, and ranks nothing from a damaged block", () => {
-    // A base alone (its rows read in order by the scan, which checks them) and one with segments.
+  test("a command's search that scans the file's codes answers as one checked at load, and ranks nothing from damaged vectors", () => {
+    // A base alone and one with segments (rows removed by them leave holes; rows they add are held in memory).
     const merged = tempDir();
     history(merged, 768, 480, 0, 11);
     expect(answers(Store.open(merged, "m", { lazyVectors: "search", deferVectorCheck: true }).store, 768, QUERIES)).toEqual(answers(Store.open(merged, "m", { lazyVectors: "search" }).store, 768, QUERIES));
+    expect(answers(Store.open(merged, "m", { lazyVectors: "search", deferVectorCheck: true }).store, 768, QUERIES)).toEqual(answers(Store.open(merged, "m").store, 768, QUERIES));
     const dir = tempDir();
     history(dir, 768, 480, 6, 11);
     const deferred = () => Store.open(dir, "m", { lazyVectors: "search", deferVectorCheck: true }).store;
     const want = answers(Store.open(dir, "m", { lazyVectors: "search" }).store, 768, QUERIES);
     expect(answers(deferred(), 768, QUERIES)).toEqual(want);
-    // Over a base whose rows removed by the segments leave holes, and with a filter, the block is
-    // checked whole before the first row is scored.
-    const filtered = deferred().searchVector(vectorOf(768)("redis pool"), 5, 0, "/p/memory/2026-01-0");
-    expect(filtered.length).toBe(5);
-    // One float of the base's block changed: the scan that scores every row, a filtered search and
-    // a row's cosine each refuse it before any of it is ranked, as the next one does.
+    expect(answers(Store.open(dir, "m").store, 768, QUERIES)).toEqual(want);
+    expect(deferred().searchVector(vectorOf(768)("redis pool"), 5, 0, "/p/memory/2026-01-0").length).toBe(5);
     const file = join(dir, INDEX_FILE);
-    const bytes = readFileSync(file);
-    const head = peekIndex(dir)!;
-    bytes[bytes.length - 4 * 768 * Math.floor(head.vectors / 3)] ^= 0x40;
-    writeFileSync(file, bytes);
+    const clean = readFileSync(file);
+    const f = openIndexFile(file);
+    closeSync(f.fd);
+    const t = tailOf(f);
+    const rows = f.head.vectorCount;
     const hit = want[0]!.text[0]![0] as string;
-    for (const read of [(s: Store) => s.searchVector(vectorOf(768)("redis pool"), 50, 0), (s: Store) => s.searchVector(vectorOf(768)("redis pool"), 5, 0, "/p/memory/2026-01-0"), (s: Store) => s.cosines([hit], vectorOf(768)("redis pool"))]) {
+    const reads = [(s: Store) => s.searchVector(vectorOf(768)("redis pool"), 50, 0), (s: Store) => s.searchVector(vectorOf(768)("redis pool"), 5, 0, "/p/memory/2026-01-0"), (s: Store) => s.cosines([hit], vectorOf(768)("redis pool"))];
+    // One float changed in every row of the base's block: any read of a row refuses it, again and again.
+    const everyRow = Buffer.from(clean);
+    for (let r = 0; r < rows; r++) everyRow[t.vectorsAt + r * 768 * 4 + 5] ^= 0x40;
+    writeFileSync(file, everyRow);
+    for (const read of reads) {
       const s = deferred();
       expect(() => read(s)).toThrow(VectorsDamagedError);
       expect(() => read(s)).toThrow(VectorsDamagedError);
     }
     // Checked at load, the same file is refused there (the path a search takes next: heal.ts).
     expect(Store.open(dir, "m", { lazyVectors: "search" }).rebuilt).toContain("checksum mismatch in the vectors");
-    const block = readFileSync(join(merged, INDEX_FILE));
-    block[block.length - 5] ^= 0x01;
-    writeFileSync(join(merged, INDEX_FILE), block);
-    expect(() => Store.open(merged, "m", { lazyVectors: "search", deferVectorCheck: true }).store.searchVector(vectorOf(768)("oauth"), 50, 0)).toThrow(VectorsDamagedError);
+    // One row changed: each query refuses it or, when it never read it, answers as the undamaged index.
+    const oneRow = Buffer.from(clean);
+    oneRow[t.vectorsAt + Math.floor(rows / 3) * 768 * 4 + 9] ^= 0x40;
+    writeFileSync(file, oneRow);
+    let answered = 0;
+    QUERIES.forEach((q, i) => {
+      try {
+        expect(deferred().searchVector(vectorOf(768)(q), 5, 0)).toEqual(want[i]!.vector.slice(0, 5).map(([hash]) => expect.objectContaining({ chunk: expect.objectContaining({ chunkHash: hash }) })));
+        answered++;
+      } catch (e) {
+        if (!(e instanceof VectorsDamagedError)) throw e;
+      }
+    });
+    expect(answered).toBeGreaterThan(0);
+    // The base's row of a query's best vector changed: that query refuses it.
+    writeFileSync(file, clean);
+    const store = Store.open(dir, "m").store as unknown as { engine: { internalId(id: string): number | undefined } };
+    const fd = openIndexFile(file);
+    const table = readRowsTable(fd);
+    closeSync(fd.fd);
+    const inBase = QUERIES.map((q, i) => ({ q, row: table.ids.indexOf(store.engine.internalId(want[i]!.vector[0]![0] as string)!) })).find((x) => x.row >= 0)!;
+    const bestRow = Buffer.from(clean);
+    bestRow[t.vectorsAt + inBase.row * 768 * 4 + 9] ^= 0x40;
+    writeFileSync(file, bestRow);
+    expect(() => deferred().searchVector(vectorOf(768)(inBase.q), 5, 0)).toThrow(VectorsDamagedError);
+    // A code changed: the scan refuses the codes before any bound is made of them, and so does a load that checks.
+    const oneCode = Buffer.from(clean);
+    oneCode[t.codesAt + 100] ^= 0x01;
+    writeFileSync(file, oneCode);
+    expect(() => deferred().searchVector(vectorOf(768)("oauth"), 50, 0)).toThrow(VectorsDamagedError);
+    expect(Store.open(dir, "m", { lazyVectors: "search" }).rebuilt).toContain("checksum mismatch in the vectors");
+    // The rows table changed: refused at load.
+    const oneFigure = Buffer.from(clean);
+    oneFigure[t.rowsAt + 3] ^= 0x01;
+    writeFileSync(file, oneFigure);
+    expect(Store.open(dir, "m", { lazyVectors: "search", deferVectorCheck: true }).rebuilt).toContain("checksum mismatch in the vectors");
   });
 
   test("a merge writes one base with no segment, and what it holds opens as before", () => {

@@ -199,7 +199,7 @@ describe("a loaded store's texts", () => {
     store.replaceFile("/p/c.md", { mtimeMs: 2, size: 1 }, chunks("/p/c.md", ["a new turn about quokka"]), () => new Float32Array([1, 1]));
     // Every state section, texts included, is written before the vectors: this fails the save past them.
     const bytes = spyOn(VectorBlock.prototype, "bytes").mockImplementation(function* () {
-      yield new Uint8Array(4);
+      yield new Uint8Array(2 * 4); // one whole row of 2-d floats
       throw new Error("no space left on device");
     });
     try {

@@ -14,7 +14,8 @@ import { blockStart, INDEX_FILE, openIndexFile, readExactly } from "../../src/in
 import { Store } from "../../src/index/store.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
 import { magnitude, VectorBlock } from "../../src/index/engine/vector-block.ts";
-import { CodeMemory, codeStride, KERNEL_MIN_FLOATS } from "../../src/index/engine/kernels.ts";
+import { CodeMemory, KERNEL_MIN_FLOATS } from "../../src/index/engine/kernels.ts";
+import { codeStride } from "../../src/index/engine/codes.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -164,7 +165,7 @@ describe("a cold store answers as the exact scan", () => {
     const vectorBytes = (dir: string) => {
       const f = openIndexFile(join(dir, INDEX_FILE));
       closeSync(f.fd);
-      return readFileSync(join(dir, INDEX_FILE)).subarray(blockStart(f));
+      return readFileSync(join(dir, INDEX_FILE)).subarray(blockStart(f), blockStart(f) + f.head.vectorCount * DIM * 4);
     };
     const savedA = vectorBytes(dirA);
     expect(savedA.byteLength).toBe(blockOf(plain).count * DIM * 4);

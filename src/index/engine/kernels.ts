@@ -17,6 +17,7 @@
 
 import dotsWasm from "./dots.wat";
 import idotsWasm from "./idots.wat";
+import { codeStride } from "./codes.ts";
 
 // A source run that bypassed the assembler (a bun started outside the repository without its
 // preload) gets a file's path here, not a module: say so, rather than fall back to the JS loops
@@ -257,10 +258,6 @@ const codesModule = lazyModule(idotsWasm);
 
 type IDots = (qp: number, codes: number, count: number, stride: number, out: number) => void;
 
-/** Bytes per row of codes: the dimension rounded up to the kernel's 16 lanes. */
-export function codeStride(dim: number): number {
-  return Math.ceil(dim / 16) * 16;
-}
 
 /**
  * Rows of int8 codes (`stride` bytes each, zero past the dimension) with room for `capacity`

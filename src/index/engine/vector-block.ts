@@ -19,7 +19,7 @@
  * and the floats read from the file for the rows the bounds cannot rule out. Its answers are the
  * exact scan's, to the bit and in the same order; rows, holes, squeezes and growth are the same.
  */
-import { ColdRows, type RowFile } from "./vector-cold.ts";
+import { ColdRows, type FileCodes, type RowFile } from "./vector-cold.ts";
 import { dotAt, RowMemory } from "./kernels.ts";
 import { Best } from "./best.ts";
 
@@ -94,16 +94,16 @@ export class VectorBlock {
 
   /**
    * A lazy block of the file's `ids.length` vectors (a writer's: it adds and removes rows, reads a
-   * row now and then, and writes them all only when it writes a new base; a command's search,
-   * which scores every row from the file): no float and no code is read at load, every row is
-   * read from `file` when asked for. With `checkCrc`, no row is scored before the block is found
-   * to have that CRC-32, by the first read (VectorsDamagedError when not: ColdRows.checkLater).
+   * row now and then, and writes them all only when it writes a new base; a command's search):
+   * no float and no code is read at load, every row is read from `file` when asked for. With
+   * `codes` (a command's search), the file's codes of its rows bound the cosines as a cold block's
+   * do, streamed from the file by each scan (ColdRows.useFileCodes).
    */
-  static lazy(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number, file: RowFile, blockAt: number, checkCrc?: number): VectorBlock {
+  static lazy(dim: number, ids: ArrayLike<number>, mags: ArrayLike<number>, capacity: number, file: RowFile, blockAt: number, codes?: FileCodes): VectorBlock {
     const b = VectorBlock.fileBacked(dim, ids, mags, capacity);
     b.cold = new ColdRows(dim, capacity, file, blockAt, false, false);
     b.cold.fileRows(ids.length);
-    if (checkCrc !== undefined) b.cold.checkLater(checkCrc, ids.length);
+    if (codes) b.cold.useFileCodes(codes, ids.length);
     return b;
   }
 
@@ -313,6 +313,7 @@ export class VectorBlock {
     }
     if (this.cold) {
       const picked = this.candidates(query, qMag, similarity, limit);
+      if (limit !== undefined && picked.hi && picked.n > 2 * limit) return this.bestFirst(query, qMag, similarity, limit, picked.rows, picked.n, picked.hi, visit);
       const dots = new Float64Array(picked.n);
       this.cold.dots(query, picked.rows, picked.n, this.ids, dots);
       for (let k = 0; k < picked.n; k++) {
@@ -325,6 +326,36 @@ export class VectorBlock {
     for (let r = 0; r < this.rows; r++) {
       const id = this.ids[r]!;
       if (id !== 0) visit(id, dots[r]! / (qMag * this.mags[r]!));
+    }
+  }
+
+  /**
+   * The candidates of a search for the best `limit`, scored exactly in the order of their upper
+   * bounds (`hi`), a batch at a time, until the next one's upper bound is below the limit-th best
+   * exact cosine so far: no row left can then enter the best `limit` (its cosine is at most its
+   * upper bound), and the rows not scored are not visited. A row without a bound (+Infinity) or with
+   * a NaN one comes first. The best `limit` of what is visited are the exact scan's, in its order.
+   */
+  private bestFirst(query: Float32Array, qMag: number, similarity: number, limit: number, rows: Uint32Array, n: number, hi: Float64Array, visit: (id: InternalId, cos: number) => void): void {
+    const upper = (r: number) => (Number.isNaN(hi[r]!) ? Infinity : hi[r]!);
+    const order = rows.slice(0, n).sort((a, b) => upper(b) - upper(a) || a - b);
+    // The limit best exact cosines at or above the floor so far (a min-heap): its root is the bar.
+    const kept = new Float64Array(limit);
+    let size = 0;
+    const batch = Math.max(limit, 64);
+    const dots = new Float64Array(batch);
+    for (let from = 0; from < n; from += batch) {
+      if (size === limit && upper(order[from]!) < kept[0]!) return;
+      const part = order.slice(from, Math.min(n, from + batch)).sort();
+      this.cold!.dots(query, part, part.length, this.ids, dots);
+      for (let k = 0; k < part.length; k++) {
+        const r = part[k]!;
+        const cos = dots[k]! / (qMag * this.mags[r]!);
+        visit(this.ids[r]!, cos);
+        if (!(cos >= similarity)) continue;
+        if (size < limit) heapPush(kept, size++, cos);
+        else if (cos > kept[0]!) heapReplaceRoot(kept, size, cos);
+      }
     }
   }
 
@@ -411,7 +442,7 @@ export class VectorBlock {
    * then decide, in the exact scan's order. A query without a bound (not finite, no length) scores
    * every row exactly.
    */
-  private candidates(query: Float32Array, qMag: number, similarity: number, limit?: number): { rows: Uint32Array; n: number } {
+  private candidates(query: Float32Array, qMag: number, similarity: number, limit?: number): { rows: Uint32Array; n: number; hi?: Float64Array } {
     const cold = this.cold!;
     const rows = new Uint32Array(this.live);
     let n = 0;
@@ -425,13 +456,39 @@ export class VectorBlock {
     if (limit !== undefined) t = Math.max(similarity, kthLargest(lo, this.ids, this.rows, limit, (r) => cold.isBounded(r)));
     // Written as "not below" so a NaN bound (never expected) is scored rather than dropped.
     for (let r = 0; r < this.rows; r++) if (this.ids[r] && (!cold.isBounded(r) || !(hi[r]! < t))) rows[n++] = r;
-    return { rows, n };
+    return { rows, n, hi };
   }
 
   /** Orama's save() gets nothing: the index file stores the block itself (format.ts). */
   toJSON(): { size: number; vectors: [] } {
     return { size: this.size, vectors: [] };
   }
+}
+
+/** Adds `x` to the min-heap `heap[0..size)`. */
+function heapPush(heap: Float64Array, size: number, x: number): void {
+  let i = size;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (heap[p]! <= x) break;
+    heap[i] = heap[p]!;
+    i = p;
+  }
+  heap[i] = x;
+}
+
+/** Replaces the root of the min-heap `heap[0..size)` with `x` (larger than it). */
+function heapReplaceRoot(heap: Float64Array, size: number, x: number): void {
+  let i = 0;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= size) break;
+    const c = l + 1 < size && heap[l + 1]! < heap[l]! ? l + 1 : l;
+    if (heap[c]! >= x) break;
+    heap[i] = heap[c]!;
+    i = c;
+  }
+  heap[i] = x;
 }
 
 /** The `k`-th largest of `values` over the live rows `use` accepts; −Infinity when fewer than `k` (a min-heap of the k largest). */
@@ -441,27 +498,8 @@ function kthLargest(values: Float64Array, ids: Uint32Array, rows: number, k: num
   for (let r = 0; r < rows; r++) {
     const x = values[r]!;
     if (!ids[r] || !use(r) || !(x > -Infinity)) continue;
-    if (size < k) {
-      let i = size++;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (heap[p]! <= x) break;
-        heap[i] = heap[p]!;
-        i = p;
-      }
-      heap[i] = x;
-    } else if (x > heap[0]!) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= size) break;
-        const c = l + 1 < size && heap[l + 1]! < heap[l]! ? l + 1 : l;
-        if (heap[c]! >= x) break;
-        heap[i] = heap[c]!;
-        i = c;
-      }
-      heap[i] = x;
-    }
+    if (size < k) heapPush(heap, size++, x);
+    else if (x > heap[0]!) heapReplaceRoot(heap, size, x);
   }
   return size < k ? -Infinity : heap[0]!;
 }

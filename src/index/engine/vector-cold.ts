@@ -16,7 +16,8 @@
  * row's: only a file we did not write holds those) gets no bound: it is always scored exactly.
  */
 import { IndexDamagedError, VectorsDamagedError } from "../../core/errors.ts";
-import { CodeMemory, codeStride, dotAt, KERNEL_MIN_FLOATS, RowMemory } from "./kernels.ts";
+import { CodeMemory, dotAt, KERNEL_MIN_FLOATS, RowMemory } from "./kernels.ts";
+import { codeStride, quantizeRow, type RowFigures } from "./codes.ts";
 
 /** The file a cold block's rows are read from: readInto throws IndexDamagedError once it is closed or cut short. */
 export interface RowFile {
@@ -25,8 +26,16 @@ export interface RowFile {
 
 /** Rows read from the file in one piece at most (a scan of every row holds one piece at a time). */
 const READ_BYTES = 1 << 20;
-/** Relative difference allowed between a stored magnitude and the row's own for a row to be bounded. */
-const MAG_AGREES = 1e-6;
+
+/**
+ * The codes an index file holds of its rows (format.ts), with their figures and each row's CRC-32
+ * (`table`, by file row), the byte where they start and their CRC-32.
+ */
+export interface FileCodes {
+  table: { scale: Float64Array; err: Float64Array; norm: Float64Array; bounded: Uint8Array; crc: Uint32Array };
+  at: number;
+  crc: number;
+}
 
 /** A query's codes: q̂ and what the bound needs of it. */
 interface QueryCodes {
@@ -54,13 +63,14 @@ export class ColdRows {
   private lo = new Float64Array(0);
   private hi = new Float64Array(0);
   /**
-   * The file's block not checked yet against its CRC-32 (`crc`, over its `rows` rows): a command's
-   * search checks it in the pass that scores every row (dots), reading the block once instead of
-   * twice; any other read checks the whole block first. Unchecked floats never reach a score.
+   * The file's codes of file rows 0…rows − 1 (a command's search: useFileCodes), scanned from the
+   * file by each search instead of held; every float row read from the file is then checked
+   * against its own CRC-32 (`rowCrc`), so that no damaged float reaches a score.
    */
-  private unchecked: { crc: number; rows: number } | undefined;
-  /** The whole scan checking it: the next file row it must read, and the CRC-32 so far. */
-  private checking: { next: number; crc: number } | undefined;
+  private fileCodes: { at: number; rows: number; crc: number; rowCrc: Uint32Array } | undefined;
+  /** The codes' CRC-32 held when a scan read them whole (checked once per process). */
+  private codesChecked = false;
+  private figures: RowFigures = { scale: 0, err: 0, norm: 0, bounded: 0 };
 
   constructor(dim: number, capacity: number, file: RowFile, blockAt: number, wasm = true, codes = true) {
     this.dim = dim;
@@ -72,7 +82,8 @@ export class ColdRows {
     this.fileRow = new Float64Array(capacity).fill(-1);
     this.file = file;
     this.blockAt = blockAt;
-    this.readBuf = new Float32Array(Math.max(dim, Math.floor(READ_BYTES / 4 / dim) * dim));
+    // Over an ArrayBuffer made first: readFileRows views its bytes (a new array's buffer would be a copy).
+    this.readBuf = new Float32Array(new ArrayBuffer(4 * Math.max(dim, Math.floor(READ_BYTES / 4 / dim) * dim)));
   }
 
   /** Whether the integer kernel ran (tests). */
@@ -88,37 +99,18 @@ export class ColdRows {
     }
   }
 
-  /** The file's rows are to be checked against `crc` before any is scored (see `unchecked`). */
-  checkLater(crc: number, rows: number): void {
-    this.unchecked = rows > 0 ? { crc, rows } : undefined;
-  }
-
-  /** The whole block read in pieces and checked; throws VectorsDamagedError when it fails. */
-  private checkWhole(): void {
-    const { rows, crc } = this.unchecked!;
-    const piece = new Uint8Array(READ_BYTES);
-    const total = rows * this.dim * 4;
-    let sum = 0;
-    for (let done = 0; done < total; ) {
-      const part = piece.subarray(0, Math.min(piece.byteLength, total - done));
-      this.file.readInto(this.blockAt + done, part.byteLength, part);
-      sum = Bun.hash.crc32(part, sum);
-      done += part.byteLength;
-    }
-    if (sum !== crc) throw new VectorsDamagedError("checksum mismatch in the vectors");
-    this.unchecked = undefined;
-  }
-
-  /** Whether rows[0..n) read every file row, in order, once (rows held in memory aside): a pass that can check the block. */
-  private readsWholeBlock(rows: ArrayLike<number>, n: number): boolean {
-    let next = 0;
-    for (let k = 0; k < n; k++) {
-      const fr = this.fileRow[rows[k]!]!;
-      if (fr < 0) continue;
-      if (fr !== next) return false;
-      next++;
-    }
-    return next === this.unchecked!.rows;
+  /**
+   * Rows 0…rows − 1 (file rows 0…rows − 1, fileRows) get the figures of the file's codes: their
+   * cosines are bounded by a scan of those codes from the file (fileDots), and their floats are
+   * read only for the rows the bounds cannot rule out, each checked against its row's CRC-32.
+   */
+  useFileCodes(codes: FileCodes, rows: number): void {
+    const { table } = codes;
+    this.scale.set(table.scale.subarray(0, rows));
+    this.err.set(table.err.subarray(0, rows));
+    this.norm.set(table.norm.subarray(0, rows));
+    this.bounded.set(table.bounded.subarray(0, rows));
+    this.fileCodes = { at: codes.at, rows, crc: codes.crc, rowCrc: table.crc };
   }
 
   /**
@@ -126,44 +118,17 @@ export class ColdRows {
    * The row's floats are then found at `fileRow` of the file, or in `hot` (−1).
    */
   setRow(r: number, v: Float32Array, at: number, mag: number, fileRow: number): void {
-    const { dim } = this;
     this.fileRow[r] = fileRow;
     if (!this.mem) {
       this.bounded[r] = 0;
       return;
     }
-    const codes = this.mem.codes;
-    const o = r * this.mem.stride;
-    let max = 0;
-    let squares = 0;
-    for (let i = 0; i < dim; i++) {
-      const x = v[at + i]!;
-      const ax = Math.abs(x);
-      if (ax > max) max = ax;
-      squares += x * x;
-    }
-    // NaN or Infinity in the row makes the sum of squares so (a float32's square is far from overflowing a double).
-    const finite = Number.isFinite(squares);
-    const s = finite ? max / 127 : 0;
-    let e = 0;
-    let cc = 0;
-    for (let i = 0; i < dim; i++) {
-      const x = v[at + i]!;
-      // Rounded half up by floor(y + 0.5): Math.round cost four times as much in this loop, the
-      // load's largest part. Any rounding would do: the error and norm below are of the codes kept.
-      let c = s > 0 ? Math.floor(x / s + 0.5) : 0;
-      if (c > 127) c = 127;
-      else if (c < -127) c = -127;
-      codes[o + i] = c;
-      const d = x - s * c;
-      e += d * d;
-      cc += c * c;
-    }
-    this.scale[r] = s;
-    this.err[r] = Math.sqrt(e);
-    this.norm[r] = s * Math.sqrt(cc);
-    const own = Math.sqrt(squares);
-    this.bounded[r] = finite && Number.isFinite(s) && Number.isFinite(mag) && mag > 0 && Math.abs(mag - own) <= MAG_AGREES * mag ? 1 : 0;
+    const f = this.figures;
+    quantizeRow(v, at, this.dim, mag, this.mem.codes, r * this.mem.stride, f);
+    this.scale[r] = f.scale;
+    this.err[r] = f.err;
+    this.norm[r] = f.norm;
+    this.bounded[r] = f.bounded;
   }
 
   /** Row `from` moved to row `to` (a squeeze): its codes and figures go with it. */
@@ -203,20 +168,25 @@ export class ColdRows {
     this.hot.clear();
     this.file = file;
     this.blockAt = blockAt;
+    // The codes read were the old file's: every row is scored exactly from here on.
+    if (this.fileCodes) {
+      this.fileCodes = undefined;
+      this.bounded.fill(0);
+    }
   }
 
-  /** Read `n` rows of the file from file row `first` into `into` (its first n × dim floats). */
+  /**
+   * Read `n` rows of the file from file row `first` into `into` (its first n × dim floats); with
+   * the file's codes, each row checked against its CRC-32 (VectorsDamagedError when one fails).
+   */
   private readFileRows(first: number, n: number, into: Float32Array): void {
-    if (this.unchecked && !this.checking) this.checkWhole();
-    const bytes = n * this.dim * 4;
-    const view = new Uint8Array(into.buffer, into.byteOffset, bytes);
-    this.file.readInto(this.blockAt + first * this.dim * 4, bytes, view);
-    const c = this.checking;
-    if (c) {
-      // readsWholeBlock said the pass reads the rows in order: anything else is a bug, never a pass.
-      if (first !== c.next) throw new Error("a checking scan read the vector block out of order");
-      c.crc = Bun.hash.crc32(view, c.crc);
-      c.next += n;
+    const rowBytes = this.dim * 4;
+    const view = new Uint8Array(into.buffer, into.byteOffset, n * rowBytes);
+    this.file.readInto(this.blockAt + first * rowBytes, n * rowBytes, view);
+    const fc = this.fileCodes;
+    if (!fc) return;
+    for (let k = 0; k < n; k++) {
+      if (first + k >= fc.rows || Bun.hash.crc32(view.subarray(k * rowBytes, (k + 1) * rowBytes)) !== fc.rowCrc[first + k]) throw new VectorsDamagedError("checksum mismatch in the vectors");
     }
   }
 
@@ -261,28 +231,11 @@ export class ColdRows {
 
   /**
    * The exact dots of `query` with the rows `rows[0..n)` (ascending) into `out[0..n)`: the rows read
-   * from the file a run at a time; when the scan is large enough for the float kernel (a cold CLI
-   * search scores every row of a lazy block), each run is read into a WebAssembly memory the kernel
-   * scans, with the JS loop's sums to the bit (kernels.ts); rows held in memory get the JS loop.
+   * from the file a run at a time; when the scan is large enough for the float kernel (a lazy block
+   * whose every row is scored), each run is read into a WebAssembly memory the kernel scans, with
+   * the JS loop's sums to the bit (kernels.ts); rows held in memory get the JS loop.
    */
   dots(query: Float32Array, rows: ArrayLike<number>, n: number, ids: Uint32Array, out: Float64Array): void {
-    const check = this.unchecked && this.readsWholeBlock(rows, n) ? this.unchecked : undefined;
-    if (!check) return this.dotsOf(query, rows, n, ids, out);
-    // The pass that scores every row checks the block too; the dots are given back only when it holds.
-    const c = (this.checking = { next: 0, crc: 0 });
-    try {
-      this.dotsOf(query, rows, n, ids, out);
-    } finally {
-      this.checking = undefined;
-    }
-    if (c.next !== check.rows || c.crc !== check.crc) {
-      out.fill(NaN, 0, n);
-      throw new VectorsDamagedError("checksum mismatch in the vectors");
-    }
-    this.unchecked = undefined;
-  }
-
-  private dotsOf(query: Float32Array, rows: ArrayLike<number>, n: number, ids: Uint32Array, out: Float64Array): void {
     const { dim } = this;
     if (n * dim < KERNEL_MIN_FLOATS) {
       this.forRows(rows, n, ids, (k, floats, at) => (out[k] = dotAt(query, floats, at, dim)));
@@ -350,15 +303,15 @@ export class ColdRows {
    */
   scores(query: Float32Array, qMag: number, mags: Float64Array, rows: number): { lo: Float64Array; hi: Float64Array } | undefined {
     // ‖q‖ is qMag itself: the same sum of squares, in the same order (vector-block.ts magnitude).
-    if (!(qMag > 0) || !Number.isFinite(qMag) || !this.mem) return undefined;
+    if (!(qMag > 0) || !Number.isFinite(qMag) || (!this.mem && !this.fileCodes)) return undefined;
     const q = this.quantizeQuery(query);
     if (!q) return undefined;
     if (this.lo.length < rows) {
-      this.lo = new Float64Array(this.mem.capacity);
-      this.hi = new Float64Array(this.mem.capacity);
+      this.lo = new Float64Array(this.scale.length);
+      this.hi = new Float64Array(this.scale.length);
     }
     const { lo, hi, scale, err, norm, bounded } = this;
-    const dots = this.mem.dots(q.codes, rows);
+    const dots = this.mem ? this.mem.dots(q.codes, rows) : this.fileDots(q.codes, rows);
     const up = 1 + 1e-9;
     for (let r = 0; r < rows; r++) {
       if (!bounded[r]) {
@@ -374,6 +327,43 @@ export class ColdRows {
     }
     return { lo, hi };
   }
+
+  /**
+   * The integer dots of `query`'s codes with rows 0…rows − 1 from the file's codes (useFileCodes),
+   * read a piece at a time into one scratch memory the integer kernel scans; 0 for a row whose
+   * floats are held in memory (it has no bound). The codes' CRC-32 is summed as they stream by:
+   * when it fails, VectorsDamagedError before any bound is made of them.
+   */
+  private fileDots(query: Int16Array, rows: number): Int32Array {
+    const fc = this.fileCodes!;
+    const stride = codeStride(this.dim);
+    const perRead = Math.max(1, Math.floor(READ_BYTES / stride));
+    this.codeScratch ??= new CodeMemory(this.dim, perRead);
+    const scratch = this.codeScratch;
+    const bytes = new Uint8Array(scratch.codes.buffer, scratch.codes.byteOffset, perRead * stride);
+    const byFileRow = new Int32Array(fc.rows);
+    let crc = 0;
+    for (let first = 0; first < fc.rows; first += perRead) {
+      const n = Math.min(perRead, fc.rows - first);
+      const part = bytes.subarray(0, n * stride);
+      this.file.readInto(fc.at + first * stride, part.byteLength, part);
+      if (!this.codesChecked) crc = Bun.hash.crc32(part, crc);
+      byFileRow.set(scratch.dots(query, n).subarray(0, n), first);
+    }
+    if (!this.codesChecked) {
+      if (crc !== fc.crc) throw new VectorsDamagedError("checksum mismatch in the vectors");
+      this.codesChecked = true;
+    }
+    const out = new Int32Array(rows);
+    for (let r = 0; r < rows; r++) {
+      const fr = this.fileRow[r]!;
+      out[r] = fr >= 0 && fr < fc.rows ? byFileRow[fr]! : 0;
+    }
+    return out;
+  }
+
+  /** A memory the integer kernel scans the file's codes in, a piece at a time, made for the first scan. */
+  private codeScratch: CodeMemory | undefined;
 
   /** Whether row `r` has a bound (else it is always scored exactly). */
   isBounded(r: number): boolean {
