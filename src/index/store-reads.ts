@@ -86,7 +86,12 @@ export abstract class StoreReads {
   searchText(terms: string[], limit: number, sourcePrefix?: string): Hit[] {
     const where = this.whereSource(sourcePrefix);
     if (where === null || terms.length === 0) return [];
-    return this.engine.searchText(terms, limit, where).map((h) => ({ chunk: toChunk(this.getDoc(h.id) ?? h.document), bm25: h.score, length: this.engine.fieldLength(this.internalId(h.id)!) }));
+    const docs = this.docs();
+    return this.engine.searchText(terms, limit, where).map((h) => {
+      const internal = h.internalId ?? this.internalId(h.id)!;
+      this.remember(h.id, internal);
+      return { chunk: toChunk(docs[internal] ?? h.document), bm25: h.score, length: this.engine.fieldLength(internal) };
+    });
   }
 
   textStats(): TextStats {
@@ -134,6 +139,7 @@ export abstract class StoreReads {
     const docs = this.docs();
     return this.engine.searchVectors(vector, limit, similarity, where).flatMap(([id, cosine]) => {
       const d = docs[id];
+      if (d) this.remember(d.id, id);
       return d ? [{ chunk: toChunk(d), bm25: 0, cosine, length: this.engine.fieldLength(id) }] : [];
     });
   }
@@ -220,6 +226,27 @@ export abstract class StoreReads {
     return internal === undefined ? undefined : this.docs()[internal];
   }
   protected internalId(id: string): number | undefined {
+    if (this.seenAt === this.revision) {
+      const seen = this.seen.get(id);
+      if (seen !== undefined) return seen;
+    }
     return this.engine.internalId(id);
+  }
+
+  /** Moves on with every chunk stored or removed (Store.revision). */
+  abstract readonly revision: number;
+  /**
+   * The internal ids of the chunks this store's searches returned, while the store holds what it
+   * held then (`seenAt`, its revision): a search's later reads of its own hits (their cosines, their
+   * documents) need not build the engine's map of every chunk id (3–5 ms of a new process at 20k).
+   */
+  private seen = new Map<string, number>();
+  private seenAt = -1;
+  private remember(id: string, internal: number): void {
+    if (this.seenAt !== this.revision) {
+      this.seen.clear();
+      this.seenAt = this.revision;
+    }
+    this.seen.set(id, internal);
   }
 }

@@ -90,9 +90,9 @@ describe("compact index", () => {
     for (const limit of [1, 3, 10, 50]) {
       const expected = limited(stock, limit);
       ties += expected.flat().length - new Set(expected.map((hits) => hits.map(([, score]) => score)).flat()).size;
-      expect(withResultLimit(ours.data.index, limit, () => limited(ours, limit))).toEqual(expected);
+      expect(withResultLimit(ours.data.index, limit, () => limited(ours, limit)).value).toEqual(expected);
       const where = { source: { in: ["/p/2.md", "/p/new.md"] } };
-      expect(withResultLimit(ours.data.index, limit, () => limited(ours, limit, where))).toEqual(limited(stock, limit, where));
+      expect(withResultLimit(ours.data.index, limit, () => limited(ours, limit, where)).value).toEqual(limited(stock, limit, where));
     }
     expect(ties).toBeGreaterThan(0);
     // Told nothing, it answers every matching chunk again.

@@ -152,6 +152,28 @@ describe("Orama internals", () => {
     });
   }
 
+  test("a loaded id map is built only when asked, and then answers as the one the database held", () => {
+    const { store, dir, o } = built();
+    store.replaceFile("/p/b.md", { mtimeMs: 1, size: 1 }, [chunk("d", "## Later\nlater one")], () => undefined);
+    store.removeFile("/p/b.md"); // an id Orama keeps in its list, with no document
+    store.replaceFile("/p/c.md", { mtimeMs: 1, size: 1 }, [chunk("e", "## Last\nlast one")], () => undefined);
+    const want = [...internalIds(o.db)].sort();
+    store.save();
+    const loaded = Store.open(dir, "m").store;
+    const ids = internalIds(dbOf(loaded)) as Map<string, number> & { pending?: unknown };
+    // A search by keywords and by vector, and the reads of its hits: the map is not built.
+    expect(loaded.searchText([stem("redis")], 5).map((h) => h.chunk.chunkHash).sort()).toEqual(["a", "c"]);
+    expect(loaded.searchVector(new Float32Array([1, 0, 0, 0]), 5, 0)[0]!.chunk.chunkHash).toBe("a");
+    expect([...loaded.cosines(["a", "c"], new Float32Array([1, 0, 0, 0])).keys()]).toEqual(["a"]);
+    expect(ids.pending).not.toBeUndefined();
+    // Asked (an iteration), it holds what the saved database held; an insert takes the next id.
+    expect([...ids].sort()).toEqual(want);
+    expect(ids.pending).toBeUndefined();
+    loaded.replaceFile("/p/d.md", { mtimeMs: 1, size: 1 }, [chunk("f", "## New\nnew one")], () => undefined);
+    expect(ids.get("f")).toBe(want.length + 1);
+    expect(loaded.getChunk("e")?.content).toContain("last one");
+  });
+
   test("a changed save() state fails loudly with OramaShapeError", () => {
     const { o } = built();
     const original = o.db.index.save;

@@ -390,13 +390,23 @@ function calculateResultScores(index: OramaIndex, prop: string, term: string, id
  * keep, in Orama's order. Orama's `count` is then at most the limit (the store never reads it).
  */
 const resultLimits = new WeakMap<object, number>();
+/** What the limited search gave Orama: its internal ids and scores, in Orama's order. */
+const resultsFound = new WeakMap<object, [InternalId, number][]>();
 
-export function withResultLimit<T>(index: object, limit: number, run: () => T): T {
+/**
+ * `run` (one Orama search) told the limit; returns what it returns, and the internal ids of the
+ * results the index gave it (undefined when the search took no limited path): a caller maps hits to
+ * internal ids without Orama's id map.
+ */
+export function withResultLimit<T>(index: object, limit: number, run: () => T): { value: T; found: [InternalId, number][] | undefined } {
   resultLimits.set(index, limit);
+  resultsFound.delete(index);
   try {
-    return run();
+    const value = run();
+    return { value, found: resultsFound.get(index) };
   } finally {
     resultLimits.delete(index);
+    resultsFound.delete(index);
   }
 }
 
@@ -428,7 +438,9 @@ function search(index: OramaIndex, term: string, tokenizer: { tokenize(raw: stri
   if (threshold === 1 && limit !== undefined) {
     const best = new Best(limit);
     resultsMap.forEach((score, id) => best.offer(id, score));
-    return best.sorted();
+    const sorted = best.sorted();
+    resultsFound.set(index, sorted);
+    return sorted;
   }
   const results = [...resultsMap.entries()].sort((a, b) => b[1] - a[1]);
   if (results.length === 0 || threshold === 1) return results;

@@ -12,7 +12,7 @@
 import { count, create, insert, remove, search, type AnyOrama, type Results } from "@orama/orama";
 import type { Tokenizer } from "@orama/orama";
 import { compactIndex, withResultLimit } from "./compact-index.ts";
-import { bindOrama, enumValues, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
+import { bindOrama, documentIdOf, enumValues, indexShape, loadState, replaceVectorNode, saveState, whereIds, type BoundOrama, type SavedState } from "./orama-internals.ts";
 import type { VectorBlock } from "./vector-block.ts";
 
 export type { SavedState } from "./orama-internals.ts";
@@ -32,6 +32,8 @@ export type SourceFilter = { source: { in: string[] } };
 export interface TextHit<D> {
   /** The document's id. */
   id: string;
+  /** Its internal id, known without Orama's id map (undefined when Orama's search did not say). */
+  internalId: number | undefined;
   score: number;
   /** Orama's copy of the document (its own store holds the one to read). */
   document: D;
@@ -120,8 +122,11 @@ export class Engine<D extends EngineDoc> {
 
   /** BM25 over the text: the best `limit` documents holding any of `terms` (each matched as a prefix), in Orama's order. */
   searchText(terms: string[], limit: number, where?: SourceFilter): TextHit<D>[] {
-    const res = withResultLimit(this.o.db.data.index, limit, () => search(this.o.db, { term: terms.join(" "), properties: ["text"], limit, ...(where ? { where } : {}) })) as Results<D>;
-    return res.hits.map((h) => ({ id: h.id, score: h.score, document: h.document }));
+    const { value, found } = withResultLimit(this.o.db.data.index, limit, () => search(this.o.db, { term: terms.join(" "), properties: ["text"], limit, ...(where ? { where } : {}) }));
+    const res = value as unknown as Results<D>;
+    // The hits' internal ids from what the index found (a search must not build the id map: lazyIds).
+    const byId = new Map(found?.map(([internal]) => [documentIdOf(this.o.db, internal), internal]));
+    return res.hits.map((h) => ({ id: h.id, internalId: byId.get(h.id), score: h.score, document: h.document }));
   }
 
   /** Distinct tokens a document is indexed under (BM25's field length). */

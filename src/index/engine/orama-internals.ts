@@ -141,6 +141,75 @@ export function documents<D>(db: AnyOrama): Record<InternalId, D> {
   return objectAt<Record<InternalId, D>>(objectAt<documentsStore.DocumentsStore>(db.data, "docs", "db.data"), "docs", "db.data.docs");
 }
 
+/** The document id Orama holds for an internal id (its id store's list, no map). */
+export function documentIdOf(db: AnyOrama, internalId: InternalId): string | undefined {
+  const list = objectAt<internalDocumentIDStore.InternalDocumentIDStore>(db, "internalDocumentIDStore", "db").internalIdToId;
+  return Array.isArray(list) ? list[internalId - 1] : undefined;
+}
+
+/**
+ * Orama's map of document id → internal id, built the first time anything asks it (a lookup by
+ * chunk id, an insert, a remove): a Map of 20k ids costs a new process 3–5 ms however it is made,
+ * and a search that looks its hits up by internal id never asks. Built as Orama's load builds it:
+ * the id at list position i is internal id i + 1, a later position of the same id winning.
+ */
+class LazyIdMap extends Map<string, InternalId> {
+  private pending: readonly string[] | undefined;
+  constructor(ids: readonly string[]) {
+    super();
+    this.pending = ids.length ? ids : undefined;
+  }
+  private fill(): void {
+    const ids = this.pending;
+    if (!ids) return;
+    this.pending = undefined;
+    for (let i = 0; i < ids.length; i++) super.set(ids[i]!, i + 1);
+  }
+  override get(key: string): InternalId | undefined {
+    this.fill();
+    return super.get(key);
+  }
+  override set(key: string, value: InternalId): this {
+    this.fill();
+    return super.set(key, value);
+  }
+  override has(key: string): boolean {
+    this.fill();
+    return super.has(key);
+  }
+  override delete(key: string): boolean {
+    this.fill();
+    return super.delete(key);
+  }
+  override clear(): void {
+    this.pending = undefined;
+    super.clear();
+  }
+  override get size(): number {
+    this.fill();
+    return super.size;
+  }
+  override forEach(fn: (value: InternalId, key: string, map: Map<string, InternalId>) => void, thisArg?: unknown): void {
+    this.fill();
+    super.forEach(fn, thisArg);
+  }
+  override entries(): MapIterator<[string, InternalId]> {
+    this.fill();
+    return super.entries();
+  }
+  override keys(): MapIterator<string> {
+    this.fill();
+    return super.keys();
+  }
+  override values(): MapIterator<InternalId> {
+    this.fill();
+    return super.values();
+  }
+  override [Symbol.iterator](): MapIterator<[string, InternalId]> {
+    return this.entries();
+  }
+}
+
 export function internalIds(db: AnyOrama): Map<string, InternalId> {
   const map = objectAt<internalDocumentIDStore.InternalDocumentIDStore>(db, "internalDocumentIDStore", "db").idToInternalId;
   if (!(map instanceof Map)) throw shapeError("db.internalDocumentIDStore.idToInternalId", "a Map");
@@ -215,5 +284,13 @@ export function saveState(o: Pick<BoundOrama<unknown>, "db">): SavedState {
 export function loadState(db: AnyOrama, s: SavedState): void {
   const frequencies = { ...(isObject<Record<string, Record<string, unknown>>>(s.index.frequencies) ? s.index.frequencies : {}) };
   for (const [prop, perDoc] of Object.entries(s.frequencies)) frequencies[prop] = Object.assign(frequencies[prop] ?? {}, perDoc);
-  oramaLoad(db, { ...s.others, internalDocumentIDStore: s.ids, index: { ...s.index, frequencies }, docs: { docs: s.docs, count: s.docCount } });
+  // The id store's list taken as saved, its map made lazily (LazyIdMap) instead of by Orama's load.
+  const list = (s.ids as { internalIdToId?: unknown })?.internalIdToId;
+  const lazy = Array.isArray(list) && list.every((id) => typeof id === "string");
+  oramaLoad(db, { ...s.others, internalDocumentIDStore: lazy ? { internalIdToId: [] } : s.ids, index: { ...s.index, frequencies }, docs: { docs: s.docs, count: s.docCount } });
+  if (lazy) {
+    const store = objectAt<internalDocumentIDStore.InternalDocumentIDStore>(db, "internalDocumentIDStore", "db");
+    store.internalIdToId = list as string[];
+    store.idToInternalId = new LazyIdMap(list as string[]);
+  }
 }
