@@ -243,7 +243,8 @@ export abstract class StoreReads {
   private seen = new Map<string, number>();
   private seenAt = -1;
   private remember(id: string, internal: number): void {
-    if (this.seenAt !== this.revision) {
+    // A watch process serves searches for hours without a change: the list starts again past a few thousand.
+    if (this.seenAt !== this.revision || this.seen.size >= 4096) {
       this.seen.clear();
       this.seenAt = this.revision;
     }
