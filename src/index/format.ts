@@ -124,7 +124,7 @@ export interface RowsTable {
   /** Internal ids. */
   ids: Uint32Array;
   magnitudes: Float64Array;
-  /** The figures of its codes (engine/codes.ts RowFigures). */
+  /** The figures of its codes (engine/codes.ts FigureColumns). */
   scale: Float64Array;
   err: Float64Array;
   norm: Float64Array;

@@ -8,7 +8,7 @@ import { closeSync, fstatSync } from "node:fs";
 import { IndexDamagedError } from "../core/errors.ts";
 import { atomicWrite, openOwnFile, writeAt } from "../core/fsutil.ts";
 import { blockStart, checksumProblem, crc32, crcOfRange, encodeLayout, expectedSize, HEAD_SPACE, MAGIC, readExactly, readLayout, rowsTableBytes, rowsTableOf, SCHEMA_VERSION, sealHead, sizeProblem, tailOf, type Head, type IndexFile, type Layout, type RowsTable, type StoreMeta } from "./format.ts";
-import { codeStride, quantizeRow, type RowFigures } from "./engine/codes.ts";
+import { codeStride, quantizeRow } from "./engine/codes.ts";
 
 /**
  * One section of the search engine's state, and what it holds (the store's business): a
@@ -97,7 +97,6 @@ export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: b
     // are written there as the piece passes (their CRC-32 summed in order, as the pieces come).
     const codesAt = used + vectorBytes + rowsTableBytes(n) + hashBytes.byteLength;
     const stride = codeStride(dim);
-    const figures: RowFigures = { scale: 0, err: 0, norm: 0, bounded: 0 };
     let written = 0;
     for (const piece of c.vectors) {
       const first = written / (dim * 4);
@@ -108,11 +107,7 @@ export function writeIndexFile(path: string, c: IndexContent, opts: { reopen?: b
       const codes = new Int8Array(new ArrayBuffer(count * stride));
       for (let k = 0; k < count; k++) {
         const r = first + k;
-        quantizeRow(floats, k * dim, dim, table.magnitudes[r]!, codes, k * stride, figures);
-        table.scale[r] = figures.scale;
-        table.err[r] = figures.err;
-        table.norm[r] = figures.norm;
-        table.bounded[r] = figures.bounded;
+        quantizeRow(floats, k * dim, dim, table.magnitudes[r]!, codes, k * stride, table, r);
         table.crc[r] = crc32(piece.subarray(k * dim * 4, (k + 1) * dim * 4));
       }
       const codeBytes = new Uint8Array(codes.buffer);
@@ -207,12 +202,6 @@ export function readHashes(file: IndexFile): string[] {
   } catch {}
   if (!Array.isArray(hashes) || hashes.length !== file.head.vectorCount || !hashes.every((h) => typeof h === "string")) throw new IndexDamagedError("the vectors' hashes do not match the header");
   return hashes as string[];
-}
-
-/** Whether the codes' part of a current-version file holds its CRC-32 (read in 1 MiB slices). */
-export function codesIntact(file: IndexFile): boolean {
-  const t = tailOf(file);
-  return crcOfRange(file.fd, t.codesAt, t.end - t.codesAt, new Uint8Array(Math.min(1 << 20, Math.max(1, t.end - t.codesAt)))) === file.head.crc.codes;
 }
 
 /**

@@ -4,8 +4,8 @@
  * bytes themselves are format.ts's and index-file.ts's; the documents' codec is docs.ts's.
  */
 import { IndexDamagedError, oneLine } from "../core/errors.ts";
-import { blockStart, checksumProblem, readLayout, tailOf, type IndexFile, type StoreMeta } from "./format.ts";
-import { codesIntact, readHashes, readRowsTable, readStateSections, readVectorPart, streamVectorBlock, vectorsByContent, writeIndexFile, type StateSection } from "./index-file.ts";
+import { blockStart, checksumProblem, damagedParts, readLayout, tailOf, type IndexFile, type StoreMeta } from "./format.ts";
+import { readHashes, readRowsTable, readStateSections, readVectorPart, streamVectorBlock, vectorsByContent, writeIndexFile, type StateSection } from "./index-file.ts";
 import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, type Doc } from "./docs.ts";
 import { Engine, type SavedState } from "./engine/engine.ts";
 import { VectorBlock } from "./engine/vector-block.ts";
@@ -156,7 +156,7 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
     const rows = readRowsTable(file);
     const n = rows.ids.length;
     const deferred = lazy === "search" && deferVectorCheck;
-    if (lazy === "search" && !deferred && n && !(streamVectorBlock(file, () => {}) && codesIntact(file))) throw new IndexDamagedError(checksumProblem(["vectors"]));
+    if (lazy === "search" && !deferred && n && damagedParts(file, ["vectors"]).length) throw new IndexDamagedError(checksumProblem(["vectors"]));
     try {
       const codes = lazy === "search" ? { table: rows, at: tailOf(file).codesAt, crc: head.crc.codes } : undefined;
       engine.setVectors(VectorBlock.lazy(dim, rows.ids, rows.magnitudes, n + spareRows(n), texts, blockStart(file), codes));

@@ -14,24 +14,24 @@ export function codeStride(dim: number): number {
 /** Relative difference allowed between a stored magnitude and the row's own for a row to be bounded. */
 const MAG_AGREES = 1e-6;
 
-/** What quantizeRow gives besides the codes (one object, reused by the caller). */
-export interface RowFigures {
+/** What bounds a row's cosine besides its codes, a column per figure, by row (the index file's rows table, a cold block's arrays). */
+export interface FigureColumns {
   /** s_r: code × scale approximates the float. */
-  scale: number;
+  scale: Float64Array;
   /** ‖v − s_r·c‖. */
-  err: number;
+  err: Float64Array;
   /** s_r·‖c‖. */
-  norm: number;
+  norm: Float64Array;
   /** 1 when the bound holds for the row, 0 when it must always be scored exactly. */
-  bounded: number;
+  bounded: Uint8Array;
 }
 
 /**
- * Row `v[at…at + dim)`'s codes into `codes[o…o + dim)` and its figures into `out`; `mag` is the
+ * Row `v[at…at + dim)`'s codes into `codes[o…o + dim)` and its figures into row `r` of `out`; `mag` is the
  * magnitude the cosine divides by. A row that is not finite, or whose `mag` is not its own
  * magnitude (only a file we did not write holds one), gets no bound.
  */
-export function quantizeRow(v: Float32Array, at: number, dim: number, mag: number, codes: Int8Array, o: number, out: RowFigures): void {
+export function quantizeRow(v: Float32Array, at: number, dim: number, mag: number, codes: Int8Array, o: number, out: FigureColumns, r: number): void {
   let max = 0;
   let squares = 0;
   for (let i = 0; i < dim; i++) {
@@ -57,9 +57,9 @@ export function quantizeRow(v: Float32Array, at: number, dim: number, mag: numbe
     e += d * d;
     cc += c * c;
   }
-  out.scale = s;
-  out.err = Math.sqrt(e);
-  out.norm = s * Math.sqrt(cc);
+  out.scale[r] = s;
+  out.err[r] = Math.sqrt(e);
+  out.norm[r] = s * Math.sqrt(cc);
   const own = Math.sqrt(squares);
-  out.bounded = finite && Number.isFinite(s) && Number.isFinite(mag) && mag > 0 && Math.abs(mag - own) <= MAG_AGREES * mag ? 1 : 0;
+  out.bounded[r] = finite && Number.isFinite(s) && Number.isFinite(mag) && mag > 0 && Math.abs(mag - own) <= MAG_AGREES * mag ? 1 : 0;
 }

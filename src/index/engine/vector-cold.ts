@@ -17,7 +17,7 @@
  */
 import { IndexDamagedError, VectorsDamagedError } from "../../core/errors.ts";
 import { CodeMemory, dotAt, KERNEL_MIN_FLOATS, RowMemory } from "./kernels.ts";
-import { codeStride, quantizeRow, type RowFigures } from "./codes.ts";
+import { codeStride, quantizeRow, type FigureColumns } from "./codes.ts";
 
 /** The file a cold block's rows are read from: readInto throws IndexDamagedError once it is closed or cut short. */
 export interface RowFile {
@@ -32,7 +32,7 @@ const READ_BYTES = 1 << 20;
  * (`table`, by file row), the byte where they start and their CRC-32.
  */
 export interface FileCodes {
-  table: { scale: Float64Array; err: Float64Array; norm: Float64Array; bounded: Uint8Array; crc: Uint32Array };
+  table: FigureColumns & { crc: Uint32Array };
   at: number;
   crc: number;
 }
@@ -48,11 +48,8 @@ export class ColdRows {
   readonly dim: number;
   /** The codes; none in a lazy block (a writer's: it never searches, every row would be scored exactly). */
   private mem: CodeMemory | undefined;
-  private scale: Float64Array;
-  private err: Float64Array;
-  private norm: Float64Array;
-  /** 1 when the row has a bound, 0 when it is always scored exactly. */
-  private bounded: Uint8Array;
+  /** Per row, the figures that bound its cosine from its codes (`bounded` 0: always scored exactly). */
+  private fig: FigureColumns;
   /** Row → its row in the file's vector block, −1 for a row whose floats are in `hot`. */
   private fileRow: Float64Array;
   /** Floats of rows added since the load or the last save, by internal id. */
@@ -70,15 +67,11 @@ export class ColdRows {
   private fileCodes: { at: number; rows: number; crc: number; rowCrc: Uint32Array } | undefined;
   /** The codes' CRC-32 held when a scan read them whole (checked once per process). */
   private codesChecked = false;
-  private figures: RowFigures = { scale: 0, err: 0, norm: 0, bounded: 0 };
 
   constructor(dim: number, capacity: number, file: RowFile, blockAt: number, wasm = true, codes = true) {
     this.dim = dim;
     this.mem = codes ? new CodeMemory(dim, capacity, wasm) : undefined;
-    this.scale = new Float64Array(capacity);
-    this.err = new Float64Array(capacity);
-    this.norm = new Float64Array(capacity);
-    this.bounded = new Uint8Array(capacity);
+    this.fig = { scale: new Float64Array(capacity), err: new Float64Array(capacity), norm: new Float64Array(capacity), bounded: new Uint8Array(capacity) };
     this.fileRow = new Float64Array(capacity).fill(-1);
     this.file = file;
     this.blockAt = blockAt;
@@ -95,7 +88,7 @@ export class ColdRows {
   fileRows(n: number): void {
     for (let r = 0; r < n; r++) {
       this.fileRow[r] = r;
-      this.bounded[r] = 0;
+      this.fig.bounded[r] = 0;
     }
   }
 
@@ -106,10 +99,7 @@ export class ColdRows {
    */
   useFileCodes(codes: FileCodes, rows: number): void {
     const { table } = codes;
-    this.scale.set(table.scale.subarray(0, rows));
-    this.err.set(table.err.subarray(0, rows));
-    this.norm.set(table.norm.subarray(0, rows));
-    this.bounded.set(table.bounded.subarray(0, rows));
+    for (const k of ["scale", "err", "norm", "bounded"] as const) this.fig[k].set(table[k].subarray(0, rows));
     this.fileCodes = { at: codes.at, rows, crc: codes.crc, rowCrc: table.crc };
   }
 
@@ -120,15 +110,10 @@ export class ColdRows {
   setRow(r: number, v: Float32Array, at: number, mag: number, fileRow: number): void {
     this.fileRow[r] = fileRow;
     if (!this.mem) {
-      this.bounded[r] = 0;
+      this.fig.bounded[r] = 0;
       return;
     }
-    const f = this.figures;
-    quantizeRow(v, at, this.dim, mag, this.mem.codes, r * this.mem.stride, f);
-    this.scale[r] = f.scale;
-    this.err[r] = f.err;
-    this.norm[r] = f.norm;
-    this.bounded[r] = f.bounded;
+    quantizeRow(v, at, this.dim, mag, this.mem.codes, r * this.mem.stride, this.fig, r);
   }
 
   /** Row `from` moved to row `to` (a squeeze): its codes and figures go with it. */
@@ -137,10 +122,7 @@ export class ColdRows {
       const st = this.mem.stride;
       this.mem.codes.copyWithin(to * st, from * st, (from + 1) * st);
     }
-    this.scale[to] = this.scale[from]!;
-    this.err[to] = this.err[from]!;
-    this.norm[to] = this.norm[from]!;
-    this.bounded[to] = this.bounded[from]!;
+    for (const k of ["scale", "err", "norm", "bounded"] as const) this.fig[k][to] = this.fig[k][from]!;
     this.fileRow[to] = this.fileRow[from]!;
   }
 
@@ -151,10 +133,8 @@ export class ColdRows {
       b.set(a.subarray(0, Math.min(a.length, capacity)));
       return b;
     };
-    this.scale = wider(this.scale, (n) => new Float64Array(n));
-    this.err = wider(this.err, (n) => new Float64Array(n));
-    this.norm = wider(this.norm, (n) => new Float64Array(n));
-    this.bounded = wider(this.bounded, (n) => new Uint8Array(n));
+    const f = this.fig;
+    this.fig = { scale: wider(f.scale, (n) => new Float64Array(n)), err: wider(f.err, (n) => new Float64Array(n)), norm: wider(f.norm, (n) => new Float64Array(n)), bounded: wider(f.bounded, (n) => new Uint8Array(n)) };
     this.fileRow = wider(this.fileRow, (n) => new Float64Array(n).fill(-1));
   }
 
@@ -171,7 +151,7 @@ export class ColdRows {
     // The codes read were the old file's: every row is scored exactly from here on.
     if (this.fileCodes) {
       this.fileCodes = undefined;
-      this.bounded.fill(0);
+      this.fig.bounded.fill(0);
     }
   }
 
@@ -307,10 +287,11 @@ export class ColdRows {
     const q = this.quantizeQuery(query);
     if (!q) return undefined;
     if (this.lo.length < rows) {
-      this.lo = new Float64Array(this.scale.length);
-      this.hi = new Float64Array(this.scale.length);
+      this.lo = new Float64Array(this.fig.scale.length);
+      this.hi = new Float64Array(this.fig.scale.length);
     }
-    const { lo, hi, scale, err, norm, bounded } = this;
+    const { lo, hi } = this;
+    const { scale, err, norm, bounded } = this.fig;
     const dots = this.mem ? this.mem.dots(q.codes, rows) : this.fileDots(q.codes, rows);
     const up = 1 + 1e-9;
     for (let r = 0; r < rows; r++) {
@@ -367,7 +348,7 @@ export class ColdRows {
 
   /** Whether row `r` has a bound (else it is always scored exactly). */
   isBounded(r: number): boolean {
-    return this.bounded[r] === 1;
+    return this.fig.bounded[r] === 1;
   }
 
   /**
