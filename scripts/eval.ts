@@ -34,7 +34,7 @@ import { pinnedBun } from "./bench/proc.ts";
 import { DatasetError, loadDataset, memoryFiles, type Conversation } from "./eval/dataset.ts";
 import { metricNames, score, type Judged, type Scores } from "./eval/metrics.ts";
 import { fts5Searcher, memsearchSearcher, type MemsearchSearcher, type Searcher } from "./eval/searchers.ts";
-import { controlsTable, runControls, type ControlRow } from "./eval/controls.ts";
+import { controlsSweep, controlsTable, runControls, type ControlRow } from "./eval/controls.ts";
 import { ensureGlove, GLOVE_MODEL, GloveAbsent } from "./eval/glove.ts";
 import { ensureUse, USE_DIM, USE_MODEL, UseAbsent } from "./eval/use.ts";
 import { realTables, realTotals, runReal, type RealRun, type RealSearcher } from "./eval/real.ts";
@@ -295,7 +295,7 @@ async function runLocomo(path: string, conversations: Conversation[], opts: Opti
   log("negative controls (each question asked of its own memory and of every other conversation's):");
   for (const s of gated) controls.push(await runControls(s, conversations, work, log));
   return {
-    text: `${table(rows, opts.ks)}\n\nPrompt hook, negative controls:\n\n${controlsTable(controls)}\n`,
+    text: `${table(rows, opts.ks)}\n\nPrompt hook, negative controls:\n\n${controlsTable(controls)}\n\nThe gate at other floors (\`hooks.inject_min_score\`), evidence reaches the prompt (of positives) / negatives injected:\n\n${controlsSweep(controls)}\n`,
     json: { dataset: path, conversations: conversations.length, turns, questions, ks: opts.ks, metrics: metricNames(opts.ks), rows, controls },
   };
 }

@@ -29,7 +29,7 @@ import { chunkMarkdown } from "../../src/index/chunker.ts";
 import { embedderFor } from "../../src/index/embedder.ts";
 import { openOrRebuild } from "../../src/index/heal.ts";
 import { indexPaths } from "../../src/index/indexer.ts";
-import { searchChunks } from "../../src/index/search.ts";
+import { searchChunks, type SearchResponse } from "../../src/index/search.ts";
 import type { Store } from "../../src/index/store.ts";
 import { openTranscriptDb } from "../../src/conversations/db.ts";
 import { updateTranscriptIndex } from "../../src/conversations/ingest.ts";
@@ -37,12 +37,13 @@ import { searchTranscripts } from "../../src/conversations/search.ts";
 import { planImport, runImport } from "../../src/memory/import.ts";
 import { summarizerOptions, summarizeTurn } from "../../src/memory/summarizer.ts";
 import { recallForPrompt } from "../../src/recall/for-prompt.ts";
+import { gate } from "../../src/recall/gate.ts";
 import { recall } from "../../src/recall/recall.ts";
 import { projectSlug } from "../../src/agents/claude/files.ts";
 import { namedTranscripts, transcriptSources } from "../../src/agents/registry.ts";
 import { isTrivialPrompt } from "../../src/transcript/turn-kind.ts";
 import { ftsMatch } from "../bench/fts.ts";
-import { median } from "./controls.ts";
+import { floorsTable, median, passedAt, round4, share, SWEPT_TOP_K } from "./controls.ts";
 import { sessionStartGiven } from "./real-session-start.ts";
 import type { RealProject, RealSet } from "./real-set.ts";
 import type { ConfigKey, ConfigValue } from "../../src/core/config.ts";
@@ -79,8 +80,16 @@ export interface Asked {
   sessionStartChars: number;
   /** Sessions of what passed the hook's gate but was held back as already given (by SessionStart). */
   repeated: string[];
+  /** Every note the hook's gate judged, in the search's order: what a perfect gate could choose from, and what another floor would pass. */
+  judged: Judged[];
   /** Each ranking's sessions, best first. */
   rankings: Record<string, string[]>;
+}
+
+/** A note the prompt hook's gate judged: its session and its relevance (gate.ts). */
+export interface Judged {
+  session?: string;
+  relevance: number;
 }
 
 /** One prompt asked of another project's memory. */
@@ -90,6 +99,7 @@ export interface AskedForeign {
   session: string;
   injected: number;
   chars: number;
+  judged: Judged[];
 }
 
 export interface RealRun {
@@ -138,7 +148,7 @@ export async function runReal(set: RealSet, s: RealSearcher, work: string, log: 
       for (const a of asked) {
         if (a.project === memory.project.slug) continue;
         const r = await hookDecision(memory, a.prompt, `${a.session}-foreign`, fresh);
-        foreign.push({ project: a.project, memory: memory.project.slug, session: a.session, injected: r.sessions.length, chars: r.chars });
+        foreign.push({ project: a.project, memory: memory.project.slug, session: a.session, injected: r.sessions.length, chars: r.chars, judged: r.judged });
       }
     }
     log(`  ${s.label}: ${asked.length} prompts, ${foreign.length} foreign asks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -251,6 +261,7 @@ async function ask(o: Opened, session: string, prompt: string, now: number, labe
     sessionStart: start.sessions,
     sessionStartChars: start.chars,
     repeated: hook.repeated,
+    judged: hook.judged,
     rankings: {
       search: sessionsOf(notes.results.map((r) => anchorsIn(r.chunk.content)[0]?.session)),
       recall: sessionsOf(fused.results.map((r) => r.session)),
@@ -261,20 +272,23 @@ async function ask(o: Opened, session: string, prompt: string, now: number, labe
   };
 }
 
-/** What the prompt hook injects for this prompt from this memory: the sessions it came from, and its characters. */
-async function hookDecision(o: Opened, prompt: string, session: string, now: number): Promise<{ sessions: string[]; repeated: string[]; chars: number }> {
+/** What the prompt hook injects for this prompt from this memory: the sessions it came from, its characters, and the notes its gate judged. */
+async function hookDecision(o: Opened, prompt: string, session: string, now: number): Promise<{ sessions: string[]; repeated: string[]; chars: number; judged: Judged[] }> {
   process.env.HOME = o.home;
   const { ctx, store } = o;
   const embedder = embedderFor(ctx.config, "query");
+  let judged: SearchResponse | undefined;
   const r = await recallForPrompt(
     { prompt, session },
     {
       ctx,
-      notes: (q) => searchChunks({ ...q, store, config: ctx.config, embedder, now }),
+      notes: async (q) => (judged = await searchChunks({ ...q, store, config: ctx.config, embedder, now })),
       transcriptDb: join(ctx.project.root, "..", "transcripts.sqlite"),
     },
   );
-  return { sessions: sessionsOf(r.given.map((g) => g.session), 100), repeated: sessionsOf(r.repeated.map((g) => g.session), 100), chars: r.context?.length ?? 0 };
+  const relevance = judged ? gate(judged, ctx.config).candidates.map((c) => c.relevance) : [];
+  const notes = (judged?.results ?? []).map((x, i) => ({ session: anchorsIn(x.chunk.content)[0]?.session, relevance: round4(relevance[i]!) }));
+  return { sessions: sessionsOf(r.given.map((g) => g.session), 100), repeated: sessionsOf(r.repeated.map((g) => g.session), 100), chars: r.context?.length ?? 0, judged: notes };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,6 +314,11 @@ export interface RealTotals {
   sessionStartChars: number;
   /** Positives whose relevant memory passed the hook's gate but was held back as already in SessionStart's context. */
   heldBack: number;
+  /**
+   * Positives for which a note the gate judged is of a relevant session: the most a perfect gate
+   * could make useful, with the search as it ranks (a gate only chooses among these).
+   */
+  reachable: number;
   /** Each ranking's R@5 and nDCG@5, on the loose and the strict label. */
   rankings: Record<string, { r5: number; ndcg5: number; r5Strict: number; ndcg5Strict: number; strictPositives: number }>;
 }
@@ -345,21 +364,41 @@ export function realTotals(run: RealRun): RealTotals {
     sessionStartCovered: pos.filter((a) => hit(a, a.sessionStart)).length,
     sessionStartChars: median(run.asked.map((a) => a.sessionStartChars)),
     heldBack: pos.filter((a) => !hit(a, a.injected) && hit(a, a.repeated)).length,
+    reachable: pos.filter((a) => hit(a, sessionsOf(a.judged.map((j) => j.session), 100))).length,
     rankings,
   };
 }
 
 const pct = (n: number, of: number) => (of ? `${n} / ${of} (${((100 * n) / of).toFixed(1)}%)` : "0 / 0");
 
+/** Useful, noise on positives and the foreign control if the gate's floor were `floor` (the hook's other rules left out). */
+export function atFloor(run: RealRun, floor: number): { useful: number; noise: number; foreign: number; positives: number; foreignAsked: number } {
+  const pos = run.asked.filter((a) => a.relevant.length);
+  const picked = (a: Asked) => passedAt(a.judged, floor, SWEPT_TOP_K);
+  return {
+    useful: pos.filter((a) => picked(a).some((j) => j.session !== undefined && a.relevant.includes(j.session))).length,
+    noise: pos.filter((a) => picked(a).length && !picked(a).some((j) => j.session !== undefined && a.relevant.includes(j.session))).length,
+    foreign: run.foreign.filter((f) => passedAt(f.judged, floor, SWEPT_TOP_K).length).length,
+    positives: pos.length,
+    foreignAsked: run.foreign.length,
+  };
+}
+
+function floorCell(run: RealRun, floor: number): string {
+  const t = atFloor(run, floor);
+  return `${share(t.useful, t.positives)} / ${share(t.noise, t.positives)} / ${share(t.foreign, t.foreignAsked)}`;
+}
+
 export function realTables(runs: RealRun[]): string {
   const totals = runs.map((r) => ({ r, t: realTotals(r) }));
   const hook = [
-    "| searcher | useful (positives) | held back, SessionStart has it | silent (positives) | noise on positives | injected, no relevant session | foreign control | median characters | SessionStart holds one (median characters) | SessionStart + hook |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ...totals.map(({ r, t }) => `| ${r.label} | ${pct(t.useful, t.positives)} | ${pct(t.heldBack, t.positives)} | ${pct(t.silent, t.positives)} | ${pct(t.noise, t.positives)} | ${pct(t.negativesInjected, t.negatives)} | ${pct(t.foreignInjected, t.foreign)} | ${t.medianChars} | ${pct(t.sessionStartCovered, t.positives)} (${t.sessionStartChars}) | ${pct(t.covered, t.positives)} |`),
+    "| searcher | useful (positives) | a perfect gate's most: the gate's candidates hold a relevant session | held back, SessionStart has it | silent (positives) | noise on positives | injected, no relevant session | foreign control | median characters | SessionStart holds one (median characters) | SessionStart + hook |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...totals.map(({ r, t }) => `| ${r.label} | ${pct(t.useful, t.positives)} | ${pct(t.reachable, t.positives)} | ${pct(t.heldBack, t.positives)} | ${pct(t.silent, t.positives)} | ${pct(t.noise, t.positives)} | ${pct(t.negativesInjected, t.negatives)} | ${pct(t.foreignInjected, t.foreign)} | ${t.medianChars} | ${pct(t.sessionStartCovered, t.positives)} (${t.sessionStartChars}) | ${pct(t.covered, t.positives)} |`),
   ];
   const rank = ["| searcher | ranking | R@5 | nDCG@5 | R@5 strict | nDCG@5 strict |", "| --- | --- | ---: | ---: | ---: | ---: |"];
   for (const { r, t } of totals) for (const [name, m] of Object.entries(t.rankings)) rank.push(`| ${r.label} | ${name} | ${m.r5.toFixed(3)} | ${m.ndcg5.toFixed(3)} | ${m.r5Strict.toFixed(3)} | ${m.ndcg5Strict.toFixed(3)} |`);
-  return `${hook.join("\n")}\n\nRankings (sessions; positives ${totals[0]?.t.positives ?? 0}, strict positives ${Object.values(totals[0]?.t.rankings ?? {})[0]?.strictPositives ?? 0}):\n\n${rank.join("\n")}`;
+  const sweep = floorsTable(runs, floorCell);
+  return `${hook.join("\n")}\n\nThe gate at other floors (\`hooks.inject_min_score\`), useful / noise on positives / foreign control:\n\n${sweep}\n\nRankings (sessions; positives ${totals[0]?.t.positives ?? 0}, strict positives ${Object.values(totals[0]?.t.rankings ?? {})[0]?.strictPositives ?? 0}):\n\n${rank.join("\n")}`;
 }
 

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DatasetError, dayOf, loadDataset, memoryFiles } from "../../scripts/eval/dataset.ts";
 import { hitAt, sessionHitAt, sessionOfTurn, ndcg, reciprocalRank, score } from "../../scripts/eval/metrics.ts";
-import { median, totalsOf, type Asked } from "../../scripts/eval/controls.ts";
+import { median, passedAt, SWEPT_FLOORS, totalsOf, type Asked } from "../../scripts/eval/controls.ts";
+import { atFloor, realTotals, type Asked as RealAsked, type Judged } from "../../scripts/eval/real.ts";
 import { ensureGlove, GloveAbsent, loadGlove, poolEmbedding, type WordTable } from "../../scripts/eval/glove.ts";
 import { startOllamaDouble } from "../helpers/ollama-double.ts";
 
@@ -152,7 +153,7 @@ describe("negative controls", () => {
     const r = run([write([SAMPLE[0], OTHER]), "--json", out]);
     expect(r.exitCode).toBe(0);
     const stdout = r.stdout.toString();
-    expect(stdout).toContain("| searcher | injections on negatives | injections on positives | evidence among positives' injections | median characters per injection |");
+    expect(stdout).toContain("| searcher | injections on negatives | injections on positives | evidence among positives' injections | evidence reaches the prompt (of positives) | a perfect gate's most: the gate's candidates hold evidence | median characters per injection |");
     const json = JSON.parse(readFileSync(out, "utf8"));
     const row = json.controls.find((c: { name: string }) => c.name === "memsearch");
     // 3 questions, each asked of 2 memories: 3 positives, 3 negatives.
@@ -161,9 +162,14 @@ describe("negative controls", () => {
     // "What did Ana adopt?" gets nothing either: in a memory of three notes its two words hold the
     // information of 1.48 terms one note alone holds, under the bar of 1.5 (gate.ts keywordSide);
     // a memory that small is given whole by SessionStart.
-    expect(row.totals).toMatchObject({ negatives: 3, positives: 3, negativesInjected: 0, positivesInjected: 1, evidenceInjected: 1 });
+    // Each question's evidence is among the notes the gate judged (a memory of three notes, all of
+    // them found): a perfect gate would have brought all three; this one brought one.
+    expect(row.totals).toMatchObject({ negatives: 3, positives: 3, negativesInjected: 0, positivesInjected: 1, evidenceInjected: 1, evidenceReachable: 3 });
     expect(row.totals.medianChars).toBeGreaterThan(0);
-    expect(stdout).toContain("| memsearch, keyword only (no Ollama) | 0 / 3 (0.0%) | 1 / 3 (33.3%) | 1 / 1 (100.0%) |");
+    expect(stdout).toContain("| memsearch, keyword only (no Ollama) | 0 / 3 (0.0%) | 1 / 3 (33.3%) | 1 / 1 (100.0%) | 1 / 3 (33.3%) | 3 / 3 (100.0%) |");
+    // The sweep at the default floor gives the hook's own figures: 1 of 3 brought, no negative.
+    const sweep = stdout.split("\n").filter((l) => l.startsWith("| memsearch, keyword only (no Ollama) |")).at(-1)!;
+    expect(sweep.split(" | ")[1 + SWEPT_FLOORS.indexOf(0.5)]).toBe("33.3% / 0.0%");
     // The figures follow from the per-prompt record, which names the memory each was asked of.
     expect(totalsOf(row.perQuestion)).toEqual(row.totals);
     const marathon = row.perQuestion.filter((a: Asked) => a.question === "Which marathon did Raj run?");
@@ -173,18 +179,80 @@ describe("negative controls", () => {
     ]);
   }, 60_000);
 
-  test("totals: an injection holding an evidence turn counts once; the median is of injections only", () => {
-    const a = (positive: boolean, injected: string[], chars: number): Asked => ({ conversation: "c", memory: "m", question: "q", positive, evidence: ["e"], injected, chars });
-    expect(totalsOf([a(true, ["x", "e"], 300), a(true, ["x"], 500), a(true, [], 0), a(false, ["y"], 900), a(false, [], 0)])).toEqual({
+  test("totals: an injection holding an evidence turn counts once; the median is of injections only; a perfect gate's most counts the candidates", () => {
+    const a = (positive: boolean, injected: string[], chars: number, candidates = injected): Asked => ({ conversation: "c", memory: "m", question: "q", positive, evidence: ["e"], injected, chars, judged: candidates.map((turn) => ({ turn, relevance: 0.6 })) });
+    expect(totalsOf([a(true, ["x", "e"], 300), a(true, ["x"], 500, ["x", "e"]), a(true, [], 0, ["e", "e"]), a(true, [], 0, ["z"]), a(false, ["y"], 900, ["e"]), a(false, [], 0)])).toEqual({
       negatives: 2,
       negativesInjected: 1,
-      positives: 3,
+      positives: 4,
       positivesInjected: 2,
       evidenceInjected: 1,
+      evidenceReachable: 3,
       medianChars: 500,
     });
     expect(median([])).toBe(0);
     expect(median([4, 1, 3, 2])).toBe(2.5);
+  });
+});
+
+describe("real sessions' totals", () => {
+  const a = (relevant: string[], injected: string[], judged: (string | Judged)[], more: Partial<RealAsked> = {}): RealAsked => ({
+    project: "p",
+    session: "s",
+    prompt: "q",
+    words: 1,
+    relevant,
+    strict: [],
+    injected,
+    chars: injected.length ? 400 : 0,
+    sessionStart: [],
+    sessionStartChars: 0,
+    repeated: [],
+    judged: judged.map((j) => (typeof j === "string" ? { session: j, relevance: 0.6 } : j)),
+    rankings: {},
+    ...more,
+  });
+
+  test("useful, noise, silent and held back split the positives; a perfect gate's most counts a relevant session among the gate's candidates", () => {
+    const t = realTotals({
+      searcher: "m",
+      label: "m",
+      asked: [
+        a(["r"], ["r", "x"], ["r", "x"]), // useful
+        a(["r"], ["x"], ["x", "r"]), // noise, though a perfect gate could have been useful
+        a(["r"], [], ["x"]), // silent, and nothing a gate could do
+        a(["r"], [], ["r"], { repeated: ["r"], sessionStart: ["r"] }), // held back: SessionStart gave it
+        a([], ["x"], ["x"]), // a negative that got an injection
+      ],
+      foreign: [
+        { project: "p", memory: "o", session: "s", injected: 1, chars: 300, judged: [{ relevance: 0.6 }] },
+        { project: "p", memory: "o", session: "t", injected: 0, chars: 0, judged: [] },
+      ],
+    });
+    expect(t).toMatchObject({ positives: 4, useful: 1, noise: 1, silent: 1, heldBack: 1, reachable: 3, negatives: 1, negativesInjected: 1, foreign: 2, foreignInjected: 1, sessionStartCovered: 1, covered: 2 });
+  });
+
+  test("the gate at another floor passes the first three notes at or over it, in the search's order", () => {
+    const j = (session: string, relevance: number): Judged => ({ session, relevance });
+    const run = {
+      searcher: "m",
+      label: "m",
+      asked: [
+        a(["r"], [], [j("x", 0.45), j("r", 0.3)]), // noise at 0.4, useful at 0.3
+        a(["r"], [], [j("r", 0.7)]), // useful from 0.7 down
+        a(["r"], [], [j("x", 0.5), j("x", 0.5), j("x", 0.5), j("r", 0.9)]), // three others first: noise at 0.5 and below, useful only above 0.5
+        a([], [], [j("x", 0.9)]), // a negative: not a positive's figure
+      ],
+      foreign: [
+        { project: "p", memory: "o", session: "s", injected: 0, chars: 0, judged: [{ relevance: 0.35 }] },
+        { project: "p", memory: "o", session: "t", injected: 0, chars: 0, judged: [{ relevance: 0.1 }] },
+      ],
+    };
+    expect(atFloor(run, 0.7)).toEqual({ useful: 2, noise: 0, foreign: 0, positives: 3, foreignAsked: 2 });
+    expect(atFloor(run, 0.5)).toEqual({ useful: 1, noise: 1, foreign: 0, positives: 3, foreignAsked: 2 });
+    expect(atFloor(run, 0.4)).toEqual({ useful: 1, noise: 2, foreign: 0, positives: 3, foreignAsked: 2 });
+    expect(atFloor(run, 0.3)).toEqual({ useful: 2, noise: 1, foreign: 1, positives: 3, foreignAsked: 2 });
+    expect(passedAt([{ relevance: 0.2 }, { relevance: 0.8 }], 0.5, 3)).toEqual([{ relevance: 0.8 }]);
   });
 });
 
