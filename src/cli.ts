@@ -10,7 +10,8 @@ import { hotPathJit } from "./core/jit.ts";
 
 const argv = process.argv.slice(2);
 const version = argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V");
-const hookEvent = argv[0] === "hook" && argv[1] && !argv[1].startsWith("-") && (argv.length === 2 || (argv.length === 4 && argv[2] === "--agent"));
+// Every `hook …` but a request for help: a hook answers with JSON and exits 0, whatever its line holds.
+const hookEvent = argv[0] === "hook" && !argv.includes("--help") && !argv.includes("-h");
 // The detached drainer and every other command keep the normal JIT (core/jit.ts).
 if ((hookEvent && argv[1] !== "drain") || argv[0] === "search" || version) hotPathJit();
 if (version) {
@@ -18,8 +19,9 @@ if (version) {
   writeOut(`memsearch, version ${pkg.version}\n`);
 } else if (hookEvent) {
   // `hook <event> --agent <name>`: another agent's hooks (Codex CLI…) run the same handlers.
-  const { runHookEvent } = await import("./hooks/events.ts");
-  await runHookEvent(argv[1]!, argv[3]);
+  const { hookArgs, runHookEvent } = await import("./hooks/events.ts");
+  const { event, agent, ignored } = hookArgs(argv.slice(1));
+  await runHookEvent(event, agent, ignored);
 } else {
   // Not for hooks (above): they answer in JSON and run on every prompt, so they never load colour.
   const { useColor, colorArgs } = await import("./commands/color.ts");

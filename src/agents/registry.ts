@@ -15,6 +15,8 @@ import type { AgentAdapter, AgentTranscripts } from "./types.ts";
 import type { IndexSource } from "../conversations/ingest.ts";
 import type { ProjectTranscripts, TranscriptStamp, TurnList } from "../transcript/types.ts";
 import { AGENT_NAMES } from "./names.ts";
+import { transcriptCwd } from "./claude/files.ts";
+import { ForeignTranscriptError, projectOfCwd, sameProject } from "../transcript/files.ts";
 
 /** Every agent memsearch serves, by the name written on notes and given to `--agent`; the first is the one a name-less note was with. */
 export const AGENTS: Readonly<Record<(typeof AGENT_NAMES)[number], AgentAdapter>> = { claude, codex, gemini, opencode, copilot };
@@ -43,6 +45,19 @@ export function agentOrDefault(name?: string): AgentAdapter {
 /** The agent whose transcripts hold this path, by where it is; undefined when none claims it. */
 export function transcriptAgent(path: string, env: NodeJS.ProcessEnv = process.env): AgentAdapter | undefined {
   return Object.values(AGENTS).find((a) => a.transcripts.claims(path, env));
+}
+
+/**
+ * Throws unless a queued turn's transcript may be read for the project `root`. The queue lives in
+ * the project, so its entries may come with a cloned repository: a path an agent claims must be
+ * one of the project's transcripts (that agent's check, as `memsearch transcript` applies it); a
+ * path none claims (a transcript kept elsewhere) must have been recorded in the project.
+ */
+export function checkQueuedTranscript(path: string, root: string, env: NodeJS.ProcessEnv = process.env): void {
+  const owner = transcriptAgent(path, env);
+  if (owner) return owner.transcripts.check(path, root, { env });
+  const cwd = transcriptCwd(path);
+  if (!cwd || !sameProject(projectOfCwd(cwd), root)) throw new ForeignTranscriptError(`refused: ${path} was not recorded in this project (${root})`, true);
 }
 
 /** The agent that reads a transcript path: the one whose transcripts hold it, else the default agent (whose reader refuses a path outside its folder, or reads any file when told to). */

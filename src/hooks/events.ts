@@ -1,6 +1,6 @@
 import { adapterOf, AGENT_NAMES } from "../agents/registry.ts";
 import { DEFAULT_AGENT } from "../core/anchor.ts";
-import { PROMPT_HOOK_BUDGET_MS, runHook, type HookInput, type HookOutput } from "./runtime.ts";
+import { debugLog, PROMPT_HOOK_BUDGET_MS, runHook, type HookInput, type HookOutput } from "./runtime.ts";
 import { writeErr, writeOut } from "../core/stdio.ts";
 
 type Handler = (input: HookInput) => Promise<HookOutput>;
@@ -19,10 +19,35 @@ export const HOOK_EVENTS: Record<string, { load: () => Promise<Handler>; budgetM
 };
 
 /**
+ * `hook <event> [--agent <name>]` as an agent's settings call it, read without yargs (it runs on
+ * every prompt). Whatever else is on the line (a flag of a newer plugin, a stray argument) is
+ * named in `ignored` and the hook still runs: a hook that exits non-zero blocks the user's prompt
+ * in Claude Code, and one that does not run loses the turn.
+ */
+export function hookArgs(args: readonly string[]): { event: string; agent?: string; ignored: string[] } {
+  let event: string | undefined;
+  let agent: string | undefined;
+  const ignored: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--agent" && i + 1 < args.length) agent = args[++i];
+    else if (a.startsWith("--agent=")) agent = a.slice("--agent=".length);
+    else if (event === undefined && !a.startsWith("-")) event = a;
+    else ignored.push(a);
+  }
+  return { event: event ?? "", agent, ignored };
+}
+
+/**
  * Run one hook and leave: a stray handle (a socket, a timer) must not keep the agent waiting.
  * `agent` names the adapter that reads the input and writes the output (the default agent's, core/anchor.ts, unless named).
  */
-export async function runHookEvent(event: string, agentName = DEFAULT_AGENT): Promise<never> {
+export async function runHookEvent(event: string, agentName = DEFAULT_AGENT, ignored: readonly string[] = []): Promise<never> {
+  if (ignored.length) {
+    const what = `ignored ${ignored.map((x) => JSON.stringify(x)).join(", ")}`;
+    writeErr(`Warning: hook ${event}: ${what}\n`);
+    debugLog(event || "hook", what);
+  }
   const e = HOOK_EVENTS[event];
   const agent = adapterOf(agentName);
   if (!e || !agent) {

@@ -15,8 +15,9 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, 
 import { join, relative } from "node:path";
 import { enqueueTurn } from "../../src/memory/pending.ts";
 import { localDay } from "../../src/memory/journal.ts";
-import { anchorsOf, BIN, drained, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, stderrLines, tracked, type Project } from "./helpers.ts";
+import { anchorsOf, BIN, drained, faultKit, HANG_SLACK_MS, HOOK_BUDGET_MS, hookOutputProblem, ms, queued, readMemory, stderrLines, tracked, type Project } from "./helpers.ts";
 import { appendTurn, type TurnSpec } from "./transcript.ts";
+import { projectSlug } from "../../src/core/claude-home.ts";
 
 const kit = faultKit("hostile-repo");
 
@@ -330,4 +331,54 @@ describe("a watch process running when the repository changes under it (a pull d
     }),
     90_000,
   );
+});
+
+describe("a queued turn naming a transcript that is not the project's", () => {
+  /**
+   * Project B's session on this machine, with a private fact, and a turn in A's queue (as a
+   * cloned repository could ship it) naming B's transcript. Variants: the transcript in Claude
+   * Code's folder, filed under B (refused) or under A's own folder but recorded in B (refused),
+   * or kept outside Claude Code's folder but recorded in B (refused); the control is A's own
+   * transcript, which is read.
+   */
+  const PRIVATE = "PRIVATE-B-MARKER-payroll";
+  const cases = [
+    { name: "another project's Claude Code transcript", slugOf: "other", cwdOf: "other", read: false },
+    { name: "a transcript filed under this project's folder but recorded in another project", slugOf: "self", cwdOf: "other", read: false },
+    { name: "a transcript outside Claude Code's folder, recorded in another project", slugOf: "outside", cwdOf: "other", read: false },
+    { name: "control: this project's own transcript", slugOf: "self", cwdOf: "self", read: true },
+  ] as const;
+  for (const c of cases) {
+    test(
+      c.name,
+      tracked(kit, async () => {
+        const a = kit.project({ memory: "none" });
+        const b = kit.project({ memory: "none" });
+        const env = { ...a.env, CLAUDE_CONFIG_DIR: join(a.home, ".claude") };
+        const recorded = c.cwdOf === "self" ? a.root : b.root;
+        const folder = c.slugOf === "outside" ? join(a.home, "exports") : join(a.home, ".claude", "projects", projectSlug(c.slugOf === "self" ? a.root : b.root));
+        mkdirSync(folder, { recursive: true });
+        const transcript = join(folder, "0b0b0b0b-0000-4000-8000-000000000000.jsonl");
+        const t = { sessionId: "0b0b0b0b-0000-4000-8000-000000000000", uuid: "u-private-1", promptId: "p-private-1", prompt: "Where is the payroll export?", command: "ls jobs", output: "payroll.ts", reply: `It is in jobs/payroll.ts and runs as ${PRIVATE} every night.`, cwd: recorded };
+        writeFileSync(transcript, "");
+        appendTurn(transcript, t, "all");
+        // Stopped an hour ago: the drainer looks once, without waiting for the file to change.
+        enqueueTurn(a.dataDir, { sessionId: t.sessionId, promptId: t.promptId, transcriptPath: transcript, stoppedAt: new Date(Date.now() - 3_600_000).toISOString(), prompt: "the planted entry's own prompt" });
+
+        const r = await ms(["hook", "drain"], { cwd: a.root, env, hangMs: 30_000 });
+        expect(hookOutputProblem(r)).toBeUndefined();
+        expect(await drained(kit, a, 30_000)).toBe(true);
+        const written = [...readMemory(a.memory).values()].join("\n");
+        if (c.read) {
+          expect(written).toContain(PRIVATE);
+        } else {
+          kit.count("cross-project-reads-refused");
+          expect(written).not.toContain(PRIVATE);
+          // The turn is what the entry itself held: the project's own data.
+          expect(written).toContain("the planted entry's own prompt");
+        }
+      }),
+      60_000,
+    );
+  }
 });
