@@ -1,6 +1,6 @@
 import { basename, dirname, resolve } from "node:path";
 import { loadContext, type Context } from "../core/context.ts";
-import { ConflictError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
+import { ConflictError, InputError, NotFoundError, UsageError, oneLine } from "../core/errors.ts";
 import { forgetTurn, noteHolding, notesOfTurn, readForgotten, restoreHandNote, undoForget, type ForgetResult, type ForgetTarget } from "../memory/forget.ts";
 import { changeList } from "../memory/forgotten.ts";
 import { MANUAL_SESSION } from "../core/anchor.ts";
@@ -24,11 +24,14 @@ export const forgetCommand = command({
   run: async (a) => {
     const asked = [a.id !== undefined, a.list, a.undo !== undefined].filter(Boolean).length;
     if (asked !== 1) throw new UsageError("give one of: a chunk hash or turn id, --list, or --undo <turn id>");
+    // yargs gives a bare --undo as "": no turn to look for.
+    if (a.undo !== undefined && !a.undo.trim()) throw new UsageError("--undo needs a turn id");
     const ctx = loadContext();
     const { dataDir } = ctx.project;
     if (a.list) {
       const listed = readForgotten(dataDir);
-      if (listed.problem) notice(`Warning: ${listed.problem}`);
+      // Listing nothing would say that nothing is forgotten, which a damaged list cannot tell.
+      if (listed.problem) throw new InputError(`${listed.problem}: fix or remove it`);
       if (a.jsonOutput) return printJson({ forgotten: listed.entries });
       if (!listed.entries.length) return print("No forgotten turns.");
       return print(

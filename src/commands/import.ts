@@ -35,7 +35,11 @@ export const importCommand = command({
     const sources = a.paths.length ? await namedTranscripts(a.paths) : projectTranscripts(project.root, process.env, { warn });
     const plan = await planImport({ root: project.root, memoryDir: project.memoryDir, dataDir: project.dataDir, sources, warn });
 
-    if (a.paths.length && plan.transcripts.length === 0 && plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
+    if (a.paths.length && plan.transcripts.length === 0) {
+      if (plan.skipped.length > 0) throw new InputError("nothing to import: every transcript given was skipped");
+      // An empty file or a folder without transcripts: the project's own folder was never looked in, so it is not the one to name.
+      throw new InputError(`nothing to import: no transcript with turns in ${a.paths.join(", ")}`);
+    }
     if (plan.transcripts.length === 0) {
       // A new user, or a project never opened in Claude Code: nothing to do is not a failure.
       const line = `No transcripts of this project (${project.root}) in ${plan.projectsDir}${plan.otherProjects ? ` (${fmt(plan.otherProjects)} of other projects left alone)` : ""}.`;

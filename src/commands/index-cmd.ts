@@ -4,8 +4,9 @@ import { loadContext } from "../core/context.ts";
 import { InputError, NotFoundError, UsageError } from "../core/errors.ts";
 import { holdsProject, nameOutsidePaths, projectPlaces } from "../core/places.ts";
 import type { IndexReport } from "../index/indexer.ts";
+import type { OllamaEmbedder } from "../index/embedder.ts";
 import { curatedFiles } from "../agents/curated.ts";
-import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
+import { checkFlag, embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { noteProject } from "./projects.ts";
 import { cleanedNotice, rebuiltNotice, skippedNotice } from "./notices.ts";
@@ -25,7 +26,7 @@ export const indexCommand = command({
     "above-project": { type: "boolean", default: false, describe: "Allow a folder that holds the project (your home, /): every markdown file below it is indexed" },
   },
   run: async (a) => {
-    const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": a.maxChunkSize });
+    const ctx = loadContext({ ...embeddingOverrides(a), "chunking.max_chunk_size": checkFlag("--max-chunk-size", "chunking.max_chunk_size", a.maxChunkSize) });
     // With no paths: the memory folder and Claude Code's curated files (none when turned off, so
     // those indexed before leave the index).
     const curated = a.paths.length ? undefined : ctx.config["indexing.curated"] ? curatedFiles(ctx.project.root).files.map((f) => f.path) : [];
@@ -41,26 +42,31 @@ export const indexCommand = command({
     // A path outside the project is the user's to name: recorded on this machine, so the index keeps what it holds.
     if (a.paths.length) await nameOutsidePaths(ctx.project, paths);
     const [{ embedderFor }, { indexPaths }, { withIndexLock }] = await Promise.all([import("../index/embedder.ts"), import("../index/indexer.ts"), import("../core/lock.ts")]);
-    const report = await withIndexLock(ctx.project.indexDir, () =>
-      indexPaths({
-        paths,
-        indexDir: ctx.project.indexDir,
-        config: ctx.config,
-        embedder: embedderFor(ctx.config),
-        force: a.force,
-        ignoreFiles: a.ignoreFile,
-        exclude: a.exclude,
-        places: projectPlaces(ctx.project, ctx.env),
-        // The user's own command: it merges the segments when a merge is due.
-        merge: "due",
-        ...(curated ? { curated } : {}),
-      }),
-    );
+    const embedder = embedderFor(ctx.config);
+    const run = (force: boolean) =>
+      withIndexLock(ctx.project.indexDir, () =>
+        indexPaths({
+          paths,
+          indexDir: ctx.project.indexDir,
+          config: ctx.config,
+          embedder,
+          force,
+          ignoreFiles: a.ignoreFile,
+          exclude: a.exclude,
+          places: projectPlaces(ctx.project, ctx.env),
+          // The user's own command: it merges the segments when a merge is due.
+          merge: "due",
+          ...(curated ? { curated } : {}),
+        }),
+      );
+    let report = await run(a.force);
     if (report.everyPathSkipped) {
       // Only why: the state of vectors elsewhere in the index is beside the point here.
       for (const f of report.skippedFiles) notice(skippedNotice(asGiven(f.path), f.reason));
       throw new InputError("nothing to index: every path given was skipped");
     }
+    const drift = embedder ? await dimensionDrift(report, embedder, ctx.config["embedding.query_timeout_ms"]) : undefined;
+    if (drift) report = { ...(await run(true)), rebuilt: drift };
     for (const line of indexNotices(report, ctx.config["embedding.model"])) notice(line);
     await noteProject(ctx.project);
     if (a.jsonOutput) printJson(report);
@@ -80,6 +86,20 @@ export function indexNotices(r: IndexReport, model: string): string[] {
   else if (r.embedderWarning) out.push(`Warning: ${r.embedderWarning}; ${r.missingVectors} of the index's ${r.totalChunks} chunks have no vector yet (keyword search only until an index run adds them)`);
   else if (r.missingVectors > 0) out.push(`Warning: ${r.missingVectors} chunks have no '${model}' vector yet`);
   return out;
+}
+
+/**
+ * Why the index must be rebuilt though no file changed: the model now gives vectors of another
+ * size. A run with nothing to embed never asks Ollama, so without this the index would keep
+ * vectors no query can be compared with (vector search off) while the README promises that a
+ * model switch rebuilds on the next `memsearch index`. A run that embedded met the size already
+ * (and rebuilt); an Ollama that cannot answer changes nothing, as before.
+ */
+async function dimensionDrift(r: IndexReport, embedder: OllamaEmbedder, timeoutMs: number): Promise<string | undefined> {
+  if (r.vectors !== "on" || r.dimension === undefined || r.embedded > 0 || r.embedderWarning) return undefined;
+  const probe = await embedder.probe(timeoutMs);
+  if (!probe.ok || probe.dim === r.dimension) return undefined;
+  return `'${embedder.model}' now gives ${probe.dim}-d vectors and the index held ${r.dimension}-d ones`;
 }
 
 /** Forgotten notes a pull or a checkout brought back into a daily file: left out, and how to keep one. */

@@ -1,7 +1,7 @@
 import { loadContext } from "../core/context.ts";
 import { oneLine, UsageError } from "../core/errors.ts";
 import { appendTurnNote, recentMemory } from "../memory/journal.ts";
-import { jsonFlag } from "./common.ts";
+import { checkNumber, jsonFlag } from "./common.ts";
 import { NOTE_AGENTS } from "../agents/names.ts";
 import { HAND_AGENT, MANUAL_SESSION } from "../core/anchor.ts";
 import { noteProject } from "./projects.ts";
@@ -53,8 +53,11 @@ export const recentCommand = command({
     agent: { type: "string", choices: NOTE_AGENTS, describe: "Only notes of turns with this agent (you: your own, memsearch remember)" },
   },
   run: (a) => {
+    // Read as they are, 0 files or NaN find none, and "No memory yet" would be said of a folder holding notes.
+    const files = checkNumber("--files", a.files, { whole: true, min: 1 });
+    const lines = checkNumber("--lines", a.lines, { whole: true, min: 1 });
     const ctx = loadContext();
-    const recent = recentMemory(ctx.project.memoryDir, { files: a.files, linesPerFile: a.lines, agent: a.agent });
+    const recent = recentMemory(ctx.project.memoryDir, { files, linesPerFile: lines, agent: a.agent });
     if (a.jsonOutput) return printJson(recent);
     if (!recent.length) return print(`No memory yet in ${ctx.project.memoryDir}.`);
     print(recent.map((r) => `## ${r.file}\n${r.lines.join("\n")}`).join("\n\n"));

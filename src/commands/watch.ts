@@ -9,7 +9,7 @@ import { followSessions, followsSessions } from "../watch/lifetime.ts";
 import { withFileLock } from "../core/lock.ts";
 import { releaseStart } from "../watch/starting.ts";
 import { curatedFiles } from "../agents/curated.ts";
-import { embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
+import { checkFlag, embeddingFlags, embeddingOverrides, jsonFlag } from "./common.ts";
 import { command } from "./declare.ts";
 import { notice, print, printJsonLine } from "./output.ts";
 import { indexNotices } from "./index-cmd.ts";
@@ -30,7 +30,7 @@ export const watchCommand = command({
   run: async (a) => {
     // A process that runs on: with --json, one JSON object a line per event (as rg --json prints).
     const say: Say = (event, text) => (a.jsonOutput ? printJsonLine(event) : print(text));
-    const ctx = loadContext({ ...embeddingOverrides(a), "watch.debounce_ms": a.debounceMs });
+    const ctx = loadContext({ ...embeddingOverrides(a), "watch.debounce_ms": checkFlag("--debounce-ms", "watch.debounce_ms", a.debounceMs) });
     const own = !a.paths.length;
     const paths = own ? [ctx.project.memoryDir] : a.paths.map((p) => resolve(p));
     if (own) makeDataDir(ctx.project.dataDir, ctx.project.memoryDir);

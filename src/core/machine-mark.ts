@@ -4,10 +4,10 @@
  * spent. Each line this machine writes carries `"mac"`, an HMAC-SHA-256 of the line's own bytes
  * under a key kept in the user's folder (`~/.memsearch/machine.key`, made on first use, 0600). A
  * repository can copy a line, never make one: the key never leaves this machine, and the mark
- * covers the whole line.
+ * covers the whole line. The same key marks what a queued turn may read (memory/pending.ts).
  */
 import { createHmac, randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, writeSync } from "node:fs";
+import { closeSync, linkSync, mkdirSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { errCode, openOwnFile, readOwnText } from "./fsutil.ts";
 import { userFiles } from "./project.ts";
@@ -24,15 +24,21 @@ export function machineKey(env = process.env, create = false): string | undefine
   let key = readKey(file);
   if (key === undefined && create) {
     mkdirSync(dirname(file), { recursive: true });
+    // Written whole under another name, then linked into place: a process that finds the key
+    // never reads it half written (two Stop hooks of one moment both make their first mark).
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+    const fd = openOwnFile(tmp, "create", 0o600);
     try {
-      const fd = openOwnFile(file, "create", 0o600);
-      try {
-        writeSync(fd, `${randomBytes(32).toString("hex")}\n`);
-      } finally {
-        closeSync(fd);
-      }
+      writeSync(fd, `${randomBytes(32).toString("hex")}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(tmp, file);
     } catch (e) {
       if (errCode(e) !== "EEXIST") throw e;
+    } finally {
+      rmSync(tmp, { force: true });
     }
     key = readKey(file); // another process may have made it first: theirs is the key
   }
@@ -57,6 +63,17 @@ export function markLine(line: string, env = process.env): string {
   if (!body.endsWith("}") || body === "{}") throw new Error("only a non-empty JSON object line can be marked");
   const key = machineKey(env, true)!;
   return `${body.slice(0, -1)},"mac":"${mac(key, body)}"}\n`;
+}
+
+/** A mark of `text` under this machine's key (made when there is none), for a field of a file kept in a project. */
+export function markOf(text: string, env = process.env): string {
+  return mac(machineKey(env, true)!, text);
+}
+
+/** Whether `mark` is this machine's mark of `text`. */
+export function isMarkOf(mark: string | undefined, text: string, env = process.env): boolean {
+  const key = mark === undefined ? undefined : machineKey(env);
+  return key !== undefined && mac(key, text) === mark;
 }
 
 /** The line as it was before it was marked, when this machine marked it; undefined otherwise. */

@@ -2,9 +2,9 @@ import { homedir } from "node:os";
 import { loadContext, type Context } from "../core/context.ts";
 import { oneLine } from "../core/errors.ts";
 import { refreshIndex } from "../watch/gateway.ts";
-import { drainPending, type AgentReader } from "../memory/capture.ts";
+import { drainPending } from "../memory/capture.ts";
+import { queuedHere, type PendingTurn } from "../memory/pending.ts";
 import { agentOrDefault, checkQueuedTranscript } from "../agents/registry.ts";
-import type { AgentAdapter } from "../agents/types.ts";
 import { summarizeTurn, summarizerOptions } from "../memory/summarizer.ts";
 import { debugLog, recordProblem, type HookOutput } from "./runtime.ts";
 
@@ -19,7 +19,8 @@ export async function drain(): Promise<HookOutput> {
   const report = await drainPending({
     memoryDir: project.memoryDir,
     dataDir: project.dataDir,
-    readerFor: (name) => projectReader(agentOrDefault(name), project.root),
+    readerFor: (name) => agentOrDefault(name),
+    checkTranscript: transcriptCheck(project.dataDir, project.root),
     summarize: (turn) => summarizeTurn(turn, summarizerOptions(config, { ledger: { dataDir: project.dataDir, purpose: "summary" }, paths: { root: project.root, home: homedir() } })),
   });
   debugLog("drain", report.ran ? "drained" : "another drainer holds the queue", report);
@@ -30,28 +31,26 @@ export async function drain(): Promise<HookOutput> {
 }
 
 /**
- * The agent's reader, for this project's transcripts only. The queue lives in the project, so a
- * cloned repository can ship an entry naming another project's transcript on this machine: read,
- * it would become a note here, in a file the project may commit. A refused path is never read as
- * a transcript, and the turn is written from what the hooks recorded in the entry (data of this
- * project already).
+ * What a queued turn may read. The queue lives in the project, so an entry may come with a cloned
+ * repository (or a copied project) and name another project's transcript on this machine: read,
+ * it would become a note here, in a file the project may commit. An entry this machine's Stop
+ * hook queued for this folder carries its mark and is read as its agent named it; any other is
+ * read only when its transcript is one of the project's (`checkQueuedTranscript`). Refused, the
+ * turn is written from what the entry itself holds (data of this project already).
  */
-function projectReader(agent: AgentAdapter, root: string): AgentReader {
+function transcriptCheck(dataDir: string, root: string): (entry: PendingTurn) => void {
   const told = new Set<string>();
-  return {
-    label: agent.label,
-    findStoppedTurn: async (path, q) => {
-      try {
-        checkQueuedTranscript(path, root);
-      } catch (e) {
-        // Looked for again until the wait ends, like a transcript not written yet: a session's
-        // file can name its folder only once its first line is in.
-        if (!told.has(path)) debugLog("drain", `not reading the queued turn's transcript: ${oneLine(e)}`);
-        told.add(path);
-        throw e;
-      }
-      return agent.findStoppedTurn(path, q);
-    },
+  return (entry) => {
+    if (queuedHere(dataDir, entry)) return;
+    const path = entry.transcriptPath!;
+    try {
+      checkQueuedTranscript(path, root);
+    } catch (e) {
+      // Looked at again until the wait ends, like a transcript not written yet.
+      if (!told.has(path)) debugLog("drain", `not reading the transcript of a turn queued elsewhere: ${oneLine(e)}`);
+      told.add(path);
+      throw e;
+    }
   };
 }
 

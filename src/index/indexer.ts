@@ -67,6 +67,11 @@ export interface IndexReport {
   embedded: number;
   missingVectors: number;
   vectors: "on" | "off";
+  /**
+   * Length of the vectors the index holds after the run; absent while it holds none. A run with
+   * nothing to embed never asks Ollama, so a model that changed size shows only against this.
+   */
+  dimension?: number;
   /** One line on why vectors are off or incomplete (Ollama down, model missing…). */
   embedderWarning?: string;
   /** Why the existing index was thrown away and rebuilt, as the start of a sentence. */
@@ -256,6 +261,7 @@ export async function indexInto(req: IndexRequest, given?: Store, scanned?: Scan
 
   report.totalChunks = store.size;
   report.missingVectors = req.embedder ? store.missingVectorCount : 0;
+  if (store.dim !== null) report.dimension = store.dim;
   Object.assign(report, skipsOf(scan, store.meta.files));
   if (store.isDirty && req.persist !== false) {
     // The chunk texts and vectors are in the store now; let the copies go before the save,
@@ -281,7 +287,7 @@ function noChangeReport(req: IndexRequest, scan: Scan, model: string): IndexRepo
   if (!unverified || !unchanged(req, scan, model, unverified)) return undefined;
   const head = peekIndexFiles(req.indexDir, { verify: true });
   if (!head || !head.loadable || !unchanged(req, scan, model, head)) return undefined;
-  return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks, ...skipsOf(scan, head.fileRecords) };
+  return { ...emptyReport(scan.files.length, req.embedder !== null), totalChunks: head.chunks, ...(head.dim !== null ? { dimension: head.dim } : {}), ...skipsOf(scan, head.fileRecords) };
 }
 
 /** Whether the index (its figures and file records) holds the markdown of `scan` as it is. */

@@ -29,6 +29,8 @@ export interface DrainOptions {
   dataDir: string;
   /** The reader of a queued turn's agent (its name, absent for entries queued before agents were named): agents/registry.ts agentOrDefault. */
   readerFor: (agent: string | undefined) => AgentReader;
+  /** Throws when the entry's transcript must not be read (queued elsewhere, naming another project's): the hooks' record stands in. */
+  checkTranscript?: (entry: PendingTurn) => void;
   summarize: (turn: LastTurn) => Promise<Summary>;
   /** How long after its Stop a lagging transcript is waited for before the hooks' own record is used. */
   transcriptWaitMs?: number;
@@ -179,7 +181,7 @@ function done(file: string, entry: PendingTurn, opts: DrainOptions): void {
  * turns the transcript never gets costs one wait, not N), and a turn queued long ago is not
  * waited for at all. Never longer than one wait from now (a Stop time in the future).
  */
-export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "transcriptWaitMs" | "pollMs" | "clock" | "readerFor">): Promise<ResolvedTurn | undefined> {
+export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "transcriptWaitMs" | "pollMs" | "clock" | "readerFor" | "checkTranscript">): Promise<ResolvedTurn | undefined> {
   const clock = opts.clock ?? realClock;
   const reader = opts.readerFor(entry.agent);
   const wait = opts.transcriptWaitMs ?? TRANSCRIPT_WAIT_MS;
@@ -188,7 +190,7 @@ export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "
   const deadline = Math.min(now + wait, (Number.isFinite(stopped) ? stopped : now) + wait);
   let found: FoundTurn | undefined;
   for (;;) {
-    found = entry.transcriptPath ? await lookUp(entry, reader) : undefined;
+    found = entry.transcriptPath ? await lookUp(entry, reader, opts.checkTranscript) : undefined;
     if (found?.complete || clock.now() >= deadline || !entry.transcriptPath) break;
     await clock.sleep(opts.pollMs ?? POLL_MS);
   }
@@ -202,8 +204,9 @@ export async function resolveTurn(entry: PendingTurn, opts: Pick<DrainOptions, "
   return fromHooks(entry, reader.label);
 }
 
-async function lookUp(entry: PendingTurn, reader: AgentReader): Promise<FoundTurn | undefined> {
+async function lookUp(entry: PendingTurn, reader: AgentReader, check?: (entry: PendingTurn) => void): Promise<FoundTurn | undefined> {
   try {
+    check?.(entry);
     return await reader.findStoppedTurn(entry.transcriptPath!, {
       promptId: entry.promptId,
       prompt: entry.prompt,
@@ -212,7 +215,7 @@ async function lookUp(entry: PendingTurn, reader: AgentReader): Promise<FoundTur
       stoppedAt: entry.stoppedAt,
     });
   } catch {
-    // Not there yet, unreadable, not a transcript: the hooks' record stands in.
+    // Not there yet, unreadable, not a transcript, refused: the hooks' record stands in.
     return undefined;
   }
 }

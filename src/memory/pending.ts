@@ -11,11 +11,12 @@
  * redacted first: these files live in the project like the notes.
  */
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import * as v from "valibot";
 import { dataFiles, makeDataDir } from "../core/project.ts";
 import { atomicWrite, isRegularFile, mtimeOf, safeName } from "../core/fsutil.ts";
 import { readJsonFile } from "../core/json-file.ts";
+import { isMarkOf, markOf } from "../core/machine-mark.ts";
 import { isAlive } from "../core/processes.ts";
 import { clip, sha256Hex } from "../core/text.ts";
 import { sanitize } from "../core/redact.ts";
@@ -44,6 +45,13 @@ export interface PendingTurn {
   /** UserPromptSubmit's `source` when a person did not type the prompt (`loop_wakeup`…): the note says so. */
   promptSource?: string;
   transcriptPath?: string;
+  /**
+   * This machine's mark of the data folder and `transcriptPath` (`queuedHere`): the Stop hook of a
+   * session on this machine queued the turn, and its agent named the transcript. An entry without
+   * it came from elsewhere (a cloned repository, a copied project), and its transcript is read only
+   * when it is one of the project's.
+   */
+  mark?: string;
   /** When Stop fired (ISO): the note's day and time. */
   stoppedAt: string;
   prompt?: string;
@@ -124,6 +132,7 @@ const PendingShape = v.object({
   promptId: Text(ID_LIMIT),
   promptSource: Text(SOURCE_LIMIT),
   transcriptPath: Text(4096),
+  mark: Text(64),
   prompt: Text(),
   lastAssistantMessage: Text(),
   // A settled turn that cannot be read is settled again; the turn itself is kept.
@@ -220,9 +229,23 @@ export function enqueueTurn(dataDir: string, turn: PendingTurn): string {
     prompt: redactText(turn.prompt),
     lastAssistantMessage: redactText(turn.lastAssistantMessage),
   };
+  if (turn.transcriptPath) {
+    try {
+      clean.mark = markOf(markedText(dataDir, turn.transcriptPath));
+    } catch {
+      // No key can be kept (a read-only home): the entry is read as one from elsewhere, its transcript checked.
+    }
+  }
   makeDataDir(dataDir);
   atomicWrite(file, JSON.stringify(clean));
   return file;
+}
+
+const markedText = (dataDir: string, transcriptPath: string) => `${resolve(dataDir)}\0${transcriptPath}`;
+
+/** Whether this machine queued the turn for this data folder, with the transcript it names (see `PendingTurn.mark`). */
+export function queuedHere(dataDir: string, turn: PendingTurn): boolean {
+  return turn.transcriptPath !== undefined && isMarkOf(turn.mark, markedText(dataDir, turn.transcriptPath));
 }
 
 /** Save what the drainer settled before the slow step, so a retry after a crash writes the same anchor. */
@@ -249,7 +272,7 @@ export function readPending(file: string): PendingTurn | undefined {
   const o = readJsonFile(file, PendingShape);
   if (!o) return undefined;
   const turn: PendingTurn = { sessionId: o.sessionId, stoppedAt: o.stoppedAt };
-  for (const k of ["agent", "promptId", "promptSource", "transcriptPath", "prompt", "lastAssistantMessage"] as const) if (o[k] !== undefined) turn[k] = o[k];
+  for (const k of ["agent", "promptId", "promptSource", "transcriptPath", "mark", "prompt", "lastAssistantMessage"] as const) if (o[k] !== undefined) turn[k] = o[k];
   if (o.resolved) turn.resolved = o.resolved;
   return turn;
 }

@@ -335,19 +335,24 @@ describe("a watch process running when the repository changes under it (a pull d
 
 describe("a queued turn naming a transcript that is not the project's", () => {
   /**
-   * Project B's session on this machine, with a private fact, and a turn in A's queue (as a
-   * cloned repository could ship it) naming B's transcript. Variants: the transcript in Claude
-   * Code's folder, filed under B (refused) or under A's own folder but recorded in B (refused),
-   * or kept outside Claude Code's folder but recorded in B (refused); the control is A's own
-   * transcript, which is read.
+   * Project B's session on this machine, with a private fact, and a turn in A's queue naming B's
+   * transcript, as a cloned repository could ship it (no mark of this machine): the transcript in
+   * Claude Code's folder filed under B, filed under A's folder but recorded in B, or kept outside
+   * Claude Code's folder and recorded in B: all refused; A's own is read. An entry this machine's
+   * Stop hook queued for A (marked) is read as its agent named it; copied into another project, it
+   * is refused there.
    */
   const PRIVATE = "PRIVATE-B-MARKER-payroll";
-  const cases = [
+  const SESSION = "0b0b0b0b-0000-4000-8000-000000000000";
+  type Where = "self" | "other" | "outside";
+  const cases: { name: string; slugOf: Where; cwdOf: "self" | "other"; marked?: "here" | "copied"; read: boolean }[] = [
     { name: "another project's Claude Code transcript", slugOf: "other", cwdOf: "other", read: false },
     { name: "a transcript filed under this project's folder but recorded in another project", slugOf: "self", cwdOf: "other", read: false },
     { name: "a transcript outside Claude Code's folder, recorded in another project", slugOf: "outside", cwdOf: "other", read: false },
     { name: "control: this project's own transcript", slugOf: "self", cwdOf: "self", read: true },
-  ] as const;
+    { name: "queued by this machine's Stop hook for this project: read as the agent named it", slugOf: "outside", cwdOf: "other", marked: "here", read: true },
+    { name: "queued by this machine for another project, copied into this one: refused", slugOf: "other", cwdOf: "other", marked: "copied", read: false },
+  ];
   for (const c of cases) {
     test(
       c.name,
@@ -355,15 +360,33 @@ describe("a queued turn naming a transcript that is not the project's", () => {
         const a = kit.project({ memory: "none" });
         const b = kit.project({ memory: "none" });
         const env = { ...a.env, CLAUDE_CONFIG_DIR: join(a.home, ".claude") };
-        const recorded = c.cwdOf === "self" ? a.root : b.root;
         const folder = c.slugOf === "outside" ? join(a.home, "exports") : join(a.home, ".claude", "projects", projectSlug(c.slugOf === "self" ? a.root : b.root));
         mkdirSync(folder, { recursive: true });
-        const transcript = join(folder, "0b0b0b0b-0000-4000-8000-000000000000.jsonl");
-        const t = { sessionId: "0b0b0b0b-0000-4000-8000-000000000000", uuid: "u-private-1", promptId: "p-private-1", prompt: "Where is the payroll export?", command: "ls jobs", output: "payroll.ts", reply: `It is in jobs/payroll.ts and runs as ${PRIVATE} every night.`, cwd: recorded };
+        const transcript = join(folder, `${SESSION}.jsonl`);
+        const t = { sessionId: SESSION, uuid: "u-private-1", promptId: "p-private-1", prompt: "Where is the payroll export?", command: "ls jobs", output: "payroll.ts", reply: `It is in jobs/payroll.ts and runs as ${PRIVATE} every night.`, cwd: c.cwdOf === "self" ? a.root : b.root };
         writeFileSync(transcript, "");
         appendTurn(transcript, t, "all");
         // Stopped an hour ago: the drainer looks once, without waiting for the file to change.
-        enqueueTurn(a.dataDir, { sessionId: t.sessionId, promptId: t.promptId, transcriptPath: transcript, stoppedAt: new Date(Date.now() - 3_600_000).toISOString(), prompt: "the planted entry's own prompt" });
+        const entry = { sessionId: SESSION, promptId: t.promptId, transcriptPath: transcript, stoppedAt: new Date(Date.now() - 3_600_000).toISOString(), prompt: "the queued entry's own prompt" };
+        if (c.marked) {
+          // Queued as the Stop hook queues it, under the drainer's machine key: for A, or for B and then copied into A.
+          const mine = process.env.MEMSEARCH_HOME;
+          process.env.MEMSEARCH_HOME = a.env.MEMSEARCH_HOME;
+          try {
+            const file = enqueueTurn(c.marked === "here" ? a.dataDir : b.dataDir, entry);
+            if (c.marked === "copied") {
+              mkdirSync(a.pending, { recursive: true });
+              writeFileSync(join(a.pending, "copied.json"), readFileSync(file));
+              rmSync(file);
+            }
+          } finally {
+            process.env.MEMSEARCH_HOME = mine;
+          }
+        } else {
+          // As a repository ships it: a file in the queue, no mark.
+          mkdirSync(a.pending, { recursive: true });
+          writeFileSync(join(a.pending, `${SESSION}--${t.promptId}.json`), JSON.stringify(entry));
+        }
 
         const r = await ms(["hook", "drain"], { cwd: a.root, env, hangMs: 30_000 });
         expect(hookOutputProblem(r)).toBeUndefined();
@@ -375,7 +398,7 @@ describe("a queued turn naming a transcript that is not the project's", () => {
           kit.count("cross-project-reads-refused");
           expect(written).not.toContain(PRIVATE);
           // The turn is what the entry itself held: the project's own data.
-          expect(written).toContain("the planted entry's own prompt");
+          expect(written).toContain("the queued entry's own prompt");
         }
       }),
       60_000,

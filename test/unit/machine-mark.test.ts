@@ -1,0 +1,46 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isMarkOf, markOf } from "../../src/core/machine-mark.ts";
+import { enqueueTurn, queuedHere, readPending } from "../../src/memory/pending.ts";
+
+const REPO = join(import.meta.dir, "..", "..");
+
+describe("this machine's mark", () => {
+  test("processes making their first mark at the same moment share one key, never a half-written one", async () => {
+    const home = mkdtempSync(join(tmpdir(), "ms-mark-"));
+    const script = `import { markOf } from ${JSON.stringify(join(REPO, "src/core/machine-mark.ts"))}; process.stdout.write(markOf("the same text"));`;
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const p = Bun.spawn([process.execPath, "-e", script], { env: { ...process.env, MEMSEARCH_HOME: home }, stdout: "pipe", stderr: "pipe" });
+        const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+        return { out, err, code };
+      }),
+    );
+    expect(runs.map((r) => [r.code, r.err])).toEqual(runs.map(() => [0, ""]));
+    expect(new Set(runs.map((r) => r.out)).size).toBe(1);
+    expect(isMarkOf(runs[0]!.out, "the same text", { ...process.env, MEMSEARCH_HOME: home })).toBe(true);
+    // No temporary file is left beside the key.
+    expect(readdirSync(home)).toEqual(["machine.key"]);
+  }, 30_000);
+
+  test("a queued turn is this machine's for its own data folder and transcript only", () => {
+    const env = { ...process.env, MEMSEARCH_HOME: mkdtempSync(join(tmpdir(), "ms-mark-")) };
+    const mine = process.env.MEMSEARCH_HOME;
+    process.env.MEMSEARCH_HOME = env.MEMSEARCH_HOME;
+    try {
+      const dataDir = join(mkdtempSync(join(tmpdir(), "ms-mark-proj-")), ".memsearch");
+      const file = enqueueTurn(dataDir, { sessionId: "s", promptId: "p", transcriptPath: "/t/s.jsonl", stoppedAt: new Date().toISOString(), prompt: "hi" });
+      const turn = readPending(file)!;
+      expect(turn.mark).toMatch(/^[0-9a-f]{32}$/);
+      expect(queuedHere(dataDir, turn)).toBe(true);
+      expect(queuedHere(join(dataDir, "..", "..", "elsewhere", ".memsearch"), turn)).toBe(false);
+      expect(queuedHere(dataDir, { ...turn, transcriptPath: "/t/other.jsonl" })).toBe(false);
+      expect(queuedHere(dataDir, { ...turn, mark: undefined })).toBe(false);
+      expect(isMarkOf(markOf("x"), "y")).toBe(false);
+    } finally {
+      process.env.MEMSEARCH_HOME = mine;
+    }
+  });
+});
