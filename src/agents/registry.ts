@@ -15,8 +15,7 @@ import type { AgentAdapter, AgentTranscripts } from "./types.ts";
 import type { IndexSource } from "../conversations/ingest.ts";
 import type { ProjectTranscripts, TranscriptStamp, TurnList } from "../transcript/types.ts";
 import { AGENT_NAMES } from "./names.ts";
-import { transcriptCwd } from "./claude/files.ts";
-import { ForeignTranscriptError, projectOfCwd, sameProject } from "../transcript/files.ts";
+import { ForeignTranscriptError } from "../transcript/files.ts";
 
 /** Every agent memsearch serves, by the name written on notes and given to `--agent`; the first is the one a name-less note was with. */
 export const AGENTS: Readonly<Record<(typeof AGENT_NAMES)[number], AgentAdapter>> = { claude, codex, gemini, opencode, copilot };
@@ -48,16 +47,19 @@ export function transcriptAgent(path: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /**
- * Throws unless a queued turn's transcript may be read for the project `root`. The queue lives in
- * the project, so its entries may come with a cloned repository: a path an agent claims must be
- * one of the project's transcripts (that agent's check, as `memsearch transcript` applies it); a
- * path none claims (a transcript kept elsewhere) must have been recorded in the project.
+ * Throws unless the transcript a queued turn names may be read for the project `root`, when the
+ * entry is not one this machine queued (an entry's mark, memory/pending.ts): it may have come with
+ * a cloned repository. The path must be in the folder of the agent the entry names, and one of
+ * the project's transcripts by that agent's own check (as `memsearch transcript` applies it). A
+ * path outside every agent's folder is refused: what it records of itself (its working folder)
+ * is the repository's word, and the entry's own prompt and reply still make the note.
  */
-export function checkQueuedTranscript(path: string, root: string, env: NodeJS.ProcessEnv = process.env): void {
+export function checkQueuedTranscript(path: string, root: string, agentName: string | undefined, env: NodeJS.ProcessEnv = process.env): void {
   const owner = transcriptAgent(path, env);
-  if (owner) return owner.transcripts.check(path, root, { env });
-  const cwd = transcriptCwd(path);
-  if (!cwd || !sameProject(projectOfCwd(cwd), root)) throw new ForeignTranscriptError(`refused: ${path} was not recorded in this project (${root})`, true);
+  if (!owner) throw new ForeignTranscriptError(`refused: ${path} is in no agent's folder`);
+  const named = agentOrDefault(agentName);
+  if (owner !== named) throw new ForeignTranscriptError(`refused: ${path} is ${owner.label}'s, the queued turn says ${named.label}'s`);
+  owner.transcripts.check(path, root, { env });
 }
 
 /** The agent that reads a transcript path: the one whose transcripts hold it, else the default agent (whose reader refuses a path outside its folder, or reads any file when told to). */

@@ -65,8 +65,11 @@ export const indexCommand = command({
       for (const f of report.skippedFiles) notice(skippedNotice(asGiven(f.path), f.reason));
       throw new InputError("nothing to index: every path given was skipped");
     }
-    const drift = embedder ? await dimensionDrift(report, embedder, ctx.config["embedding.query_timeout_ms"]) : undefined;
-    if (drift) report = { ...(await run(true)), rebuilt: drift };
+    const drift = embedder ? await dimensionDrift(report, () => embedderFor(ctx.config)!, ctx.config["embedding.query_timeout_ms"]) : undefined;
+    // A rebuild starts empty and indexes what this run scans: with paths named, the memory
+    // folder's notes would leave the index, so the whole run is the user's to ask for.
+    if (drift && a.paths.length) notice(`Warning: ${drift}: vector search is off until 'memsearch index' rebuilds the index`);
+    else if (drift) report = { ...(await run(true)), rebuilt: drift };
     for (const line of indexNotices(report, ctx.config["embedding.model"])) notice(line);
     await noteProject(ctx.project);
     if (a.jsonOutput) printJson(report);
@@ -95,11 +98,22 @@ export function indexNotices(r: IndexReport, model: string): string[] {
  * model switch rebuilds on the next `memsearch index`. A run that embedded met the size already
  * (and rebuilt); an Ollama that cannot answer changes nothing, as before.
  */
-async function dimensionDrift(r: IndexReport, embedder: OllamaEmbedder, timeoutMs: number): Promise<string | undefined> {
+async function dimensionDrift(r: IndexReport, fresh: () => OllamaEmbedder, timeoutMs: number): Promise<string | undefined> {
   if (r.vectors !== "on" || r.dimension === undefined || r.embedded > 0 || r.embedderWarning) return undefined;
-  const probe = await embedder.probe(timeoutMs);
-  if (!probe.ok || probe.dim === r.dimension) return undefined;
-  return `'${embedder.model}' now gives ${probe.dim}-d vectors and the index held ${r.dimension}-d ones`;
+  // Each question on an embedder of its own: an embedder keeps the first size it meets and
+  // refuses any other, and the rebuild's must meet the vectors as they come.
+  const shown = await fresh().probe(timeoutMs);
+  if (!shown.ok || shown.dim === r.dimension) return undefined;
+  // The size the server reports is confirmed by a vector: one whose metadata contradicts its
+  // vectors would otherwise rebuild the index, without vectors, on every other run.
+  let real: number;
+  try {
+    real = (await fresh().embedQuery("memsearch", timeoutMs)).length;
+  } catch {
+    return undefined;
+  }
+  if (real !== shown.dim || real === r.dimension) return undefined;
+  return `'${fresh().model}' now gives ${real}-d vectors and the index held ${r.dimension}-d ones`;
 }
 
 /** Forgotten notes a pull or a checkout brought back into a daily file: left out, and how to keep one. */

@@ -7,7 +7,7 @@
  * covers the whole line. The same key marks what a queued turn may read (memory/pending.ts).
  */
 import { createHmac, randomBytes } from "node:crypto";
-import { closeSync, linkSync, mkdirSync, rmSync, writeSync } from "node:fs";
+import { closeSync, linkSync, mkdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { errCode, openOwnFile, readOwnText } from "./fsutil.ts";
 import { userFiles } from "./project.ts";
@@ -27,16 +27,20 @@ export function machineKey(env = process.env, create = false): string | undefine
     // Written whole under another name, then linked into place: a process that finds the key
     // never reads it half written (two Stop hooks of one moment both make their first mark).
     const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
-    const fd = openOwnFile(tmp, "create", 0o600);
     try {
-      writeSync(fd, `${randomBytes(32).toString("hex")}\n`);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(tmp, file);
-    } catch (e) {
-      if (errCode(e) !== "EEXIST") throw e;
+      const fd = openOwnFile(tmp, "create", 0o600);
+      try {
+        writeSync(fd, `${randomBytes(32).toString("hex")}\n`);
+      } finally {
+        closeSync(fd);
+      }
+      try {
+        linkSync(tmp, file);
+      } catch (e) {
+        if (errCode(e) !== "EEXIST") throw e;
+        // A key file that holds no key (its writer killed, by an older version) marks nothing: replaced.
+        if (readKey(file) === undefined) renameSync(tmp, file);
+      }
     } finally {
       rmSync(tmp, { force: true });
     }
@@ -65,9 +69,11 @@ export function markLine(line: string, env = process.env): string {
   return `${body.slice(0, -1)},"mac":"${mac(key, body)}"}\n`;
 }
 
-/** A mark of `text` under this machine's key (made when there is none), for a field of a file kept in a project. */
+/** A mark of `text` under this machine's key (made when there is none), for a field of a file kept in a project; throws when no key can be kept. */
 export function markOf(text: string, env = process.env): string {
-  return mac(machineKey(env, true)!, text);
+  const key = machineKey(env, true);
+  if (key === undefined) throw new Error(`no key in ${userFiles(env).machineKey}`);
+  return mac(key, text);
 }
 
 /** Whether `mark` is this machine's mark of `text`. */

@@ -35,8 +35,9 @@ export async function drain(): Promise<HookOutput> {
  * repository (or a copied project) and name another project's transcript on this machine: read,
  * it would become a note here, in a file the project may commit. An entry this machine's Stop
  * hook queued for this folder carries its mark and is read as its agent named it; any other is
- * read only when its transcript is one of the project's (`checkQueuedTranscript`). Refused, the
- * turn is written from what the entry itself holds (data of this project already).
+ * read only when its transcript is one of the project's, in its agent's folder
+ * (`checkQueuedTranscript`). Refused, the turn is written from what the entry itself holds (data
+ * of this project already).
  */
 function transcriptCheck(dataDir: string, root: string): (entry: PendingTurn) => void {
   const told = new Set<string>();
@@ -44,7 +45,7 @@ function transcriptCheck(dataDir: string, root: string): (entry: PendingTurn) =>
     if (queuedHere(dataDir, entry)) return;
     const path = entry.transcriptPath!;
     try {
-      checkQueuedTranscript(path, root);
+      checkQueuedTranscript(path, root, entry.agent);
     } catch (e) {
       // Looked at again until the wait ends, like a transcript not written yet.
       if (!told.has(path)) debugLog("drain", `not reading the transcript of a turn queued elsewhere: ${oneLine(e)}`);

@@ -30,9 +30,12 @@ export function hookArgs(args: readonly string[]): { event: string; agent?: stri
   const ignored: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === "--agent" && i + 1 < args.length) agent = args[++i];
-    else if (a.startsWith("--agent=")) agent = a.slice("--agent=".length);
-    else if (event === undefined && !a.startsWith("-")) event = a;
+    // A value that is empty or another flag names no agent: the default agent's hook runs.
+    const value = a === "--agent" ? args[i + 1] : a.startsWith("--agent=") ? a.slice("--agent=".length) : undefined;
+    if (value !== undefined && value !== "" && !value.startsWith("-")) {
+      agent = value;
+      if (a === "--agent") i++;
+    } else if (event === undefined && !a.startsWith("-")) event = a;
     else ignored.push(a);
   }
   return { event: event ?? "", agent, ignored };
@@ -43,10 +46,10 @@ export function hookArgs(args: readonly string[]): { event: string; agent?: stri
  * `agent` names the adapter that reads the input and writes the output (the default agent's, core/anchor.ts, unless named).
  */
 export async function runHookEvent(event: string, agentName = DEFAULT_AGENT, ignored: readonly string[] = []): Promise<never> {
-  if (ignored.length) {
+  if (ignored.length && event) {
     const what = `ignored ${ignored.map((x) => JSON.stringify(x)).join(", ")}`;
     writeErr(`Warning: hook ${event}: ${what}\n`);
-    debugLog(event || "hook", what);
+    debugLog(event, what);
   }
   const e = HOOK_EVENTS[event];
   const agent = adapterOf(agentName);

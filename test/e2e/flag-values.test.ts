@@ -142,6 +142,33 @@ describe("index after the embedding model changed its vector size", () => {
       await small.stop();
     }
   }, 60_000);
+
+  test("a server whose metadata contradicts its vectors changes nothing; with paths named, index warns and keeps the rest", async () => {
+    const big = await startOllamaDouble({ dim: 768 });
+    const small = await startOllamaDouble({ dim: 384 });
+    // Says 768 in /api/show, embeds 384: the index's own size.
+    const liar = await startOllamaDouble({ dim: 768, mode: "wrong-dim" });
+    try {
+      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: small.host });
+      const before = JSON.parse((await p.ms(["stats", "-j"])).stdout);
+      expect(before.dimension).toBe(384);
+      for (let i = 0; i < 2; i++) {
+        const r = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: liar.host });
+        expect([r.code, r.stdout, r.stderr]).toEqual([0, "Indexed 0 chunks.\n", ""]);
+        expect(JSON.parse((await p.ms(["stats", "-j"])).stdout)).toMatchObject({ dimension: 384, total_chunks: before.total_chunks });
+      }
+
+      // Named paths: a rebuild would index only them, so it is left to a whole run.
+      const named = await p.ms(["index", p.memory], { MEMSEARCH_EMBEDDING_HOST: big.host });
+      expect(named.code).toBe(0);
+      expect(named.stderr.trim().split("\n")).toEqual(["Warning: 'nomic-embed-text' now gives 768-d vectors and the index held 384-d ones: vector search is off until 'memsearch index' rebuilds the index"]);
+      expect(JSON.parse((await p.ms(["stats", "-j"])).stdout)).toMatchObject({ dimension: 384, total_chunks: before.total_chunks });
+    } finally {
+      await big.stop();
+      await small.stop();
+      await liar.stop();
+    }
+  }, 60_000);
 });
 
 describe("forget", () => {

@@ -5,7 +5,12 @@
  * such line still answers with JSON and exit 0; the hook runs when its event is known.
  */
 import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { tempProject } from "../helpers/cli.ts";
+import { appendTurn } from "../fault/transcript.ts";
+
+const memoryText = (dir: string) => (existsSync(dir) ? readdirSync(dir).map((n) => readFileSync(join(dir, n), "utf8")).join("\n") : "");
 
 describe("hook command lines", () => {
   test("an unknown flag or an extra argument is named on stderr and the hook still runs", async () => {
@@ -20,11 +25,32 @@ describe("hook command lines", () => {
     }
   }, 60_000);
 
+  test("Stop with an extra argument still queues the turn; --agent with no name is the default agent", async () => {
+    const p = tempProject({ notes: "none" });
+    for (const [i, extra] of [["--verbose"], ["--agent="], ["--agent", "--verbose"]].entries()) {
+      const reply = `The walrus-${i} job waits on the backup lock.`;
+      const transcript = join(p.root, "..", `${i}-${Date.now()}.jsonl`);
+      const turn = { sessionId: `s-args-${i}`, uuid: `u-${i}`, promptId: `p-${i}`, prompt: "Why does the walrus job stall?", command: "grep -rn walrus", output: "jobs/walrus.ts", reply, cwd: p.root };
+      writeFileSync(transcript, "");
+      appendTurn(transcript, turn, "all");
+      const input = JSON.stringify({ session_id: turn.sessionId, prompt_id: turn.promptId, cwd: p.root, transcript_path: transcript, last_assistant_message: reply });
+      const r = await p.ms(["hook", "stop", ...extra], { MEMSEARCH_NO_WATCH: "1" }, input);
+      expect([r.code, r.stdout.trim()]).toEqual([0, "{}"]);
+      // Queued, then written by the drainer from the transcript the hook named.
+      let found = false;
+      for (let t = 0; t < 300 && !found; t++) {
+        found = memoryText(p.memory).includes(`walrus-${i}`);
+        if (!found) await Bun.sleep(100);
+      }
+      expect(found).toBe(true);
+    }
+  }, 60_000);
+
   test("no event: {} and exit 0; --help still shows the help", async () => {
     const p = tempProject({ notes: "none" });
     const bare = await p.ms(["hook"], undefined, "{}");
     expect([bare.code, bare.stdout.trim()]).toEqual([0, "{}"]);
-    expect(bare.stderr).toContain('unknown hook event ""');
+    expect(bare.stderr.trim().split("\n")).toEqual(['Error: unknown hook event "" (one of session-start, user-prompt-submit, stop, session-end, drain)']);
     const help = await p.ms(["hook", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("always exits 0 with JSON");

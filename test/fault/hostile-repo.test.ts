@@ -195,6 +195,17 @@ describe("a poisoned data folder is refused by every entry point, and nothing ou
   }
 });
 
+/** A turn queued as this machine's Stop hook queues it for `p`: marked with the key of p's home, as the drainer will check it. */
+function queueAsStop(p: Project, turn: Parameters<typeof enqueueTurn>[1], dataDir = p.dataDir): string {
+  const mine = process.env.MEMSEARCH_HOME;
+  process.env.MEMSEARCH_HOME = p.env.MEMSEARCH_HOME;
+  try {
+    return enqueueTurn(dataDir, turn);
+  } finally {
+    process.env.MEMSEARCH_HOME = mine;
+  }
+}
+
 describe("a turn queued before the poison arrived is kept, and written once the poison is gone", () => {
   for (const poison of POISONS.filter((x) => x.keepsQueue)) {
     test(
@@ -203,7 +214,7 @@ describe("a turn queued before the poison arrived is kept, and written once the 
         const p = kit.project();
         const out = outside(p);
         const t = turnFor(p, `drain-${poison.name}`);
-        enqueueTurn(p.dataDir, { sessionId: t.sessionId, promptId: t.promptId, transcriptPath: t.transcript, stoppedAt: new Date().toISOString(), prompt: t.prompt, lastAssistantMessage: t.reply });
+        queueAsStop(p, { sessionId: t.sessionId, promptId: t.promptId, transcriptPath: t.transcript, stoppedAt: new Date().toISOString(), prompt: t.prompt, lastAssistantMessage: t.reply });
         poison.plant(p, out);
         kit.count("poisoned-repos");
         const outBefore = tree(out);
@@ -335,20 +346,22 @@ describe("a watch process running when the repository changes under it (a pull d
 
 describe("a queued turn naming a transcript that is not the project's", () => {
   /**
-   * Project B's session on this machine, with a private fact, and a turn in A's queue naming B's
-   * transcript, as a cloned repository could ship it (no mark of this machine): the transcript in
-   * Claude Code's folder filed under B, filed under A's folder but recorded in B, or kept outside
-   * Claude Code's folder and recorded in B: all refused; A's own is read. An entry this machine's
-   * Stop hook queued for A (marked) is read as its agent named it; copied into another project, it
-   * is refused there.
+   * Project B's session on this machine, with a private fact, and a turn in A's queue naming a
+   * transcript, as a cloned repository could ship it (no mark of this machine): B's in Claude
+   * Code's folder, one filed under A's folder but recorded in B, one outside every agent's folder
+   * (recorded in B, or saying it was recorded in A), A's own named as another agent's: all
+   * refused; A's own is read. An entry this machine's Stop hook queued for A (marked) is read as
+   * its agent named it; copied into another project, it is refused there.
    */
   const PRIVATE = "PRIVATE-B-MARKER-payroll";
   const SESSION = "0b0b0b0b-0000-4000-8000-000000000000";
   type Where = "self" | "other" | "outside";
-  const cases: { name: string; slugOf: Where; cwdOf: "self" | "other"; marked?: "here" | "copied"; read: boolean }[] = [
+  const cases: { name: string; slugOf: Where; cwdOf: "self" | "other"; marked?: "here" | "copied"; agent?: string; read: boolean }[] = [
     { name: "another project's Claude Code transcript", slugOf: "other", cwdOf: "other", read: false },
     { name: "a transcript filed under this project's folder but recorded in another project", slugOf: "self", cwdOf: "other", read: false },
     { name: "a transcript outside Claude Code's folder, recorded in another project", slugOf: "outside", cwdOf: "other", read: false },
+    { name: "a file outside every agent's folder that says it was recorded here", slugOf: "outside", cwdOf: "self", read: false },
+    { name: "this project's transcript, named as another agent's", slugOf: "self", cwdOf: "self", agent: "opencode", read: false },
     { name: "control: this project's own transcript", slugOf: "self", cwdOf: "self", read: true },
     { name: "queued by this machine's Stop hook for this project: read as the agent named it", slugOf: "outside", cwdOf: "other", marked: "here", read: true },
     { name: "queued by this machine for another project, copied into this one: refused", slugOf: "other", cwdOf: "other", marked: "copied", read: false },
@@ -367,20 +380,14 @@ describe("a queued turn naming a transcript that is not the project's", () => {
         writeFileSync(transcript, "");
         appendTurn(transcript, t, "all");
         // Stopped an hour ago: the drainer looks once, without waiting for the file to change.
-        const entry = { sessionId: SESSION, promptId: t.promptId, transcriptPath: transcript, stoppedAt: new Date(Date.now() - 3_600_000).toISOString(), prompt: "the queued entry's own prompt" };
+        const entry = { sessionId: SESSION, promptId: t.promptId, transcriptPath: transcript, stoppedAt: new Date(Date.now() - 3_600_000).toISOString(), prompt: "the queued entry's own prompt", ...(c.agent ? { agent: c.agent } : {}) };
         if (c.marked) {
           // Queued as the Stop hook queues it, under the drainer's machine key: for A, or for B and then copied into A.
-          const mine = process.env.MEMSEARCH_HOME;
-          process.env.MEMSEARCH_HOME = a.env.MEMSEARCH_HOME;
-          try {
-            const file = enqueueTurn(c.marked === "here" ? a.dataDir : b.dataDir, entry);
-            if (c.marked === "copied") {
-              mkdirSync(a.pending, { recursive: true });
-              writeFileSync(join(a.pending, "copied.json"), readFileSync(file));
-              rmSync(file);
-            }
-          } finally {
-            process.env.MEMSEARCH_HOME = mine;
+          const file = queueAsStop(a, entry, c.marked === "here" ? a.dataDir : b.dataDir);
+          if (c.marked === "copied") {
+            mkdirSync(a.pending, { recursive: true });
+            writeFileSync(join(a.pending, "copied.json"), readFileSync(file));
+            rmSync(file);
           }
         } else {
           // As a repository ships it: a file in the queue, no mark.

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isMarkOf, markOf } from "../../src/core/machine-mark.ts";
@@ -8,7 +8,7 @@ import { enqueueTurn, queuedHere, readPending } from "../../src/memory/pending.t
 const REPO = join(import.meta.dir, "..", "..");
 
 describe("this machine's mark", () => {
-  test("processes making their first mark at the same moment share one key, never a half-written one", async () => {
+  test("processes making their first mark at the same moment share one key, and leave no temporary file", async () => {
     const home = mkdtempSync(join(tmpdir(), "ms-mark-"));
     const script = `import { markOf } from ${JSON.stringify(join(REPO, "src/core/machine-mark.ts"))}; process.stdout.write(markOf("the same text"));`;
     const runs = await Promise.all(
@@ -24,6 +24,16 @@ describe("this machine's mark", () => {
     // No temporary file is left beside the key.
     expect(readdirSync(home)).toEqual(["machine.key"]);
   }, 30_000);
+
+  test("a key file that holds no key is replaced, and marks are made again", () => {
+    const home = mkdtempSync(join(tmpdir(), "ms-mark-"));
+    writeFileSync(join(home, "machine.key"), "");
+    const env = { ...process.env, MEMSEARCH_HOME: home };
+    const m = markOf("text", env);
+    expect(isMarkOf(m, "text", env)).toBe(true);
+    expect(readFileSync(join(home, "machine.key"), "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(readdirSync(home)).toEqual(["machine.key"]);
+  });
 
   test("a queued turn is this machine's for its own data folder and transcript only", () => {
     const env = { ...process.env, MEMSEARCH_HOME: mkdtempSync(join(tmpdir(), "ms-mark-")) };
