@@ -6,7 +6,6 @@
  * repository can copy a line, never make one: the key never leaves this machine, and the mark
  * covers the whole line. The same key marks what a queued turn may read (memory/pending.ts).
  */
-import { createHmac, randomBytes } from "node:crypto";
 import { closeSync, linkSync, mkdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { errCode, openOwnFile, readOwnText } from "./fsutil.ts";
@@ -26,11 +25,11 @@ export function machineKey(env = process.env, create = false): string | undefine
     mkdirSync(dirname(file), { recursive: true });
     // Written whole under another name, then linked into place: a process that finds the key
     // never reads it half written (two Stop hooks of one moment both make their first mark).
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+    const tmp = `${file}.${process.pid}.${randomHex(4)}`;
     try {
       const fd = openOwnFile(tmp, "create", 0o600);
       try {
-        writeSync(fd, `${randomBytes(32).toString("hex")}\n`);
+        writeSync(fd, `${randomHex(32)}\n`);
       } finally {
         closeSync(fd);
       }
@@ -59,7 +58,11 @@ function readKey(file: string): string | undefined {
   }
 }
 
-const mac = (key: string, body: string) => createHmac("sha256", key).update(body).digest("hex").slice(0, 32);
+// Bun's hasher, not node:crypto's createHmac (the same HMAC): node:crypto brings Node's streams
+// with it, milliseconds the Stop hook and the prompt hook would pay on every turn.
+const mac = (key: string, body: string) => new Bun.CryptoHasher("sha256", key).update(body).digest("hex").slice(0, 32);
+
+const randomHex = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
 
 /** A JSON object line (`{…}`, a final newline allowed), marked as this machine's. */
 export function markLine(line: string, env = process.env): string {
