@@ -65,11 +65,12 @@ export const indexCommand = command({
       for (const f of report.skippedFiles) notice(skippedNotice(asGiven(f.path), f.reason));
       throw new InputError("nothing to index: every path given was skipped");
     }
-    const drift = embedder ? await dimensionDrift(report, () => embedderFor(ctx.config)!, ctx.config["embedding.query_timeout_ms"]) : undefined;
+    const drift = embedder ? await dimensionDrift(report, () => embedderFor(ctx.config)!, { show: ctx.config["embedding.query_timeout_ms"], embed: ctx.config["embedding.timeout_ms"] }) : undefined;
     // A rebuild starts empty and indexes what this run scans: with paths named, the memory
     // folder's notes would leave the index, so the whole run is the user's to ask for.
-    if (drift && a.paths.length) notice(`Warning: ${drift}: vector search is off until 'memsearch index' rebuilds the index`);
-    else if (drift) report = { ...(await run(true)), rebuilt: drift };
+    if (drift?.confirmed === false) notice(`Warning: ${drift.reason}, but no vector could be had to confirm it: vector search may be off; 'memsearch index --force' rebuilds the index`);
+    else if (drift && a.paths.length) notice(`Warning: ${drift.reason}: vector search is off until 'memsearch index' rebuilds the index`);
+    else if (drift) report = { ...(await run(true)), rebuilt: drift.reason };
     for (const line of indexNotices(report, ctx.config["embedding.model"])) notice(line);
     await noteProject(ctx.project);
     if (a.jsonOutput) printJson(report);
@@ -98,22 +99,24 @@ export function indexNotices(r: IndexReport, model: string): string[] {
  * model switch rebuilds on the next `memsearch index`. A run that embedded met the size already
  * (and rebuilt); an Ollama that cannot answer changes nothing, as before.
  */
-async function dimensionDrift(r: IndexReport, fresh: () => OllamaEmbedder, timeoutMs: number): Promise<string | undefined> {
+async function dimensionDrift(r: IndexReport, fresh: () => OllamaEmbedder, timeoutMs: { show: number; embed: number }): Promise<{ reason: string; confirmed: boolean } | undefined> {
   if (r.vectors !== "on" || r.dimension === undefined || r.embedded > 0 || r.embedderWarning) return undefined;
   // Each question on an embedder of its own: an embedder keeps the first size it meets and
   // refuses any other, and the rebuild's must meet the vectors as they come.
-  const shown = await fresh().probe(timeoutMs);
+  const shown = await fresh().probe(timeoutMs.show);
   if (!shown.ok || shown.dim === r.dimension) return undefined;
+  const model = fresh().model;
   // The size the server reports is confirmed by a vector: one whose metadata contradicts its
-  // vectors would otherwise rebuild the index, without vectors, on every other run.
+  // vectors would otherwise rebuild the index, without vectors, on every other run. A model just
+  // pulled loads on this first embedding, so it is given an indexing request's time.
   let real: number;
   try {
-    real = (await fresh().embedQuery("memsearch", timeoutMs)).length;
+    real = (await fresh().embedQuery("memsearch", timeoutMs.embed)).length;
   } catch {
-    return undefined;
+    return { reason: `'${model}' reports ${shown.dim}-d vectors and the index holds ${r.dimension}-d ones`, confirmed: false };
   }
   if (real !== shown.dim || real === r.dimension) return undefined;
-  return `'${fresh().model}' now gives ${real}-d vectors and the index held ${r.dimension}-d ones`;
+  return { reason: `'${model}' now gives ${real}-d vectors and the index held ${r.dimension}-d ones`, confirmed: true };
 }
 
 /** Forgotten notes a pull or a checkout brought back into a daily file: left out, and how to keep one. */

@@ -20,42 +20,62 @@ let cached: { file: string; key: string } | undefined;
 export function machineKey(env = process.env, create = false): string | undefined {
   const file = userFiles(env).machineKey;
   if (cached?.file === file) return cached.key;
-  let key = readKey(file);
-  if (key === undefined && create) {
+  let read = readKey(file);
+  if (read.state !== "ok" && read.state !== "unreadable" && create) {
     mkdirSync(dirname(file), { recursive: true });
     // Written whole under another name, then linked into place: a process that finds the key
     // never reads it half written (two Stop hooks of one moment both make their first mark).
+    const key = `${randomHex(32)}\n`;
     const tmp = `${file}.${process.pid}.${randomHex(4)}`;
     try {
-      const fd = openOwnFile(tmp, "create", 0o600);
-      try {
-        writeSync(fd, `${randomHex(32)}\n`);
-      } finally {
-        closeSync(fd);
-      }
+      writeNew(tmp, key);
       try {
         linkSync(tmp, file);
       } catch (e) {
-        if (errCode(e) !== "EEXIST") throw e;
+        const code = errCode(e);
         // A key file that holds no key (its writer killed, by an older version) marks nothing: replaced.
-        if (readKey(file) === undefined) renameSync(tmp, file);
+        if (code === "EEXIST") {
+          if (readKey(file).state === "invalid") renameSync(tmp, file);
+        } else if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS") {
+          // A file system without hard links: made in place, as the only way left.
+          writeNew(file, key);
+        } else throw e;
       }
+    } catch (e) {
+      if (errCode(e) !== "EEXIST") throw e;
     } finally {
       rmSync(tmp, { force: true });
     }
-    key = readKey(file); // another process may have made it first: theirs is the key
+    read = readKey(file); // another process may have made it first: theirs is the key
   }
-  if (key !== undefined) cached = { file, key };
-  return key;
+  if (read.state !== "ok") return undefined;
+  cached = { file, key: read.key };
+  return read.key;
 }
 
-function readKey(file: string): string | undefined {
+/** A new file (never one already there, never through a link), only the user's, holding `text`. */
+function writeNew(path: string, text: string): void {
+  const fd = openOwnFile(path, "create", 0o600);
   try {
-    const k = readOwnText(file).trim();
-    return KEY_RE.test(k) ? k : undefined;
-  } catch {
-    return undefined;
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
   }
+}
+
+/**
+ * The key file as read: a key, none there, a file that holds no key (replaced when a key is
+ * made), or one that cannot be read (a link, no permission: left alone, nothing is marked).
+ */
+function readKey(file: string): { state: "ok"; key: string } | { state: "absent" | "invalid" | "unreadable" } {
+  let text: string;
+  try {
+    text = readOwnText(file);
+  } catch (e) {
+    return { state: errCode(e) === "ENOENT" ? "absent" : "unreadable" };
+  }
+  const k = text.trim();
+  return KEY_RE.test(k) ? { state: "ok", key: k } : { state: "invalid" };
 }
 
 // Bun's hasher, not node:crypto's createHmac (the same HMAC): node:crypto brings Node's streams
@@ -68,8 +88,7 @@ const randomHex = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint
 export function markLine(line: string, env = process.env): string {
   const body = line.replace(/\n$/, "");
   if (!body.endsWith("}") || body === "{}") throw new Error("only a non-empty JSON object line can be marked");
-  const key = machineKey(env, true)!;
-  return `${body.slice(0, -1)},"mac":"${mac(key, body)}"}\n`;
+  return `${body.slice(0, -1)},"mac":"${markOf(body, env)}"}\n`;
 }
 
 /** A mark of `text` under this machine's key (made when there is none), for a field of a file kept in a project; throws when no key can be kept. */

@@ -11,9 +11,9 @@
  * redacted first: these files live in the project like the notes.
  */
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import * as v from "valibot";
-import { dataFiles, makeDataDir } from "../core/project.ts";
+import { dataFiles, makeDataDir, realOr } from "../core/project.ts";
 import { atomicWrite, isRegularFile, mtimeOf, safeName } from "../core/fsutil.ts";
 import { readJsonFile } from "../core/json-file.ts";
 import { isMarkOf, markOf } from "../core/machine-mark.ts";
@@ -229,6 +229,7 @@ export function enqueueTurn(dataDir: string, turn: PendingTurn): string {
     prompt: redactText(turn.prompt),
     lastAssistantMessage: redactText(turn.lastAssistantMessage),
   };
+  makeDataDir(dataDir);
   if (turn.transcriptPath) {
     try {
       clean.mark = markOf(markedText(dataDir, turn.transcriptPath));
@@ -236,12 +237,13 @@ export function enqueueTurn(dataDir: string, turn: PendingTurn): string {
       // No key can be kept (a read-only home): the entry is read as one from elsewhere, its transcript checked.
     }
   }
-  makeDataDir(dataDir);
   atomicWrite(file, JSON.stringify(clean));
   return file;
 }
 
-const markedText = (dataDir: string, transcriptPath: string) => `${resolve(dataDir)}\0${transcriptPath}`;
+// The folder itself, not how a session spells it: one drainer empties the queue of every session
+// of the project, which may reach the folder through a link another does not.
+const markedText = (dataDir: string, transcriptPath: string) => `${realOr(dataDir)}\0${transcriptPath}`;
 
 /** Whether this machine queued the turn for this data folder, with the transcript it names (see `PendingTurn.mark`). */
 export function queuedHere(dataDir: string, turn: PendingTurn): boolean {

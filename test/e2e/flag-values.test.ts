@@ -143,6 +143,50 @@ describe("index after the embedding model changed its vector size", () => {
     }
   }, 60_000);
 
+  test("a new model whose first vector takes longer than a search may wait (it is loading) still rebuilds", async () => {
+    const big = await startOllamaDouble({ dim: 768 });
+    // The first request of a model loads it: 400 ms here, over the 200 ms a query may take.
+    let first = true;
+    const loading = await startOllamaDouble({
+      dim: 384,
+      embedMany: async (texts) => {
+        if (first) await Bun.sleep(400);
+        first = false;
+        return texts.map((t, i) => Array.from({ length: 384 }, (_, j) => Math.sin(t.length + i + j)));
+      },
+    });
+    try {
+      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: big.host });
+      const r = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: loading.host, MEMSEARCH_EMBEDDING_QUERY_TIMEOUT_MS: "200" });
+      expect([r.code, r.stdout]).toEqual([0, "Indexed 6 chunks.\n"]);
+      expect(r.stderr).toContain("now gives 384-d vectors and the index held 768-d ones; rebuilt it from the markdown");
+      expect(JSON.parse((await p.ms(["stats", "-j"])).stdout).dimension).toBe(384);
+    } finally {
+      await big.stop();
+      await loading.stop();
+    }
+  }, 60_000);
+
+  test("a new size no vector can confirm: index says so in one line and keeps the index", async () => {
+    const big = await startOllamaDouble({ dim: 768 });
+    const failing = await startOllamaDouble({
+      dim: 384,
+      embedMany: async () => {
+        throw new Error("the model failed to load");
+      },
+    });
+    try {
+      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: big.host });
+      const r = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: failing.host });
+      expect([r.code, r.stdout]).toEqual([0, "Indexed 0 chunks.\n"]);
+      expect(r.stderr.trim().split("\n")).toEqual(["Warning: 'nomic-embed-text' reports 384-d vectors and the index holds 768-d ones, but no vector could be had to confirm it: vector search may be off; 'memsearch index --force' rebuilds the index"]);
+      expect(JSON.parse((await p.ms(["stats", "-j"])).stdout).dimension).toBe(768);
+    } finally {
+      await big.stop();
+      await failing.stop();
+    }
+  }, 60_000);
+
   test("a server whose metadata contradicts its vectors changes nothing; with paths named, index warns and keeps the rest", async () => {
     const big = await startOllamaDouble({ dim: 768 });
     const small = await startOllamaDouble({ dim: 384 });

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempProject } from "../helpers/cli.ts";
+import { BIN, tempProject } from "../helpers/cli.ts";
 import { appendTurn } from "../fault/transcript.ts";
 
 const memoryText = (dir: string) => (existsSync(dir) ? readdirSync(dir).map((n) => readFileSync(join(dir, n), "utf8")).join("\n") : "");
@@ -46,13 +46,21 @@ describe("hook command lines", () => {
     }
   }, 60_000);
 
-  test("no event: {} and exit 0; --help still shows the help", async () => {
+  test("no event: {} and exit 0; -h from an agent runs the hook; --help at a terminal shows the help", async () => {
     const p = tempProject({ notes: "none" });
     const bare = await p.ms(["hook"], undefined, "{}");
     expect([bare.code, bare.stdout.trim()]).toEqual([0, "{}"]);
     expect(bare.stderr.trim().split("\n")).toEqual(['Error: unknown hook event "" (one of session-start, user-prompt-submit, stop, session-end, drain)']);
-    const help = await p.ms(["hook", "--help"]);
-    expect(help.code).toBe(0);
-    expect(help.stdout).toContain("always exits 0 with JSON");
+    // Piped, as an agent runs it: a stray -h is ignored and the hook answers.
+    const piped = await p.ms(["hook", "session-start", "-h"], undefined, JSON.stringify({ session_id: "s-h", source: "startup", cwd: p.root }));
+    expect(piped.code).toBe(0);
+    expect(JSON.parse(piped.stdout).systemMessage).toContain("[memsearch");
+    // A person at a terminal asking for help gets it.
+    let out = "";
+    const proc = Bun.spawn([BIN, "hook", "--help"], { cwd: p.root, env: p.env as Record<string, string>, terminal: { cols: 120, rows: 40, data: (_t, chunk) => void (out += new TextDecoder().decode(chunk)) } });
+    expect(await proc.exited).toBe(0);
+    // The terminal's last bytes may come after the exit.
+    for (let i = 0; i < 40 && !out.includes("always exits 0 with JSON"); i++) await Bun.sleep(50);
+    expect(out).toContain("always exits 0 with JSON");
   }, 60_000);
 });

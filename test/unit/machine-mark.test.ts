@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isMarkOf, markOf } from "../../src/core/machine-mark.ts";
@@ -35,6 +35,17 @@ describe("this machine's mark", () => {
     expect(readdirSync(home)).toEqual(["machine.key"]);
   });
 
+  test("a key file that cannot be read (a link) is left alone: nothing is marked, nothing replaced", () => {
+    const home = mkdtempSync(join(tmpdir(), "ms-mark-"));
+    const elsewhere = join(home, "dotfiles-key");
+    writeFileSync(elsewhere, `${"ab".repeat(32)}\n`);
+    symlinkSync(elsewhere, join(home, "machine.key"));
+    const env = { ...process.env, MEMSEARCH_HOME: home };
+    expect(() => markOf("text", env)).toThrow();
+    expect(lstatSync(join(home, "machine.key")).isSymbolicLink()).toBe(true);
+    expect(readdirSync(home).sort()).toEqual(["dotfiles-key", "machine.key"]);
+  });
+
   test("a queued turn is this machine's for its own data folder and transcript only", () => {
     const env = { ...process.env, MEMSEARCH_HOME: mkdtempSync(join(tmpdir(), "ms-mark-")) };
     const mine = process.env.MEMSEARCH_HOME;
@@ -49,6 +60,12 @@ describe("this machine's mark", () => {
       expect(queuedHere(dataDir, { ...turn, transcriptPath: "/t/other.jsonl" })).toBe(false);
       expect(queuedHere(dataDir, { ...turn, mark: undefined })).toBe(false);
       expect(isMarkOf(markOf("x"), "y")).toBe(false);
+      // The folder, not its spelling: queued through a link, the drainer of the real path finds it its own.
+      const real = mkdtempSync(join(tmpdir(), "ms-mark-real-"));
+      const link = join(mkdtempSync(join(tmpdir(), "ms-mark-link-")), "proj");
+      symlinkSync(real, link);
+      const linked = readPending(enqueueTurn(join(link, ".memsearch"), { sessionId: "s", promptId: "q", transcriptPath: "/t/s.jsonl", stoppedAt: new Date().toISOString() }))!;
+      expect(queuedHere(join(real, ".memsearch"), linked)).toBe(true);
     } finally {
       process.env.MEMSEARCH_HOME = mine;
     }
