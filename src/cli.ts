@@ -10,9 +10,9 @@ import { hotPathJit } from "./core/jit.ts";
 
 const argv = process.argv.slice(2);
 const version = argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V");
-// Every `hook …` but a person asking for help at a terminal: a hook answers with JSON and exits
-// 0 whatever its line holds (an agent pipes its input; a stray -h must not cost it the turn).
-const hookEvent = argv[0] === "hook" && !((argv.includes("--help") || argv.includes("-h")) && (await import("./core/stdio.ts")).isTerminal(0));
+// Every `hook …` but a request for help (no agent's hook line holds one): a hook answers with
+// JSON and exits 0 whatever else its line holds.
+const hookEvent = argv[0] === "hook" && !argv.includes("--help") && !argv.includes("-h");
 // The detached drainer and every other command keep the normal JIT (core/jit.ts).
 if ((hookEvent && argv[1] !== "drain") || argv[0] === "search" || version) hotPathJit();
 if (version) {
