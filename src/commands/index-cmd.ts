@@ -65,7 +65,7 @@ export const indexCommand = command({
       for (const f of report.skippedFiles) notice(skippedNotice(asGiven(f.path), f.reason));
       throw new InputError("nothing to index: every path given was skipped");
     }
-    const drift = embedder ? await dimensionDrift(report, () => embedderFor(ctx.config)!, { show: ctx.config["embedding.query_timeout_ms"], embed: ctx.config["embedding.timeout_ms"] }) : undefined;
+    const drift = embedder ? await dimensionDrift(report, embedder.model, () => embedderFor(ctx.config)!, { show: ctx.config["embedding.query_timeout_ms"], embed: ctx.config["embedding.timeout_ms"] }) : undefined;
     // A rebuild starts empty and indexes what this run scans: with paths named, the memory
     // folder's notes would leave the index, so the whole run is the user's to ask for.
     if (drift?.confirmed === false) notice(`Warning: ${drift.reason}, but no vector could be had to confirm it: vector search may be off; 'memsearch index --force' rebuilds the index`);
@@ -99,13 +99,12 @@ export function indexNotices(r: IndexReport, model: string): string[] {
  * model switch rebuilds on the next `memsearch index`. A run that embedded met the size already
  * (and rebuilt); an Ollama that cannot answer changes nothing, as before.
  */
-async function dimensionDrift(r: IndexReport, fresh: () => OllamaEmbedder, timeoutMs: { show: number; embed: number }): Promise<{ reason: string; confirmed: boolean } | undefined> {
+async function dimensionDrift(r: IndexReport, model: string, fresh: () => OllamaEmbedder, timeoutMs: { show: number; embed: number }): Promise<{ reason: string; confirmed: boolean } | undefined> {
   if (r.vectors !== "on" || r.dimension === undefined || r.embedded > 0 || r.embedderWarning) return undefined;
   // Each question on an embedder of its own: an embedder keeps the first size it meets and
   // refuses any other, and the rebuild's must meet the vectors as they come.
   const shown = await fresh().probe(timeoutMs.show);
   if (!shown.ok || shown.dim === r.dimension) return undefined;
-  const model = fresh().model;
   // The size the server reports is confirmed by a vector: one whose metadata contradicts its
   // vectors would otherwise rebuild the index, without vectors, on every other run. A model just
   // pulled loads on this first embedding, so it is given an indexing request's time.

@@ -29,20 +29,7 @@ export function machineKey(env = process.env, create = false): string | undefine
     const tmp = `${file}.${process.pid}.${randomHex(4)}`;
     try {
       writeNew(tmp, key);
-      try {
-        linkSync(tmp, file);
-      } catch (e) {
-        const code = errCode(e);
-        // A key file that holds no key (its writer killed, by an older version) marks nothing: replaced.
-        if (code === "EEXIST") {
-          if (readKey(file).state === "invalid") renameSync(tmp, file);
-        } else if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS") {
-          // A file system without hard links: made in place, as the only way left.
-          writeNew(file, key);
-        } else throw e;
-      }
-    } catch (e) {
-      if (errCode(e) !== "EEXIST") throw e;
+      placeKey(tmp, file, key);
     } finally {
       rmSync(tmp, { force: true });
     }
@@ -51,6 +38,31 @@ export function machineKey(env = process.env, create = false): string | undefine
   if (read.state !== "ok") return undefined;
   cached = { file, key: read.key };
   return read.key;
+}
+
+/** File systems' answers to a hard link they cannot make. */
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
+
+/** The key written at `tmp`, put at `file` unless a key is there already (another process's: theirs is the key). */
+function placeKey(tmp: string, file: string, key: string): void {
+  let code: string | undefined;
+  try {
+    return linkSync(tmp, file);
+  } catch (e) {
+    code = errCode(e);
+    if (code !== "EEXIST" && !NO_LINKS.has(code ?? "")) throw e;
+  }
+  // A key file that holds no key (its writer killed, by an older version) marks nothing: replaced.
+  if (code === "EEXIST") {
+    if (readKey(file).state === "invalid") renameSync(tmp, file);
+    return;
+  }
+  // A file system without hard links: made in place, as the only way left.
+  try {
+    writeNew(file, key);
+  } catch (e) {
+    if (errCode(e) !== "EEXIST") throw e;
+  }
 }
 
 /** A new file (never one already there, never through a link), only the user's, holding `text`. */

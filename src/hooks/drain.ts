@@ -41,8 +41,12 @@ export async function drain(): Promise<HookOutput> {
  */
 function transcriptCheck(dataDir: string, root: string): (entry: PendingTurn) => void {
   const told = new Set<string>();
+  // Asked again on every look while a transcript lags: whether this machine queued the entry does not change.
+  const ours = new WeakMap<PendingTurn, boolean>();
   return (entry) => {
-    if (queuedHere(dataDir, entry)) return;
+    let here = ours.get(entry);
+    if (here === undefined) ours.set(entry, (here = queuedHere(dataDir, entry)));
+    if (here) return;
     const path = entry.transcriptPath!;
     try {
       checkQueuedTranscript(path, root, entry.agent);

@@ -190,6 +190,12 @@ export function readRowsTable(file: IndexFile): RowsTable {
   return rowsTableOf(bytes, n);
 }
 
+/** The file's int8 codes of its rows, read into `into` (rows × code stride bytes); whether they passed their CRC-32. */
+export function readCodesInto(file: IndexFile, into: Uint8Array): boolean {
+  readExactly(file.fd, into, tailOf(file).codesAt);
+  return crc32(into) === file.head.crc.codes;
+}
+
 /** The vectors' content hashes, in block order, checked against their CRC-32 (IndexDamagedError when not). */
 export function readHashes(file: IndexFile): string[] {
   const t = tailOf(file);

@@ -413,7 +413,7 @@ function dedupe(xs: string[]): string[] {
 
 
 /** Path-boundary containment: `/a/docs2/x.md` is not under `/a/docs`. */
-export function isUnder(path: string, root: string): boolean {
+function isUnder(path: string, root: string): boolean {
   const r = root.endsWith("/") ? root : root + "/";
   return path === root || path.startsWith(r);
 }

@@ -5,7 +5,7 @@
  */
 import { IndexDamagedError, oneLine } from "../core/errors.ts";
 import { blockStart, checksumProblem, damagedParts, readLayout, tailOf, type IndexFile, type StoreMeta } from "./format.ts";
-import { readHashes, readRowsTable, readStateSections, readVectorPart, streamVectorBlock, vectorsByContent, writeIndexFile, type StateSection } from "./index-file.ts";
+import { readCodesInto, readHashes, readRowsTable, readStateSections, readVectorPart, streamVectorBlock, vectorsByContent, writeIndexFile, type StateSection } from "./index-file.ts";
 import { decodeDocs, DocWriter, encodeDocs, LazyDocs, TextFile, type Doc } from "./docs.ts";
 import { Engine, type SavedState } from "./engine/engine.ts";
 import { VectorBlock } from "./engine/vector-block.ts";
@@ -191,8 +191,9 @@ export function readIndex(file: IndexFile, texts: TextFile | undefined, lowPeak:
 
 /**
  * The watch process's load (Store.open with lowPeak): the vector block streamed from the file a few
- * MiB at a time into a cold block (vector-block.ts), which keeps int8 codes of the rows and reads
- * their floats through `texts` when a search needs them, given to `engine`. Returns the layout's
+ * MiB at a time (its CRC-32 checked) into a cold block (vector-block.ts), which keeps the file's
+ * int8 codes of the rows and reads their floats through `texts` when a search needs them, given to
+ * `engine`. Returns the layout's
  * file list; undefined when the block fails its CRC-32 (nothing given to `engine`): the caller then
  * reads it as before, which tells the damage the same way.
  */
@@ -206,7 +207,10 @@ function readColdVectors(file: IndexFile, texts: TextFile, dim: number, engine: 
   } catch (e) {
     throw new IndexDamagedError(oneLine(e));
   }
-  if (!streamVectorBlock(file, (first, floats, count) => block.coldFill(first, floats, count))) return undefined;
+  // The file's codes when they pass their check (the writer made them from these floats), else
+  // made again from the floats as they stream; the floats are checked either way.
+  const hasCodes = block.coldCodes((into) => readCodesInto(file, into), rows, n);
+  if (!streamVectorBlock(file, hasCodes ? () => {} : (first, floats, count) => block.coldFill(first, floats, count))) return undefined;
   engine.setVectors(block);
   return layout.files;
 }

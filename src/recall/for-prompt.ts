@@ -96,7 +96,7 @@ export async function recallForPrompt(req: PromptRecallRequest, deps: PromptReca
   if (mode === "hint") return haveNotes ? log.done({ context: hint }, "hint", "hooks.recall is hint") : log.skip("no notes indexed");
 
   const query = clip(req.prompt, PROMPT_QUERY_CHARS);
-  const res = haveNotes ? await searchNotes(deps, query, { watchRunning: warm, indexBytes: head?.bytes ?? 0 }, req.session) : undefined;
+  const res = haveNotes ? await searchNotes(deps, query, { watchRunning: warm, head }, req.session) : undefined;
   log.search = res?.mode;
   const recent = req.session ? recentlyInjectedQuiet(ctx.project.dataDir, req.session, debug) : new Map<string, number>();
   const notes = chooseNotes(deps, res, recent, log);

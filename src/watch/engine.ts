@@ -3,6 +3,7 @@ import { MemsearchError, VectorsDamagedError } from "../core/errors.ts";
 import { projectPlaces } from "../core/places.ts";
 import type { Healed } from "../index/heal.ts";
 import type { IndexReport } from "../index/indexer.ts";
+import type { IndexSummary } from "../index/format.ts";
 import type { QueryEmbedder, SearchResponse } from "../index/search.ts";
 import type { Store } from "../index/store.ts";
 import type { StoredChunk } from "../index/types.ts";
@@ -68,9 +69,10 @@ export class LocalEngine implements NotesEngine {
     /**
      * `load(checked)`: with `checked`, the vector block is checked at load, whatever the source's
      * options defer. `loadsFromFile`: a load reads the index file (not a copy held in memory), so
-     * the query is sent to be embedded before it starts.
+     * the query is sent to be embedded before it starts; `peeked`: the file's head as the caller
+     * read it a moment ago (the prompt hook), not read again to decide that.
      */
-    private source: { load(checked?: boolean): Promise<Loaded>; refresh(): Promise<IndexReport | "queued" | Unanswered>; loadsFromFile?: boolean },
+    private source: { load(checked?: boolean): Promise<Loaded>; refresh(): Promise<IndexReport | "queued" | Unanswered>; loadsFromFile?: boolean; peeked?: { head: IndexSummary | undefined } },
   ) {}
 
   async search(q: NotesQuery): Promise<{ response: SearchResponse; heal: Heal } | "nothing-indexed"> {
@@ -104,8 +106,7 @@ export class LocalEngine implements NotesEngine {
    * until it ends); the embedder returned answers that query with it.
    */
   private async earlyEmbedding(embedder: QueryEmbedder & { model: string }, query: string): Promise<QueryEmbedder> {
-    const { peekIndex } = await import("../index/format.ts");
-    const head = peekIndex(this.ctx.project.indexDir);
+    const head = this.source.peeked ? this.source.peeked.head : (await import("../index/format.ts")).peekIndex(this.ctx.project.indexDir);
     if (!query || !head || head.vectors === 0 || head.model !== embedder.model) return embedder;
     const early = embedder.embedQuery(query);
     // Awaited by the search, or by nobody when the load finds the index unusable: never unhandled.

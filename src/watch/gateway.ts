@@ -50,7 +50,8 @@ export function watchRunning(dataDir: string): WatchInfo | undefined {
 /** What the caller read of the project a moment ago (the prompt hook), so that it is not read again. */
 export interface AlreadyRead {
   watchRunning: boolean;
-  indexBytes: number;
+  /** The index file's head and manifest (peekIndex), undefined when there is none. */
+  head: IndexSummary | undefined;
 }
 
 /**
@@ -67,7 +68,7 @@ export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: 
     if (reader === "prompt") return { kind: "unanswered", why: r.unanswered };
   }
   // The index file's reader is loaded only here, past the watch process: a warm search never needs it.
-  if (reader === "prompt" && (opts.read ? opts.read.indexBytes : ((await import("../index/format.ts")).peekIndex(ctx.project.indexDir)?.bytes ?? 0)) > PROMPT_COLD_INDEX_LIMIT) {
+  if (reader === "prompt" && ((opts.read ? opts.read.head : (await import("../index/format.ts")).peekIndex(ctx.project.indexDir))?.bytes ?? 0) > PROMPT_COLD_INDEX_LIMIT) {
     return { kind: "unanswered", why: "no watch process, and the index is too large to load inside the hook's budget" };
   }
   // With embeddings off, this one search needs no vector: most of the file is left unread. Not for
@@ -76,7 +77,7 @@ export async function searchIndex(ctx: Context, q: NotesQuery, opts: { reader?: 
   // This one search checks the vector block in the scan that scores it (read once, not twice); a
   // loaded index a caller keeps is checked at load.
   const deferVectorCheck = !opts.cache && !keywordsOnly;
-  const found = await localEngine(ctx, opts.cache, { ...(reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {}), ...(keywordsOnly ? { keywordsOnly } : {}), ...(deferVectorCheck ? { deferVectorCheck } : {}) }).search(q);
+  const found = await localEngine(ctx, opts.cache, { ...(reader === "prompt" ? { lockTimeoutMs: PROMPT_LOCK_TIMEOUT_MS } : {}), ...(keywordsOnly ? { keywordsOnly } : {}), ...(deferVectorCheck ? { deferVectorCheck } : {}) }, "hard", opts.read && { head: opts.read.head }).search(q);
   return found === "nothing-indexed" ? { kind: "nothing-indexed" } : { kind: "results", ...found, from: "here" };
 }
 
@@ -184,9 +185,10 @@ export class LoadedIndexes {
  * The index loaded in this process (through `cache` when the caller keeps indexes between calls),
  * re-indexed under the index lock.
  */
-function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}, merge: "hard" | "never" = "hard"): LocalEngine {
+function localEngine(ctx: Context, cache?: LoadedIndexes, opts: HealOptions = {}, merge: "hard" | "never" = "hard", peeked?: { head: IndexSummary | undefined }): LocalEngine {
   return new LocalEngine(ctx, {
     loadsFromFile: true,
+    ...(peeked ? { peeked } : {}),
     load: async (checked = false): Promise<Loaded> => {
       normalJit();
       const { deferVectorCheck: _, ...atLoad } = opts;

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { indexedProject, run, tempProject, type Project, type RunResult } from "../helpers/cli.ts";
-import { startOllamaDouble } from "../helpers/ollama-double.ts";
+import { startOllamaDouble, type OllamaDouble, type OllamaDoubleOptions } from "../helpers/ollama-double.ts";
 
 const NONE = { MEMSEARCH_EMBEDDING_PROVIDER: "none", MEMSEARCH_NO_WATCH: "1" };
 
@@ -111,13 +111,24 @@ describe("import of named paths holding no transcript", () => {
   });
 });
 
+/** Ollama doubles for the time of `fn`, stopped whatever happens; `fn` gets their hosts. */
+async function withDoubles(specs: OllamaDoubleOptions[], fn: (...hosts: string[]) => Promise<void>): Promise<void> {
+  const doubles: OllamaDouble[] = [];
+  try {
+    for (const spec of specs) doubles.push(await startOllamaDouble(spec));
+    await fn(...doubles.map((d) => d.host));
+  } finally {
+    for (const d of doubles) await d.stop();
+  }
+}
+
+const statsOf = async (p: Project) => JSON.parse((await p.ms(["stats", "-j"])).stdout);
+
 describe("index after the embedding model changed its vector size", () => {
-  test("nothing to re-index: index rebuilds with the new size and says why, as the README promises; the same model says nothing", async () => {
-    const big = await startOllamaDouble({ dim: 768 });
-    const small = await startOllamaDouble({ dim: 384 });
-    try {
-      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: big.host });
-      expect(JSON.parse((await p.ms(["stats", "-j"])).stdout).dimension).toBe(768);
+  test("nothing to re-index: index rebuilds with the new size and says why, as the README promises; the same model says nothing", () =>
+    withDoubles([{ dim: 768 }, { dim: 384 }], async (big, small) => {
+      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: big });
+      expect((await statsOf(p)).dimension).toBe(768);
 
       const same = await p.ms(["index"]);
       expect(same.stderr).toBe("");
@@ -128,91 +139,71 @@ describe("index after the embedding model changed its vector size", () => {
       expect(down.code).toBe(0);
       expect(down.stderr).toBe("");
 
-      const switched = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: small.host });
+      const switched = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: small });
       expect(switched.code).toBe(0);
       expect(switched.stdout).toBe("Indexed 6 chunks.\n");
       expect(switched.stderr.trim().split("\n")).toEqual(["memsearch: 'nomic-embed-text' now gives 384-d vectors and the index held 768-d ones; rebuilt it from the markdown (6 chunks)"]);
-      expect(JSON.parse((await p.ms(["stats", "-j"])).stdout).dimension).toBe(384);
+      expect((await statsOf(p)).dimension).toBe(384);
 
       // Rebuilt once: the next run has nothing to say.
-      const after = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: small.host });
+      const after = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: small });
       expect([after.stdout, after.stderr]).toEqual(["Indexed 0 chunks.\n", ""]);
-    } finally {
-      await big.stop();
-      await small.stop();
-    }
-  }, 60_000);
+    }), 60_000);
 
-  test("a new model whose first vector takes longer than a search may wait (it is loading) still rebuilds", async () => {
-    const big = await startOllamaDouble({ dim: 768 });
+  test("a new model whose first vector takes longer than a search may wait (it is loading) still rebuilds", () => {
     // The first request of a model loads it: 400 ms here, over the 200 ms a query may take.
     let first = true;
-    const loading = await startOllamaDouble({
+    const loading: OllamaDoubleOptions = {
       dim: 384,
       embedMany: async (texts) => {
         if (first) await Bun.sleep(400);
         first = false;
         return texts.map((t, i) => Array.from({ length: 384 }, (_, j) => Math.sin(t.length + i + j)));
       },
-    });
-    try {
-      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: big.host });
-      const r = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: loading.host, MEMSEARCH_EMBEDDING_QUERY_TIMEOUT_MS: "200" });
+    };
+    return withDoubles([{ dim: 768 }, loading], async (big, slow) => {
+      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: big });
+      const r = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: slow, MEMSEARCH_EMBEDDING_QUERY_TIMEOUT_MS: "200" });
       expect([r.code, r.stdout]).toEqual([0, "Indexed 6 chunks.\n"]);
       expect(r.stderr).toContain("now gives 384-d vectors and the index held 768-d ones; rebuilt it from the markdown");
-      expect(JSON.parse((await p.ms(["stats", "-j"])).stdout).dimension).toBe(384);
-    } finally {
-      await big.stop();
-      await loading.stop();
-    }
+      expect((await statsOf(p)).dimension).toBe(384);
+    });
   }, 60_000);
 
-  test("a new size no vector can confirm: index says so in one line and keeps the index", async () => {
-    const big = await startOllamaDouble({ dim: 768 });
-    const failing = await startOllamaDouble({
+  test("a new size no vector can confirm: index says so in one line and keeps the index", () => {
+    const failing: OllamaDoubleOptions = {
       dim: 384,
       embedMany: async () => {
         throw new Error("the model failed to load");
       },
-    });
-    try {
-      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: big.host });
-      const r = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: failing.host });
+    };
+    return withDoubles([{ dim: 768 }, failing], async (big, broken) => {
+      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: big });
+      const r = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: broken });
       expect([r.code, r.stdout]).toEqual([0, "Indexed 0 chunks.\n"]);
       expect(r.stderr.trim().split("\n")).toEqual(["Warning: 'nomic-embed-text' reports 384-d vectors and the index holds 768-d ones, but no vector could be had to confirm it: vector search may be off; 'memsearch index --force' rebuilds the index"]);
-      expect(JSON.parse((await p.ms(["stats", "-j"])).stdout).dimension).toBe(768);
-    } finally {
-      await big.stop();
-      await failing.stop();
-    }
+      expect((await statsOf(p)).dimension).toBe(768);
+    });
   }, 60_000);
 
-  test("a server whose metadata contradicts its vectors changes nothing; with paths named, index warns and keeps the rest", async () => {
-    const big = await startOllamaDouble({ dim: 768 });
-    const small = await startOllamaDouble({ dim: 384 });
-    // Says 768 in /api/show, embeds 384: the index's own size.
-    const liar = await startOllamaDouble({ dim: 768, mode: "wrong-dim" });
-    try {
-      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: small.host });
-      const before = JSON.parse((await p.ms(["stats", "-j"])).stdout);
+  test("a server whose metadata contradicts its vectors changes nothing; with paths named, index warns and keeps the rest", () =>
+    // The liar says 768 in /api/show and embeds 384: the index's own size.
+    withDoubles([{ dim: 768 }, { dim: 384 }, { dim: 768, mode: "wrong-dim" }], async (big, small, liar) => {
+      const p = await indexed({ MEMSEARCH_EMBEDDING_HOST: small });
+      const before = await statsOf(p);
       expect(before.dimension).toBe(384);
       for (let i = 0; i < 2; i++) {
-        const r = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: liar.host });
+        const r = await p.ms(["index"], { MEMSEARCH_EMBEDDING_HOST: liar });
         expect([r.code, r.stdout, r.stderr]).toEqual([0, "Indexed 0 chunks.\n", ""]);
-        expect(JSON.parse((await p.ms(["stats", "-j"])).stdout)).toMatchObject({ dimension: 384, total_chunks: before.total_chunks });
+        expect(await statsOf(p)).toMatchObject({ dimension: 384, total_chunks: before.total_chunks });
       }
 
       // Named paths: a rebuild would index only them, so it is left to a whole run.
-      const named = await p.ms(["index", p.memory], { MEMSEARCH_EMBEDDING_HOST: big.host });
+      const named = await p.ms(["index", p.memory], { MEMSEARCH_EMBEDDING_HOST: big });
       expect(named.code).toBe(0);
       expect(named.stderr.trim().split("\n")).toEqual(["Warning: 'nomic-embed-text' now gives 768-d vectors and the index held 384-d ones: vector search is off until 'memsearch index' rebuilds the index"]);
-      expect(JSON.parse((await p.ms(["stats", "-j"])).stdout)).toMatchObject({ dimension: 384, total_chunks: before.total_chunks });
-    } finally {
-      await big.stop();
-      await small.stop();
-      await liar.stop();
-    }
-  }, 60_000);
+      expect(await statsOf(p)).toMatchObject({ dimension: 384, total_chunks: before.total_chunks });
+    }), 60_000);
 });
 
 describe("forget", () => {

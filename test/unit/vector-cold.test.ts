@@ -10,7 +10,7 @@ import { closeSync, copyFileSync, mkdtempSync, openSync, readFileSync, renameSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IndexDamagedError } from "../../src/core/errors.ts";
-import { blockStart, INDEX_FILE, openIndexFile, readExactly } from "../../src/index/format.ts";
+import { blockStart, INDEX_FILE, openIndexFile, readExactly, tailOf } from "../../src/index/format.ts";
 import { Store } from "../../src/index/store.ts";
 import type { StoredChunk } from "../../src/index/types.ts";
 import { magnitude, VectorBlock } from "../../src/index/engine/vector-block.ts";
@@ -117,6 +117,40 @@ describe("a cold store answers as the exact scan", () => {
     const hashes = ["f0.md#0", "f1.md#0", "f5.md#0", "f5.md#1", "f7.md#99", "f0.md#40"];
     expect(answers(cold, qs, hashes)).toEqual(answers(plain, qs, hashes));
     expect(blockOf(cold).coldKernelRan).toBe(true);
+  }, 60_000);
+
+  test("a cold load takes the file's codes: the same bytes and figures the floats make, which it makes itself when the codes fail their check", () => {
+    const dir = tempDir();
+    savedStore(dir, DIM, vectorTable(DIM, 3));
+    const inside = (s: Store) => (blockOf(s) as unknown as { cold: { mem: CodeMemory; fig: Record<string, Float64Array | Uint8Array> } }).cold;
+    // Which way each load went: coldFill quantizes the floats.
+    let quantized = 0;
+    const coldFill = VectorBlock.prototype.coldFill;
+    VectorBlock.prototype.coldFill = function (this: VectorBlock, ...a: Parameters<VectorBlock["coldFill"]>) {
+      quantized += a[2];
+      return coldFill.apply(this, a);
+    };
+    cleanups.push(() => void (VectorBlock.prototype.coldFill = coldFill));
+    const fromFile = inside(Store.open(dir, "m", { lowPeak: true }).store);
+    expect(quantized).toBe(0);
+    // One byte of the codes flipped: they fail their CRC-32, and the load quantizes the floats.
+    const path = join(dir, INDEX_FILE);
+    const file = openIndexFile(path);
+    const at = tailOf(file).codesAt + 5;
+    closeSync(file.fd);
+    const bytes = readFileSync(path);
+    bytes[at] = bytes[at]! ^ 0x40;
+    writeFileSync(path, bytes);
+    const made = Store.open(dir, "m", { lowPeak: true }).store;
+    const fromFloats = inside(made);
+    const n = FILES * PER_FILE;
+    expect(quantized).toBe(n);
+    const stride = codeStride(DIM);
+    expect(Buffer.compare(Buffer.from(fromFile.mem.codes.subarray(0, n * stride)), Buffer.from(fromFloats.mem.codes.subarray(0, n * stride)))).toBe(0);
+    for (const k of ["scale", "err", "norm", "bounded"]) expect(Array.from(fromFile.fig[k]!.subarray(0, n), exact)).toEqual(Array.from(fromFloats.fig[k]!.subarray(0, n), exact));
+    const plain = Store.open(dir, "m").store;
+    const qs = queries(DIM, 10, 11);
+    expect(answers(made, qs, [])).toEqual(answers(plain, qs, []));
   }, 60_000);
 
   test("through new turns, removes, re-adds, a squeeze and growth, a save and a reload: identical, and the same bytes saved", () => {

@@ -20,6 +20,7 @@
  * exact scan's, to the bit and in the same order; rows, holes, squeezes and growth are the same.
  */
 import { ColdRows, type FileCodes, type RowFile } from "./vector-cold.ts";
+import type { FigureColumns } from "./codes.ts";
 import { dotAt, RowMemory } from "./kernels.ts";
 import { Best } from "./best.ts";
 
@@ -115,6 +116,11 @@ export class VectorBlock {
     b.mags.set(mags);
     b.takeIds(ids, capacity);
     return b;
+  }
+
+  /** A cold block's load: the file's codes of rows 0…n − 1 (ColdRows.takeFileCodes); false when they failed their check and coldFill must make them. */
+  coldCodes(read: (into: Uint8Array) => boolean, table: FigureColumns, n: number): boolean {
+    return this.cold!.takeFileCodes(read, table, n);
   }
 
   /** The floats of file rows `first`…`first + n - 1` (`floats` from 0), to make their codes from: a cold block's load. */

@@ -84,11 +84,11 @@ export class ColdRows {
     return this.mem?.kernelRan === true;
   }
 
-  /** Rows 0…n − 1 are rows 0…n − 1 of the file's block, without codes (a lazy block's load: no float is read). */
-  fileRows(n: number): void {
+  /** Rows 0…n − 1 are rows 0…n − 1 of the file's block; `unbounded`: without codes (a lazy block's load: no float is read). */
+  fileRows(n: number, unbounded = true): void {
     for (let r = 0; r < n; r++) {
       this.fileRow[r] = r;
-      this.fig.bounded[r] = 0;
+      if (unbounded) this.fig.bounded[r] = 0;
     }
   }
 
@@ -98,9 +98,28 @@ export class ColdRows {
    * read only for the rows the bounds cannot rule out, each checked against its row's CRC-32.
    */
   useFileCodes(codes: FileCodes, rows: number): void {
-    const { table } = codes;
+    this.takeFigures(codes.table, rows);
+    this.fileCodes = { at: codes.at, rows, crc: codes.crc, rowCrc: codes.table.crc };
+  }
+
+  /**
+   * Rows 0…rows − 1 are file rows 0…rows − 1 with the file's codes and the rows table's figures
+   * (a cold block's load): the writer made them from these floats and magnitudes with setRow's own
+   * function, so no row is quantized again. `read` fills the codes' bytes in place and says whether
+   * they passed their CRC-32; false (nothing kept) when they did not: the caller makes them from
+   * the floats instead (setRow).
+   */
+  takeFileCodes(read: (into: Uint8Array) => boolean, table: FigureColumns, rows: number): boolean {
+    if (!this.mem) return false;
+    const c = this.mem.codes;
+    if (!read(new Uint8Array(c.buffer, c.byteOffset, rows * this.mem.stride))) return false;
+    this.takeFigures(table, rows);
+    this.fileRows(rows, false);
+    return true;
+  }
+
+  private takeFigures(table: FigureColumns, rows: number): void {
     for (const k of ["scale", "err", "norm", "bounded"] as const) this.fig[k].set(table[k].subarray(0, rows));
-    this.fileCodes = { at: codes.at, rows, crc: codes.crc, rowCrc: table.crc };
   }
 
   /**
